@@ -1,0 +1,47 @@
+// ordo — public options and result types. Plain structs, no LibTorch types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ordo {
+
+// How a model is loaded and run. Fixed for the lifetime of a Translator.
+struct ModelOptions {
+  // Intra-op threads used by one call (0 = library default: all cores).
+  int threads = 0;
+};
+
+// Decoding settings. An unset field takes the model's generation_config.json value, and
+// failing that Hugging Face's default; a set field overrides both.
+struct DecodeOptions {
+  std::optional<int> beam_size;             // num_beams; 1 = greedy
+  std::optional<int> n_best;                // num_return_sequences (<= beam_size)
+  std::optional<int> max_new_tokens;        // at most this many generated tokens
+  std::optional<int> max_length;            // HF max_length: total target length incl. start token
+  std::optional<int> min_length;            // HF min_length: total target length incl. start token
+  std::optional<int> min_new_tokens;        // at least this many generated tokens before EOS
+  std::optional<float> length_penalty;      // beam score = logprob_sum / length^length_penalty
+  std::optional<bool> early_stopping;       // HF semantics: stop a beam group once n_best are done
+  std::optional<int> no_repeat_ngram_size;  // forbid repeating any n-gram of this size
+  std::optional<float> repetition_penalty;  // CTRL-style penalty on already generated tokens
+  std::optional<std::vector<std::vector<int64_t>>> bad_words_ids;  // never generated sequences
+  int batch_size = 32;                      // sentences encoded and decoded together
+};
+
+// One output hypothesis.
+struct Hypothesis {
+  std::string text;                 // detokenized, special tokens removed
+  std::vector<std::string> tokens;  // target pieces, special tokens removed
+  std::vector<int64_t> ids;         // generated ids, without the decoder start token, with EOS if any
+  float score = 0.0f;               // greedy: sum of log-probs; beam: HF sequences_scores
+};
+
+// All hypotheses for one input, best first (n_best of them).
+struct TranslationResult {
+  std::vector<Hypothesis> hypotheses;
+};
+
+}  // namespace ordo

@@ -1,0 +1,12 @@
+// ordo — C++ inference for encoder-decoder transformers (Marian, Pegasus, M2M100/NLLB).
+// The whole public API; no LibTorch type appears in it.
+#pragma once
+
+#include "ordo/error.h"
+#include "ordo/options.h"
+#include "ordo/translator.h"
+
+namespace ordo {
+// Library version, "MAJOR.MINOR.PATCH".
+ORDO_API const char* version();
+}  // namespace ordo

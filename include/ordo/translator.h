@@ -1,0 +1,52 @@
+// ordo — translate text with an encoder-decoder model loaded from a Hugging Face folder.
+//
+//   ordo::Translator tr("models/opus-mt-en-de");
+//   auto results = tr.translate({"Hello world."});
+//   std::cout << results[0].hypotheses[0].text << "\n";
+//
+// A Translator loads the model once; translate() is const and may be called from several
+// threads at once (weights are shared read-only, each call keeps its own decoding state).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ordo/error.h"
+#include "ordo/options.h"
+
+namespace ordo {
+
+class ORDO_API Translator {
+ public:
+  // Loads config.json, generation_config.json, model.safetensors and the tokenizer files
+  // from `model_dir`. Throws ordo::Error naming the file and field at fault.
+  explicit Translator(const std::string& model_dir, const ModelOptions& model_options = {});
+  ~Translator();
+  Translator(Translator&&) noexcept;
+  Translator& operator=(Translator&&) noexcept;
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  // Translates each sentence (UTF-8; invalid UTF-8 throws). Results are in input order.
+  // An empty sentence is run through the model like any other (it encodes to just </s>).
+  std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
+                                           const DecodeOptions& options = {}) const;
+
+  // The same on already tokenized source ids (each ending with </s>), for callers that
+  // tokenize themselves and for id-level parity tests.
+  std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
+                                               const DecodeOptions& options = {}) const;
+
+  // Source ids exactly as translate() would feed them to the encoder.
+  std::vector<int64_t> encode(const std::string& sentence) const;
+
+  // Folder the model was loaded from.
+  const std::string& model_dir() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ordo

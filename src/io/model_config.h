@@ -1,0 +1,78 @@
+// The parts of a Hugging Face config.json and generation_config.json that ordo uses, as
+// plain structs. Parsing validates types and ranges and names the file and field on error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ordo::io {
+
+struct ModelConfig {
+  std::string path;  // the config.json it was read from, for error messages
+  std::string model_type;                 // "marian", "pegasus", "m2m_100", ...
+  std::vector<std::string> architectures;  // e.g. {"MarianMTModel"}
+
+  int64_t d_model = 0;
+  int64_t encoder_layers = 0;
+  int64_t decoder_layers = 0;
+  int64_t encoder_attention_heads = 0;
+  int64_t decoder_attention_heads = 0;
+  int64_t encoder_ffn_dim = 0;
+  int64_t decoder_ffn_dim = 0;
+  std::string activation_function = "gelu";  // "swish"/"silu", "gelu", "relu", "gelu_new", ...
+  int64_t vocab_size = 0;
+  int64_t decoder_vocab_size = 0;  // = vocab_size unless the config says otherwise
+  bool share_encoder_decoder_embeddings = true;
+  bool tie_word_embeddings = true;
+  int64_t max_position_embeddings = 0;
+  bool scale_embedding = false;
+  bool normalize_before = false;     // pre-norm layers (Pegasus, M2M100); Marian: false
+  bool normalize_embedding = false;  // layernorm_embedding after embeddings (MBart-style)
+
+  int64_t pad_token_id = 0;
+  int64_t eos_token_id = 0;
+  std::optional<int64_t> bos_token_id;
+  int64_t decoder_start_token_id = 0;
+  std::optional<int64_t> forced_bos_token_id;
+  std::optional<int64_t> forced_eos_token_id;
+  std::vector<std::vector<int64_t>> bad_words_ids;
+};
+
+// Reads `<dir>/config.json`. Required: d_model, encoder_layers, decoder_layers,
+// encoder_attention_heads, decoder_attention_heads, encoder_ffn_dim, decoder_ffn_dim,
+// vocab_size, max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id
+// (for Pegasus the start id defaults to pad). Throws ordo::Error("<path>: field 'x' ...").
+ModelConfig load_model_config(const std::string& config_json_path);
+
+// Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
+struct GenerationConfig {
+  std::optional<int64_t> num_beams;
+  std::optional<int64_t> num_return_sequences;
+  std::optional<int64_t> max_length;
+  std::optional<int64_t> max_new_tokens;
+  std::optional<int64_t> min_length;
+  std::optional<int64_t> min_new_tokens;
+  std::optional<double> length_penalty;
+  std::optional<bool> early_stopping;
+  std::optional<int64_t> no_repeat_ngram_size;
+  std::optional<double> repetition_penalty;
+  std::optional<std::vector<std::vector<int64_t>>> bad_words_ids;
+  std::optional<int64_t> forced_bos_token_id;
+  std::optional<int64_t> forced_eos_token_id;
+  std::optional<bool> renormalize_logits;
+  std::optional<int64_t> pad_token_id;
+  std::optional<int64_t> eos_token_id;
+  std::optional<int64_t> decoder_start_token_id;
+};
+
+// Reads generation_config.json if it exists at `path`; returns an empty GenerationConfig
+// (all unset) if the file does not exist. Malformed content throws ordo::Error.
+GenerationConfig load_generation_config(const std::string& generation_config_json_path);
+
+// The same keys read from a config.json (HF falls back to them when there is no
+// generation_config.json).
+GenerationConfig generation_config_from_model_config(const std::string& config_json_path);
+
+}  // namespace ordo::io

@@ -1,0 +1,59 @@
+// Reader for the safetensors format: an 8-byte little-endian header length, a JSON header
+// {name: {dtype, shape, data_offsets}, "__metadata__": {...}}, then the raw tensor bytes.
+// The file is memory-mapped; tensors are views into the mapping (no copy). Everything is
+// validated at open time so that later code can trust shapes and offsets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ordo::io {
+
+enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL };
+
+const char* dtype_name(DType dtype);   // "F32", "F16", ...
+size_t dtype_size(DType dtype);        // bytes per element
+
+struct TensorView {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void* data;  // points into the mapped file; valid while the SafetensorsFile lives
+  size_t nbytes;
+  int64_t numel() const;
+};
+
+class SafetensorsFile {
+ public:
+  // Maps and validates `path`. Throws ordo::Error naming the file (and tensor/field) when the
+  // file is missing, truncated, its header is not valid JSON, a dtype is unknown, a shape does
+  // not match its byte range, or ranges overlap or fall outside the file.
+  explicit SafetensorsFile(const std::string& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool contains(const std::string& name) const;
+  // Throws ordo::Error "<file>: tensor '<name>' is missing" when absent.
+  const TensorView& get(const std::string& name) const;
+  // Like get(), and also checks the shape: "<file>: tensor '<name>' has shape [a, b], expected [c, d]".
+  const TensorView& get(const std::string& name, const std::vector<int64_t>& expected_shape) const;
+  std::vector<std::string> names() const;  // sorted
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
+ private:
+  std::string path_;
+  void* mapping_ = nullptr;
+  size_t mapping_size_ = 0;
+  std::map<std::string, TensorView> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// Converts any float tensor (F32, F16, BF16, F64) to float32 values.
+std::vector<float> to_float32(const TensorView& tensor);
+
+}  // namespace ordo::io

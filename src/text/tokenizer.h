@@ -1,0 +1,33 @@
+// Text <-> ids for a model folder. One interface for every family; the family-specific rules
+// (which files, special tokens, id offsets, language codes) live in the implementations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ordo::text {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // Source text to encoder ids, including the special tokens the model expects (</s> for
+  // Marian). Throws ordo::Error on invalid UTF-8.
+  virtual std::vector<int64_t> encode(const std::string& text) const = 0;
+  // The source pieces (without special tokens), as Hugging Face's tokenizer.tokenize().
+  virtual std::vector<std::string> tokenize(const std::string& text) const = 0;
+  // Target ids to pieces, special tokens (pad, eos, unk as HF skips them) removed.
+  virtual std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const = 0;
+  // Target ids to detokenized text, as HF batch_decode(skip_special_tokens=True).
+  virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+};
+
+// Marian: source.spm + vocab.json (+ target_vocab.json when the vocabularies are separate),
+// target.spm for detokenizing. Throws ordo::Error naming the missing or malformed file.
+std::unique_ptr<Tokenizer> load_marian_tokenizer(const std::string& model_dir, bool separate_vocabs);
+
+// Throws ordo::Error naming `where` (e.g. "stdin line 3") if `text` is not valid UTF-8.
+void check_utf8(const std::string& text, const std::string& where);
+
+}  // namespace ordo::text

@@ -1,0 +1,28 @@
+// Access to the golden Hugging Face fixtures copied into tests/data/hf/ (see its README.md).
+#pragma once
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ordo::testing {
+
+inline std::string data_dir() { return ORDO_TEST_DATA_DIR; }
+inline std::string fixture_dir(const std::string& name) { return data_dir() + "/hf/" + name; }
+
+// The Marian fixtures: shared vocab + swish, tc-big relu with renormalize_logits, separate vocabs + gelu.
+inline std::vector<std::string> marian_fixtures() {
+  return {"marian_opus_en_mg", "marian_tcbig_en_pt", "marian_sep_en_mg"};
+}
+
+inline nlohmann::json load_golden(const std::string& name) {
+  const std::string path = fixture_dir(name) + "/golden.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace ordo::testing
