@@ -1,0 +1,31 @@
+// Where a model's weights come from: model.safetensors (memory-mapped, preferred) or a legacy
+// pytorch_model.bin written by torch.save. One interface, so the model's loading code does
+// not care which.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace ordo::models {
+
+class Checkpoint {
+ public:
+  virtual ~Checkpoint() = default;
+  virtual const std::string& path() const = 0;
+  virtual bool contains(const std::string& name) const = 0;
+  // The tensor as float32 with its stored shape. Throws ordo::Error naming the file when absent.
+  virtual at::Tensor get(const std::string& name) const = 0;
+  virtual std::vector<int64_t> shape(const std::string& name) const = 0;
+};
+
+// model.safetensors if the folder has it, else pytorch_model.bin; ordo::Error naming the
+// folder and both file names if neither exists or the file cannot be read.
+std::unique_ptr<Checkpoint> open_checkpoint(const std::string& model_dir);
+
+std::unique_ptr<Checkpoint> open_safetensors(const std::string& path);
+std::unique_ptr<Checkpoint> open_pytorch_bin(const std::string& path);
+
+}  // namespace ordo::models

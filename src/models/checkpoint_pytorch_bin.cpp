@@ -1,0 +1,58 @@
+// Legacy pytorch_model.bin: the zip archive torch.save() writes (PyTorch >= 1.6). LibTorch's
+// unpickler reads it into a dict of tensors. Older (pre-zip) pickles are not readable from
+// C++; those get an error that says to convert the folder to safetensors.
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include "models/checkpoint.h"
+#include "ordo/error.h"
+
+namespace ordo::models {
+
+namespace {
+
+class PytorchBinCheckpoint : public Checkpoint {
+ public:
+  explicit PytorchBinCheckpoint(const std::string& path) : path_(path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(path + ": cannot open");
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    c10::IValue value;
+    try {
+      value = torch::jit::pickle_load(bytes);
+    } catch (const std::exception& e) {
+      throw Error(path + ": LibTorch cannot read this file (" + std::string(e.what()).substr(0, 200) +
+                  "); only the zip format of torch.save() is supported — convert the folder to "
+                  "model.safetensors");
+    }
+    if (!value.isGenericDict()) throw Error(path + ": expected a state dict (name -> tensor)");
+    for (const auto& entry : value.toGenericDict()) {
+      if (!entry.key().isString() || !entry.value().isTensor()) continue;
+      tensors_[entry.key().toStringRef()] = entry.value().toTensor();
+    }
+  }
+  const std::string& path() const override { return path_; }
+  bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
+  std::vector<int64_t> shape(const std::string& name) const override { return find(name).sizes().vec(); }
+  at::Tensor get(const std::string& name) const override { return find(name).to(at::kFloat).contiguous(); }
+
+ private:
+  const at::Tensor& find(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    if (it == tensors_.end()) throw Error(path_ + ": tensor '" + name + "' is missing");
+    return it->second;
+  }
+  std::string path_;
+  std::map<std::string, at::Tensor> tensors_;
+};
+
+}  // namespace
+
+std::unique_ptr<Checkpoint> open_pytorch_bin(const std::string& path) {
+  return std::make_unique<PytorchBinCheckpoint>(path);
+}
+
+}  // namespace ordo::models

@@ -1,0 +1,38 @@
+// A model family is a small description of how it differs from the shared encoder-decoder:
+// where the layer norms go, how positions are laid out, which tokenizer reads its folder,
+// and the few generation quirks its reference implementation has. Adding a family means
+// adding one of these (see marian.cpp), not another encoder or decoder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/model_config.h"
+#include "nn/positional_encoding.h"
+
+namespace ordo::models {
+
+enum class TokenizerKind { kMarian };
+
+struct FamilySpec {
+  std::string name;                 // "marian"
+  std::vector<std::string> model_types;     // config.json model_type values it serves
+  std::vector<std::string> architectures;   // config.json architectures it serves
+  bool pre_norm = false;            // layer norm before each sub-layer
+  bool final_layer_norm = false;    // a layer norm after the last layer of each stack
+  bool layernorm_embedding = false; // a layer norm after embeddings + positions
+  nn::PositionLayout position_layout = nn::PositionLayout::kSinThenCos;
+  bool fairseq_positions = false;   // offset padding_idx + 1, padding row zero, from ids
+  // Hugging Face's Marian sets the pad logit to -inf before the log-softmax in beam search
+  // (adjust_logits_during_generation); reproducing it keeps beam scores identical.
+  bool beam_search_never_pad = false;
+  TokenizerKind tokenizer = TokenizerKind::kMarian;
+};
+
+FamilySpec marian_family();
+
+// The family serving `config` (by model_type, then architectures). Throws ordo::Error naming
+// config.json and listing the supported types otherwise.
+FamilySpec family_for(const io::ModelConfig& config);
+
+}  // namespace ordo::models

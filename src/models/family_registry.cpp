@@ -1,0 +1,36 @@
+#include <algorithm>
+
+#include "models/family.h"
+#include "ordo/error.h"
+
+namespace ordo::models {
+
+namespace {
+
+std::vector<FamilySpec> all_families() { return {marian_family()}; }
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
+FamilySpec family_for(const io::ModelConfig& config) {
+  const std::vector<FamilySpec> families = all_families();
+  for (const FamilySpec& family : families)
+    if (contains(family.model_types, config.model_type)) return family;
+  for (const FamilySpec& family : families)
+    for (const std::string& architecture : config.architectures)
+      if (contains(family.architectures, architecture)) return family;
+
+  std::string supported;
+  for (const FamilySpec& family : families)
+    for (const std::string& type : family.model_types)
+      supported += (supported.empty() ? "" : ", ") + type;
+  std::string architectures;
+  for (const std::string& a : config.architectures) architectures += (architectures.empty() ? "" : ", ") + a;
+  throw Error(config.path + ": unsupported model_type '" + config.model_type + "' (architectures: " +
+              (architectures.empty() ? "none" : architectures) + "); supported model types: " + supported);
+}
+
+}  // namespace ordo::models

@@ -1,0 +1,150 @@
+#include "models/seq2seq_model.h"
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "ordo/error.h"
+
+namespace ordo::models {
+
+namespace {
+
+nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool encoder) {
+  nn::StackShape s;
+  s.layer.dim = c.d_model;
+  s.layer.heads = encoder ? c.encoder_attention_heads : c.decoder_attention_heads;
+  s.layer.ffn_dim = encoder ? c.encoder_ffn_dim : c.decoder_ffn_dim;
+  s.layer.activation = nn::parse_activation(c.activation_function);
+  s.layer.pre_norm = f.pre_norm;
+  s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
+  s.max_positions = c.max_position_embeddings;
+  s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
+  s.positions.layout = f.position_layout;
+  if (f.fairseq_positions) {
+    s.positions.offset = c.pad_token_id + 1;
+    s.positions.zero_row = c.pad_token_id;
+    s.positions_from_ids = true;
+  }
+  s.padding_idx = c.pad_token_id;
+  s.final_layer_norm = f.final_layer_norm;
+  s.layernorm_embedding = f.layernorm_embedding;
+  return s;
+}
+
+std::string shape_string(at::IntArrayRef shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+// Copies checkpoint tensor `name` into `param` (converting F16/BF16 to float32).
+void assign(const Checkpoint& weights, const std::string& name, at::Tensor& param) {
+  const std::vector<int64_t> shape = weights.shape(name);
+  if (!std::equal(shape.begin(), shape.end(), param.sizes().begin(), param.sizes().end()))
+    throw Error(weights.path() + ": tensor '" + name + "' has shape " + shape_string(shape) +
+                ", but config.json implies " + shape_string(param.sizes()));
+  param = weights.get(name);
+}
+
+// The first of `names` the checkpoint holds; error naming all of them otherwise.
+std::string first_present(const Checkpoint& weights, const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (weights.contains(name)) return name;
+  std::string tried;
+  for (const std::string& name : names) tried += (tried.empty() ? "'" : ", '") + name + "'";
+  throw Error(weights.path() + ": missing tensor " + tried);
+}
+
+bool shares_embeddings(const io::ModelConfig& c) { return c.share_encoder_decoder_embeddings; }
+
+}  // namespace
+
+Seq2SeqModel::Seq2SeqModel(io::ModelConfig config, FamilySpec family)
+    : config_(std::move(config)),
+      family_(std::move(family)),
+      encoder_(stack_shape(config_, family_, true)),
+      decoder_(stack_shape(config_, family_, false)),
+      output_(config_.d_model, config_.decoder_vocab_size) {
+  encoder_.embed.tokens = at::empty({config_.vocab_size, config_.d_model}, at::kFloat);
+  decoder_.embed.tokens = shares_embeddings(config_)
+                              ? encoder_.embed.tokens
+                              : at::empty({config_.decoder_vocab_size, config_.d_model}, at::kFloat);
+  if (config_.tie_word_embeddings) output_.weight = decoder_.embed.tokens;
+}
+
+std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir) {
+  io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
+  FamilySpec family = family_for(config);
+  auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
+  model->load_weights(*open_checkpoint(model_dir));
+  return model;
+}
+
+void Seq2SeqModel::load_weights(const Checkpoint& weights) {
+  // Embeddings: save_pretrained writes a tied tensor once, under one of its names.
+  if (shares_embeddings(config_)) {
+    assign(weights,
+           first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
+                                   "model.decoder.embed_tokens.weight"}),
+           encoder_.embed.tokens);
+    decoder_.embed.tokens = encoder_.embed.tokens;
+  } else {
+    assign(weights, first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"}),
+           encoder_.embed.tokens);
+    assign(weights, "model.decoder.embed_tokens.weight", decoder_.embed.tokens);
+  }
+  if (config_.tie_word_embeddings) {
+    output_.weight = decoder_.embed.tokens;
+  } else {
+    assign(weights, "lm_head.weight", output_.weight);
+  }
+  if (weights.contains("final_logits_bias")) {
+    at::Tensor bias = at::empty({1, config_.decoder_vocab_size}, at::kFloat);
+    assign(weights, "final_logits_bias", bias);
+    output_.bias = bias.view({config_.decoder_vocab_size});
+  } else {
+    output_.bias.zero_();
+  }
+  const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
+    assign(weights, name, param);
+  };
+  encoder_.visit("model.encoder", load);
+  decoder_.visit("model.decoder", load);
+}
+
+void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
+  if (shares_embeddings(config_)) {
+    visitor("model.shared.weight", encoder_.embed.tokens);
+    decoder_.embed.tokens = encoder_.embed.tokens;
+  } else {
+    visitor("model.encoder.embed_tokens.weight", encoder_.embed.tokens);
+    visitor("model.decoder.embed_tokens.weight", decoder_.embed.tokens);
+  }
+  if (config_.tie_word_embeddings)
+    output_.weight = decoder_.embed.tokens;
+  else
+    visitor("lm_head.weight", output_.weight);
+  at::Tensor bias = output_.bias.view({1, config_.decoder_vocab_size});
+  visitor("final_logits_bias", bias);
+  output_.bias = bias.view({config_.decoder_vocab_size});
+  encoder_.visit("model.encoder", visitor);
+  decoder_.visit("model.decoder", visitor);
+}
+
+at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask) const {
+  return encoder_.forward(ids, attention_mask);
+}
+
+at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state) const {
+  const at::Tensor hidden = decoder_.forward(ids, state);
+  return output_.forward(hidden.select(1, hidden.size(1) - 1));
+}
+
+at::Tensor Seq2SeqModel::all_logits(const at::Tensor& ids, nn::DecoderState& state) const {
+  return output_.forward(decoder_.forward(ids, state));
+}
+
+}  // namespace ordo::models

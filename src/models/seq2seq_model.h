@@ -1,0 +1,57 @@
+// An encoder-decoder transformer assembled from nn/ for one family, with its weights.
+// Immutable after loading: concurrent translations share it read-only.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/model_config.h"
+#include "models/checkpoint.h"
+#include "models/family.h"
+#include "nn/transformer.h"
+
+namespace ordo::models {
+
+class Seq2SeqModel {
+ public:
+  // Allocates every parameter with the shape `config` implies (values unset).
+  Seq2SeqModel(io::ModelConfig config, FamilySpec family);
+
+  // Loads `<dir>/config.json` and the weights in `<dir>/model.safetensors` (or the legacy
+  // pytorch_model.bin).
+  static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir);
+
+  // Fills every parameter from a checkpoint, checking presence and shape; tied weights
+  // (shared embeddings, output projection) are resolved the way Hugging Face ties them.
+  void load_weights(const Checkpoint& weights);
+
+  // Every parameter under its Hugging Face name, each tensor once (tied ones are visited under
+  // the name save_pretrained() writes them with).
+  void visit(const nn::ParamVisitor& visitor);
+
+  // ids, attention_mask: [batch, src_len] -> encoder output [batch, src_len, d_model].
+  at::Tensor encode(const at::Tensor& ids, const at::Tensor& attention_mask) const;
+  nn::DecoderState start_decoding(const at::Tensor& encoder_out, const at::Tensor& attention_mask) const {
+    return decoder_.start(encoder_out, attention_mask);
+  }
+  // Runs the decoder on `ids` [rows, new_len] and returns the logits of the LAST position
+  // only, [rows, vocab] (the output projection is the costliest GEMM: skip the others).
+  at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state) const;
+  // Logits for every position, [rows, new_len, vocab] (teacher forcing, training).
+  at::Tensor all_logits(const at::Tensor& ids, nn::DecoderState& state) const;
+
+  const io::ModelConfig& config() const { return config_; }
+  const FamilySpec& family() const { return family_; }
+  nn::TransformerEncoder& encoder() { return encoder_; }
+  nn::TransformerDecoder& decoder() { return decoder_; }
+
+ private:
+  io::ModelConfig config_;
+  FamilySpec family_;
+  nn::TransformerEncoder encoder_;
+  nn::TransformerDecoder decoder_;
+  nn::Linear output_;  // weight tied to the decoder embedding unless the config unties it;
+                       // bias = final_logits_bias
+};
+
+}  // namespace ordo::models

@@ -1,0 +1,56 @@
+// Multi-head scaled dot-product attention (BART/Marian layout: q/k/v/out projections with
+// biases, q scaled by head_dim^-0.5 after its projection).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/linear.h"
+
+namespace ordo::nn {
+
+// Keys and values split into heads: [batch, heads, length, head_dim].
+struct KeyValue {
+  at::Tensor key, value;
+  bool empty() const { return !key.defined(); }
+  int64_t length() const { return key.defined() ? key.size(2) : 0; }
+  // Keeps rows `indices` (beam search reordering, dropping finished sentences).
+  KeyValue select(const at::Tensor& indices) const {
+    return {key.index_select(0, indices), value.index_select(0, indices)};
+  }
+};
+
+struct MultiHeadAttention {
+  Linear q_proj, k_proj, v_proj, out_proj;
+  int64_t num_heads = 0;
+  int64_t head_dim = 0;
+
+  MultiHeadAttention() = default;
+  MultiHeadAttention(int64_t dim, int64_t heads);
+
+  // Projects `x` [batch, length, dim] to keys and values.
+  KeyValue project_key_value(const at::Tensor& x) const;
+
+  // Attends from `x` [batch, q_len, dim] over `kv`. `additive_mask` (may be undefined) is
+  // broadcastable to [batch, heads, q_len, kv_len]: 0 where allowed, a large negative number
+  // where not.
+  at::Tensor forward(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const;
+
+  // Self-attention with a cache: appends x's keys/values to `cache`, then attends over it.
+  at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;
+
+  void visit(const std::string& prefix, const ParamVisitor& visitor);
+
+ private:
+  at::Tensor split_heads(const at::Tensor& x) const;  // [b, t, dim] -> [b, heads, t, head_dim]
+};
+
+// The additive mask for key padding: [batch, 1, 1, src_len], 0 for tokens, the most negative
+// float for padding (the value Hugging Face adds, so the softmax matches theirs).
+at::Tensor padding_mask(const at::Tensor& attention_mask /* [batch, src_len], 1 = token */);
+
+// The additive causal mask for `q_len` new positions after `past_len` cached ones:
+// [1, 1, q_len, past_len + q_len]; undefined when q_len == 1 (nothing to hide).
+at::Tensor causal_mask(int64_t q_len, int64_t past_len);
+
+}  // namespace ordo::nn

@@ -1,0 +1,28 @@
+// Position-wise feed-forward block: fc2(activation(fc1(x))).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/activation.h"
+#include "nn/linear.h"
+
+namespace ordo::nn {
+
+struct FeedForward {
+  Linear fc1, fc2;
+  Activation activation = Activation::kRelu;
+
+  FeedForward() = default;
+  FeedForward(int64_t dim, int64_t hidden, Activation act)
+      : fc1(dim, hidden), fc2(hidden, dim), activation(act) {}
+
+  at::Tensor forward(const at::Tensor& x) const { return fc2.forward(apply(activation, fc1.forward(x))); }
+  // Hugging Face names the two projections fc1/fc2 directly on the layer.
+  void visit(const std::string& prefix, const ParamVisitor& visitor) {
+    fc1.visit(join_name(prefix, "fc1"), visitor);
+    fc2.visit(join_name(prefix, "fc2"), visitor);
+  }
+};
+
+}  // namespace ordo::nn

@@ -1,0 +1,51 @@
+#include "nn/linear.h"
+
+#include <string>
+
+#include <dnnl.h>
+
+#include "ordo/error.h"
+
+namespace ordo::nn {
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias)
+    : weight(at::empty({out_features, in_features}, at::kFloat)),
+      bias(with_bias ? at::empty({out_features}, at::kFloat) : at::Tensor()) {}
+
+namespace {
+
+bool can_use_dnnl(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())) return false;
+  if (x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return false;
+  if (bias.defined() && bias.scalar_type() != at::kFloat) return false;
+  return x.device().is_cpu() && weight.is_contiguous();
+}
+
+}  // namespace
+
+at::Tensor Linear::forward(const at::Tensor& x) const {
+  if (!can_use_dnnl(x, weight, bias)) return at::linear(x, weight, bias);
+
+  const int64_t in = weight.size(1), out = weight.size(0);
+  const at::Tensor input = x.contiguous();
+  const int64_t rows = input.numel() / in;
+  auto out_sizes = input.sizes().vec();
+  out_sizes.back() = out;
+  // C starts as the broadcast bias and the GEMM accumulates into it (beta = 1): one pass.
+  at::Tensor output = bias.defined() ? bias.expand({rows, out}).contiguous()
+                                     : at::empty({rows, out}, input.options());
+  const float beta = bias.defined() ? 1.0f : 0.0f;
+  const dnnl_status_t status =
+      dnnl_sgemm('N', 'T', rows, out, in, 1.0f, input.data_ptr<float>(), in,
+                 weight.data_ptr<float>(), in, beta, output.data_ptr<float>(), out);
+  if (status != dnnl_success)
+    throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status)));
+  return output.view(out_sizes);
+}
+
+void Linear::visit(const std::string& prefix, const ParamVisitor& visitor) {
+  visitor(join_name(prefix, "weight"), weight);
+  if (bias.defined()) visitor(join_name(prefix, "bias"), bias);
+}
+
+}  // namespace ordo::nn

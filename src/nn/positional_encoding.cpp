@@ -1,0 +1,72 @@
+#include "nn/positional_encoding.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ordo/error.h"
+
+namespace ordo::nn {
+
+at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
+  std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
+  const int64_t half = dim / 2;
+  for (int64_t pos = 0; pos < num_positions; ++pos) {
+    float* row = table.data() + pos * dim;
+    if (pos == spec.zero_row) continue;
+    switch (spec.layout) {
+      case PositionLayout::kInterleaved:
+        for (int64_t j = 0; j < dim; ++j) {
+          const double angle = pos / std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
+          row[j] = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+        break;
+      case PositionLayout::kSinThenCos:
+        // Hugging Face builds the interleaved angles, then writes the even columns' sines to
+        // the first half and the odd columns' cosines to the second half (dim/2 + dim%2 sines).
+        {
+          const int64_t sines = dim / 2 + dim % 2;
+          for (int64_t j = 0; j < dim; ++j) {
+            const double angle = pos / std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
+            if (j % 2 == 0)
+              row[j / 2] = static_cast<float>(std::sin(angle));
+            else
+              row[sines + j / 2] = static_cast<float>(std::cos(angle));
+          }
+        }
+        break;
+      case PositionLayout::kFairseq: {
+        // fairseq computes the frequencies in float32 with torch; mirror that arithmetic.
+        const float scale = static_cast<float>(std::log(spec.base) / static_cast<double>(half - 1));
+        for (int64_t i = 0; i < half; ++i) {
+          const float freq = std::exp(static_cast<float>(i) * -scale);
+          const float angle = static_cast<float>(pos) * freq;
+          row[i] = std::sin(angle);
+          row[half + i] = std::cos(angle);
+        }
+        break;
+      }
+    }
+  }
+  return at::from_blob(table.data(), {num_positions, dim}, at::kFloat).clone();
+}
+
+SinusoidalPositions::SinusoidalPositions(int64_t max_positions, int64_t dim,
+                                         const PositionEncodingSpec& spec)
+    : table_(sinusoidal_table(max_positions + spec.offset, dim, spec)),
+      max_positions_(max_positions),
+      spec_(spec) {}
+
+at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
+  if (start + length > max_positions_)
+    throw Error("sequence of " + std::to_string(start + length) +
+                " positions exceeds the model's max_position_embeddings (" +
+                std::to_string(max_positions_) + ")");
+  return table_.narrow(0, spec_.offset + start, length);
+}
+
+at::Tensor SinusoidalPositions::rows(const at::Tensor& rows) const {
+  return at::embedding(table_, rows);
+}
+
+}  // namespace ordo::nn

@@ -1,0 +1,60 @@
+// Sinusoidal position encodings ("Attention Is All You Need", section 3.5). The families
+// differ in how they lay the sines and cosines out and where position 0 starts, so the
+// layout and the offset are parameters rather than family code.
+#pragma once
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+namespace ordo::nn {
+
+enum class PositionLayout {
+  // Textbook: dim 2i = sin(pos / 10000^(2i/d)), dim 2i+1 = cos(pos / 10000^(2i/d)).
+  kInterleaved,
+  // Hugging Face Marian / Pegasus: the same frequencies, all sines in the first half of the
+  // vector and all cosines in the second half.
+  kSinThenCos,
+  // fairseq (M2M100, NLLB): sines then cosines, frequencies 10000^(-i/(d/2 - 1)), and the row
+  // of the padding index is all zeros.
+  kFairseq,
+};
+
+struct PositionEncodingSpec {
+  PositionLayout layout = PositionLayout::kSinThenCos;
+  // Index of the first real position in the table: 0 for Marian/Pegasus, padding_idx + 1
+  // for fairseq-style models.
+  int64_t offset = 0;
+  // Row that stays zero (fairseq's padding index); -1 for none.
+  int64_t zero_row = -1;
+  // The wavelength base n: frequencies are n^(-2i/d). 10000 in every model; other values only
+  // reproduce published tables.
+  double base = 10000.0;
+};
+
+// A [num_positions, dim] float32 table for the given layout. Computed in float64 and rounded
+// once, the way the reference implementations build it with numpy.
+at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
+
+class SinusoidalPositions {
+ public:
+  SinusoidalPositions() = default;
+  SinusoidalPositions(int64_t max_positions, int64_t dim, const PositionEncodingSpec& spec);
+
+  // Encodings for positions start .. start+length-1 (counted from the first real position):
+  // shape [length, dim].
+  at::Tensor range(int64_t start, int64_t length) const;
+  // Encodings gathered at explicit table rows (fairseq computes rows from the token ids):
+  // `rows` is an int64 tensor of any shape; the result appends a dim axis.
+  at::Tensor rows(const at::Tensor& rows) const;
+
+  int64_t max_positions() const { return max_positions_; }
+  const PositionEncodingSpec& spec() const { return spec_; }
+
+ private:
+  at::Tensor table_;
+  int64_t max_positions_ = 0;  // usable positions after the offset
+  PositionEncodingSpec spec_;
+};
+
+}  // namespace ordo::nn

@@ -1,0 +1,86 @@
+#include "nn/transformer.h"
+
+namespace ordo::nn {
+
+Embedder::Embedder(const StackShape& shape_)
+    : positions(shape_.max_positions, shape_.layer.dim, shape_.positions), shape(shape_) {
+  if (shape.layernorm_embedding) layernorm_embedding = LayerNorm(shape.layer.dim);
+}
+
+at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
+  at::Tensor x = at::embedding(tokens, ids);
+  if (shape.embed_scale != 1.0) x = x * shape.embed_scale;
+  if (shape.positions_from_ids) {
+    const at::Tensor is_token = ids.ne(shape.padding_idx).to(at::kLong);
+    // Row of the k-th real token is padding_idx + past_len + k; padding keeps padding_idx.
+    const at::Tensor rows = (at::cumsum(is_token, 1) + past_len) * is_token + shape.padding_idx;
+    x = x + positions.rows(rows);
+  } else {
+    x = x + positions.range(past_len, ids.size(1)).unsqueeze(0);
+  }
+  if (shape.layernorm_embedding) x = layernorm_embedding.forward(x);
+  return x;
+}
+
+TransformerEncoder::TransformerEncoder(const StackShape& shape) : embed(shape) {
+  for (int64_t i = 0; i < shape.num_layers; ++i) layers.emplace_back(shape.layer);
+  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim);
+}
+
+at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& attention_mask) const {
+  const at::Tensor mask = padding_mask(attention_mask);
+  at::Tensor x = embed.forward(ids, 0);
+  for (const EncoderLayer& layer : layers) x = layer.forward(x, mask);
+  if (layer_norm.weight.defined()) x = layer_norm.forward(x);
+  return x;
+}
+
+void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
+  for (size_t i = 0; i < layers.size(); ++i)
+    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+  if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
+  if (embed.shape.layernorm_embedding)
+    embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+}
+
+void DecoderState::select(const at::Tensor& indices) {
+  for (KeyValue& kv : self_cache)
+    if (!kv.empty()) kv = kv.select(indices);
+  for (KeyValue& kv : memory) kv = kv.select(indices);
+  memory_mask = memory_mask.index_select(0, indices);
+}
+
+TransformerDecoder::TransformerDecoder(const StackShape& shape) : embed(shape) {
+  for (int64_t i = 0; i < shape.num_layers; ++i) layers.emplace_back(shape.layer);
+  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim);
+}
+
+DecoderState TransformerDecoder::start(const at::Tensor& encoder_out,
+                                       const at::Tensor& encoder_attention_mask) const {
+  DecoderState state;
+  state.self_cache.resize(layers.size());
+  for (const DecoderLayer& layer : layers)
+    state.memory.push_back(layer.encoder_attn.project_key_value(encoder_out));
+  state.memory_mask = padding_mask(encoder_attention_mask);
+  return state;
+}
+
+at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& state) const {
+  const at::Tensor self_mask = causal_mask(ids.size(1), state.length);
+  at::Tensor x = embed.forward(ids, state.length);
+  for (size_t i = 0; i < layers.size(); ++i)
+    x = layers[i].forward(x, state.self_cache[i], self_mask, state.memory[i], state.memory_mask);
+  if (layer_norm.weight.defined()) x = layer_norm.forward(x);
+  state.length += ids.size(1);
+  return x;
+}
+
+void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
+  for (size_t i = 0; i < layers.size(); ++i)
+    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+  if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
+  if (embed.shape.layernorm_embedding)
+    embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+}
+
+}  // namespace ordo::nn

@@ -1,0 +1,85 @@
+// The encoder and decoder stacks: token embedding (optionally scaled) + sinusoidal positions,
+// N layers, an optional final layer norm. Nothing here names a model family; models/ fills
+// in a StackShape for each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/positional_encoding.h"
+#include "nn/transformer_layers.h"
+
+namespace ordo::nn {
+
+struct StackShape {
+  LayerShape layer;
+  int64_t num_layers = 0;
+  int64_t max_positions = 0;
+  double embed_scale = 1.0;          // sqrt(d_model) when the config says scale_embedding
+  PositionEncodingSpec positions;
+  // fairseq style: a token's position counts only non-padding tokens before it, and padding
+  // tokens get the (zero) padding row.
+  bool positions_from_ids = false;
+  int64_t padding_idx = 0;
+  bool final_layer_norm = false;      // pre-norm stacks end with a layer norm
+  bool layernorm_embedding = false;   // a layer norm right after embeddings + positions
+};
+
+// Embeds ids and adds positions. Shared by both stacks.
+struct Embedder {
+  at::Tensor tokens;  // [vocab, dim]; may be the same tensor as another stack's
+  SinusoidalPositions positions;
+  StackShape shape;
+  LayerNorm layernorm_embedding;
+
+  Embedder() = default;
+  explicit Embedder(const StackShape& shape);
+  // ids [batch, len] whose first position is absolute position `past_len`.
+  at::Tensor forward(const at::Tensor& ids, int64_t past_len) const;
+};
+
+class TransformerEncoder {
+ public:
+  Embedder embed;
+  std::vector<EncoderLayer> layers;
+  LayerNorm layer_norm;  // defined only when shape.final_layer_norm
+
+  TransformerEncoder() = default;
+  explicit TransformerEncoder(const StackShape& shape);
+
+  // ids, attention_mask: [batch, src_len] (mask 1 = token, 0 = padding) -> [batch, src_len, dim].
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask) const;
+  // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
+  void visit(const std::string& prefix, const ParamVisitor& visitor);
+};
+
+// Everything a decoder needs between steps for a batch of hypotheses.
+struct DecoderState {
+  std::vector<KeyValue> self_cache;  // per layer, grows one position per step
+  std::vector<KeyValue> memory;      // per layer, the encoder output's keys/values
+  at::Tensor memory_mask;            // additive [rows, 1, 1, src_len]
+  int64_t length = 0;                // positions decoded so far
+
+  int64_t rows() const { return memory_mask.size(0); }
+  // Keeps hypotheses `indices` (int64 [new_rows]): beam reordering and dropping finished rows.
+  void select(const at::Tensor& indices);
+};
+
+class TransformerDecoder {
+ public:
+  Embedder embed;
+  std::vector<DecoderLayer> layers;
+  LayerNorm layer_norm;
+
+  TransformerDecoder() = default;
+  explicit TransformerDecoder(const StackShape& shape);
+
+  // Precomputes every layer's cross-attention keys/values for `encoder_out` [batch, src, dim].
+  DecoderState start(const at::Tensor& encoder_out, const at::Tensor& encoder_attention_mask) const;
+  // ids [rows, new_len] -> hidden states [rows, new_len, dim]; advances `state`.
+  at::Tensor forward(const at::Tensor& ids, DecoderState& state) const;
+  void visit(const std::string& prefix, const ParamVisitor& visitor);
+};
+
+}  // namespace ordo::nn

@@ -1,0 +1,55 @@
+#include "nn/transformer_layers.h"
+
+namespace ordo::nn {
+
+EncoderLayer::EncoderLayer(const LayerShape& shape)
+    : self_attn(shape.dim, shape.heads),
+      self_attn_layer_norm(shape.dim),
+      ffn(shape.dim, shape.ffn_dim, shape.activation),
+      final_layer_norm(shape.dim),
+      pre_norm(shape.pre_norm) {}
+
+at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask) const {
+  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
+    return self_attn.forward(in, self_attn.project_key_value(in), mask);
+  });
+  return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
+}
+
+void EncoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {
+  self_attn.visit(join_name(prefix, "self_attn"), visitor);
+  self_attn_layer_norm.visit(join_name(prefix, "self_attn_layer_norm"), visitor);
+  ffn.visit(prefix, visitor);
+  final_layer_norm.visit(join_name(prefix, "final_layer_norm"), visitor);
+}
+
+DecoderLayer::DecoderLayer(const LayerShape& shape)
+    : self_attn(shape.dim, shape.heads),
+      self_attn_layer_norm(shape.dim),
+      encoder_attn(shape.dim, shape.heads),
+      encoder_attn_layer_norm(shape.dim),
+      ffn(shape.dim, shape.ffn_dim, shape.activation),
+      final_layer_norm(shape.dim),
+      pre_norm(shape.pre_norm) {}
+
+at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
+                                 const KeyValue& memory, const at::Tensor& memory_mask) const {
+  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
+    return self_attn.forward_cached(in, self_cache, self_mask);
+  });
+  h = residual(h, encoder_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
+    return encoder_attn.forward(in, memory, memory_mask);
+  });
+  return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
+}
+
+void DecoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {
+  self_attn.visit(join_name(prefix, "self_attn"), visitor);
+  self_attn_layer_norm.visit(join_name(prefix, "self_attn_layer_norm"), visitor);
+  encoder_attn.visit(join_name(prefix, "encoder_attn"), visitor);
+  encoder_attn_layer_norm.visit(join_name(prefix, "encoder_attn_layer_norm"), visitor);
+  ffn.visit(prefix, visitor);
+  final_layer_norm.visit(join_name(prefix, "final_layer_norm"), visitor);
+}
+
+}  // namespace ordo::nn

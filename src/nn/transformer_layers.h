@@ -1,0 +1,64 @@
+// One encoder layer and one decoder layer, with the layer norm either after each residual
+// block (post-norm: Marian, the original Transformer) or before it (pre-norm: Pegasus,
+// M2M100, NLLB).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/attention.h"
+#include "nn/feed_forward.h"
+#include "nn/layer_norm.h"
+
+namespace ordo::nn {
+
+struct LayerShape {
+  int64_t dim = 0;
+  int64_t heads = 0;
+  int64_t ffn_dim = 0;
+  Activation activation = Activation::kRelu;
+  bool pre_norm = false;
+};
+
+// Applies `block` as a residual sub-layer with the norm before or after it.
+template <class Block>
+at::Tensor residual(const at::Tensor& x, const LayerNorm& norm, bool pre_norm, Block&& block) {
+  if (pre_norm) return x + block(norm.forward(x));
+  return norm.forward(x + block(x));
+}
+
+struct EncoderLayer {
+  MultiHeadAttention self_attn;
+  LayerNorm self_attn_layer_norm;
+  FeedForward ffn;
+  LayerNorm final_layer_norm;
+  bool pre_norm = false;
+
+  EncoderLayer() = default;
+  explicit EncoderLayer(const LayerShape& shape);
+
+  // x: [batch, src_len, dim]; mask: padding_mask() of the source.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
+  void visit(const std::string& prefix, const ParamVisitor& visitor);
+};
+
+struct DecoderLayer {
+  MultiHeadAttention self_attn;
+  LayerNorm self_attn_layer_norm;
+  MultiHeadAttention encoder_attn;
+  LayerNorm encoder_attn_layer_norm;
+  FeedForward ffn;
+  LayerNorm final_layer_norm;
+  bool pre_norm = false;
+
+  DecoderLayer() = default;
+  explicit DecoderLayer(const LayerShape& shape);
+
+  // x: [batch, new_len, dim]. `self_cache` grows by new_len; `memory` holds the encoder
+  // output's keys/values for this layer, computed once per source.
+  at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
+                     const KeyValue& memory, const at::Tensor& memory_mask) const;
+  void visit(const std::string& prefix, const ParamVisitor& visitor);
+};
+
+}  // namespace ordo::nn

@@ -1,0 +1,21 @@
+// Connects a loaded model to the searches: one batch's decoder state behind search::StepModel.
+#pragma once
+
+#include "models/seq2seq_model.h"
+#include "search/search.h"
+
+namespace ordo::pipeline {
+
+class ModelStep : public search::StepModel {
+ public:
+  ModelStep(const models::Seq2SeqModel& model, nn::DecoderState state)
+      : model_(model), state_(std::move(state)) {}
+  at::Tensor next_logits(const at::Tensor& tokens) override { return model_.next_logits(tokens, state_); }
+  void select(const at::Tensor& rows) override { state_.select(rows); }
+
+ private:
+  const models::Seq2SeqModel& model_;
+  nn::DecoderState state_;
+};
+
+}  // namespace ordo::pipeline

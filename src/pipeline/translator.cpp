@@ -1,0 +1,147 @@
+// ordo::Translator: a model folder loaded once, then text in, text out. The only code that
+// touches tokenizer, model and search together.
+#include "ordo/translator.h"
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include "io/model_config.h"
+#include "models/seq2seq_model.h"
+#include "pipeline/model_step.h"
+#include "search/generation_settings.h"
+#include "search/search.h"
+#include "text/tokenizer.h"
+
+namespace ordo {
+
+namespace {
+
+bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+io::GenerationConfig load_generation_defaults(const std::string& dir) {
+  const std::string path = dir + "/generation_config.json";
+  if (file_exists(path)) return io::load_generation_config(path);
+  return io::generation_config_from_model_config(dir + "/config.json");
+}
+
+std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::Seq2SeqModel& model) {
+  switch (model.family().tokenizer) {
+    case models::TokenizerKind::kMarian:
+      return text::load_marian_tokenizer(dir, !model.config().share_encoder_decoder_embeddings);
+  }
+  throw Error(dir + ": no tokenizer for model family " + model.family().name);
+}
+
+// Right-pads `batch` with `pad` into ids and attention-mask tensors [rows, longest].
+std::pair<at::Tensor, at::Tensor> pad_batch(const std::vector<const std::vector<int64_t>*>& batch, int64_t pad) {
+  size_t longest = 1;
+  for (const auto* ids : batch) longest = std::max(longest, ids->size());
+  at::Tensor ids = at::full({static_cast<int64_t>(batch.size()), static_cast<int64_t>(longest)}, pad, at::kLong);
+  at::Tensor mask = at::zeros_like(ids);
+  for (size_t row = 0; row < batch.size(); ++row) {
+    const auto& source = *batch[row];
+    if (source.empty()) continue;
+    const int64_t n = static_cast<int64_t>(source.size());
+    ids[row].narrow(0, 0, n).copy_(at::tensor(source, at::kLong));
+    mask[row].narrow(0, 0, n).fill_(1);
+  }
+  return {ids, mask};
+}
+
+}  // namespace
+
+struct Translator::Impl {
+  std::string model_dir;
+  std::shared_ptr<models::Seq2SeqModel> model;
+  io::GenerationConfig generation_defaults;
+  std::unique_ptr<text::Tokenizer> tokenizer;
+
+  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps) const {
+    TranslationResult result;
+    for (const auto& hyp : hyps) {
+      Hypothesis out;
+      out.ids = hyp.ids;
+      out.score = static_cast<float>(hyp.score);
+      out.tokens = tokenizer->id_to_pieces(hyp.ids);
+      out.text = tokenizer->decode(hyp.ids);
+      result.hypotheses.push_back(std::move(out));
+    }
+    return result;
+  }
+
+  std::vector<TranslationResult> run(const std::vector<std::vector<int64_t>>& sources,
+                                     const DecodeOptions& options) const {
+    const search::GenerationSettings settings = [&] {
+      search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options);
+      s.beam_never_pad = model->family().beam_search_never_pad;
+      return s;
+    }();
+    if (options.batch_size < 1) throw Error("invalid decoding option: batch size must be at least 1");
+    for (size_t i = 0; i < sources.size(); ++i)
+      for (int64_t id : sources[i])
+        if (id < 0 || id >= model->config().vocab_size)
+          throw Error("input " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
+                      " is outside the source vocabulary");
+
+    // Sentences of similar length share a batch (less padding); results go back in input order.
+    std::vector<size_t> order(sources.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
+
+    at::InferenceMode inference;
+    std::vector<TranslationResult> results(sources.size());
+    for (size_t start = 0; start < order.size(); start += static_cast<size_t>(options.batch_size)) {
+      const size_t end = std::min(order.size(), start + static_cast<size_t>(options.batch_size));
+      std::vector<const std::vector<int64_t>*> batch;
+      for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
+      const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
+      const at::Tensor encoded = model->encode(ids, mask);
+      pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
+      const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
+      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start]);
+    }
+    return results;
+  }
+};
+
+Translator::Translator(const std::string& model_dir, const ModelOptions& model_options)
+    : impl_(std::make_unique<Impl>()) {
+  if (model_options.threads > 0) at::set_num_threads(model_options.threads);
+  impl_->model_dir = model_dir;
+  impl_->model = models::Seq2SeqModel::load(model_dir);
+  impl_->generation_defaults = load_generation_defaults(model_dir);
+  impl_->tokenizer = load_tokenizer(model_dir, *impl_->model);
+}
+
+Translator::~Translator() = default;
+Translator::Translator(Translator&&) noexcept = default;
+Translator& Translator::operator=(Translator&&) noexcept = default;
+
+std::vector<int64_t> Translator::encode(const std::string& sentence) const {
+  return impl_->tokenizer->encode(sentence);
+}
+
+std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
+                                                     const DecodeOptions& options) const {
+  std::vector<std::vector<int64_t>> sources;
+  sources.reserve(sentences.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
+    sources.push_back(impl_->tokenizer->encode(sentences[i]));
+  }
+  return impl_->run(sources, options);
+}
+
+std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
+                                                         const DecodeOptions& options) const {
+  return impl_->run(source_ids, options);
+}
+
+const std::string& Translator::model_dir() const { return impl_->model_dir; }
+
+}  // namespace ordo

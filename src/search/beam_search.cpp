@@ -1,0 +1,171 @@
+// Beam search as Hugging Face's BeamSearchScorer does it (transformers 4.31): each step keeps
+// the 2 x beams best continuations over all beams of a sentence, moves EOS-ending ones among
+// the top `beams` into the finished list (scored sum_logprobs / length^length_penalty, length
+// counting the decoder start token), and fills the live beams with the rest.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ordo/error.h"
+#include "search/logits_processors.h"
+#include "search/search.h"
+
+namespace ordo::search {
+
+namespace {
+
+struct Finished {
+  double score;
+  std::vector<int64_t> tokens;  // decoder start included, EOS not included
+  bool ended_with_eos;
+};
+
+// The n-best list of one sentence (HF's BeamHypotheses).
+class FinishedList {
+ public:
+  FinishedList(int64_t beams, double length_penalty, bool early_stopping)
+      : beams_(beams), length_penalty_(length_penalty), early_stopping_(early_stopping) {}
+
+  void add(std::vector<int64_t> tokens, double sum_log_probs, bool ended_with_eos) {
+    const double score = sum_log_probs / std::pow(static_cast<double>(tokens.size()), length_penalty_);
+    if (static_cast<int64_t>(list_.size()) >= beams_ && score <= worst_) return;
+    list_.push_back({score, std::move(tokens), ended_with_eos});
+    if (static_cast<int64_t>(list_.size()) > beams_) {
+      // Drop the worst (the earliest added among equals, as Python's sort of (score, index)).
+      std::vector<size_t> order(list_.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return list_[a].score < list_[b].score; });
+      worst_ = list_[order[1]].score;
+      list_.erase(list_.begin() + static_cast<std::ptrdiff_t>(order[0]));
+    } else {
+      worst_ = std::min(score, worst_);
+    }
+  }
+
+  bool is_done(double best_sum_log_probs, int64_t cur_len) const {
+    if (static_cast<int64_t>(list_.size()) < beams_) return false;
+    if (early_stopping_) return true;
+    return worst_ >= best_sum_log_probs / std::pow(static_cast<double>(cur_len), length_penalty_);
+  }
+
+  // The best `n`, best first; among equal scores the later added first (HF sorts ascending
+  // with a stable sort and pops from the end).
+  std::vector<Finished> best(int64_t n) const {
+    std::vector<Finished> sorted = list_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Finished& a, const Finished& b) { return a.score < b.score; });
+    std::vector<Finished> out;
+    for (int64_t i = 0; i < n && !sorted.empty(); ++i) {
+      out.push_back(sorted.back());
+      sorted.pop_back();
+    }
+    return out;
+  }
+
+ private:
+  int64_t beams_;
+  double length_penalty_;
+  bool early_stopping_;
+  double worst_ = 1e9;
+  std::vector<Finished> list_;
+};
+
+std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row) {
+  const at::Tensor r = sequences[row].contiguous();
+  return std::vector<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+}
+
+}  // namespace
+
+std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
+                                                       const GenerationSettings& s) {
+  const int64_t beams = s.num_beams;
+  const LogitsProcessorList processors(s);
+  std::vector<FinishedList> finished(batch_size, FinishedList(beams, s.length_penalty, s.early_stopping));
+
+  // Live sentences; sentence items[i] owns rows i*beams .. i*beams+beams-1.
+  std::vector<int64_t> items(batch_size);
+  for (int64_t b = 0; b < batch_size; ++b) items[b] = b;
+  model.select(at::arange(batch_size, at::kLong).repeat_interleave(beams));
+  at::Tensor sequences = at::full({batch_size * beams, 1}, s.decoder_start_token_id, at::kLong);
+  // Only the first beam is live at the start, so the first step does not pick one token
+  // `beams` times.
+  at::Tensor beam_scores = at::zeros({batch_size, beams}, at::kFloat);
+  beam_scores.narrow(1, 1, beams - 1).fill_(-1e9f);
+  beam_scores = beam_scores.view({-1});
+
+  while (true) {
+    const int64_t cur_len = sequences.size(1);
+    const int64_t live = static_cast<int64_t>(items.size());
+    at::Tensor logits = model.next_logits(sequences.narrow(1, cur_len - 1, 1));
+    if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
+    at::Tensor scores = at::log_softmax(logits, -1);
+    processors.apply(sequences, scores);
+    const int64_t vocab = scores.size(1);
+    scores = (scores + beam_scores.unsqueeze(1)).view({live, beams * vocab});
+    const auto [top_scores, top_ids] = at::topk(scores, 2 * beams, 1, true, true);
+    const float* top_score = top_scores.data_ptr<float>();
+    const int64_t* top_id = top_ids.data_ptr<int64_t>();
+
+    std::vector<int64_t> next_rows, next_tokens, next_items;
+    std::vector<float> next_scores;
+    for (int64_t i = 0; i < live; ++i) {
+      const int64_t item = items[i];
+      int64_t filled = 0;
+      std::vector<int64_t> rows, tokens;
+      std::vector<float> kept_scores;
+      for (int64_t rank = 0; rank < 2 * beams && filled < beams; ++rank) {
+        const int64_t flat = top_id[i * 2 * beams + rank];
+        const float score = top_score[i * 2 * beams + rank];
+        const int64_t row = i * beams + flat / vocab, token = flat % vocab;
+        if (token == s.eos_token_id) {
+          // An EOS outside the top `beams` candidates is not a finished hypothesis.
+          if (rank >= beams) continue;
+          finished[item].add(row_tokens(sequences, row), score, true);
+        } else {
+          rows.push_back(row);
+          tokens.push_back(token);
+          kept_scores.push_back(score);
+          ++filled;
+        }
+      }
+      if (filled < beams) throw Error("beam search: fewer live candidates than beams (vocabulary too small?)");
+      if (finished[item].is_done(top_score[i * 2 * beams], cur_len)) continue;  // sentence complete
+      next_items.push_back(item);
+      next_rows.insert(next_rows.end(), rows.begin(), rows.end());
+      next_tokens.insert(next_tokens.end(), tokens.begin(), tokens.end());
+      next_scores.insert(next_scores.end(), kept_scores.begin(), kept_scores.end());
+    }
+
+    items = std::move(next_items);
+    if (items.empty()) break;
+    const at::Tensor rows = at::tensor(next_rows, at::kLong);
+    sequences = at::cat({sequences.index_select(0, rows), at::tensor(next_tokens, at::kLong).unsqueeze(1)}, 1);
+    beam_scores = at::tensor(next_scores, at::kFloat);
+    if (sequences.size(1) >= s.max_length) {
+      // Out of length: the live beams join the finished lists with their current scores.
+      for (size_t i = 0; i < items.size(); ++i)
+        for (int64_t k = 0; k < beams; ++k) {
+          const int64_t row = static_cast<int64_t>(i) * beams + k;
+          finished[items[i]].add(row_tokens(sequences, row), beam_scores[row].item<float>(), false);
+        }
+      break;
+    }
+    model.select(rows);
+  }
+
+  std::vector<std::vector<SearchHypothesis>> results(batch_size);
+  for (int64_t b = 0; b < batch_size; ++b) {
+    for (const Finished& f : finished[b].best(s.num_return_sequences)) {
+      SearchHypothesis hyp;
+      hyp.ids.assign(f.tokens.begin() + 1, f.tokens.end());
+      if (f.ended_with_eos) hyp.ids.push_back(s.eos_token_id);
+      hyp.score = static_cast<float>(f.score);  // HF reports sequences_scores in float32
+      results[b].push_back(std::move(hyp));
+    }
+  }
+  return results;
+}
+
+}  // namespace ordo::search

@@ -1,0 +1,137 @@
+#include "search/logits_processors.h"
+
+#include <limits>
+#include <map>
+
+namespace ordo::search {
+
+namespace {
+
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row) {
+  const at::Tensor r = sequences[row].contiguous();
+  return std::vector<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+}
+
+// Leaves only `token` possible: every other score -inf, the token's 0.
+void force_token(at::Tensor& scores, int64_t token) {
+  scores.fill_(kMinusInf);
+  scores.select(1, token).fill_(0.0f);
+}
+
+class RepetitionPenalty : public LogitsProcessor {
+ public:
+  explicit RepetitionPenalty(double penalty) : penalty_(penalty) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    at::Tensor seen = scores.gather(1, sequences);
+    seen = at::where(seen < 0, seen * penalty_, seen / penalty_);
+    scores.scatter_(1, sequences, seen);
+  }
+
+ private:
+  double penalty_;
+};
+
+class NoRepeatNGram : public LogitsProcessor {
+ public:
+  explicit NoRepeatNGram(int64_t n) : n_(n) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    if (sequences.size(1) + 1 < n_) return;
+    for (int64_t row = 0; row < sequences.size(0); ++row)
+      for (int64_t token : banned_ngram_tokens(row_tokens(sequences, row), n_))
+        scores[row][token] = kMinusInf;
+  }
+
+ private:
+  int64_t n_;
+};
+
+class NoBadWords : public LogitsProcessor {
+ public:
+  NoBadWords(const std::vector<std::vector<int64_t>>& bad_words, int64_t eos) {
+    // Hugging Face drops a bad word that is exactly [eos] (it would stop generation).
+    for (const auto& word : bad_words) {
+      if (word.size() == 1 && word[0] == eos) continue;
+      if (word.size() == 1)
+        single_.push_back(word[0]);
+      else if (!word.empty())
+        multi_.push_back(word);
+    }
+  }
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    for (int64_t token : single_) scores.select(1, token).fill_(kMinusInf);
+    if (multi_.empty()) return;
+    for (int64_t row = 0; row < sequences.size(0); ++row) {
+      const std::vector<int64_t> tokens = row_tokens(sequences, row);
+      for (const auto& word : multi_) {
+        const size_t prefix = word.size() - 1;
+        if (prefix > tokens.size()) continue;
+        if (std::equal(word.begin(), word.end() - 1, tokens.end() - prefix))
+          scores[row][word.back()] = kMinusInf;
+      }
+    }
+  }
+
+ private:
+  std::vector<int64_t> single_;
+  std::vector<std::vector<int64_t>> multi_;
+};
+
+// EOS is impossible while the sequence is shorter than `min_total` (start token included).
+class MinLength : public LogitsProcessor {
+ public:
+  MinLength(int64_t min_total, int64_t eos) : min_total_(min_total), eos_(eos) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    if (sequences.size(1) < min_total_) scores.select(1, eos_).fill_(kMinusInf);
+  }
+
+ private:
+  int64_t min_total_, eos_;
+};
+
+class ForcedTokenAt : public LogitsProcessor {
+ public:
+  ForcedTokenAt(int64_t length, int64_t token) : length_(length), token_(token) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    if (sequences.size(1) == length_) force_token(scores, token_);
+  }
+
+ private:
+  int64_t length_, token_;
+};
+
+class Renormalize : public LogitsProcessor {
+ public:
+  void apply(const at::Tensor&, at::Tensor& scores) const override { scores = at::log_softmax(scores, -1); }
+};
+
+}  // namespace
+
+std::vector<int64_t> banned_ngram_tokens(const std::vector<int64_t>& tokens, int64_t n) {
+  const int64_t len = static_cast<int64_t>(tokens.size());
+  if (n <= 0 || len + 1 < n) return {};
+  std::vector<int64_t> banned;
+  // The last n-1 tokens are the prefix the next token would complete.
+  const auto prefix_begin = tokens.end() - (n - 1);
+  for (int64_t start = 0; start + n <= len; ++start) {
+    if (std::equal(prefix_begin, tokens.end(), tokens.begin() + start))
+      banned.push_back(tokens[start + n - 1]);
+  }
+  return banned;
+}
+
+LogitsProcessorList::LogitsProcessorList(const GenerationSettings& s) {
+  if (s.repetition_penalty != 1.0) processors_.push_back(std::make_unique<RepetitionPenalty>(s.repetition_penalty));
+  if (s.no_repeat_ngram_size > 0) processors_.push_back(std::make_unique<NoRepeatNGram>(s.no_repeat_ngram_size));
+  if (!s.bad_words_ids.empty()) processors_.push_back(std::make_unique<NoBadWords>(s.bad_words_ids, s.eos_token_id));
+  if (s.min_length > 0) processors_.push_back(std::make_unique<MinLength>(s.min_length, s.eos_token_id));
+  // min_new_tokens counts after the one-token decoder prompt.
+  if (s.min_new_tokens > 0) processors_.push_back(std::make_unique<MinLength>(s.min_new_tokens + 1, s.eos_token_id));
+  if (s.forced_bos_token_id) processors_.push_back(std::make_unique<ForcedTokenAt>(1, *s.forced_bos_token_id));
+  if (s.forced_eos_token_id)
+    processors_.push_back(std::make_unique<ForcedTokenAt>(s.max_length - 1, *s.forced_eos_token_id));
+  if (s.renormalize_logits) processors_.push_back(std::make_unique<Renormalize>());
+}
+
+}  // namespace ordo::search

@@ -1,0 +1,189 @@
+// Parity with Hugging Face transformers 4.31 on the Marian golden fixtures: encoder states,
+// first-step and teacher-forced logits, greedy / beam / no-repeat-ngram / batched generation.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "io/safetensors.h"
+#include "models/seq2seq_model.h"
+#include "ordo/translator.h"
+#include "support/fixtures.h"
+
+namespace ordo {
+namespace {
+
+using nlohmann::json;
+using testing::fixture_dir;
+using testing::load_golden;
+
+constexpr double kTolerance = 1e-4;
+
+at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
+  return at::tensor(ids, at::kLong).unsqueeze(0);
+}
+
+double max_abs_diff(const at::Tensor& actual, const json& expected_rows) {
+  std::vector<float> flat;
+  for (const auto& row : expected_rows)
+    for (float v : row) flat.push_back(v);
+  const at::Tensor expected = at::tensor(flat, at::kFloat);
+  if (expected.numel() != actual.numel()) return INFINITY;
+  return (actual.reshape({-1}) - expected).abs().max().item<double>();
+}
+
+class MarianParity : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    golden_ = load_golden(GetParam());
+    model_ = models::Seq2SeqModel::load(fixture_dir(GetParam()));
+  }
+  std::vector<int64_t> input_ids(int sentence) const {
+    return golden_["tokenization"][sentence]["input_ids"].get<std::vector<int64_t>>();
+  }
+  at::Tensor encode(int sentence) const {
+    const at::Tensor ids = ids_tensor(input_ids(sentence));
+    return model_->encode(ids, at::ones_like(ids));
+  }
+  json golden_;
+  std::shared_ptr<models::Seq2SeqModel> model_;
+};
+
+TEST_P(MarianParity, EncoderStates) {
+  at::InferenceMode guard;
+  const json& enc = golden_["encoder"];
+  EXPECT_LE(max_abs_diff(encode(enc["sentence_index"])[0], enc["last_hidden_state"]), kTolerance);
+  EXPECT_LE(max_abs_diff(encode(enc["long_sentence_index"])[0], enc["long_last_hidden_state"]), kTolerance);
+}
+
+TEST_P(MarianParity, FirstStepLogits) {
+  at::InferenceMode guard;
+  const json& step = golden_["decoder_step0"];
+  const at::Tensor ids = ids_tensor(input_ids(step["sentence_index"]));
+  const at::Tensor mask = at::ones_like(ids);
+  nn::DecoderState state = model_->start_decoding(model_->encode(ids, mask), mask);
+  const at::Tensor logits =
+      model_->next_logits(ids_tensor(step["decoder_input_ids"][0].get<std::vector<int64_t>>()), state)[0];
+  const at::Tensor expected = at::tensor(step["logits"].get<std::vector<float>>(), at::kFloat);
+  ASSERT_EQ(logits.size(0), expected.size(0));
+  EXPECT_LE((logits - expected).abs().max().item<double>(), kTolerance);
+  EXPECT_EQ(logits.argmax().item<int64_t>(), step["argmax"].get<int64_t>());
+}
+
+TEST_P(MarianParity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {
+  at::InferenceMode guard;
+  const json& tf = golden_["teacher_forced"];
+  const at::Tensor ids = ids_tensor(input_ids(tf["sentence_index"]));
+  const at::Tensor mask = at::ones_like(ids);
+  const at::Tensor encoded = model_->encode(ids, mask);
+  const auto target = tf["decoder_input_ids"][0].get<std::vector<int64_t>>();
+
+  nn::DecoderState one_pass = model_->start_decoding(encoded, mask);
+  const at::Tensor all = model_->all_logits(ids_tensor(target), one_pass)[0];
+  nn::DecoderState incremental = model_->start_decoding(encoded, mask);
+  for (size_t pos = 0; pos < target.size(); ++pos) {
+    const at::Tensor step = model_->next_logits(ids_tensor({target[pos]}), incremental)[0];
+    EXPECT_LE((step - all[pos]).abs().max().item<double>(), kTolerance) << "position " << pos;
+    const auto [values, indices] = at::topk(all[pos], 5);
+    const auto ref_ids = tf["top5_ids"][pos].get<std::vector<int64_t>>();
+    const auto ref_logits = tf["top5_logits"][pos].get<std::vector<float>>();
+    for (int k = 0; k < 5; ++k) {
+      EXPECT_NEAR(values[k].item<float>(), ref_logits[k], kTolerance) << "position " << pos;
+      if (k == 0) EXPECT_EQ(indices[k].item<int64_t>(), ref_ids[k]) << "position " << pos;
+    }
+  }
+}
+
+// DecodeOptions equivalent to the generate() kwargs of a golden case.
+DecodeOptions options_for(const json& kwargs) {
+  DecodeOptions options;
+  options.beam_size = kwargs["num_beams"].get<int>();
+  if (kwargs.contains("num_return_sequences")) options.n_best = kwargs["num_return_sequences"].get<int>();
+  options.max_new_tokens = kwargs["max_new_tokens"].get<int>();
+  if (kwargs.contains("no_repeat_ngram_size")) options.no_repeat_ngram_size = kwargs["no_repeat_ngram_size"].get<int>();
+  if (kwargs.contains("length_penalty")) options.length_penalty = kwargs["length_penalty"].get<float>();
+  return options;
+}
+
+// The generated ids of a golden sequence: decoder start dropped, cut after `length`.
+std::vector<int64_t> generated(const json& sequence, int64_t length) {
+  const auto ids = sequence.get<std::vector<int64_t>>();
+  return std::vector<int64_t>(ids.begin() + 1, ids.begin() + length);
+}
+
+class MarianGeneration : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(MarianGeneration, MatchesGenerate) {
+  const auto& [fixture, case_name] = GetParam();
+  const json golden = load_golden(fixture);
+  const json& gcase = golden["generation"][case_name];
+  const Translator translator(fixture_dir(fixture));
+  const DecodeOptions options = options_for(gcase["kwargs"]);
+  const size_t sentences = golden["sentences"].size();
+
+  for (size_t i = 0; i < sentences; ++i) {
+    const auto source = golden["tokenization"][i]["input_ids"].get<std::vector<int64_t>>();
+    const auto results = translator.translate_ids({source}, options);
+    const json& expected = gcase["per_sentence"][i];
+    const auto& hyps = results.at(0).hypotheses;
+    ASSERT_EQ(hyps.size(), expected["sequences"].size()) << "sentence " << i;
+    for (size_t k = 0; k < hyps.size(); ++k) {
+      EXPECT_EQ(hyps[k].ids, generated(expected["sequences"][k], expected["lengths"][k]))
+          << fixture << " " << case_name << " sentence " << i << " hypothesis " << k;
+      if (expected.contains("sequences_scores"))
+        EXPECT_NEAR(hyps[k].score, expected["sequences_scores"][k].get<double>(), kTolerance)
+            << fixture << " " << case_name << " sentence " << i << " hypothesis " << k;
+    }
+  }
+}
+
+TEST_P(MarianParity, BatchedGreedyMatchesAndEqualsOneByOne) {
+  const json& gcase = golden_["generation"]["batched_greedy"];
+  const Translator translator(fixture_dir(GetParam()));
+  const DecodeOptions options = options_for(gcase["kwargs"]);
+  std::vector<std::vector<int64_t>> sources;
+  for (const json& t : golden_["tokenization"]) sources.push_back(t["input_ids"].get<std::vector<int64_t>>());
+
+  const auto batched = translator.translate_ids(sources, options);
+  ASSERT_EQ(batched.size(), sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_EQ(batched[i].hypotheses.at(0).ids, generated(gcase["sequences"][i], gcase["lengths"][i]))
+        << "sentence " << i;
+    const auto alone = translator.translate_ids({sources[i]}, options);
+    EXPECT_EQ(alone[0].hypotheses.at(0).ids, batched[i].hypotheses[0].ids) << "sentence " << i;
+  }
+}
+
+TEST_P(MarianParity, BeamBatchEqualsOneByOne) {
+  const Translator translator(fixture_dir(GetParam()));
+  DecodeOptions options;
+  options.beam_size = 4;
+  options.n_best = 2;
+  options.max_new_tokens = 20;
+  options.batch_size = 3;
+  std::vector<std::vector<int64_t>> sources;
+  for (const json& t : golden_["tokenization"]) sources.push_back(t["input_ids"].get<std::vector<int64_t>>());
+  const auto batched = translator.translate_ids(sources, options);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto alone = translator.translate_ids({sources[i]}, options);
+    ASSERT_EQ(alone[0].hypotheses.size(), batched[i].hypotheses.size());
+    for (size_t k = 0; k < alone[0].hypotheses.size(); ++k) {
+      EXPECT_EQ(alone[0].hypotheses[k].ids, batched[i].hypotheses[k].ids) << "sentence " << i;
+      EXPECT_NEAR(alone[0].hypotheses[k].score, batched[i].hypotheses[k].score, kTolerance);
+    }
+  }
+}
+
+std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MarianParity, ::testing::ValuesIn(testing::marian_fixtures()), name_of);
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, MarianGeneration,
+    ::testing::Combine(::testing::ValuesIn(testing::marian_fixtures()),
+                       ::testing::Values("greedy", "beam4", "beam4_nrng3")),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+    });
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,168 @@
+// Loading a model folder: every way it can be wrong ends in an ordo::Error that names the
+// file and the field or tensor; the legacy pytorch_model.bin loads like model.safetensors.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include "io/safetensors.h"
+#include "models/seq2seq_model.h"
+#include "ordo/translator.h"
+#include "support/fixtures.h"
+
+namespace ordo {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fixture_dir;
+
+const char* kFixture = "marian_opus_en_mg";
+
+// A scratch copy of a fixture folder that a test may break.
+class ModelFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ordo_model_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const auto& entry : fs::directory_iterator(fixture_dir(kFixture)))
+      if (entry.path().filename() != "golden.json") fs::copy(entry.path(), dir_ / entry.path().filename());
+    for (const auto& entry : fs::directory_iterator(dir_))
+      fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+  void write(const std::string& file, const std::string& content) const {
+    std::ofstream(path(file), std::ios::binary | std::ios::trunc) << content;
+  }
+  // Rewrites model.safetensors through `edit`, which may drop or change tensors.
+  template <class Edit>
+  void rewrite_weights(Edit edit) const {
+    std::vector<io::TensorData> tensors;
+    {
+      const io::SafetensorsFile file(path("model.safetensors"));
+      for (const std::string& name : file.names()) {
+        const io::TensorView& view = file.get(name);
+        const auto* bytes = static_cast<const uint8_t*>(view.data);
+        tensors.push_back({name, view.dtype, view.shape, std::vector<uint8_t>(bytes, bytes + view.nbytes)});
+      }
+    }
+    edit(tensors);
+    io::write_safetensors(path("model.safetensors"), tensors);
+  }
+  // The error message of loading the folder ("" if it loads).
+  std::string load_error() const {
+    try {
+      Translator translator(dir_.string());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ModelFolder, LoadsAsIs) { EXPECT_EQ(load_error(), ""); }
+
+TEST_F(ModelFolder, MissingConfig) {
+  fs::remove(path("config.json"));
+  EXPECT_NE(load_error().find("config.json"), std::string::npos) << load_error();
+}
+
+TEST_F(ModelFolder, UnsupportedArchitectureListsSupportedTypes) {
+  std::ifstream in(path("config.json"));
+  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "\"model_type\": \"marian\"";
+  config.replace(config.find(from), from.size(), "\"model_type\": \"t5\"");
+  const std::string arch = "\"MarianMTModel\"";
+  config.replace(config.find(arch), arch.size(), "\"T5ForConditionalGeneration\"");
+  write("config.json", config);
+  const std::string error = load_error();
+  EXPECT_NE(error.find("t5"), std::string::npos) << error;
+  EXPECT_NE(error.find("marian"), std::string::npos) << error;
+  EXPECT_NE(error.find("config.json"), std::string::npos) << error;
+}
+
+TEST_F(ModelFolder, MissingWeightsFile) {
+  fs::remove(path("model.safetensors"));
+  const std::string error = load_error();
+  EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+  EXPECT_NE(error.find("pytorch_model.bin"), std::string::npos) << error;
+}
+
+TEST_F(ModelFolder, MissingTensorIsNamed) {
+  rewrite_weights([](std::vector<io::TensorData>& tensors) {
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const io::TensorData& t) { return t.name == "model.decoder.layers.1.fc2.bias"; }),
+                  tensors.end());
+  });
+  const std::string error = load_error();
+  EXPECT_NE(error.find("model.decoder.layers.1.fc2.bias"), std::string::npos) << error;
+  EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+}
+
+TEST_F(ModelFolder, WrongTensorShapeIsNamed) {
+  rewrite_weights([](std::vector<io::TensorData>& tensors) {
+    for (io::TensorData& t : tensors)
+      if (t.name == "model.encoder.layers.0.fc1.weight") {
+        t.shape = {t.shape[1], t.shape[0]};  // transposed: same bytes, wrong shape
+      }
+  });
+  const std::string error = load_error();
+  EXPECT_NE(error.find("model.encoder.layers.0.fc1.weight"), std::string::npos) << error;
+  EXPECT_NE(error.find("[16, 32]"), std::string::npos) << error;
+}
+
+TEST_F(ModelFolder, HalfPrecisionWeightsLoadAndTranslateTheSame) {
+  const Translator reference(dir_.string());
+  rewrite_weights([](std::vector<io::TensorData>& tensors) {
+    for (io::TensorData& t : tensors) {
+      const io::TensorView view{t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()};
+      t.bytes = io::float32_to_f16_bytes(io::to_float32(view));
+      t.dtype = io::DType::F16;
+    }
+  });
+  const Translator half(dir_.string());
+  DecodeOptions options;
+  options.beam_size = 1;
+  options.max_new_tokens = 5;
+  // F16 rounding changes logits slightly; the test only demands a working load and run.
+  EXPECT_EQ(half.translate_ids({{833, 38792, 0}}, options)[0].hypotheses[0].ids.size(),
+            reference.translate_ids({{833, 38792, 0}}, options)[0].hypotheses[0].ids.size());
+}
+
+TEST_F(ModelFolder, LegacyPytorchBinLoadsLikeSafetensors) {
+  const Translator reference(dir_.string());
+  {
+    // The zip format torch.save() writes, produced by LibTorch's compatible pickler.
+    const auto checkpoint = models::open_safetensors(path("model.safetensors"));
+    c10::impl::GenericDict state(c10::StringType::get(), c10::TensorType::get());
+    const io::SafetensorsFile file(path("model.safetensors"));
+    for (const std::string& name : file.names()) state.insert(name, checkpoint->get(name));
+    const std::vector<char> bytes = torch::jit::pickle_save(state);
+    std::ofstream(path("pytorch_model.bin"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  fs::remove(path("model.safetensors"));
+  const Translator legacy(dir_.string());
+  DecodeOptions options;
+  options.beam_size = 4;
+  options.max_new_tokens = 10;
+  const std::vector<std::vector<int64_t>> source = {{833, 38792, 14992, 595, 0}};
+  EXPECT_EQ(legacy.translate_ids(source, options)[0].hypotheses[0].ids,
+            reference.translate_ids(source, options)[0].hypotheses[0].ids);
+}
+
+TEST_F(ModelFolder, UnreadablePytorchBinIsAClearError) {
+  fs::remove(path("model.safetensors"));
+  write("pytorch_model.bin", "this is not a torch.save archive");
+  const std::string error = load_error();
+  EXPECT_NE(error.find("pytorch_model.bin"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ordo

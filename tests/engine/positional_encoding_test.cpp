@@ -1,0 +1,64 @@
+// Position encodings against hand-computed and published values.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "nn/positional_encoding.h"
+
+namespace ordo::nn {
+namespace {
+
+TEST(PositionalEncoding, InterleavedMatchesPublishedTableForBase100) {
+  // Positions 0-3, d = 4, n = 100: the table published with the textbook formula.
+  const float expected[4][4] = {{0, 1, 0, 1},
+                                {0.84147098f, 0.54030231f, 0.09983342f, 0.99500417f},
+                                {0.90929743f, -0.41614684f, 0.19866933f, 0.98006658f},
+                                {0.14112001f, -0.9899925f, 0.29552023f, 0.95533649f}};
+  PositionEncodingSpec spec;
+  spec.layout = PositionLayout::kInterleaved;
+  spec.base = 100.0;
+  const at::Tensor table = sinusoidal_table(4, 4, spec);
+  for (int p = 0; p < 4; ++p)
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(table[p][j].item<float>(), expected[p][j], 1e-7) << p << "," << j;
+}
+
+TEST(PositionalEncoding, SinThenCosPutsSinesFirst) {
+  // Hugging Face Marian: column i < d/2 is sin(pos / 10000^(2i/d)), column d/2 + i the cosine.
+  PositionEncodingSpec spec;
+  spec.layout = PositionLayout::kSinThenCos;
+  const int64_t d = 8;
+  const at::Tensor table = sinusoidal_table(5, d, spec);
+  for (int pos = 0; pos < 5; ++pos)
+    for (int i = 0; i < d / 2; ++i) {
+      const double angle = pos / std::pow(10000.0, 2.0 * i / d);
+      EXPECT_NEAR(table[pos][i].item<float>(), std::sin(angle), 1e-6);
+      EXPECT_NEAR(table[pos][d / 2 + i].item<float>(), std::cos(angle), 1e-6);
+    }
+}
+
+TEST(PositionalEncoding, FairseqOffsetAndPaddingRow) {
+  // fairseq: frequencies 10000^(-i/(d/2-1)), table row padding_idx is zero, the first real
+  // position is padding_idx + 1.
+  PositionEncodingSpec spec;
+  spec.layout = PositionLayout::kFairseq;
+  spec.offset = 2;
+  spec.zero_row = 1;
+  const int64_t d = 6;
+  SinusoidalPositions positions(10, d, spec);
+  const at::Tensor zero = positions.rows(at::tensor({int64_t{1}}));
+  EXPECT_EQ(zero.abs().sum().item<float>(), 0.0f);
+  const at::Tensor first = positions.range(0, 1)[0];  // row 2 of the table: position value 2
+  for (int i = 0; i < d / 2; ++i) {
+    const double angle = 2.0 * std::exp(i * -std::log(10000.0) / (d / 2 - 1));
+    EXPECT_NEAR(first[i].item<float>(), std::sin(angle), 1e-6);
+    EXPECT_NEAR(first[d / 2 + i].item<float>(), std::cos(angle), 1e-6);
+  }
+}
+
+TEST(PositionalEncoding, TooLongSequenceIsAnError) {
+  SinusoidalPositions positions(4, 4, PositionEncodingSpec{});
+  EXPECT_THROW(positions.range(2, 3), std::exception);
+}
+
+}  // namespace
+}  // namespace ordo::nn
