@@ -4,6 +4,7 @@
 
 #include "ordo/error.h"
 #include "ordo/options.h"
+#include "ordo/text.h"
 #include "ordo/translator.h"
 
 namespace ordo {

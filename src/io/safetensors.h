@@ -56,4 +56,22 @@ class SafetensorsFile {
 // Converts any float tensor (F32, F16, BF16, F64) to float32 values.
 std::vector<float> to_float32(const TensorView& tensor);
 
+// Float32 -> IEEE half / bfloat16 bytes (round to nearest even), for writing checkpoints.
+std::vector<uint8_t> float32_to_f16_bytes(const std::vector<float>& values);
+std::vector<uint8_t> float32_to_bf16_bytes(const std::vector<float>& values);
+std::vector<uint8_t> float32_bytes(const std::vector<float>& values);
+
+// An owned tensor to write.
+struct TensorData {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+// Writes a safetensors file (tensors sorted by name, 8-byte aligned header, as the reference
+// implementation does). Writes to `<path>.tmp` and renames, so a crash never leaves a torn file.
+void write_safetensors(const std::string& path, const std::vector<TensorData>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace ordo::io

@@ -15,7 +15,11 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   s.layer.dim = c.d_model;
   s.layer.heads = encoder ? c.encoder_attention_heads : c.decoder_attention_heads;
   s.layer.ffn_dim = encoder ? c.encoder_ffn_dim : c.decoder_ffn_dim;
-  s.layer.activation = nn::parse_activation(c.activation_function);
+  try {
+    s.layer.activation = nn::parse_activation(c.activation_function);
+  } catch (const Error& e) {
+    throw Error(c.path + ": field 'activation_function': " + e.what());
+  }
   s.layer.pre_norm = f.pre_norm;
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
   s.max_positions = c.max_position_embeddings;

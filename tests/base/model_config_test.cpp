@@ -1,0 +1,141 @@
+// config.json / generation_config.json parsing: fixture values and every malformed case.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json_file.h"
+#include "io/model_config.h"
+#include "ordo/error.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace ordo::io {
+namespace {
+
+using ordo::testing::TempDir;
+
+nlohmann::json fixture_config(const std::string& name) {
+  return read_json_file(ordo::testing::fixture_dir(name) + "/config.json");
+}
+
+std::string config_error(const nlohmann::json& config) {
+  TempDir dir;
+  const std::string path = dir.write("config.json", config.dump(2));
+  try {
+    load_model_config(path);
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    return message;
+  }
+  return "<no error>";
+}
+
+TEST(ModelConfig, ReadsMarianFixtures) {
+  const ModelConfig c = load_model_config(ordo::testing::fixture_dir("marian_opus_en_mg") + "/config.json");
+  const nlohmann::json raw = fixture_config("marian_opus_en_mg");
+  EXPECT_EQ(c.model_type, "marian");
+  EXPECT_EQ(c.d_model, raw["d_model"].get<int64_t>());
+  EXPECT_EQ(c.vocab_size, raw["vocab_size"].get<int64_t>());
+  EXPECT_EQ(c.decoder_vocab_size, c.vocab_size);
+  EXPECT_EQ(c.activation_function, "swish");
+  EXPECT_EQ(c.pad_token_id, raw["pad_token_id"].get<int64_t>());
+  EXPECT_EQ(c.decoder_start_token_id, raw["decoder_start_token_id"].get<int64_t>());
+  EXPECT_TRUE(c.scale_embedding);
+  EXPECT_FALSE(c.normalize_before);
+
+  const ModelConfig sep = load_model_config(ordo::testing::fixture_dir("marian_sep_en_mg") + "/config.json");
+  EXPECT_FALSE(sep.share_encoder_decoder_embeddings);
+  EXPECT_EQ(sep.decoder_vocab_size, fixture_config("marian_sep_en_mg")["decoder_vocab_size"].get<int64_t>());
+}
+
+TEST(ModelConfig, MissingFileSaysWhatIsExpected) {
+  try {
+    load_model_config("/nonexistent/config.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/config.json: cannot open"), std::string::npos);
+  }
+}
+
+TEST(ModelConfig, InvalidJsonGivesLineAndColumn) {
+  TempDir dir;
+  const std::string path = dir.write("config.json", "{\n  \"d_model\": 16,\n  \"vocab_size\": ,\n}");
+  try {
+    load_model_config(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":3:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("invalid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelConfig, MissingAndWrongFieldsNameTheField) {
+  nlohmann::json base = fixture_config("marian_opus_en_mg");
+  auto without = [&](const char* key) {
+    nlohmann::json c = base;
+    c.erase(key);
+    return c;
+  };
+  auto with = [&](const char* key, nlohmann::json value) {
+    nlohmann::json c = base;
+    c[key] = std::move(value);
+    return c;
+  };
+  EXPECT_NE(config_error(without("d_model")).find("field 'd_model' is missing"), std::string::npos);
+  EXPECT_NE(config_error(without("eos_token_id")).find("field 'eos_token_id' is missing"), std::string::npos);
+  EXPECT_NE(config_error(with("d_model", "sixteen")).find("field 'd_model' must be an integer"), std::string::npos);
+  EXPECT_NE(config_error(with("d_model", -16)).find("field 'd_model' must be positive"), std::string::npos);
+  EXPECT_NE(config_error(with("encoder_attention_heads", 3)).find("must divide d_model"), std::string::npos);
+  EXPECT_NE(config_error(with("scale_embedding", "yes")).find("field 'scale_embedding' must be true or false"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("pad_token_id", 10000000)).find("field 'pad_token_id' is 10000000, outside"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("bad_words_ids", nlohmann::json::array({1, 2}))).find("field 'bad_words_ids'"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("decoder_vocab_size", 7)).find("field 'decoder_vocab_size'"), std::string::npos);
+  EXPECT_NE(config_error(nlohmann::json::array()).find("expected a JSON object"), std::string::npos);
+}
+
+TEST(ModelConfig, PegasusStartsFromPadWhenStartIdIsAbsent) {
+  nlohmann::json c = fixture_config("marian_opus_en_mg");
+  c["model_type"] = "pegasus";
+  c.erase("decoder_start_token_id");
+  TempDir dir;
+  const ModelConfig parsed = load_model_config(dir.write("config.json", c.dump()));
+  EXPECT_EQ(parsed.decoder_start_token_id, parsed.pad_token_id);
+}
+
+TEST(GenerationConfig, ReadsFixtureAndToleratesAbsence) {
+  const nlohmann::json raw =
+      read_json_file(ordo::testing::fixture_dir("marian_tcbig_en_pt") + "/generation_config.json");
+  const GenerationConfig g =
+      load_generation_config(ordo::testing::fixture_dir("marian_tcbig_en_pt") + "/generation_config.json");
+  if (raw.contains("num_beams")) EXPECT_EQ(g.num_beams, raw["num_beams"].get<int64_t>());
+  if (raw.contains("renormalize_logits")) EXPECT_EQ(g.renormalize_logits, raw["renormalize_logits"].get<bool>());
+  if (raw.contains("bad_words_ids")) EXPECT_TRUE(g.bad_words_ids.has_value());
+  const GenerationConfig none = load_generation_config("/nonexistent/generation_config.json");
+  EXPECT_FALSE(none.num_beams.has_value());
+  EXPECT_FALSE(none.max_length.has_value());
+}
+
+TEST(GenerationConfig, RejectsBadValues) {
+  TempDir dir;
+  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"num_beams": 0})", "num_beams"},
+           {R"({"length_penalty": "long"})", "length_penalty"},
+           {R"({"max_length": -1})", "max_length"},
+           {R"({"early_stopping": "sometimes"})", "early_stopping"},
+           {R"({"bad_words_ids": [[1, -2]]})", "bad_words_ids"}}) {
+    const std::string path = dir.write("generation_config.json", text);
+    try {
+      load_generation_config(path);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": field '" + field + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ordo::io

@@ -1,0 +1,146 @@
+// The safetensors reader/writer against the fixture checkpoints and every malformed case.
+#include <cmath>
+#include <functional>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "io/safetensors.h"
+#include "ordo/error.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace ordo::io {
+namespace {
+
+using ordo::testing::TempDir;
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// A raw file: 8-byte length + header text + data bytes.
+std::string raw_file(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) out[i] = static_cast<char>(n & 0xff);
+  return out + header + data;
+}
+
+TEST(Safetensors, ReadsFixtureAsGoldenDescribes) {
+  const auto golden = ordo::testing::load_golden("marian_opus_en_mg");
+  const auto& expected = golden["checks"]["safetensors"]["tensors"];
+  SafetensorsFile file(ordo::testing::fixture_dir("marian_opus_en_mg") + "/model.safetensors");
+  ASSERT_EQ(file.names().size(), expected.size());
+  for (const auto& [name, info] : expected.items()) {
+    const TensorView& view = file.get(name);
+    EXPECT_EQ(dtype_name(view.dtype), info["dtype"].get<std::string>()) << name;
+    EXPECT_EQ(view.shape, info["shape"].get<std::vector<int64_t>>()) << name;
+  }
+  EXPECT_EQ(file.metadata().at("format"), "pt");
+}
+
+TEST(Safetensors, RoundTripsAllFloatTypes) {
+  TempDir dir;
+  const std::vector<float> values = {0.0f, 1.0f, -2.5f, 0.333333f, 65504.0f, 1e-6f, -0.0f, 3.14159f};
+  std::vector<TensorData> tensors = {
+      {"b.f32", DType::F32, {2, 4}, float32_bytes(values)},
+      {"a.f16", DType::F16, {8}, float32_to_f16_bytes(values)},
+      {"c.bf16", DType::BF16, {4, 2}, float32_to_bf16_bytes(values)},
+  };
+  write_safetensors(dir.file("m.safetensors"), tensors, {{"format", "pt"}});
+  SafetensorsFile file(dir.file("m.safetensors"));
+  EXPECT_EQ(file.names(), (std::vector<std::string>{"a.f16", "b.f32", "c.bf16"}));
+  EXPECT_EQ(to_float32(file.get("b.f32", {2, 4})), values);
+  const std::vector<float> half = to_float32(file.get("a.f16"));
+  const std::vector<float> bf = to_float32(file.get("c.bf16"));
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_NEAR(half[i], values[i], std::abs(values[i]) * 1e-3 + 1e-7) << i;
+    EXPECT_NEAR(bf[i], values[i], std::abs(values[i]) * 8e-3 + 1e-8) << i;
+  }
+  // Exact known encodings: 1.0 = 0x3c00 in half, 0x3f80 in bfloat16.
+  const auto h = float32_to_f16_bytes({1.0f, -2.0f});
+  EXPECT_EQ(h[0] | (h[1] << 8), 0x3c00);
+  EXPECT_EQ(h[2] | (h[3] << 8), 0xc000);
+  const auto b = float32_to_bf16_bytes({1.0f});
+  EXPECT_EQ(b[0] | (b[1] << 8), 0x3f80);
+  EXPECT_EQ(file.metadata().at("format"), "pt");
+}
+
+TEST(Safetensors, HeaderIsAlignedAndDataFollows) {
+  TempDir dir;
+  write_safetensors(dir.file("m.safetensors"), {{"x", DType::F32, {1}, float32_bytes({2.0f})}});
+  std::ifstream in(dir.file("m.safetensors"), std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(content[i]);
+  EXPECT_EQ((8 + n) % 8, 0u);
+  EXPECT_EQ(content.size(), 8 + n + 4);
+}
+
+TEST(Safetensors, MissingFileNamesThePath) {
+  EXPECT_NE(message_of([] { SafetensorsFile f("/nonexistent/model.safetensors"); })
+                .find("/nonexistent/model.safetensors: cannot open"),
+            std::string::npos);
+}
+
+TEST(Safetensors, MalformedFilesGiveClearErrors) {
+  TempDir dir;
+  const std::string four_floats(16, '\0');
+  const struct {
+    const char* label;
+    std::string content;
+    const char* expected;
+  } cases[] = {
+      {"too short", "abc", "truncated safetensors file"},
+      {"header past end", raw_file("{}", "").substr(0, 8) + "{", "exceeds the file size"},
+      {"bad json", raw_file("{\"x\": {\"dtype\": ", ""), "invalid JSON"},
+      {"not object", raw_file("[1,2]", ""), "not a JSON object"},
+      {"unknown dtype", raw_file(R"({"x":{"dtype":"F8","shape":[4],"data_offsets":[0,16]}})", four_floats),
+       "unsupported dtype 'F8'"},
+      {"shape vs bytes", raw_file(R"({"x":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", four_floats),
+       "tensor 'x': shape [5] of F32 needs 20 bytes"},
+      {"truncated data", raw_file(R"({"x":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})", four_floats),
+       "truncated file"},
+      {"overlap", raw_file(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+                           R"("y":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                           four_floats),
+       "overlap"},
+      {"missing field", raw_file(R"({"x":{"dtype":"F32","shape":[4]}})", four_floats), "data_offsets"},
+      {"negative dim", raw_file(R"({"x":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", four_floats),
+       "non-negative"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir.write(std::string(c.label) + ".safetensors", c.content);
+    const std::string message = message_of([&] { SafetensorsFile f(path); });
+    EXPECT_NE(message.find(path), std::string::npos) << c.label << ": " << message;
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.label << ": " << message;
+  }
+}
+
+TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
+  TempDir dir;
+  write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
+  SafetensorsFile file(dir.file("m.safetensors"));
+  EXPECT_NE(message_of([&] { file.get("v"); }).find("tensor 'v' is missing"), std::string::npos);
+  EXPECT_NE(message_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"),
+            std::string::npos);
+}
+
+TEST(Safetensors, WriterRejectsInconsistentTensorAndKeepsOldFile) {
+  TempDir dir;
+  write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {1}, float32_bytes({7})}});
+  EXPECT_THROW(write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {3}, float32_bytes({1})}}), Error);
+  SafetensorsFile file(dir.file("m.safetensors"));
+  EXPECT_EQ(to_float32(file.get("w")), std::vector<float>{7});
+}
+
+}  // namespace
+}  // namespace ordo::io
