@@ -1,0 +1,142 @@
+#include "text/sentencepiece.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "ordo/error.h"
+#include "text/sentencepiece_shim.h"
+
+namespace ordo::text {
+namespace {
+
+constexpr const char* kShimName = "libordo_sentencepiece.so";
+
+struct Shim {
+  ordo_spm_load_fn load = nullptr;
+  ordo_spm_free_fn free = nullptr;
+  ordo_spm_encode_fn encode = nullptr;
+  ordo_spm_decode_fn decode = nullptr;
+  ordo_spm_train_fn train = nullptr;
+  ordo_spm_free_string_fn free_string = nullptr;
+};
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The folder of the binary (libordo.so or an executable) that contains this code.
+std::string own_dir() {
+  Dl_info info;
+  if (::dladdr(reinterpret_cast<void*>(&own_dir), &info) == 0 || !info.dli_fname) return "";
+  const std::string path = info.dli_fname;
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+Shim open_shim() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("ORDO_SENTENCEPIECE_SHIM"); env && *env) candidates.push_back(env);
+  const std::string dir = own_dir();
+  if (!dir.empty()) candidates.push_back(dir + "/" + kShimName);
+  candidates.push_back(ORDO_SHIM_BUILD_PATH);
+  candidates.push_back(ORDO_SHIM_INSTALL_PATH);
+
+  std::string tried;
+  for (const std::string& path : candidates) {
+    if (!exists(path)) {
+      tried += "\n  " + path + " (not found)";
+      continue;
+    }
+    // RTLD_DEEPBIND: the shim's SentencePiece binds to its own protobuf, not LibTorch's.
+    void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!library) {
+      tried += "\n  " + path + " (" + ::dlerror() + ")";
+      continue;
+    }
+    Shim shim;
+    shim.load = reinterpret_cast<ordo_spm_load_fn>(::dlsym(library, "ordo_spm_load"));
+    shim.free = reinterpret_cast<ordo_spm_free_fn>(::dlsym(library, "ordo_spm_free"));
+    shim.encode = reinterpret_cast<ordo_spm_encode_fn>(::dlsym(library, "ordo_spm_encode"));
+    shim.decode = reinterpret_cast<ordo_spm_decode_fn>(::dlsym(library, "ordo_spm_decode"));
+    shim.train = reinterpret_cast<ordo_spm_train_fn>(::dlsym(library, "ordo_spm_train"));
+    shim.free_string = reinterpret_cast<ordo_spm_free_string_fn>(::dlsym(library, "ordo_spm_free_string"));
+    if (shim.load && shim.free && shim.encode && shim.decode && shim.train && shim.free_string) return shim;
+    tried += "\n  " + path + " (missing ordo_spm_* symbols: a stale build?)";
+  }
+  throw Error("cannot load the SentencePiece shim " + std::string(kShimName) + "; tried:" + tried +
+              "\nSet ORDO_SENTENCEPIECE_SHIM to its path.");
+}
+
+const Shim& shim() {
+  static std::once_flag once;
+  static Shim instance;
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      instance = open_shim();
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty()) throw Error(failure);
+  return instance;
+}
+
+std::string take_error(char* error) {
+  std::string message = error ? error : "unknown error";
+  if (error) shim().free_string(error);
+  return message;
+}
+
+}  // namespace
+
+SentencePiece::SentencePiece(const std::string& path) : path_(path) {
+  if (!exists(path)) throw Error(path + ": file not found (a SentencePiece model is needed)");
+  char* error = nullptr;
+  handle_ = shim().load(path.c_str(), &error);
+  if (!handle_) throw Error(path + ": cannot load SentencePiece model (" + take_error(error) + ")");
+}
+
+SentencePiece::~SentencePiece() {
+  if (handle_) shim().free(handle_);
+}
+
+std::vector<std::string> SentencePiece::encode(const std::string& text) const {
+  char* error = nullptr;
+  size_t size = 0;
+  char* joined = shim().encode(handle_, text.data(), text.size(), &size, &error);
+  if (!joined) throw Error(path_ + ": SentencePiece encoding failed (" + take_error(error) + ")");
+  std::vector<std::string> pieces;
+  for (size_t start = 0; start < size;) {
+    pieces.emplace_back(joined + start);
+    start += pieces.back().size() + 1;
+  }
+  shim().free_string(joined);
+  return pieces;
+}
+
+std::string SentencePiece::decode(const std::vector<std::string>& pieces) const {
+  std::string joined;
+  for (const std::string& piece : pieces) {
+    joined += piece;
+    joined.push_back('\0');
+  }
+  char* error = nullptr;
+  char* text = shim().decode(handle_, joined.data(), pieces.size(), &error);
+  if (!text) throw Error(path_ + ": SentencePiece decoding failed (" + take_error(error) + ")");
+  std::string out = text;
+  shim().free_string(text);
+  return out;
+}
+
+void SentencePiece::train(const std::string& args) {
+  char* error = nullptr;
+  if (shim().train(args.c_str(), &error) != 0)
+    throw Error("SentencePiece training failed: " + take_error(error));
+}
+
+}  // namespace ordo::text

@@ -1,0 +1,29 @@
+// A SentencePiece model, used through the dlopen'ed shim (see sentencepiece_shim.h for why).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ordo::text {
+
+class SentencePiece {
+ public:
+  // Throws ordo::Error "<path>: cannot load SentencePiece model (...)".
+  explicit SentencePiece(const std::string& path);
+  ~SentencePiece();
+  SentencePiece(const SentencePiece&) = delete;
+  SentencePiece& operator=(const SentencePiece&) = delete;
+
+  std::vector<std::string> encode(const std::string& text) const;   // pieces
+  std::string decode(const std::vector<std::string>& pieces) const;  // detokenized text
+  const std::string& path() const { return path_; }
+
+  // Trains a model (SentencePieceTrainer::Train with "--input=... --model_prefix=..." args).
+  static void train(const std::string& args);
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+};
+
+}  // namespace ordo::text

@@ -1,0 +1,25 @@
+// The C interface of libordo_sentencepiece.so, the only library that links SentencePiece.
+//
+// Why a separate library: Debian's libsentencepiece.so embeds protobuf-lite 3.14 and exports
+// its symbols, while LibTorch loads libprotobuf 3.21. Linked into one process the two
+// collide at start-up. libordo loads this shim with dlopen(RTLD_LOCAL | RTLD_DEEPBIND), so
+// SentencePiece resolves protobuf inside its own symbol scope. Only C types cross the line.
+#pragma once
+
+#include <stddef.h>
+
+extern "C" {
+
+// Every function reports failure by returning NULL / non-zero and setting *error to a
+// malloc'ed message (free it with ordo_spm_free_string).
+typedef void* (*ordo_spm_load_fn)(const char* path, char** error);
+typedef void (*ordo_spm_free_fn)(void* processor);
+// Pieces of `text`, each terminated by '\0', concatenated in one malloc'ed buffer of *size bytes.
+typedef char* (*ordo_spm_encode_fn)(void* processor, const char* text, size_t length, size_t* size, char** error);
+// `pieces`: `count` '\0'-terminated pieces concatenated; returns the malloc'ed detokenized text.
+typedef char* (*ordo_spm_decode_fn)(void* processor, const char* pieces, size_t count, char** error);
+// SentencePieceTrainer::Train with a command-line style argument string.
+typedef int (*ordo_spm_train_fn)(const char* args, char** error);
+typedef void (*ordo_spm_free_string_fn)(char* text);
+
+}  // extern "C"

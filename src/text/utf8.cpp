@@ -1,0 +1,46 @@
+// UTF-8 validation (RFC 3629): SentencePiece silently replaces invalid bytes, which would
+// turn bad input into plausible-looking garbage, so ordo rejects it up front.
+#include <cstdint>
+
+#include "ordo/error.h"
+#include "text/tokenizer.h"
+
+namespace ordo::text {
+
+void check_utf8(const std::string& text, const std::string& where) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  auto fail = [&](const char* why) {
+    throw Error(where + ": invalid UTF-8 at byte " + std::to_string(i + 1) + " (" + why + ")");
+  };
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int length;
+    uint32_t min, code;
+    if ((c & 0xe0) == 0xc0) {
+      length = 2, min = 0x80, code = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      length = 3, min = 0x800, code = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      length = 4, min = 0x10000, code = c & 0x07;
+    } else {
+      fail((c & 0xc0) == 0x80 ? "unexpected continuation byte" : "invalid lead byte");
+    }
+    if (i + length > n) fail("truncated sequence");
+    for (int k = 1; k < length; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) fail("missing continuation byte");
+      code = (code << 6) | (s[i + k] & 0x3f);
+    }
+    if (code < min) fail("overlong encoding");
+    if (code >= 0xd800 && code <= 0xdfff) fail("UTF-16 surrogate");
+    if (code > 0x10ffff) fail("code point beyond U+10FFFF");
+    i += length;
+  }
+}
+
+}  // namespace ordo::text

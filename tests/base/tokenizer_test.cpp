@@ -1,0 +1,168 @@
+// Marian tokenization against Hugging Face's MarianTokenizer (golden ids, pieces and decoded
+// texts of the fixtures, which use the real opus-mt tokenizer files) and malformed inputs.
+#include <functional>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "ordo/error.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+#include "text/sentencepiece.h"
+#include "text/tokenizer.h"
+#include "text/vocab.h"
+
+namespace ordo::text {
+namespace {
+
+using nlohmann::json;
+using ordo::testing::TempDir;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+bool separate_vocabs(const std::string& fixture) { return fixture == "marian_sep_en_mg"; }
+
+class MarianTokenizerGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MarianTokenizerGolden, EncodesLikeHuggingFace) {
+  const json golden = ordo::testing::load_golden(GetParam());
+  const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir(GetParam()), separate_vocabs(GetParam()));
+  const json& sentences = golden["sentences"];
+  ASSERT_EQ(sentences.size(), golden["tokenization"].size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const std::string text = sentences[i].get<std::string>();
+    const json& expected = golden["tokenization"][i];
+    EXPECT_EQ(tokenizer->encode(text), expected["input_ids"].get<std::vector<int64_t>>()) << "sentence " << i;
+    EXPECT_EQ(tokenizer->tokenize(text), expected["pieces"].get<std::vector<std::string>>()) << "sentence " << i;
+  }
+}
+
+TEST_P(MarianTokenizerGolden, DecodesGeneratedIdsLikeHuggingFace) {
+  const json golden = ordo::testing::load_golden(GetParam());
+  const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir(GetParam()), separate_vocabs(GetParam()));
+  int checked = 0;
+  for (const auto& [name, gcase] : golden["generation"].items()) {
+    if (!gcase.contains("per_sentence")) continue;
+    for (const json& sentence : gcase["per_sentence"]) {
+      for (size_t k = 0; k < sentence["sequences"].size(); ++k) {
+        const auto ids = sentence["sequences"][k].get<std::vector<int64_t>>();
+        EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>()) << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MarianTokenizerGolden, ::testing::ValuesIn(ordo::testing::marian_fixtures()));
+
+std::unique_ptr<Tokenizer> tc_big() {
+  return load_marian_tokenizer(ordo::testing::fixture_dir("marian_tcbig_en_pt"), false);
+}
+
+TEST(MarianTokenizer, KeepsLeadingLanguageCodeAsOneToken) {
+  const auto tokenizer = tc_big();
+  const auto pieces = tokenizer->tokenize(">>por<< Hello world.");
+  ASSERT_FALSE(pieces.empty());
+  EXPECT_EQ(pieces[0], ">>por<<");
+  const auto plain = tokenizer->tokenize("Hello world.");
+  EXPECT_EQ(std::vector<std::string>(pieces.begin() + 1, pieces.end()), plain);
+  // A code in the middle is removed from the text but not kept (HF: re.sub vs re.match).
+  EXPECT_EQ(tokenizer->tokenize("Hello >>por<< world."), tokenizer->tokenize("Hello  world."));
+}
+
+TEST(MarianTokenizer, UnknownPiecesMapToUnkAndEosIsAppended) {
+  const json golden = ordo::testing::load_golden("marian_opus_en_mg");
+  const int64_t unk = golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>();
+  const int64_t eos = golden["special_ids"]["tokenizer_eos_token_id"].get<int64_t>();
+  const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir("marian_opus_en_mg"), false);
+  const auto ids = tokenizer->encode(">>xx_unknown<< hi");
+  EXPECT_EQ(ids.front(), unk);
+  EXPECT_EQ(ids.back(), eos);
+  EXPECT_EQ(tokenizer->encode(""), std::vector<int64_t>{eos});
+}
+
+TEST(MarianTokenizer, SpecialTokensInTextStayWhole) {
+  const auto tokenizer = tc_big();
+  const auto pieces = tokenizer->tokenize("Hello </s> world");
+  EXPECT_NE(std::find(pieces.begin(), pieces.end(), "</s>"), pieces.end());
+}
+
+TEST(MarianTokenizer, MissingAndMalformedFilesAreNamed) {
+  TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir.path());
+  std::remove(dir.file("source.spm").c_str());
+  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir.path(), false); }).find(dir.file("source.spm")),
+            std::string::npos);
+
+  TempDir dir2;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir2.path());
+  dir2.write("source.spm", "this is not a sentencepiece model");
+  const std::string not_spm = error_of([&] { load_marian_tokenizer(dir2.path(), false); });
+  EXPECT_NE(not_spm.find(dir2.file("source.spm")), std::string::npos) << not_spm;
+  EXPECT_NE(not_spm.find("SentencePiece"), std::string::npos) << not_spm;
+
+  TempDir dir3;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir3.path());
+  dir3.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": \"one\"}");
+  const std::string bad_vocab = error_of([&] { load_marian_tokenizer(dir3.path(), false); });
+  EXPECT_NE(bad_vocab.find(dir3.file("vocab.json") + ": piece '<unk>'"), std::string::npos) << bad_vocab;
+
+  dir3.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": 1,,}");
+  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir3.path(), false); }).find(dir3.file("vocab.json") + ":2:"),
+            std::string::npos);
+
+  TempDir dir4;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_sep_en_mg"), dir4.path());
+  std::remove(dir4.file("target_vocab.json").c_str());
+  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir4.path(), true); }).find("target_vocab.json"), std::string::npos);
+}
+
+TEST(Vocab, RejectsDuplicateIds) {
+  TempDir dir;
+  const std::string path = dir.write("vocab.json", R"({"a": 0, "b": 0})");
+  EXPECT_NE(error_of([&] { Vocab::load(path); }).find("id 0 is given to both"), std::string::npos);
+}
+
+TEST(Utf8, AcceptsValidText) {
+  EXPECT_NO_THROW(check_utf8("plain ascii", "x"));
+  EXPECT_NO_THROW(check_utf8("Jürgen's Straße — 東京 🙂", "x"));
+  EXPECT_NO_THROW(check_utf8("", "x"));
+}
+
+TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"abc\xff", "invalid lead byte"},
+      {"\x80" "abc", "unexpected continuation byte"},
+      {"ab\xc3", "truncated sequence"},
+      {"\xe6\x9d", "truncated sequence"},
+      {"\xc0\xaf", "overlong encoding"},
+      {"\xe0\x80\xaf", "overlong encoding"},
+      {"\xed\xa0\x80", "UTF-16 surrogate"},
+      {"\xf4\x90\x80\x80", "beyond U+10FFFF"},
+      {"\xc3(", "missing continuation byte"},
+  };
+  for (const auto& [text, why] : cases) {
+    const std::string message = error_of([&] { check_utf8(text, "stdin line 7"); });
+    EXPECT_NE(message.find("stdin line 7: invalid UTF-8 at byte"), std::string::npos) << message;
+    EXPECT_NE(message.find(why), std::string::npos) << message;
+  }
+  const auto tokenizer = tc_big();
+  EXPECT_THROW(tokenizer->encode("bad \xff byte"), Error);
+}
+
+TEST(SentencePiece, RoundTripsRealOpusMtModel) {
+  const SentencePiece spm(ordo::testing::fixture_dir("marian_tcbig_en_pt") + "/source.spm");
+  const std::string text = "Where is the train station?";
+  EXPECT_EQ(spm.decode(spm.encode(text)), text);
+}
+
+}  // namespace
+}  // namespace ordo::text
