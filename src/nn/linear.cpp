@@ -31,9 +31,11 @@ at::Tensor Linear::forward(const at::Tensor& x) const {
   const int64_t rows = input.numel() / in;
   auto out_sizes = input.sizes().vec();
   out_sizes.back() = out;
-  // C starts as the broadcast bias and the GEMM accumulates into it (beta = 1): one pass.
-  at::Tensor output = bias.defined() ? bias.expand({rows, out}).contiguous()
-                                     : at::empty({rows, out}, input.options());
+  // C starts as a copy of the broadcast bias and the GEMM accumulates into it (beta = 1): one
+  // pass. (Not expand().contiguous(): for one row that is the bias itself, and the GEMM would
+  // add into the weights.)
+  at::Tensor output = at::empty({rows, out}, input.options());
+  if (bias.defined()) output.copy_(bias.expand({rows, out}));
   const float beta = bias.defined() ? 1.0f : 0.0f;
   const dnnl_status_t status =
       dnnl_sgemm('N', 'T', rows, out, in, 1.0f, input.data_ptr<float>(), in,

@@ -131,7 +131,9 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
         }
       }
       if (filled < beams) throw Error("beam search: fewer live candidates than beams (vocabulary too small?)");
-      if (finished[item].is_done(top_score[i * 2 * beams], cur_len)) continue;  // sentence complete
+      // HF (BeamSearchScorer.process) judges the best attainable score at the length the new
+      // scores belong to: cur_len + 1.
+      if (finished[item].is_done(top_score[i * 2 * beams], cur_len + 1)) continue;  // sentence complete
       next_items.push_back(item);
       next_rows.insert(next_rows.end(), rows.begin(), rows.end());
       next_tokens.insert(next_tokens.end(), tokens.begin(), tokens.end());

@@ -1,0 +1,37 @@
+// The `ordo` command line: subcommands over the public library API (include/ordo/).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/translate_command.h"
+#include "ordo/ordo.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ordo: translation and summarization with encoder-decoder transformers\n"
+               "(Marian/opus-mt, Pegasus, M2M100/NLLB) loaded from Hugging Face model folders.\n\n"
+               "  echo \"The cat sat on the mat.\" | ordo translate\n"
+               "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n",
+               "ordo"};
+  app.set_version_flag("--version", std::string("ordo ") + ordo::version());
+  app.require_subcommand(1);
+  app.failure_message(CLI::FailureMessage::help);
+
+  ordo::cli::TranslateArgs translate_args;
+  CLI::App* translate = ordo::cli::add_translate_command(app, translate_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*translate) return ordo::cli::run_translate(translate_args);
+  } catch (const ordo::Error& e) {
+    std::cerr << "ordo: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "ordo: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,10 @@
+// The public text helpers forward to the internal text layer.
+#include "ordo/text.h"
+
+#include "text/tokenizer.h"
+
+namespace ordo {
+
+void check_utf8(const std::string& text, const std::string& where) { text::check_utf8(text, where); }
+
+}  // namespace ordo

@@ -1,0 +1,41 @@
+# Shared by tools/bootstrap.sh and tools/test.sh: installs the Debian packages ordo needs
+# when any is missing (nothing else is downloaded), and configures + builds.
+#
+#   ORDO_BUILD_DIR   build folder (default: build)
+#   ORDO_JOBS        parallel compile jobs (default: nproc)
+
+ORDO_PACKAGES=(
+  build-essential cmake pkg-config
+  libtorch-dev          # LibTorch 1.13 (tensors, autograd for the trainer)
+  libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
+  libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
+  nlohmann-json3-dev libcli11-dev
+  libgtest-dev googletest
+)
+
+ordo_missing_packages() {
+  local missing=()
+  for p in "${ORDO_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  echo "${missing[@]}"
+}
+
+ordo_install_dependencies() {
+  local missing
+  missing=$(ordo_missing_packages)
+  if [ -z "$missing" ]; then return 0; fi
+  echo "ordo: installing Debian packages: $missing" >&2
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+ordo_build() {
+  local root="$1"; shift
+  local build="${ORDO_BUILD_DIR:-$root/build}"
+  local jobs="${ORDO_JOBS:-$(nproc)}"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >&2
+  cmake --build "$build" -j "$jobs" >&2
+}
