@@ -101,7 +101,8 @@ int run_translate(const TranslateArgs& args) {
       positions.push_back(i);
     }
     const std::vector<TranslationResult> results = translator.translate(sentences, args.decode);
-    std::vector<TranslationResult> by_line(valid);
+    // An empty line is not run through the model: it gets one empty hypothesis with score 0.
+    std::vector<TranslationResult> by_line(valid, TranslationResult{{Hypothesis{}}});
     for (size_t k = 0; k < positions.size(); ++k) by_line[positions[k]] = results[k];
     for (size_t i = 0; i < valid; ++i) writer.write(first_line + i, by_line[i]);
     writer.flush();

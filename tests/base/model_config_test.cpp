@@ -139,3 +139,24 @@ TEST(GenerationConfig, RejectsBadValues) {
 
 }  // namespace
 }  // namespace ordo::io
+
+namespace ordo::io {
+namespace {
+
+// The config.json / generation_config.json of real opus-mt models (tests/data/tokenizers/).
+TEST(ModelConfig, ReadsRealOpusMtConfigs) {
+  const std::string dir = ordo::testing::data_dir() + "/tokenizers/";
+  const ModelConfig big = load_model_config(dir + "opus-mt-tc-big-en-pt/config.json");
+  EXPECT_EQ(big.model_type, "marian");
+  EXPECT_EQ(big.d_model, 1024);
+  EXPECT_EQ(big.activation_function, "relu");
+  EXPECT_EQ(big.vocab_size, 54776);
+  const GenerationConfig g = load_generation_config(dir + "opus-mt-tc-big-en-pt/generation_config.json");
+  EXPECT_EQ(g.num_beams, 4);
+  const ModelConfig mg = load_model_config(dir + "opus-mt-en-mg/config.json");
+  EXPECT_EQ(mg.activation_function, "swish");
+  EXPECT_EQ(mg.decoder_start_token_id, mg.pad_token_id);
+}
+
+}  // namespace
+}  // namespace ordo::io

@@ -1,0 +1,133 @@
+// The `ordo` binary, run as a user runs it: stdin/stdout, files, formats, and bad input.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using ordo::testing::TempDir;
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `ordo <args>` with `input` on stdin.
+CliRun ordo(const std::string& args, const std::string& input = "") {
+  TempDir dir;
+  const std::string in = dir.write("stdin", input);
+  const std::string command = std::string(ORDO_BINARY_DIR) + "/ordo " + args + " < '" + in + "' > '" +
+                              dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream s(text);
+  for (std::string line; std::getline(s, line);) lines.push_back(line);
+  return lines;
+}
+
+const std::string kFixture = "marian_opus_en_mg";
+std::string model_arg() { return "-m '" + ordo::testing::fixture_dir(kFixture) + "'"; }
+
+// The golden sentences without embedded newlines, and HF's greedy texts for them.
+std::pair<std::vector<std::string>, std::vector<std::string>> golden_lines() {
+  const json golden = ordo::testing::load_golden(kFixture);
+  std::vector<std::string> sources, texts;
+  for (size_t i = 0; i < golden["sentences"].size(); ++i) {
+    const std::string s = golden["sentences"][i];
+    if (s.find('\n') != std::string::npos) continue;
+    sources.push_back(s);
+    texts.push_back(s.empty() ? "" : golden["generation"]["greedy"]["per_sentence"][i]["texts"][0].get<std::string>());
+  }
+  return {sources, texts};
+}
+
+TEST(Cli, TranslatesStdinLikeHuggingFaceAndKeepsEmptyLines) {
+  const auto [sources, expected] = golden_lines();
+  std::string input;
+  for (const std::string& s : sources) input += s + "\n";
+  const CliRun run = ordo("translate " + model_arg() + " --max-length 20 --beam-size 1", input);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out), expected);
+}
+
+TEST(Cli, FilesJsonAndNBest) {
+  TempDir dir;
+  const std::string input = dir.write("in.txt", "Where is the train station?\n\nMy neighbour planted three apple trees.\n");
+  CliRun run = ordo("translate " + model_arg() + " -i '" + dir.file("in.txt") + "' -o '" + dir.file("out.jsonl") +
+                 "' --json --beam-size 4 --n-best 3 --max-length 10");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  const auto lines = lines_of(read_file(dir.file("out.jsonl")));
+  ASSERT_EQ(lines.size(), 3u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const json j = json::parse(lines[i]);
+    EXPECT_TRUE(j.contains("text") && j.contains("tokens") && j.contains("score") && j.contains("n_best"));
+    EXPECT_EQ(j["n_best"].size(), i == 1 ? 1u : 3u);
+    if (i != 1) {
+      EXPECT_EQ(j["text"], j["n_best"][0]["text"]);
+      EXPECT_GE(j["n_best"][0]["score"].get<double>(), j["n_best"][1]["score"].get<double>());
+    }
+  }
+  EXPECT_EQ(json::parse(lines[1])["text"], "");
+
+  run = ordo("translate " + model_arg() + " -i '" + dir.file("in.txt") + "' --beam-size 4 --n-best 2 --max-length 10");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto nbest = lines_of(run.out);
+  ASSERT_EQ(nbest.size(), 4u + 1u);  // 2 + 2 hypotheses, and the empty line's one
+  EXPECT_EQ(nbest[0].rfind("0 ||| ", 0), 0u);
+  EXPECT_EQ(nbest[2].rfind("1 ||| ", 0), 0u);
+  EXPECT_EQ(nbest[3].rfind("2 ||| ", 0), 0u);
+}
+
+TEST(Cli, InvalidUtf8NamesTheLineAndKeepsEarlierOutput) {
+  const CliRun run = ordo("translate " + model_arg() + " --max-length 5 --batch-size 1", "Hello.\nbad \xff byte\nmore\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("stdin line 2: invalid UTF-8"), std::string::npos) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 1u);
+}
+
+TEST(Cli, BadModelFolderIsAClearErrorAndLeavesOutputUntouched) {
+  TempDir dir;
+  const std::string out = dir.write("out.txt", "precious\n");
+  const CliRun run = ordo("translate -m /nonexistent/model -o '" + out + "'", "Hello\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("/nonexistent/model/config.json"), std::string::npos) << run.err;
+  EXPECT_EQ(read_file(out), "precious\n");
+}
+
+TEST(Cli, OptionErrorsAndHelp) {
+  CliRun run = ordo("translate " + model_arg() + " --beam-size 2 --n-best 3", "Hello\n");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("n-best"), std::string::npos) << run.err;
+  run = ordo("translate --beam-size 0");
+  EXPECT_NE(run.exit_code, 0);
+  run = ordo("translate -m x -i /nonexistent/input.txt");
+  EXPECT_NE(run.exit_code, 0);
+  run = ordo("translate --help");
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* flag : {"--model", "--input", "--output", "--beam-size", "--n-best", "--max-length",
+                           "--min-length", "--batch-size", "--threads", "--json"})
+    EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace
