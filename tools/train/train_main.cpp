@@ -1,0 +1,340 @@
+// ordo-train: trains a Marian-architecture translation (or summarization) model from scratch
+// on parallel text, with the engine's own layers, and exports Hugging Face folders.
+//
+// Resumable: the whole training state (weights, Adam moments, position in the data) is saved
+// to <work>/resume.safetensors every few minutes, on SIGINT/SIGTERM, and at the end; the same
+// command continues from it. The model with the best validation BLEU is kept in <work>/best.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <ATen/Parallel.h>
+
+#include "io/safetensors.h"
+#include "metrics/bleu.h"
+#include "metrics/rouge.h"
+#include "models/family.h"
+#include "ordo/ordo.h"
+#include "text/sentencepiece.h"
+#include "train/adam.h"
+#include "train/corpus.h"
+#include "train/marian_export.h"
+#include "train/training_forward.h"
+
+namespace {
+
+using namespace ordo;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+struct Args {
+  std::string train_source, train_target, valid_source, valid_target;
+  std::string work = "runs/model";
+  std::string source_lang = "en", target_lang = "de";
+  int64_t spm_vocab = 8000;
+  train::MarianShape shape;
+  int64_t batch_tokens = 3000, warmup = 1000, max_epochs = 30, valid_every = 500, max_len = 128;
+  double lr = 7e-4, dropout = 0.1, label_smoothing = 0.1, clip = 1.0;
+  double max_minutes = 0, save_minutes = 10;
+  int64_t valid_lines = 0, valid_max_new_tokens = 96;
+  std::string metric = "bleu";
+  int threads = 0;
+  uint64_t seed = 1;
+};
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::vector<std::string> read_lines(const std::string& path, int64_t limit) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line) && (limit <= 0 || static_cast<int64_t>(lines.size()) < limit);)
+    lines.push_back(line);
+  return lines;
+}
+
+std::string hms(double seconds) {
+  char buf[32];
+  const long s = static_cast<long>(seconds);
+  std::snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+// The training state that a resume restores, besides the tensors.
+struct Progress {
+  int64_t step = 0, epoch = 0, batch = 0;
+  double best = -1, elapsed = 0;
+  int64_t tokens = 0;
+};
+
+void save_resume(const std::string& path, train::Adam& adam, const Progress& p) {
+  std::vector<io::TensorData> tensors;
+  auto add = [&](const std::string& name, const at::Tensor& t, io::DType dtype) {
+    const at::Tensor c = t.detach().contiguous();
+    std::vector<float> v(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    tensors.push_back({name, dtype, c.sizes().vec(),
+                       dtype == io::DType::BF16 ? io::float32_to_bf16_bytes(v) : io::float32_bytes(v)});
+  };
+  for (train::AdamParam& a : adam.params()) {
+    add("param/" + a.name, a.param, io::DType::F32);
+    // Adam's moments need range more than precision: bfloat16 halves the checkpoint.
+    add("adam_m/" + a.name, a.m, io::DType::BF16);
+    add("adam_v/" + a.name, a.v, io::DType::BF16);
+  }
+  io::write_safetensors(path, tensors,
+                        {{"step", std::to_string(p.step)}, {"epoch", std::to_string(p.epoch)},
+                         {"batch", std::to_string(p.batch)}, {"best", std::to_string(p.best)},
+                         {"elapsed", std::to_string(p.elapsed)}, {"tokens", std::to_string(p.tokens)}});
+}
+
+Progress load_resume(const std::string& path, train::Adam& adam) {
+  io::SafetensorsFile file(path);
+  at::NoGradGuard no_grad;
+  for (train::AdamParam& a : adam.params()) {
+    const std::vector<int64_t> shape = a.param.sizes().vec();
+    auto load = [&](const std::string& name, at::Tensor& target) {
+      const std::vector<float> v = io::to_float32(file.get(name, shape));
+      target.copy_(at::from_blob(const_cast<float*>(v.data()), shape, at::kFloat));
+    };
+    load("param/" + a.name, a.param);
+    load("adam_m/" + a.name, a.m);
+    load("adam_v/" + a.name, a.v);
+  }
+  const auto& m = file.metadata();
+  Progress p;
+  p.step = std::stoll(m.at("step"));
+  p.epoch = std::stoll(m.at("epoch"));
+  p.batch = std::stoll(m.at("batch"));
+  p.best = std::stod(m.at("best"));
+  p.elapsed = std::stod(m.at("elapsed"));
+  p.tokens = std::stoll(m.at("tokens"));
+  return p;
+}
+
+int run(const Args& a) {
+  if (a.threads > 0) at::set_num_threads(a.threads);
+  ::mkdir(a.work.c_str(), 0755);
+  const std::string current = a.work + "/current", best = a.work + "/best";
+  ::mkdir(current.c_str(), 0755);
+  ::mkdir(best.c_str(), 0755);
+
+  // 1. Joint SentencePiece model (trained once, on both sides of the training data).
+  const std::string spm_prefix = a.work + "/spm";
+  if (!exists(spm_prefix + ".model")) {
+    const std::string joined = a.work + "/spm_input.txt";
+    {
+      std::ofstream out(joined);
+      for (const std::string& f : {a.train_source, a.train_target}) out << std::ifstream(f).rdbuf();
+    }
+    std::cerr << "training SentencePiece (" << a.spm_vocab << " pieces) on " << joined << "\n";
+    text::SentencePiece::train("--input=" + joined + " --model_prefix=" + spm_prefix +
+                               " --vocab_size=" + std::to_string(a.spm_vocab) +
+                               " --model_type=unigram --character_coverage=1.0 --eos_id=0 --unk_id=1"
+                               " --bos_id=-1 --pad_id=-1 --input_sentence_size=200000"
+                               " --shuffle_input_sentence=true --minloglevel=2");
+    std::remove(joined.c_str());
+  }
+  int64_t vocab_size = 0;
+  for (const std::string& dir : {current, best})
+    vocab_size = train::write_tokenizer_files(dir, spm_prefix + ".model", spm_prefix + ".vocab", a.source_lang,
+                                              a.target_lang);
+  const auto tokenizer = text::load_marian_tokenizer(current, false);
+
+  // 2. Data.
+  int64_t skipped = 0;
+  const std::vector<train::Example> examples =
+      train::load_parallel(a.train_source, a.train_target, *tokenizer, a.max_len, &skipped);
+  train::MarianVocab vocab;
+  vocab.pad = vocab_size - 1;
+  vocab.size = vocab_size;
+  const train::Batcher batcher(examples, a.batch_tokens, vocab);
+  const auto valid_sources = read_lines(a.valid_source, a.valid_lines);
+  const auto valid_refs = read_lines(a.valid_target, a.valid_lines);
+  int64_t valid_skipped = 0;
+  const std::vector<train::Example> valid_examples =
+      train::load_parallel(a.valid_source, a.valid_target, *tokenizer, 1024, &valid_skipped);
+  const train::Batcher valid_batcher(valid_examples, a.batch_tokens, vocab);
+  std::cerr << examples.size() << " training pairs (" << skipped << " longer than " << a.max_len
+            << " tokens skipped), " << valid_sources.size() << " validation\n";
+
+  // 3. Model and optimizer.
+  models::Seq2SeqModel model(train::marian_config(a.shape, vocab_size), models::marian_family());
+  train::initialise(model, a.seed);
+  train::Adam adam(a.lr, a.warmup);
+  int64_t parameters = 0;
+  model.visit([&](const std::string& name, at::Tensor& p) {
+    if (name == "final_logits_bias") return;  // a buffer in Marian, never trained
+    p.requires_grad_(true);
+    adam.add(name, p);
+    parameters += p.numel();
+  });
+  const std::string resume = a.work + "/resume.safetensors";
+  Progress progress;
+  if (exists(resume)) {
+    progress = load_resume(resume, adam);
+    std::cerr << "resumed from " << resume << " at step " << progress.step << " (epoch " << progress.epoch + 1
+              << ", batch " << progress.batch << "), best validation " << a.metric << " " << progress.best << "\n";
+  }
+  std::cerr << "model: d_model " << a.shape.d_model << ", " << a.shape.layers << "+" << a.shape.layers
+            << " layers, " << parameters / 1e6 << "M parameters, vocabulary " << vocab_size << "\n";
+
+  const train::TrainingOptions options{a.dropout, a.label_smoothing};
+  std::ofstream log(a.work + "/log.tsv", std::ios::app);
+
+  auto validate = [&]() {
+    at::NoGradGuard no_grad;
+    double loss = 0;
+    int64_t tokens = 0;
+    for (const auto& members : valid_batcher.epoch_order(0, 0)) {
+      const train::Batch b = valid_batcher.make(members);
+      loss += train::batch_loss(model, b, options, false).item<double>();
+      tokens += b.target_tokens;
+    }
+    train::write_model_files(current, model, a.shape, io::DType::F32);
+    const Translator translator(current);
+    DecodeOptions decode;
+    decode.beam_size = 1;
+    decode.max_new_tokens = static_cast<int>(a.valid_max_new_tokens);
+    decode.batch_size = 64;
+    std::vector<std::string> hyps;
+    for (const TranslationResult& r : translator.translate(valid_sources, decode)) hyps.push_back(r.hypotheses[0].text);
+    double score;
+    if (a.metric == "rougeL") {
+      score = metrics::corpus_rouge(hyps, {valid_refs}).rougeL.fmeasure;
+    } else {
+      score = metrics::corpus_bleu(hyps, {valid_refs}).score;
+    }
+    const bool improved = score > progress.best;
+    if (improved) {
+      progress.best = score;
+      train::write_model_files(best, model, a.shape, io::DType::F16);
+    }
+    char line[256];
+    std::snprintf(line, sizeof(line), "valid step %ld | loss %.3f | ppl %.2f | greedy %s %.2f%s", progress.step,
+                  loss / tokens, std::exp(loss / tokens), a.metric.c_str(), score, improved ? " | best" : "");
+    std::cerr << line << "\n";
+    log << "valid\t" << progress.step << "\t" << progress.epoch << "\t" << loss / tokens << "\t" << score << "\n";
+    log.flush();
+  };
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const auto start = Clock::now();
+  auto last_save = start, last_log = start;
+  const double elapsed_before = progress.elapsed;
+  int64_t tokens_since_log = 0;
+  double loss_since_log = 0;
+  int64_t target_tokens_since_log = 0;
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count(); };
+  bool stop = false;
+
+  for (; progress.epoch < a.max_epochs && !stop; ++progress.epoch, progress.batch = 0) {
+    const auto order = batcher.epoch_order(a.seed, progress.epoch);
+    for (; progress.batch < static_cast<int64_t>(order.size()); ++progress.batch) {
+      const train::Batch b = batcher.make(order[progress.batch]);
+      const at::Tensor loss = train::batch_loss(model, b, options, true);
+      (loss / static_cast<double>(b.target_tokens)).backward();
+      adam.clip_gradients(a.clip);
+      adam.step(++progress.step);
+      loss_since_log += loss.item<double>();
+      target_tokens_since_log += b.target_tokens;
+      tokens_since_log += b.target_tokens + b.source_tokens;
+      progress.tokens += b.target_tokens + b.source_tokens;
+
+      const auto now = Clock::now();
+      const double since_log = std::chrono::duration<double>(now - last_log).count();
+      if (since_log >= 30) {
+        const double done = (progress.epoch + static_cast<double>(progress.batch + 1) / order.size()) / a.max_epochs;
+        const double rate = tokens_since_log / since_log;
+        char line[256];
+        std::snprintf(line, sizeof(line),
+                      "step %ld | epoch %ld %3.0f%% | loss %.3f | lr %.2e | %.0f tok/s | elapsed %s | ETA %s",
+                      progress.step, progress.epoch + 1, 100.0 * (progress.batch + 1) / order.size(),
+                      loss_since_log / target_tokens_since_log, adam.learning_rate(progress.step), rate,
+                      hms(elapsed()).c_str(), hms(elapsed() / std::max(done, 1e-9) * (1 - done)).c_str());
+        std::cerr << line << "\n";
+        last_log = now;
+        tokens_since_log = target_tokens_since_log = 0;
+        loss_since_log = 0;
+      }
+      if (progress.step % a.valid_every == 0) validate();
+      const bool out_of_time = a.max_minutes > 0 && elapsed() - elapsed_before >= a.max_minutes * 60;
+      if (g_stop || out_of_time || std::chrono::duration<double>(now - last_save).count() >= a.save_minutes * 60) {
+        ++progress.batch;  // this batch is done
+        progress.elapsed = elapsed();
+        save_resume(resume, adam, progress);
+        --progress.batch;
+        last_save = now;
+        if (g_stop || out_of_time) {
+          std::cerr << "stopped at step " << progress.step << "; state saved to " << resume
+                    << " (run the same command to continue)\n";
+          stop = true;
+          break;
+        }
+      }
+    }
+  }
+  if (!stop) {
+    validate();
+    progress.elapsed = elapsed();
+    save_resume(resume, adam, progress);
+    std::cerr << "finished " << a.max_epochs << " epochs; best validation " << a.metric << " " << progress.best
+              << "; best model in " << best << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ordo-train: train a Marian-architecture model from scratch (resumable)"};
+  Args a;
+  app.add_option("--train-source", a.train_source, "Training source text, one segment per line")->required();
+  app.add_option("--train-target", a.train_target, "Training target text, aligned")->required();
+  app.add_option("--valid-source", a.valid_source, "Validation source")->required();
+  app.add_option("--valid-target", a.valid_target, "Validation target (reference)")->required();
+  app.add_option("--work", a.work, "Working folder: spm, resume checkpoint, current/ and best/ model folders");
+  app.add_option("--source-lang", a.source_lang);
+  app.add_option("--target-lang", a.target_lang);
+  app.add_option("--spm-vocab", a.spm_vocab, "SentencePiece pieces (joint vocabulary)");
+  app.add_option("--d-model", a.shape.d_model);
+  app.add_option("--layers", a.shape.layers, "Encoder and decoder layers (each)");
+  app.add_option("--heads", a.shape.heads);
+  app.add_option("--ffn-dim", a.shape.ffn_dim);
+  app.add_option("--max-positions", a.shape.max_positions);
+  app.add_option("--activation", a.shape.activation);
+  app.add_option("--batch-tokens", a.batch_tokens, "Max padded tokens per batch (longer side)");
+  app.add_option("--lr", a.lr, "Peak learning rate");
+  app.add_option("--warmup", a.warmup, "Warm-up steps");
+  app.add_option("--dropout", a.dropout);
+  app.add_option("--label-smoothing", a.label_smoothing);
+  app.add_option("--clip", a.clip, "Gradient norm clip");
+  app.add_option("--max-epochs", a.max_epochs);
+  app.add_option("--max-len", a.max_len, "Skip training pairs longer than this many tokens");
+  app.add_option("--valid-every", a.valid_every, "Validate (loss + greedy metric) every N steps");
+  app.add_option("--valid-lines", a.valid_lines, "Use the first N validation lines for the metric (0 = all)");
+  app.add_option("--valid-max-new-tokens", a.valid_max_new_tokens);
+  app.add_option("--metric", a.metric, "Model selection metric: bleu or rougeL")->check(CLI::IsMember({"bleu", "rougeL"}));
+  app.add_option("--max-minutes", a.max_minutes, "Stop (saving the resume state) after this much training time");
+  app.add_option("--save-minutes", a.save_minutes, "Save the resume state this often");
+  app.add_option("--threads", a.threads);
+  app.add_option("--seed", a.seed);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(a);
+  } catch (const std::exception& e) {
+    std::cerr << "ordo-train: error: " << e.what() << "\n";
+    return 1;
+  }
+}
