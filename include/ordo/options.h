@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +29,27 @@ struct DecodeOptions {
   std::optional<int> no_repeat_ngram_size;  // forbid repeating any n-gram of this size
   std::optional<float> repetition_penalty;  // CTRL-style penalty on already generated tokens
   std::optional<std::vector<std::vector<int64_t>>> bad_words_ids;  // never generated sequences
+
+  // Multilingual models (M2M100, NLLB): language codes as the model names them ("de" or
+  // "__de__" for M2M100, "deu_Latn" for NLLB). The source language defaults to the folder's
+  // tokenizer_config.json src_lang; the target language is forced as the first token.
+  std::optional<std::string> source_lang;
+  std::optional<std::string> target_lang;
+  std::optional<int64_t> forced_bos_token_id;  // explicit id; target_lang sets it by name
+
+  // Sampling instead of search (HF do_sample): temperature, then top-k, then top-p filtering.
+  // The same seed gives the same output.
+  std::optional<bool> sample;
+  std::optional<float> temperature;
+  std::optional<int> top_k;
+  std::optional<float> top_p;
+  std::optional<uint64_t> seed;
   int batch_size = 32;                      // sentences encoded and decoded together
+
+  // Defaults below the model's generation_config.json, e.g. a task preset from configs/
+  // (see ordo/preset.h). Precedence: these options > generation_config.json > preset >
+  // Hugging Face's defaults.
+  std::shared_ptr<const DecodeOptions> preset;
 };
 
 // One output hypothesis.
@@ -42,6 +63,9 @@ struct Hypothesis {
 // All hypotheses for one input, best first (n_best of them).
 struct TranslationResult {
   std::vector<Hypothesis> hypotheses;
+  // Source tokens cut off because the input was longer than the model accepts
+  // (max_position_embeddings); the end-of-sequence token is kept, as HF's truncation does.
+  int64_t truncated_tokens = 0;
 };
 
 }  // namespace ordo

@@ -14,6 +14,7 @@
 
 #include "ordo/error.h"
 #include "ordo/options.h"
+#include "ordo/preset.h"
 
 namespace ordo {
 
@@ -40,6 +41,10 @@ class ORDO_API Translator {
 
   // Source ids exactly as translate() would feed them to the encoder.
   std::vector<int64_t> encode(const std::string& sentence) const;
+
+  // The decoding settings `options` resolve to for this model, each with its source
+  // (option, generation_config.json, preset, default): what `ordo --print-config` shows.
+  std::vector<ResolvedSetting> resolved_settings(const DecodeOptions& options = {}) const;
 
   // Folder the model was loaded from.
   const std::string& model_dir() const;

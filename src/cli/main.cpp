@@ -3,21 +3,25 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/translate_command.h"
+#include "cli/generate_command.h"
 #include "ordo/ordo.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ordo: translation and summarization with encoder-decoder transformers\n"
                "(Marian/opus-mt, Pegasus, M2M100/NLLB) loaded from Hugging Face model folders.\n\n"
                "  echo \"The cat sat on the mat.\" | ordo translate\n"
-               "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n",
+               "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n"
+               "  ordo summarize -m pegasus-xsum --document -i article.txt\n",
                "ordo"};
   app.set_version_flag("--version", std::string("ordo ") + ordo::version());
   app.require_subcommand(1);
   app.failure_message(CLI::FailureMessage::help);
 
-  ordo::cli::TranslateArgs translate_args;
-  CLI::App* translate = ordo::cli::add_translate_command(app, translate_args);
+  const ordo::cli::Task translate_task = ordo::cli::translate_task();
+  const ordo::cli::Task summarize_task = ordo::cli::summarize_task();
+  ordo::cli::GenerateArgs translate_args, summarize_args;
+  CLI::App* translate = ordo::cli::add_generate_command(app, translate_task, translate_args);
+  CLI::App* summarize = ordo::cli::add_generate_command(app, summarize_task, summarize_args);
 
   try {
     app.parse(argc, argv);
@@ -25,7 +29,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*translate) return ordo::cli::run_translate(translate_args);
+    if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
+    if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
   } catch (const ordo::Error& e) {
     std::cerr << "ordo: error: " << e.what() << "\n";
     return 1;

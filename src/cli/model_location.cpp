@@ -40,4 +40,19 @@ std::string bundled_model_dir(const std::string& name) {
               "\nPass --model DIR with a Hugging Face model folder (config.json, model.safetensors, ...).");
 }
 
+std::string bundled_config_file(const std::string& name) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("ORDO_CONFIGS_DIR"); env && *env) candidates.push_back(std::string(env) + "/" + name);
+  candidates.push_back(executable_dir() + "/../share/ordo/configs/" + name);
+  candidates.push_back(std::string(ORDO_INSTALL_CONFIGS_DIR) + "/" + name);
+  candidates.push_back(std::string(ORDO_SOURCE_CONFIGS_DIR) + "/" + name);
+  for (const std::string& path : candidates) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) return path;
+  }
+  std::string tried;
+  for (const std::string& path : candidates) tried += "\n  " + path;
+  throw Error("preset '" + name + "' not found; looked in:" + tried);
+}
+
 }  // namespace ordo::cli

@@ -10,4 +10,8 @@ namespace ordo::cli {
 //   tree's models/<name> (build tree). Throws ordo::Error listing the places tried.
 std::string bundled_model_dir(const std::string& name);
 
+// A file of the bundled configs/ (task presets), searched in $ORDO_CONFIGS_DIR,
+// <exe>/../share/ordo/configs, then the source tree's configs/.
+std::string bundled_config_file(const std::string& name);
+
 }  // namespace ordo::cli

@@ -58,6 +58,10 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   g.forced_bos_token_id = f.optional_int("forced_bos_token_id");
   g.forced_eos_token_id = optional_token_id(object, f, "forced_eos_token_id");
   g.renormalize_logits = f.optional_bool("renormalize_logits");
+  g.do_sample = f.optional_bool("do_sample");
+  g.temperature = f.optional_number("temperature");
+  g.top_k = f.optional_int("top_k");
+  g.top_p = f.optional_number("top_p");
   g.pad_token_id = f.optional_int("pad_token_id");
   g.eos_token_id = optional_token_id(object, f, "eos_token_id");
   g.decoder_start_token_id = f.optional_int("decoder_start_token_id");
@@ -83,6 +87,13 @@ ModelConfig load_model_config(const std::string& path) {
   c.path = path;
   c.model_type = f.optional_string("model_type").value_or("");
   c.architectures = f.optional_strings("architectures").value_or(std::vector<std::string>{});
+  c.tokenizer_class = f.optional_string("tokenizer_class").value_or("");
+  const std::string tokenizer_config = path.substr(0, path.find_last_of('/') + 1) + "tokenizer_config.json";
+  if (c.tokenizer_class.empty() && file_exists(tokenizer_config)) {
+    const nlohmann::json t = read_json_file(tokenizer_config);
+    if (t.is_object())
+      c.tokenizer_class = JsonFields(t, tokenizer_config).optional_string("tokenizer_class").value_or("");
+  }
 
   c.d_model = f.required_int("d_model");
   c.encoder_layers = f.required_int("encoder_layers");
@@ -141,11 +152,15 @@ ModelConfig load_model_config(const std::string& path) {
 
 GenerationConfig load_generation_config(const std::string& path) {
   if (!file_exists(path)) return {};
-  return read_generation_fields(read_json_file(path), path);
+  GenerationConfig g = read_generation_fields(read_json_file(path), path);
+  g.source = "generation_config.json";
+  return g;
 }
 
 GenerationConfig generation_config_from_model_config(const std::string& path) {
-  return read_generation_fields(read_json_file(path), path);
+  GenerationConfig g = read_generation_fields(read_json_file(path), path);
+  g.source = "config.json";
+  return g;
 }
 
 }  // namespace ordo::io

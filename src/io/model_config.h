@@ -13,6 +13,8 @@ struct ModelConfig {
   std::string path;  // the config.json it was read from, for error messages
   std::string model_type;                 // "marian", "pegasus", "m2m_100", ...
   std::vector<std::string> architectures;  // e.g. {"MarianMTModel"}
+  // config.json's tokenizer_class, else tokenizer_config.json's (beside it); "" if neither.
+  std::string tokenizer_class;
 
   int64_t d_model = 0;
   int64_t encoder_layers = 0;
@@ -48,6 +50,7 @@ ModelConfig load_model_config(const std::string& config_json_path);
 
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {
+  std::string source;  // "generation_config.json" or "config.json": where these came from
   std::optional<int64_t> num_beams;
   std::optional<int64_t> num_return_sequences;
   std::optional<int64_t> max_length;
@@ -62,6 +65,10 @@ struct GenerationConfig {
   std::optional<int64_t> forced_bos_token_id;
   std::optional<int64_t> forced_eos_token_id;
   std::optional<bool> renormalize_logits;
+  std::optional<bool> do_sample;
+  std::optional<double> temperature;
+  std::optional<int64_t> top_k;
+  std::optional<double> top_p;
   std::optional<int64_t> pad_token_id;
   std::optional<int64_t> eos_token_id;
   std::optional<int64_t> decoder_start_token_id;

@@ -12,7 +12,7 @@
 
 namespace ordo::models {
 
-enum class TokenizerKind { kMarian };
+enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb };
 
 struct FamilySpec {
   std::string name;                 // "marian"
@@ -30,6 +30,8 @@ struct FamilySpec {
 };
 
 FamilySpec marian_family();
+FamilySpec pegasus_family();
+FamilySpec m2m100_family();
 
 // The family serving `config` (by model_type, then architectures). Throws ordo::Error naming
 // config.json and listing the supported types otherwise.

@@ -7,10 +7,17 @@ namespace ordo::models {
 
 namespace {
 
-std::vector<FamilySpec> all_families() { return {marian_family()}; }
+std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family()}; }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// NLLB checkpoints are M2M100 models whose folder names another tokenizer.
+FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
+  if (family.tokenizer == TokenizerKind::kM2M100 && config.tokenizer_class.rfind("Nllb", 0) == 0)
+    family.tokenizer = TokenizerKind::kNllb;
+  return family;
 }
 
 }  // namespace
@@ -18,10 +25,10 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 FamilySpec family_for(const io::ModelConfig& config) {
   const std::vector<FamilySpec> families = all_families();
   for (const FamilySpec& family : families)
-    if (contains(family.model_types, config.model_type)) return family;
+    if (contains(family.model_types, config.model_type)) return with_tokenizer(family, config);
   for (const FamilySpec& family : families)
     for (const std::string& architecture : config.architectures)
-      if (contains(family.architectures, architecture)) return family;
+      if (contains(family.architectures, architecture)) return with_tokenizer(family, config);
 
   std::string supported;
   for (const FamilySpec& family : families)

@@ -32,6 +32,12 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
   switch (model.family().tokenizer) {
     case models::TokenizerKind::kMarian:
       return text::load_marian_tokenizer(dir, !model.config().share_encoder_decoder_embeddings);
+    case models::TokenizerKind::kPegasus:
+      return text::load_pegasus_tokenizer(dir);
+    case models::TokenizerKind::kM2M100:
+      return text::load_m2m100_tokenizer(dir);
+    case models::TokenizerKind::kNllb:
+      return text::load_nllb_tokenizer(dir);
   }
   throw Error(dir + ": no tokenizer for model family " + model.family().name);
 }
@@ -73,8 +79,38 @@ struct Translator::Impl {
     return result;
   }
 
-  std::vector<TranslationResult> run(const std::vector<std::vector<int64_t>>& sources,
-                                     const DecodeOptions& options) const {
+  // The target language, by name, becomes the forced first token (M2M100, NLLB).
+  DecodeOptions with_target_language(DecodeOptions options) const {
+    if (!options.target_lang || options.forced_bos_token_id) return options;
+    const std::optional<int64_t> id = tokenizer->language_id(*options.target_lang);
+    if (!id) {
+      const std::vector<std::string> known = tokenizer->languages();
+      if (known.empty())
+        throw Error("invalid decoding option: --target-lang '" + *options.target_lang + "': the model in " +
+                    model_dir + " is not multilingual (Marian models take a >>lang<< token in the text)");
+      std::string list;
+      for (size_t i = 0; i < known.size() && i < 12; ++i) list += (i ? ", " : "") + known[i];
+      throw Error("invalid decoding option: unknown target language '" + *options.target_lang + "' for " +
+                  model_dir + " (known: " + list + (known.size() > 12 ? ", ..." : "") + ")");
+    }
+    options.forced_bos_token_id = *id;
+    return options;
+  }
+
+  std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources,
+                                     const DecodeOptions& requested) const {
+    // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
+    // tokenizer does with truncation=True; the caller learns how much was dropped.
+    const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
+    std::vector<int64_t> truncated(sources.size(), 0);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (sources[i].size() <= limit) continue;
+      truncated[i] = static_cast<int64_t>(sources[i].size() - limit);
+      const int64_t last = sources[i].back();
+      sources[i].resize(limit);
+      sources[i].back() = last;
+    }
+    const DecodeOptions options = with_target_language(requested);
     const search::GenerationSettings settings = [&] {
       search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options);
       s.beam_never_pad = model->family().beam_search_never_pad;
@@ -105,6 +141,7 @@ struct Translator::Impl {
       const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
       for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start]);
     }
+    for (size_t i = 0; i < results.size(); ++i) results[i].truncated_tokens = truncated[i];
     return results;
   }
 };
@@ -132,7 +169,8 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   sources.reserve(sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
-    sources.push_back(impl_->tokenizer->encode(sentences[i]));
+    sources.push_back(options.source_lang ? impl_->tokenizer->encode(sentences[i], *options.source_lang)
+                                          : impl_->tokenizer->encode(sentences[i]));
   }
   return impl_->run(sources, options);
 }
@@ -140,6 +178,13 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                          const DecodeOptions& options) const {
   return impl_->run(source_ids, options);
+}
+
+std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
+  std::vector<ResolvedSetting> trace;
+  search::resolve_settings(impl_->model->config(), impl_->generation_defaults, impl_->with_target_language(options),
+                           &trace);
+  return trace;
 }
 
 const std::string& Translator::model_dir() const { return impl_->model_dir; }

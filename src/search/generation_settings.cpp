@@ -1,5 +1,6 @@
 #include "search/generation_settings.h"
 
+#include <sstream>
 #include <string>
 
 #include "ordo/error.h"
@@ -8,64 +9,136 @@ namespace ordo::search {
 
 namespace {
 
-template <class T, class U>
-T pick(const std::optional<U>& option, const std::optional<T>& model_default, T fallback) {
-  if (option) return static_cast<T>(*option);
-  if (model_default) return *model_default;
-  return fallback;
-}
-
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error("invalid decoding option: " + message);
 }
 
+template <class T>
+std::string to_text(const T& value) {
+  std::ostringstream out;
+  if constexpr (std::is_same_v<T, bool>) {
+    out << (value ? "true" : "false");
+  } else {
+    out << value;
+  }
+  return out.str();
+}
+
+// Picks each value from the first layer that sets it: caller > model > preset > default,
+// and records where it came from.
+class Layers {
+ public:
+  Layers(const DecodeOptions& options, const io::GenerationConfig& model, std::string model_file,
+         std::vector<ResolvedSetting>* trace)
+      : o_(options), g_(model), model_file_(std::move(model_file)), trace_(trace) {
+    static const DecodeOptions none;
+    p_ = options.preset ? options.preset.get() : &none;
+  }
+
+  template <class T, class O, class G>
+  T pick(const std::string& name, const std::optional<O> DecodeOptions::*option, const std::optional<G>& model,
+         T fallback) const {
+    if (o_.*option) return record(name, static_cast<T>(*(o_.*option)), "option");
+    if (model) return record(name, static_cast<T>(*model), model_file_);
+    if (p_->*option) return record(name, static_cast<T>(*(p_->*option)), "preset");
+    return record(name, fallback, "default");
+  }
+
+  template <class T>
+  T record(const std::string& name, T value, const std::string& source) const {
+    if (trace_) trace_->push_back({name, to_text(value), source});
+    return value;
+  }
+
+  const DecodeOptions& option() const { return o_; }
+  const DecodeOptions& preset() const { return *p_; }
+  const io::GenerationConfig& model() const { return g_; }
+  const std::string& model_file() const { return model_file_; }
+
+ private:
+  const DecodeOptions& o_;
+  const DecodeOptions* p_;
+  const io::GenerationConfig& g_;
+  std::string model_file_;
+  std::vector<ResolvedSetting>* trace_;
+};
+
 }  // namespace
 
 GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& g,
-                                    const DecodeOptions& o) {
+                                    const DecodeOptions& o, std::vector<ResolvedSetting>* trace) {
+  const Layers l(o, g, g.source.empty() ? "generation_config.json" : g.source, trace);
   GenerationSettings s;
   s.pad_token_id = g.pad_token_id.value_or(model.pad_token_id);
   s.eos_token_id = g.eos_token_id.value_or(model.eos_token_id);
   s.decoder_start_token_id = g.decoder_start_token_id.value_or(model.decoder_start_token_id);
 
-  s.num_beams = pick<int64_t>(o.beam_size, g.num_beams, 1);
-  s.num_return_sequences = pick<int64_t>(o.n_best, g.num_return_sequences, 1);
+  s.do_sample = l.pick<bool>("sample", &DecodeOptions::sample, g.do_sample, false);
+  s.num_beams = l.pick<int64_t>("beam_size", &DecodeOptions::beam_size, g.num_beams, 1);
+  // Sampling asked for by the caller replaces the model's default beam search.
+  if (o.sample && *o.sample && !o.beam_size) s.num_beams = l.record<int64_t>("beam_size", 1, "option");
+  s.num_return_sequences = l.pick<int64_t>("n_best", &DecodeOptions::n_best, g.num_return_sequences, 1);
   // An explicit beam size below the model's default n-best: keep n-best within the beam.
-  if (o.beam_size && !o.n_best && s.num_return_sequences > s.num_beams) s.num_return_sequences = 1;
+  if (o.beam_size && !o.n_best && s.num_return_sequences > s.num_beams)
+    s.num_return_sequences = l.record<int64_t>("n_best", 1, "option");
 
-  // Lengths count the decoder start token, as Hugging Face's do. max_new_tokens wins over
-  // max_length wherever it comes from, as in generate().
+  // Lengths count the decoder start token, as Hugging Face's do. The first layer that sets
+  // either length decides; within it max_new_tokens wins over max_length, as in generate().
   const int64_t prompt = 1;
+  const DecodeOptions& p = l.preset();
   if (o.max_new_tokens)
-    s.max_length = *o.max_new_tokens + prompt;
+    s.max_length = l.record<int64_t>("max_length", *o.max_new_tokens + prompt, "option");
   else if (o.max_length)
-    s.max_length = *o.max_length;
+    s.max_length = l.record<int64_t>("max_length", *o.max_length, "option");
   else if (g.max_new_tokens)
-    s.max_length = *g.max_new_tokens + prompt;
+    s.max_length = l.record<int64_t>("max_length", *g.max_new_tokens + prompt, l.model_file());
+  else if (g.max_length)
+    s.max_length = l.record<int64_t>("max_length", *g.max_length, l.model_file());
+  else if (p.max_new_tokens)
+    s.max_length = l.record<int64_t>("max_length", *p.max_new_tokens + prompt, "preset");
+  else if (p.max_length)
+    s.max_length = l.record<int64_t>("max_length", *p.max_length, "preset");
   else
-    s.max_length = g.max_length.value_or(20);
-  s.min_length = pick<int64_t>(o.min_length, g.min_length, 0);
-  s.min_new_tokens = pick<int64_t>(o.min_new_tokens, g.min_new_tokens, 0);
+    s.max_length = l.record<int64_t>("max_length", 20, "default");
+  s.min_length = l.pick<int64_t>("min_length", &DecodeOptions::min_length, g.min_length, 0);
+  s.min_new_tokens = l.pick<int64_t>("min_new_tokens", &DecodeOptions::min_new_tokens, g.min_new_tokens, 0);
 
-  s.length_penalty = pick<double>(o.length_penalty, g.length_penalty, 1.0);
-  s.early_stopping = pick<bool>(o.early_stopping, g.early_stopping, false);
-  s.no_repeat_ngram_size = pick<int64_t>(o.no_repeat_ngram_size, g.no_repeat_ngram_size, 0);
-  s.repetition_penalty = pick<double>(o.repetition_penalty, g.repetition_penalty, 1.0);
-  if (o.bad_words_ids)
+  s.length_penalty = l.pick<double>("length_penalty", &DecodeOptions::length_penalty, g.length_penalty, 1.0);
+  s.early_stopping = l.pick<bool>("early_stopping", &DecodeOptions::early_stopping, g.early_stopping, false);
+  s.no_repeat_ngram_size =
+      l.pick<int64_t>("no_repeat_ngram_size", &DecodeOptions::no_repeat_ngram_size, g.no_repeat_ngram_size, 0);
+  s.repetition_penalty =
+      l.pick<double>("repetition_penalty", &DecodeOptions::repetition_penalty, g.repetition_penalty, 1.0);
+  if (o.bad_words_ids) {
     s.bad_words_ids = *o.bad_words_ids;
-  else if (g.bad_words_ids)
+  } else if (g.bad_words_ids) {
     s.bad_words_ids = *g.bad_words_ids;
-  else
+  } else if (p.bad_words_ids) {
+    s.bad_words_ids = *p.bad_words_ids;
+  } else {
     s.bad_words_ids = model.bad_words_ids;
-  s.forced_bos_token_id = g.forced_bos_token_id ? g.forced_bos_token_id : model.forced_bos_token_id;
+  }
+  if (o.forced_bos_token_id)
+    s.forced_bos_token_id = o.forced_bos_token_id;
+  else
+    s.forced_bos_token_id = g.forced_bos_token_id ? g.forced_bos_token_id : model.forced_bos_token_id;
+  if (s.forced_bos_token_id) l.record("forced_bos_token_id", *s.forced_bos_token_id, o.forced_bos_token_id ? "option" : l.model_file());
   s.forced_eos_token_id = g.forced_eos_token_id ? g.forced_eos_token_id : model.forced_eos_token_id;
   s.renormalize_logits = g.renormalize_logits.value_or(false);
+  s.temperature = l.pick<double>("temperature", &DecodeOptions::temperature, g.temperature, 1.0);
+  s.top_k = l.pick<int64_t>("top_k", &DecodeOptions::top_k, g.top_k, 50);
+  s.top_p = l.pick<double>("top_p", &DecodeOptions::top_p, g.top_p, 1.0);
+  s.seed = o.seed.value_or(p.seed.value_or(0));
 
   require(s.num_beams >= 1, "beam size must be at least 1, got " + std::to_string(s.num_beams));
   require(s.num_return_sequences >= 1, "n-best must be at least 1");
-  require(s.num_return_sequences <= s.num_beams,
+  require(s.do_sample || s.num_return_sequences <= s.num_beams,
           "n-best (" + std::to_string(s.num_return_sequences) + ") cannot exceed the beam size (" +
               std::to_string(s.num_beams) + ")");
+  require(!s.do_sample || s.num_beams == 1, "sampling works with beam size 1 (beam sampling is not supported)");
+  require(s.temperature > 0, "temperature must be > 0");
+  require(s.top_k >= 0, "top-k must be >= 0");
+  require(s.top_p > 0 && s.top_p <= 1, "top-p must be in (0, 1]");
   require(s.max_length >= 2, "the maximum length must allow at least one generated token");
   require(s.no_repeat_ngram_size >= 0, "no-repeat n-gram size must be >= 0");
   require(s.repetition_penalty > 0, "repetition penalty must be > 0");

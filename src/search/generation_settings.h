@@ -1,5 +1,6 @@
 // Every decoding parameter with its final value, resolved from (highest first) the caller's
-// options, the model's generation_config.json (or config.json), and Hugging Face's defaults.
+// options, the model's generation_config.json (or config.json), a task preset, and Hugging
+// Face's defaults.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "io/model_config.h"
 #include "ordo/options.h"
+#include "ordo/preset.h"
 
 namespace ordo::search {
 
@@ -29,13 +31,21 @@ struct GenerationSettings {
   // Hugging Face's Marian: pad logit to -inf before the beam search log-softmax.
   bool beam_never_pad = false;
 
+  // Sampling (HF do_sample): logits processors, then temperature, top-k, top-p warpers.
+  bool do_sample = false;
+  double temperature = 1.0;
+  int64_t top_k = 50;  // HF's default; 0 = off
+  double top_p = 1.0;
+  uint64_t seed = 0;   // the same seed gives the same samples
+
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 0;
   int64_t decoder_start_token_id = 0;
 };
 
 // Throws ordo::Error for inconsistent values (n_best > beam size, non-positive sizes...).
+// `trace`, when given, receives each user-visible setting with its source.
 GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& defaults,
-                                    const DecodeOptions& options);
+                                    const DecodeOptions& options, std::vector<ResolvedSetting>* trace = nullptr);
 
 }  // namespace ordo::search

@@ -1,25 +1,57 @@
+// Greedy search and sampling (HF greedy_search / sample): one row per hypothesis, the next
+// token either the argmax or a draw from the warped distribution.
+#include <limits>
 #include <numeric>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "search/logits_processors.h"
 #include "search/search.h"
 
 namespace ordo::search {
+namespace {
+
+// HF's TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper, in that order.
+at::Tensor warp(at::Tensor scores, const GenerationSettings& s) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  if (s.temperature != 1.0) scores = scores / s.temperature;
+  if (s.top_k > 0 && s.top_k < scores.size(-1)) {
+    const at::Tensor kth = std::get<0>(at::topk(scores, s.top_k, -1)).narrow(-1, s.top_k - 1, 1);
+    scores = scores.masked_fill(scores < kth, lowest);
+  }
+  if (s.top_p < 1.0) {
+    const auto [sorted, order] = at::sort(scores, -1, /*descending=*/false);
+    const at::Tensor cumulative = at::softmax(sorted, -1).cumsum(-1);
+    at::Tensor remove = cumulative <= (1 - s.top_p);
+    remove.narrow(-1, remove.size(-1) - 1, 1).fill_(false);  // keep at least one token
+    scores = scores.masked_fill(remove.scatter(-1, order, remove), lowest);
+  }
+  return scores;
+}
+
+}  // namespace
 
 std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64_t batch_size,
                                                          const GenerationSettings& s) {
   const LogitsProcessorList processors(s);
-  std::vector<std::vector<SearchHypothesis>> results(batch_size, std::vector<SearchHypothesis>(1));
-
-  // Rows still decoding and the input each belongs to. A finished row is dropped from the
-  // model's batch at once (Hugging Face keeps padding it; the survivors' results are the same).
-  std::vector<int64_t> owner(batch_size);
+  // Sampling draws num_return_sequences hypotheses per input (HF expands the batch likewise).
+  const int64_t per_input = s.do_sample ? s.num_return_sequences : 1;
+  std::vector<std::vector<SearchHypothesis>> results(batch_size, std::vector<SearchHypothesis>(per_input));
+  if (per_input > 1) model.select(at::arange(batch_size, at::kLong).repeat_interleave(per_input));
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(s.seed);
+  // Rows still decoding and the hypothesis each belongs to (input * per_input + k). A finished
+  // row is dropped from the model's batch at once (Hugging Face keeps padding it; the
+  // survivors' results are the same).
+  std::vector<int64_t> owner(batch_size * per_input);
   std::iota(owner.begin(), owner.end(), 0);
-  at::Tensor sequences = at::full({batch_size, 1}, s.decoder_start_token_id, at::kLong);
+  at::Tensor sequences = at::full({batch_size * per_input, 1}, s.decoder_start_token_id, at::kLong);
 
   while (!owner.empty() && sequences.size(1) < s.max_length) {
     at::Tensor scores = model.next_logits(sequences.narrow(1, sequences.size(1) - 1, 1));
     processors.apply(sequences, scores);
-    const at::Tensor next = scores.argmax(-1);
+    const at::Tensor next =
+        s.do_sample ? at::multinomial(at::softmax(warp(scores, s), -1), 1, false, generator).squeeze(1)
+                    : scores.argmax(-1);
     const at::Tensor log_probs = at::log_softmax(scores, -1).gather(1, next.unsqueeze(1)).squeeze(1);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
 
@@ -28,7 +60,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     std::vector<int64_t> keep;
     std::vector<int64_t> still_owner;
     for (size_t row = 0; row < owner.size(); ++row) {
-      SearchHypothesis& hyp = results[owner[row]][0];
+      SearchHypothesis& hyp = results[owner[row] / per_input][owner[row] % per_input];
       hyp.ids.push_back(next_ids[row]);
       hyp.score += next_log_probs[row];
       if (next_ids[row] != s.eos_token_id) {

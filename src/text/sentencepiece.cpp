@@ -21,6 +21,9 @@ struct Shim {
   ordo_spm_decode_fn decode = nullptr;
   ordo_spm_train_fn train = nullptr;
   ordo_spm_free_string_fn free_string = nullptr;
+  ordo_spm_piece_to_id_fn piece_to_id = nullptr;
+  ordo_spm_id_to_piece_fn id_to_piece = nullptr;
+  ordo_spm_piece_size_fn piece_size = nullptr;
 };
 
 bool exists(const std::string& path) {
@@ -64,7 +67,12 @@ Shim open_shim() {
     shim.decode = reinterpret_cast<ordo_spm_decode_fn>(::dlsym(library, "ordo_spm_decode"));
     shim.train = reinterpret_cast<ordo_spm_train_fn>(::dlsym(library, "ordo_spm_train"));
     shim.free_string = reinterpret_cast<ordo_spm_free_string_fn>(::dlsym(library, "ordo_spm_free_string"));
-    if (shim.load && shim.free && shim.encode && shim.decode && shim.train && shim.free_string) return shim;
+    shim.piece_to_id = reinterpret_cast<ordo_spm_piece_to_id_fn>(::dlsym(library, "ordo_spm_piece_to_id"));
+    shim.id_to_piece = reinterpret_cast<ordo_spm_id_to_piece_fn>(::dlsym(library, "ordo_spm_id_to_piece"));
+    shim.piece_size = reinterpret_cast<ordo_spm_piece_size_fn>(::dlsym(library, "ordo_spm_piece_size"));
+    if (shim.load && shim.free && shim.encode && shim.decode && shim.train && shim.free_string && shim.piece_to_id &&
+        shim.id_to_piece && shim.piece_size)
+      return shim;
     tried += "\n  " + path + " (missing ordo_spm_* symbols: a stale build?)";
   }
   throw Error("cannot load the SentencePiece shim " + std::string(kShimName) + "; tried:" + tried +
@@ -132,6 +140,17 @@ std::string SentencePiece::decode(const std::vector<std::string>& pieces) const 
   shim().free_string(text);
   return out;
 }
+
+int SentencePiece::piece_to_id(const std::string& piece) const { return shim().piece_to_id(handle_, piece.c_str()); }
+
+std::string SentencePiece::id_to_piece(int id) const {
+  char* piece = shim().id_to_piece(handle_, id);
+  std::string out = piece ? piece : "";
+  shim().free_string(piece);
+  return out;
+}
+
+int SentencePiece::size() const { return shim().piece_size(handle_); }
 
 void SentencePiece::train(const std::string& args) {
   char* error = nullptr;

@@ -16,6 +16,9 @@ class SentencePiece {
 
   std::vector<std::string> encode(const std::string& text) const;   // pieces
   std::string decode(const std::vector<std::string>& pieces) const;  // detokenized text
+  int piece_to_id(const std::string& piece) const;  // the unknown id when absent
+  std::string id_to_piece(int id) const;             // id must be < size()
+  int size() const;
   const std::string& path() const { return path_; }
 
   // Trains a model (SentencePieceTrainer::Train with "--input=... --model_prefix=..." args).

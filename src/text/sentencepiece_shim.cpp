@@ -85,3 +85,15 @@ ORDO_SHIM_EXPORT int ordo_spm_train(const char* args, char** error) {
 }
 
 ORDO_SHIM_EXPORT void ordo_spm_free_string(char* text) { std::free(text); }
+
+ORDO_SHIM_EXPORT int ordo_spm_piece_to_id(void* processor, const char* piece) {
+  return static_cast<sentencepiece::SentencePieceProcessor*>(processor)->PieceToId(piece);
+}
+
+ORDO_SHIM_EXPORT char* ordo_spm_id_to_piece(void* processor, int id) {
+  return copy_string(static_cast<sentencepiece::SentencePieceProcessor*>(processor)->IdToPiece(id));
+}
+
+ORDO_SHIM_EXPORT int ordo_spm_piece_size(void* processor) {
+  return static_cast<sentencepiece::SentencePieceProcessor*>(processor)->GetPieceSize();
+}

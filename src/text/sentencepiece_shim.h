@@ -21,5 +21,10 @@ typedef char* (*ordo_spm_decode_fn)(void* processor, const char* pieces, size_t 
 // SentencePieceTrainer::Train with a command-line style argument string.
 typedef int (*ordo_spm_train_fn)(const char* args, char** error);
 typedef void (*ordo_spm_free_string_fn)(char* text);
+// Vocabulary access: id of a piece (the unknown id when absent), piece of an id (malloc'ed),
+// number of pieces.
+typedef int (*ordo_spm_piece_to_id_fn)(void* processor, const char* piece);
+typedef char* (*ordo_spm_id_to_piece_fn)(void* processor, int id);
+typedef int (*ordo_spm_piece_size_fn)(void* processor);
 
 }  // extern "C"

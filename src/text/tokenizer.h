@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,29 @@ class Tokenizer {
   virtual std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const = 0;
   // Target ids to detokenized text, as HF batch_decode(skip_special_tokens=True).
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+
+  // Multilingual models (M2M100, NLLB): source text in an explicit source language, the id
+  // of a language code ("de" / "__de__", "deu_Latn"), and the known codes. Other tokenizers
+  // ignore the language and know none.
+  virtual std::vector<int64_t> encode(const std::string& text, const std::string& source_lang) const {
+    return encode(text);
+  }
+  virtual std::optional<int64_t> language_id(const std::string& lang) const { return std::nullopt; }
+  virtual std::vector<std::string> languages() const { return {}; }
 };
 
 // Marian: source.spm + vocab.json (+ target_vocab.json when the vocabularies are separate),
 // target.spm for detokenizing. Throws ordo::Error naming the missing or malformed file.
 std::unique_ptr<Tokenizer> load_marian_tokenizer(const std::string& model_dir, bool separate_vocabs);
+
+// Pegasus: spiece.model with HF's id offset (103) and mask/unk_N special tokens.
+std::unique_ptr<Tokenizer> load_pegasus_tokenizer(const std::string& model_dir);
+
+// M2M100: sentencepiece.bpe.model + vocab.json (fairseq order) + __xx__ language tokens.
+std::unique_ptr<Tokenizer> load_m2m100_tokenizer(const std::string& model_dir);
+
+// NLLB: sentencepiece.bpe.model with the fairseq offset + xxx_Latn language tokens.
+std::unique_ptr<Tokenizer> load_nllb_tokenizer(const std::string& model_dir);
 
 // Throws ordo::Error naming `where` (e.g. "stdin line 3") if `text` is not valid UTF-8.
 void check_utf8(const std::string& text, const std::string& where);

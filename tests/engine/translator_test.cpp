@@ -29,7 +29,10 @@ TEST_P(TranslatorText, TextsAndTokensMatchGoldenGreedy) {
   const json golden = load_golden(GetParam());
   const Translator translator(fixture_dir(GetParam()));
   const auto sentences = golden["sentences"].get<std::vector<std::string>>();
-  const auto results = translator.translate(sentences, greedy20());
+  DecodeOptions options = greedy20();
+  const json& kwargs = golden["generation"]["greedy"]["kwargs"];
+  if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
+  const auto results = translator.translate(sentences, options);
   ASSERT_EQ(results.size(), sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     const json& expected = golden["generation"]["greedy"]["per_sentence"][i];
@@ -39,7 +42,7 @@ TEST_P(TranslatorText, TextsAndTokensMatchGoldenGreedy) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, TranslatorText, ::testing::ValuesIn(testing::marian_fixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, TranslatorText, ::testing::ValuesIn(testing::seq2seq_fixtures()),
                          [](const auto& info) { return info.param; });
 
 TEST(Translator, ConcurrentCallsGiveTheSameResultsAsSerialOnes) {

@@ -18,6 +18,14 @@ inline std::vector<std::string> marian_fixtures() {
   return {"marian_opus_en_mg", "marian_tcbig_en_pt", "marian_sep_en_mg"};
 }
 
+// Every family: the Marian ones, Pegasus (pre-norm, final norms), M2M100 and NLLB (fairseq
+// positions, forced target language).
+inline std::vector<std::string> seq2seq_fixtures() {
+  std::vector<std::string> all = marian_fixtures();
+  for (const char* name : {"pegasus", "m2m100", "nllb"}) all.push_back(name);
+  return all;
+}
+
 inline nlohmann::json load_golden(const std::string& name) {
   const std::string path = fixture_dir(name) + "/golden.json";
   std::ifstream in(path);

@@ -1,4 +1,4 @@
-// Parity with Hugging Face transformers 4.31 on the Marian golden fixtures: encoder states,
+// Parity with Hugging Face transformers 4.31 on every family's golden fixtures: encoder states,
 // first-step and teacher-forced logits, greedy / beam / no-repeat-ngram / batched generation.
 #include <cmath>
 
@@ -31,7 +31,7 @@ double max_abs_diff(const at::Tensor& actual, const json& expected_rows) {
   return (actual.reshape({-1}) - expected).abs().max().item<double>();
 }
 
-class MarianParity : public ::testing::TestWithParam<std::string> {
+class Parity : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     golden_ = load_golden(GetParam());
@@ -48,14 +48,14 @@ class MarianParity : public ::testing::TestWithParam<std::string> {
   std::shared_ptr<models::Seq2SeqModel> model_;
 };
 
-TEST_P(MarianParity, EncoderStates) {
+TEST_P(Parity, EncoderStates) {
   at::InferenceMode guard;
   const json& enc = golden_["encoder"];
   EXPECT_LE(max_abs_diff(encode(enc["sentence_index"])[0], enc["last_hidden_state"]), kTolerance);
   EXPECT_LE(max_abs_diff(encode(enc["long_sentence_index"])[0], enc["long_last_hidden_state"]), kTolerance);
 }
 
-TEST_P(MarianParity, FirstStepLogits) {
+TEST_P(Parity, FirstStepLogits) {
   at::InferenceMode guard;
   const json& step = golden_["decoder_step0"];
   const at::Tensor ids = ids_tensor(input_ids(step["sentence_index"]));
@@ -69,7 +69,7 @@ TEST_P(MarianParity, FirstStepLogits) {
   EXPECT_EQ(logits.argmax().item<int64_t>(), step["argmax"].get<int64_t>());
 }
 
-TEST_P(MarianParity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {
+TEST_P(Parity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {
   at::InferenceMode guard;
   const json& tf = golden_["teacher_forced"];
   const at::Tensor ids = ids_tensor(input_ids(tf["sentence_index"]));
@@ -101,6 +101,7 @@ DecodeOptions options_for(const json& kwargs) {
   options.max_new_tokens = kwargs["max_new_tokens"].get<int>();
   if (kwargs.contains("no_repeat_ngram_size")) options.no_repeat_ngram_size = kwargs["no_repeat_ngram_size"].get<int>();
   if (kwargs.contains("length_penalty")) options.length_penalty = kwargs["length_penalty"].get<float>();
+  if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
   return options;
 }
 
@@ -110,9 +111,9 @@ std::vector<int64_t> generated(const json& sequence, int64_t length) {
   return std::vector<int64_t>(ids.begin() + 1, ids.begin() + length);
 }
 
-class MarianGeneration : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class Generation : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
-TEST_P(MarianGeneration, MatchesGenerate) {
+TEST_P(Generation, MatchesGenerate) {
   const auto& [fixture, case_name] = GetParam();
   const json golden = load_golden(fixture);
   const json& gcase = golden["generation"][case_name];
@@ -136,7 +137,7 @@ TEST_P(MarianGeneration, MatchesGenerate) {
   }
 }
 
-TEST_P(MarianParity, BatchedGreedyMatchesAndEqualsOneByOne) {
+TEST_P(Parity, BatchedGreedyMatchesAndEqualsOneByOne) {
   const json& gcase = golden_["generation"]["batched_greedy"];
   const Translator translator(fixture_dir(GetParam()));
   const DecodeOptions options = options_for(gcase["kwargs"]);
@@ -153,7 +154,7 @@ TEST_P(MarianParity, BatchedGreedyMatchesAndEqualsOneByOne) {
   }
 }
 
-TEST_P(MarianParity, BeamBatchEqualsOneByOne) {
+TEST_P(Parity, BeamBatchEqualsOneByOne) {
   const Translator translator(fixture_dir(GetParam()));
   DecodeOptions options;
   options.beam_size = 4;
@@ -175,11 +176,11 @@ TEST_P(MarianParity, BeamBatchEqualsOneByOne) {
 
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, MarianParity, ::testing::ValuesIn(testing::marian_fixtures()), name_of);
+INSTANTIATE_TEST_SUITE_P(Fixtures, Parity, ::testing::ValuesIn(testing::seq2seq_fixtures()), name_of);
 
 INSTANTIATE_TEST_SUITE_P(
-    Fixtures, MarianGeneration,
-    ::testing::Combine(::testing::ValuesIn(testing::marian_fixtures()),
+    Fixtures, Generation,
+    ::testing::Combine(::testing::ValuesIn(testing::seq2seq_fixtures()),
                        ::testing::Values("greedy", "beam4", "beam4_nrng3")),
     [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
       return std::get<0>(info.param) + "_" + std::get<1>(info.param);

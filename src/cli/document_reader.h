@@ -1,0 +1,37 @@
+// Splits the input into the units a command works on: one per line (translate, and summarize
+// by default), blank-line-separated paragraphs, or the whole input as one document.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/line_reader.h"
+
+namespace ordo::cli {
+
+enum class InputUnit { kLine, kParagraph, kDocument };
+
+struct Unit {
+  std::string text;
+  uint64_t first_line = 0;  // 1-based line where it starts, for messages
+};
+
+class DocumentReader {
+ public:
+  DocumentReader(const std::string& path, InputUnit unit) : lines_(path), unit_(unit) {}
+  // Appends up to `max_units` units; false at end of input with nothing read.
+  bool read(size_t max_units, std::vector<Unit>& units);
+  const LineReader& lines() const { return lines_; }
+
+ private:
+  bool next_line(std::string& line);
+
+  LineReader lines_;
+  InputUnit unit_;
+  std::vector<std::string> pending_;
+  size_t pending_pos_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace ordo::cli

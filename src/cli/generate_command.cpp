@@ -1,0 +1,170 @@
+#include "cli/generate_command.h"
+
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "cli/model_location.h"
+#include "cli/output_writer.h"
+#include "cli/progress_bar.h"
+#include "ordo/ordo.h"
+
+namespace ordo::cli {
+namespace {
+
+// CLI11 fills plain values; DecodeOptions uses optionals so that unset flags fall back to the
+// model's generation_config.json and then the preset.
+template <class T>
+CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<T>& target, const std::string& help) {
+  return cmd->add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
+  if (is_file(name_or_path)) return std::make_shared<DecodeOptions>(load_preset(name_or_path));
+  return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
+}
+
+}  // namespace
+
+Task translate_task() { return {"translate", "en-de", "translation", "sentence"}; }
+Task summarize_task() { return {"summarize", "dialogsum", "summarization", "document"}; }
+
+CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& args) {
+  const bool summarize = task.name == "summarize";
+  CLI::App* cmd = app.add_subcommand(
+      task.name, summarize ? "Summarize documents: one per line (default), per blank-line-separated paragraph\n"
+                             "(--paragraphs), or the whole input (--document)."
+                           : "Translate text, one sentence per line, from stdin or --input.\n"
+                             "Empty lines give empty lines; output lines follow input order.");
+  cmd->add_option("-m,--model", args.model,
+                  "Hugging Face model folder (config.json, model.safetensors, tokenizer files),\n"
+                  "e.g. a downloaded " + std::string(summarize ? "google/pegasus-*" : "Helsinki-NLP/opus-mt-*") +
+                      " folder. Default: the bundled " + task.default_model + " model");
+  cmd->add_option("-i,--input", args.input, "Input text file (default: stdin)");
+  cmd->add_option("-o,--output", args.output, "Output file (default: stdout); created after the model has loaded");
+  if (summarize) {
+    cmd->add_flag("--document", args.whole_document, "The whole input is one document");
+    cmd->add_flag("--paragraphs", args.paragraphs, "Blank-line-separated paragraphs are the documents");
+  }
+  cmd->add_option("--preset", args.preset,
+                  "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
+                  "Default: " + task.default_preset + ". Precedence: flags > model's generation_config.json > preset");
+  cmd->add_flag("--print-config", args.print_config, "Print the resolved decoding settings and where each comes from");
+  add_optional(cmd, "-b,--beam-size", args.decode.beam_size, "Beam width; 1 = greedy")->check(CLI::Range(1, 1024));
+  add_optional(cmd, "-n,--n-best", args.decode.n_best,
+               "Hypotheses per input (<= beam size); printed as 'index ||| text ||| score'")
+      ->check(CLI::Range(1, 1024));
+  add_optional(cmd, "--max-length", args.decode.max_new_tokens,
+               "Generate at most N tokens (like Hugging Face max_new_tokens)")
+      ->check(CLI::Range(1, 1 << 20));
+  add_optional(cmd, "--min-length", args.decode.min_new_tokens, "Generate at least N tokens before the end token")
+      ->check(CLI::Range(0, 1 << 20));
+  add_optional(cmd, "--length-penalty", args.decode.length_penalty, "Beam score = log-prob sum / length^P")
+      ->check(CLI::Range(-100.0, 100.0));
+  add_optional(cmd, "--no-repeat-ngram-size", args.decode.no_repeat_ngram_size, "Never repeat an n-gram of this size")
+      ->check(CLI::Range(0, 1024));
+  add_optional(cmd, "--repetition-penalty", args.decode.repetition_penalty, "Penalize generated tokens (1.0 = off)")
+      ->check(CLI::Range(0.01, 100.0));
+  add_optional(cmd, "--early-stopping", args.decode.early_stopping,
+               "Beam search stops once n-best hypotheses are finished (true/false)");
+  add_optional(cmd, "--sample", args.decode.sample, "Sample instead of searching (true/false)");
+  add_optional(cmd, "--temperature", args.decode.temperature, "Sampling temperature")->check(CLI::Range(1e-3, 100.0));
+  add_optional(cmd, "--top-k", args.decode.top_k, "Sample among the k most likely tokens (0 = all)")
+      ->check(CLI::Range(0, 1 << 20));
+  add_optional(cmd, "--top-p", args.decode.top_p, "Sample from the smallest set with probability >= p")
+      ->check(CLI::Range(1e-6, 1.0));
+  add_optional(cmd, "--seed", args.decode.seed, "Random seed for sampling (same seed, same output)");
+  add_optional(cmd, "--source-lang", args.decode.source_lang,
+               "Source language of multilingual models (M2M100: en; NLLB: eng_Latn)");
+  add_optional(cmd, "--target-lang", args.decode.target_lang,
+               "Target language of multilingual models (M2M100: de; NLLB: deu_Latn)");
+  add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_flag("--json", args.json,
+                "Write JSON lines: {\"text\", \"tokens\", \"score\", \"n_best\": [{text, tokens, score}...]}");
+  cmd->add_flag("-q,--quiet", args.quiet, "No progress bar and no warnings");
+  return cmd;
+}
+
+int run_generate(const Task& task, const GenerateArgs& args) {
+  const std::string model_dir = args.model.empty() ? bundled_model_dir(task.default_model) : args.model;
+  if (args.whole_document && args.paragraphs) throw Error("--document and --paragraphs exclude each other");
+  DecodeOptions decode = args.decode;
+  decode.preset = find_preset(args.preset.empty() ? task.default_preset : args.preset);
+  decode.batch_size = args.batch_size.value_or(decode.preset->batch_size);
+
+  const InputUnit unit = args.whole_document ? InputUnit::kDocument
+                         : args.paragraphs   ? InputUnit::kParagraph
+                                             : InputUnit::kLine;
+  DocumentReader reader(args.input, unit);
+  ModelOptions model_options;
+  model_options.threads = args.threads;
+  const Translator model(model_dir, model_options);
+
+  if (args.print_config) {
+    std::cout << "model: " << model_dir << "\n";
+    for (const ResolvedSetting& s : model.resolved_settings(decode))
+      std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
+    return 0;
+  }
+
+  const OutputFormat format = args.json                         ? OutputFormat::kJson
+                              : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
+                                                                   : OutputFormat::kText;
+  OutputWriter writer(args.output, format);
+  ProgressBar progress(!args.quiet && !args.input.empty() && args.input != "-");
+
+  // Read a few batches at a time so the translator can sort them by length, and write each
+  // chunk as soon as it is done (a long file shows output early; an error keeps what is done).
+  const size_t chunk = static_cast<size_t>(decode.batch_size) * 8;
+  std::vector<Unit> units;
+  uint64_t index = 0;  // 0-based index of units[0]
+  while (true) {
+    units.clear();
+    if (!reader.read(chunk, units)) break;
+
+    // Validate before running; on a bad unit, process and write the good ones before it.
+    size_t valid = units.size();
+    std::optional<Error> bad;
+    for (size_t i = 0; i < units.size(); ++i) {
+      try {
+        check_utf8(units[i].text, reader.lines().where(units[i].first_line));
+      } catch (const Error& e) {
+        valid = i;
+        bad = e;
+        break;
+      }
+    }
+    std::vector<std::string> inputs;
+    std::vector<size_t> positions;  // index in `units` of each non-empty input
+    for (size_t i = 0; i < valid; ++i) {
+      if (units[i].text.empty()) continue;
+      inputs.push_back(units[i].text);
+      positions.push_back(i);
+    }
+    const std::vector<TranslationResult> results = model.translate(inputs, decode);
+    // An empty input is not run through the model: it gets one empty hypothesis, score 0.
+    std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
+    for (size_t k = 0; k < positions.size(); ++k) {
+      by_unit[positions[k]] = results[k];
+      if (results[k].truncated_tokens > 0 && !args.quiet)
+        std::cerr << "ordo: warning: " << reader.lines().where(units[positions[k]].first_line) << ": " << task.unit_name
+                  << " longer than the model accepts; " << results[k].truncated_tokens << " tokens dropped\n";
+    }
+    for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
+    writer.flush();
+    if (bad) throw *bad;
+    index += units.size();
+    progress.update(reader.lines().lines_read(), reader.lines().bytes_read(), reader.lines().total_bytes());
+  }
+  writer.flush();
+  return 0;
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,38 @@
+// `ordo translate` and `ordo summarize`: one engine, two tasks. Each task differs only in its
+// default model, its default preset (configs/), how input is split into units, and wording.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/document_reader.h"
+#include "ordo/options.h"
+
+namespace ordo::cli {
+
+struct Task {
+  std::string name;           // "translate"
+  std::string default_model;  // bundled model under models/
+  std::string default_preset; // configs/<name>.json
+  std::string unit_name;      // "sentence", "document": for messages
+};
+
+struct GenerateArgs {
+  std::string model, input, output, preset;
+  bool json = false, quiet = false, print_config = false;
+  bool whole_document = false, paragraphs = false;  // summarize only
+  int threads = 0;
+  std::optional<int> batch_size;  // default: the preset's, else 32
+  DecodeOptions decode;
+};
+
+Task translate_task();
+Task summarize_task();
+
+// Registers the subcommand with its options; `args` is filled when the command line is parsed.
+CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& args);
+// Runs it; returns the exit code. Throws ordo::Error on bad input.
+int run_generate(const Task& task, const GenerateArgs& args);
+
+}  // namespace ordo::cli

@@ -1,0 +1,124 @@
+// The two fairseq-born multilingual tokenizers of M2M100ForConditionalGeneration models, as
+// Hugging Face 4.31 has them (slow): input = [source language token] + pieces + [</s>], and
+// the target language token is forced as the first generated token (by the pipeline).
+//   M2M100Tokenizer: vocab.json (fairseq dictionary order) maps pieces of
+//     sentencepiece.bpe.model; language tokens "__de__" follow the vocabulary.
+//   NllbTokenizer (legacy_behaviour=False): <s> <pad> </s> <unk> = 0..3, then the spm pieces
+//     shifted by one (spm id 0, its <unk>, maps to <unk>), then language codes "deu_Latn",
+//     then <mask>.
+#include <memory>
+
+#include "ordo/error.h"
+#include "text/spm_tokenizer.h"
+#include "text/vocab.h"
+
+namespace ordo::text {
+namespace {
+
+// The language tokens, in id order: tokenizer_config.json / special_tokens_map.json
+// additional_special_tokens (save_pretrained writes HF's FAIRSEQ_LANGUAGE_CODES there).
+std::vector<std::string> language_tokens(const std::string& dir, bool (*is_language)(const std::string&)) {
+  std::vector<std::string> out;
+  for (const std::string& token : tokenizer_list(dir, "additional_special_tokens"))
+    if (is_language(token)) out.push_back(token);
+  if (out.empty())
+    throw Error(dir + "/tokenizer_config.json: no language codes found in 'additional_special_tokens' "
+                "(nor in special_tokens_map.json)");
+  return out;
+}
+
+bool is_m2m_language(const std::string& t) { return t.size() > 4 && t.rfind("__", 0) == 0 && t.substr(t.size() - 2) == "__"; }
+bool is_nllb_language(const std::string& t) { return t.size() >= 8 && t[3] == '_' && t.find('_') == 3; }
+
+class M2M100Tokenizer : public SpmTokenizer {
+ public:
+  explicit M2M100Tokenizer(const std::string& dir)
+      : SpmTokenizer(dir, "sentencepiece.bpe.model", kNeeds),
+        vocab_(Vocab::load(require_file(dir + "/vocab.json", kNeeds))) {
+    const std::vector<std::string> langs = language_tokens(dir, is_m2m_language);
+    for (size_t i = 0; i < langs.size(); ++i) {
+      language_ids_[langs[i]] = vocab_.size() + static_cast<int64_t>(i);
+      id_to_language_[vocab_.size() + static_cast<int64_t>(i)] = langs[i];
+      specials_.tokens.insert(langs[i]);
+    }
+    for (const char* s : {"<s>", "</s>", "<pad>", "<unk>"}) specials_.tokens.insert(s);
+    eos_id_ = vocab_.require("</s>");
+    unk_id_ = vocab_.require("<unk>");
+    default_source_lang_ = tokenizer_string(dir, "src_lang", "en");
+  }
+
+ protected:
+  static constexpr const char* kNeeds = "M2M100 models need sentencepiece.bpe.model and vocab.json";
+
+  std::string language_token(const std::string& lang) const override { return "__" + lang + "__"; }
+  int64_t piece_to_id(const std::string& piece) const override {
+    const auto lang = language_ids_.find(piece);
+    if (lang != language_ids_.end()) return lang->second;
+    return vocab_.find(piece).value_or(unk_id_);
+  }
+  std::string id_to_piece(int64_t id) const override {
+    const auto lang = id_to_language_.find(id);
+    if (lang != id_to_language_.end()) return lang->second;
+    const std::string& piece = vocab_.piece(id);
+    return piece.empty() ? "<unk>" : piece;
+  }
+
+ private:
+  Vocab vocab_;
+  std::map<int64_t, std::string> id_to_language_;
+  int64_t unk_id_ = 3;
+};
+
+class NllbTokenizer : public SpmTokenizer {
+ public:
+  explicit NllbTokenizer(const std::string& dir) : SpmTokenizer(dir, "sentencepiece.bpe.model", kNeeds) {
+    fixed_ = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
+    const std::vector<std::string> langs = language_tokens(dir, is_nllb_language);
+    const int64_t first_language = spm_.size() + kOffset;
+    for (size_t i = 0; i < langs.size(); ++i) {
+      language_ids_[langs[i]] = first_language + static_cast<int64_t>(i);
+      fixed_[langs[i]] = first_language + static_cast<int64_t>(i);
+    }
+    fixed_["<mask>"] = first_language + static_cast<int64_t>(langs.size());
+    for (const auto& [token, id] : fixed_) {
+      fixed_pieces_[id] = token;
+      specials_.tokens.insert(token);
+    }
+    specials_.left_strip_only.insert("<mask>");  // AddedToken(lstrip=True)
+    eos_id_ = 2;
+    default_source_lang_ = tokenizer_string(dir, "src_lang", "eng_Latn");
+  }
+
+ protected:
+  static constexpr const char* kNeeds = "NLLB models need sentencepiece.bpe.model";
+  static constexpr int64_t kOffset = 1;  // fairseq_offset
+
+  int64_t piece_to_id(const std::string& piece) const override {
+    const auto it = fixed_.find(piece);
+    if (it != fixed_.end()) return it->second;
+    const int spm_id = spm_.piece_to_id(piece);
+    return spm_id ? spm_id + kOffset : 3;  // spm's id 0 is its unknown piece
+  }
+  std::string id_to_piece(int64_t id) const override {
+    const auto it = fixed_pieces_.find(id);
+    if (it != fixed_pieces_.end()) return it->second;
+    if (id - kOffset < 0 || id - kOffset >= spm_.size()) return "<unk>";
+    return spm_.id_to_piece(static_cast<int>(id - kOffset));
+  }
+
+ private:
+  std::map<std::string, int64_t> fixed_;
+  std::map<int64_t, std::string> fixed_pieces_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_m2m100_tokenizer(const std::string& model_dir) {
+  return std::make_unique<M2M100Tokenizer>(model_dir);
+}
+
+std::unique_ptr<Tokenizer> load_nllb_tokenizer(const std::string& model_dir) {
+  return std::make_unique<NllbTokenizer>(model_dir);
+}
+
+}  // namespace ordo::text

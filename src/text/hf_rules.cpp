@@ -1,0 +1,123 @@
+#include "text/hf_rules.h"
+
+#include <sys/stat.h>
+
+#include "io/json_file.h"
+#include "ordo/error.h"
+
+namespace ordo::text {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+std::string rstrip(std::string s) {
+  while (!s.empty() && is_space(s.back())) s.pop_back();
+  return s;
+}
+std::string lstrip(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && is_space(s[i])) ++i;
+  return s.substr(i);
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+}
+
+nlohmann::json read_if_exists(const std::string& path) {
+  if (!file_exists(path)) return nlohmann::json::object();
+  nlohmann::json json = io::read_json_file(path);
+  return json.is_object() ? json : nlohmann::json::object();
+}
+
+}  // namespace
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string require_file(const std::string& path, const std::string& why) {
+  if (!file_exists(path)) throw Error(path + ": file not found (" + why + ")");
+  return path;
+}
+
+std::vector<std::string> split_on_special_tokens(const std::string& text, const SpecialTokens& specials) {
+  std::vector<std::string> chunks;
+  size_t start = 0, pos = 0;
+  while (pos < text.size()) {
+    // The longest special token starting here (HF's trie matches the longest).
+    const std::string* found = nullptr;
+    for (const std::string& s : specials.tokens)
+      if (text.compare(pos, s.size(), s) == 0 && (!found || s.size() > found->size())) found = &s;
+    if (!found) {
+      ++pos;
+      continue;
+    }
+    chunks.push_back(text.substr(start, pos - start));
+    chunks.push_back(*found);
+    pos += found->size();
+    start = pos;
+  }
+  chunks.push_back(text.substr(start));
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (!specials.contains(chunks[i])) continue;
+    const bool left_only = specials.left_strip_only.count(chunks[i]) != 0;
+    if (i + 1 < chunks.size() && !left_only) chunks[i + 1] = lstrip(chunks[i + 1]);
+    if (i > 0) chunks[i - 1] = rstrip(chunks[i - 1]);
+  }
+  std::vector<std::string> out;
+  for (std::string& chunk : chunks)
+    if (!chunk.empty()) out.push_back(std::move(chunk));
+  return out;
+}
+
+std::string pieces_to_text(const std::vector<std::string>& pieces, const SpecialTokens& specials,
+                           const SentencePiece& spm, const std::string& after_special) {
+  std::string out;
+  std::vector<std::string> run;
+  for (const std::string& piece : pieces) {
+    if (specials.contains(piece)) {
+      out += spm.decode(run) + piece + after_special;
+      run.clear();
+    } else {
+      run.push_back(piece);
+    }
+  }
+  out += spm.decode(run);
+  size_t begin = 0, end = out.size();
+  while (begin < end && is_space(out[begin])) ++begin;
+  while (end > begin && is_space(out[end - 1])) --end;
+  return out.substr(begin, end - begin);
+}
+
+std::string clean_up_tokenization(std::string s) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+           {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}})
+    replace_all(s, from, to);
+  return s;
+}
+
+bool clean_up_spaces(const std::string& dir) {
+  const std::string path = dir + "/tokenizer_config.json";
+  const nlohmann::json json = read_if_exists(path);
+  return io::JsonFields(json, path).optional_bool("clean_up_tokenization_spaces").value_or(true);
+}
+
+std::vector<std::string> tokenizer_list(const std::string& dir, const std::string& key) {
+  for (const char* file : {"/tokenizer_config.json", "/special_tokens_map.json"}) {
+    const std::string path = dir + file;
+    const nlohmann::json json = read_if_exists(path);
+    if (auto list = io::JsonFields(json, path).optional_strings(key)) return *list;
+  }
+  return {};
+}
+
+std::string tokenizer_string(const std::string& dir, const std::string& key, const std::string& fallback) {
+  const std::string path = dir + "/tokenizer_config.json";
+  const nlohmann::json json = read_if_exists(path);
+  return io::JsonFields(json, path).optional_string(key).value_or(fallback);
+}
+
+}  // namespace ordo::text

@@ -1,0 +1,157 @@
+// Decoding features beyond search parity: target language by name, sampling, presets and
+// where each setting comes from, truncation of long inputs.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ordo/ordo.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace ordo {
+namespace {
+
+using nlohmann::json;
+using testing::fixture_dir;
+using testing::load_golden;
+
+DecodeOptions greedy(int max_new_tokens = 20) {
+  DecodeOptions options;
+  options.beam_size = 1;
+  options.max_new_tokens = max_new_tokens;
+  return options;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// The fixture's golden greedy run forced the target language by id; naming it must do the same.
+TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
+  for (const auto& [fixture, lang] : std::vector<std::pair<std::string, std::string>>{
+           {"m2m100", "de"}, {"nllb", "deu_Latn"}}) {
+    const json golden = load_golden(fixture);
+    const Translator translator(fixture_dir(fixture));
+    DecodeOptions options = greedy();
+    options.target_lang = lang;
+    const auto sentences = golden["sentences"].get<std::vector<std::string>>();
+    const auto results = translator.translate(sentences, options);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const auto& expected = golden["generation"]["greedy"]["per_sentence"][i];
+      const auto ids = expected["sequences"][0].get<std::vector<int64_t>>();
+      EXPECT_EQ(results[i].hypotheses[0].ids,
+                std::vector<int64_t>(ids.begin() + 1, ids.begin() + expected["lengths"][0].get<int64_t>()))
+          << fixture << " sentence " << i;
+      EXPECT_EQ(results[i].hypotheses[0].text, expected["texts"][0].get<std::string>()) << fixture;
+    }
+  }
+}
+
+TEST(TargetLanguage, UnknownOrUnsupportedLanguageIsAClearError) {
+  const Translator m2m(fixture_dir("m2m100"));
+  DecodeOptions options = greedy();
+  options.target_lang = "xx_Klingon";
+  const std::string unknown = error_of([&] { m2m.translate({"Hello"}, options); });
+  EXPECT_NE(unknown.find("unknown target language 'xx_Klingon'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("known:"), std::string::npos) << unknown;
+
+  const Translator marian(fixture_dir("marian_opus_en_mg"));
+  options.target_lang = "de";
+  EXPECT_NE(error_of([&] { marian.translate({"Hello"}, options); }).find("not multilingual"), std::string::npos);
+}
+
+TEST(Sampling, SameSeedSameOutputAndTopK1IsGreedy) {
+  const Translator translator(fixture_dir("marian_tcbig_en_pt"));
+  const auto sentences = load_golden("marian_tcbig_en_pt")["sentences"].get<std::vector<std::string>>();
+  DecodeOptions sample = greedy();
+  sample.sample = true;
+  sample.temperature = 1.5f;
+  sample.seed = 42;
+  const auto a = translator.translate(sentences, sample);
+  const auto b = translator.translate(sentences, sample);
+  sample.seed = 7;
+  const auto c = translator.translate(sentences, sample);
+  int differing = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    EXPECT_EQ(a[i].hypotheses[0].ids, b[i].hypotheses[0].ids) << i;
+    differing += a[i].hypotheses[0].ids != c[i].hypotheses[0].ids;
+  }
+  EXPECT_GT(differing, 0) << "different seeds gave identical samples for every sentence";
+
+  DecodeOptions top1 = greedy();
+  top1.sample = true;
+  top1.top_k = 1;
+  const auto sampled = translator.translate(sentences, top1);
+  const auto argmax = translator.translate(sentences, greedy());
+  for (size_t i = 0; i < sentences.size(); ++i) EXPECT_EQ(sampled[i].hypotheses[0].ids, argmax[i].hypotheses[0].ids);
+
+  DecodeOptions several = sample;
+  several.n_best = 3;
+  const auto three = translator.translate({sentences[0]}, several);
+  EXPECT_EQ(three[0].hypotheses.size(), 3u);
+}
+
+std::string source_of(const std::vector<ResolvedSetting>& settings, const std::string& name, std::string* value) {
+  for (const ResolvedSetting& s : settings)
+    if (s.name == name) {
+      if (value) *value = s.value;
+      return s.source;
+    }
+  return "<absent>";
+}
+
+TEST(Presets, OptionsBeatGenerationConfigBeatsPresetBeatsDefault) {
+  // pegasus' generation_config.json: num_beams 8, length_penalty 0.8, max_length 256.
+  const Translator translator(fixture_dir("pegasus"));
+  auto preset = std::make_shared<DecodeOptions>();
+  preset->beam_size = 2;
+  preset->no_repeat_ngram_size = 3;
+  preset->length_penalty = 2.0f;
+  DecodeOptions options;
+  options.preset = preset;
+  options.min_new_tokens = 4;
+  const auto settings = translator.resolved_settings(options);
+  std::string value;
+  EXPECT_EQ(source_of(settings, "beam_size", &value), "generation_config.json");
+  EXPECT_EQ(value, "8");
+  EXPECT_EQ(source_of(settings, "length_penalty", &value), "generation_config.json");
+  EXPECT_EQ(value, "0.8");
+  EXPECT_EQ(source_of(settings, "no_repeat_ngram_size", &value), "preset");
+  EXPECT_EQ(value, "3");
+  EXPECT_EQ(source_of(settings, "min_new_tokens", &value), "option");
+  EXPECT_EQ(source_of(settings, "repetition_penalty", &value), "default");
+}
+
+TEST(Presets, BundledPresetsLoadAndBadOnesNameTheField) {
+  for (const char* name : {"translation", "summarization"}) {
+    const DecodeOptions p = load_preset(std::string(ORDO_SOURCE_DIR) + "/configs/" + name + ".json");
+    EXPECT_TRUE(p.beam_size.has_value()) << name;
+    EXPECT_TRUE(p.max_new_tokens.has_value()) << name;
+  }
+  testing::TempDir dir;
+  const std::string bad = dir.write("p.json", R"({"decoding": {"beam_size": "four"}})");
+  EXPECT_NE(error_of([&] { load_preset(bad); }).find("field 'beam_size' must be an integer"), std::string::npos);
+  const std::string unknown = dir.write("q.json", R"({"decoding": {"beam_width": 4}})");
+  EXPECT_NE(error_of([&] { load_preset(unknown); }).find("field 'beam_width' is not a decoding option"),
+            std::string::npos);
+}
+
+TEST(Truncation, LongInputIsCutToTheModelsPositionsAndReported) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  std::string text;
+  for (int i = 0; i < 700; ++i) text += "apple ";
+  const auto ids = translator.encode(text);
+  ASSERT_GT(ids.size(), 512u);
+  const auto results = translator.translate({text}, greedy(5));
+  EXPECT_EQ(results[0].truncated_tokens, static_cast<int64_t>(ids.size()) - 512);
+  EXPECT_FALSE(results[0].hypotheses[0].ids.empty());
+  EXPECT_EQ(translator.translate({"apple"}, greedy(5))[0].truncated_tokens, 0);
+}
+
+}  // namespace
+}  // namespace ordo
