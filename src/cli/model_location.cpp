@@ -11,10 +11,12 @@
 namespace ordo::cli {
 namespace {
 
-bool is_model_dir(const std::string& dir) {
+bool exists(const std::string& path) {
   struct stat st;
-  return ::stat((dir + "/config.json").c_str(), &st) == 0;
+  return ::stat(path.c_str(), &st) == 0;
 }
+
+bool is_model_dir(const std::string& dir) { return exists(dir + "/config.json"); }
 
 std::string executable_dir() {
   char buffer[4096];
@@ -24,35 +26,39 @@ std::string executable_dir() {
   return path.substr(0, path.find_last_of('/'));
 }
 
+// The first candidate that passes `usable`, or an error listing every place tried.
+std::string first_found(const std::vector<std::string>& candidates, bool (*usable)(const std::string&),
+                        const std::string& what, const std::string& hint) {
+  for (const std::string& path : candidates)
+    if (usable(path)) return path;
+  std::string tried;
+  for (const std::string& path : candidates) tried += "\n  " + path;
+  throw Error(what + " was not found; looked in:" + tried + hint);
+}
+
+// $<env>/<name>, <exe>/../share/ordo/<folder>/<name>, the install prefix, the source tree.
+std::vector<std::string> candidates(const char* env, const std::string& folder, const std::string& install_dir,
+                                    const std::string& source_dir, const std::string& name) {
+  std::vector<std::string> out;
+  if (const char* value = std::getenv(env); value && *value) out.push_back(std::string(value) + "/" + name);
+  out.push_back(executable_dir() + "/../share/ordo/" + folder + "/" + name);
+  out.push_back(install_dir + "/" + name);
+  out.push_back(source_dir + "/" + name);
+  return out;
+}
+
 }  // namespace
 
 std::string bundled_model_dir(const std::string& name) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("ORDO_MODELS_DIR"); env && *env) candidates.push_back(std::string(env) + "/" + name);
-  candidates.push_back(executable_dir() + "/../share/ordo/models/" + name);
-  candidates.push_back(std::string(ORDO_INSTALL_MODELS_DIR) + "/" + name);
-  candidates.push_back(std::string(ORDO_SOURCE_MODELS_DIR) + "/" + name);
-  for (const std::string& dir : candidates)
-    if (is_model_dir(dir)) return dir;
-  std::string tried;
-  for (const std::string& dir : candidates) tried += "\n  " + dir;
-  throw Error("no --model given and the bundled model '" + name + "' was not found; looked in:" + tried +
-              "\nPass --model DIR with a Hugging Face model folder (config.json, model.safetensors, ...).");
+  return first_found(candidates("ORDO_MODELS_DIR", "models", ORDO_INSTALL_MODELS_DIR, ORDO_SOURCE_MODELS_DIR, name),
+                     is_model_dir, "no --model given and the bundled model '" + name + "'",
+                     "\nPass --model DIR with a Hugging Face model folder (config.json, model.safetensors, ...).");
 }
 
 std::string bundled_config_file(const std::string& name) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("ORDO_CONFIGS_DIR"); env && *env) candidates.push_back(std::string(env) + "/" + name);
-  candidates.push_back(executable_dir() + "/../share/ordo/configs/" + name);
-  candidates.push_back(std::string(ORDO_INSTALL_CONFIGS_DIR) + "/" + name);
-  candidates.push_back(std::string(ORDO_SOURCE_CONFIGS_DIR) + "/" + name);
-  for (const std::string& path : candidates) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0) return path;
-  }
-  std::string tried;
-  for (const std::string& path : candidates) tried += "\n  " + path;
-  throw Error("preset '" + name + "' not found; looked in:" + tried);
+  return first_found(
+      candidates("ORDO_CONFIGS_DIR", "configs", ORDO_INSTALL_CONFIGS_DIR, ORDO_SOURCE_CONFIGS_DIR, name), exists,
+      "preset '" + name + "'", "\nPass --preset FILE.json or a name from configs/.");
 }
 
 }  // namespace ordo::cli

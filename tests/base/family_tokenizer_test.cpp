@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "ordo/error.h"
+#include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 #include "text/tokenizer.h"
 
 namespace ordo::text {
 namespace {
+
+using ordo::testing::error_of;
 
 using nlohmann::json;
 using ordo::testing::TempDir;
@@ -20,15 +23,6 @@ std::unique_ptr<Tokenizer> load(const std::string& fixture) {
   if (fixture == "pegasus") return load_pegasus_tokenizer(dir);
   if (fixture == "m2m100") return load_m2m100_tokenizer(dir);
   return load_nllb_tokenizer(dir);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 class FamilyTokenizerGolden : public ::testing::TestWithParam<std::string> {};

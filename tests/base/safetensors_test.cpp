@@ -9,22 +9,16 @@
 
 #include "io/safetensors.h"
 #include "ordo/error.h"
+#include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 namespace ordo::io {
 namespace {
 
-using ordo::testing::TempDir;
+using ordo::testing::error_of;
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using ordo::testing::TempDir;
 
 // A raw file: 8-byte length + header text + data bytes.
 std::string raw_file(const std::string& header, const std::string& data) {
@@ -86,7 +80,7 @@ TEST(Safetensors, HeaderIsAlignedAndDataFollows) {
 }
 
 TEST(Safetensors, MissingFileNamesThePath) {
-  EXPECT_NE(message_of([] { SafetensorsFile f("/nonexistent/model.safetensors"); })
+  EXPECT_NE(error_of([] { SafetensorsFile f("/nonexistent/model.safetensors"); })
                 .find("/nonexistent/model.safetensors: cannot open"),
             std::string::npos);
 }
@@ -119,7 +113,7 @@ TEST(Safetensors, MalformedFilesGiveClearErrors) {
   };
   for (const auto& c : cases) {
     const std::string path = dir.write(std::string(c.label) + ".safetensors", c.content);
-    const std::string message = message_of([&] { SafetensorsFile f(path); });
+    const std::string message = error_of([&] { SafetensorsFile f(path); });
     EXPECT_NE(message.find(path), std::string::npos) << c.label << ": " << message;
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.label << ": " << message;
   }
@@ -129,8 +123,8 @@ TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
   SafetensorsFile file(dir.file("m.safetensors"));
-  EXPECT_NE(message_of([&] { file.get("v"); }).find("tensor 'v' is missing"), std::string::npos);
-  EXPECT_NE(message_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"),
+  EXPECT_NE(error_of([&] { file.get("v"); }).find("tensor 'v' is missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"),
             std::string::npos);
 }
 

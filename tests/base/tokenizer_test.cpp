@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "ordo/error.h"
+#include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 #include "text/sentencepiece.h"
@@ -15,17 +16,10 @@
 namespace ordo::text {
 namespace {
 
+using ordo::testing::error_of;
+
 using nlohmann::json;
 using ordo::testing::TempDir;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 bool separate_vocabs(const std::string& fixture) { return fixture == "marian_sep_en_mg"; }
 

@@ -131,3 +131,62 @@ TEST(Cli, OptionErrorsAndHelp) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string pegasus_arg() { return "-m '" + ordo::testing::fixture_dir("pegasus") + "'"; }
+
+TEST(CliSummarize, ParagraphsDocumentsAndLines) {
+  const std::string text = "First paragraph line one.\nline two.\n\n\nSecond paragraph.\n\nThird.\n";
+  CliRun run = ordo("summarize " + pegasus_arg() + " --paragraphs --max-length 5", text);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 3u);
+  run = ordo("summarize " + pegasus_arg() + " --document --max-length 5", text);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 1u);
+  run = ordo("summarize " + pegasus_arg() + " --max-length 5", text);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 7u);  // one per line, empty lines kept
+  run = ordo("summarize " + pegasus_arg() + " --document --paragraphs", text);
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+TEST(CliSummarize, LongDocumentIsTruncatedWithAWarning) {
+  std::string text;
+  for (int i = 0; i < 800; ++i) text += "The cat sat on the mat. ";
+  const CliRun run = ordo("summarize " + pegasus_arg() + " --document --max-length 5", text + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("tokens dropped"), std::string::npos) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 1u);
+}
+
+TEST(CliPresets, PrintConfigShowsValuesAndSources) {
+  CliRun run = ordo("summarize " + pegasus_arg() + " --print-config --no-repeat-ngram-size 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("beam_size = 8  (generation_config.json)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("no_repeat_ngram_size = 2  (option)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("early_stopping = true  (preset)"), std::string::npos) << run.out;
+  run = ordo("translate " + pegasus_arg() + " --print-config");
+  EXPECT_NE(run.out.find("no_repeat_ngram_size = 0  (preset)"), std::string::npos) << run.out;
+  run = ordo("summarize " + pegasus_arg() + " --print-config --preset nonexistent");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("preset 'nonexistent.json' was not found"), std::string::npos) << run.err;
+}
+
+TEST(CliMultilingual, TargetLanguageFlag) {
+  const json golden = ordo::testing::load_golden("nllb");
+  const CliRun run = ordo("translate -m '" + ordo::testing::fixture_dir("nllb") +
+                              "' --target-lang deu_Latn --beam-size 1 --max-length 20",
+                          golden["sentences"][0].get<std::string>() + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).at(0), golden["generation"]["greedy"]["per_sentence"][0]["texts"][0].get<std::string>());
+}
+
+TEST(CliSampling, SameSeedSameOutput) {
+  const std::string args = "translate " + model_arg() + " --sample true --temperature 2 --seed 5 --max-length 10";
+  const CliRun a = ordo(args, "Where is the train station?\n"), b = ordo(args, "Where is the train station?\n");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+}  // namespace

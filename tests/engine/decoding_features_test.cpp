@@ -5,11 +5,14 @@
 #include <fstream>
 
 #include "ordo/ordo.h"
+#include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 namespace ordo {
 namespace {
+
+using ordo::testing::error_of;
 
 using nlohmann::json;
 using testing::fixture_dir;
@@ -20,15 +23,6 @@ DecodeOptions greedy(int max_new_tokens = 20) {
   options.beam_size = 1;
   options.max_new_tokens = max_new_tokens;
   return options;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // The fixture's golden greedy run forced the target language by id; naming it must do the same.
