@@ -4,24 +4,42 @@
 #include <fstream>
 #include <numeric>
 
+#include "io/json_file.h"
 #include "ordo/error.h"
 
 namespace ordo::train {
 namespace {
 
-std::vector<std::string> read_lines(const std::string& path) {
+}  // namespace
+
+std::vector<std::string> read_text_column(const std::string& spec, int64_t limit) {
+  const size_t hash = spec.rfind('#');
+  const std::string path = hash == std::string::npos ? spec : spec.substr(0, hash);
+  const std::string field = hash == std::string::npos ? "" : spec.substr(hash + 1);
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open");
   std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  int64_t number = 0;
+  for (std::string line; std::getline(in, line) && (limit <= 0 || static_cast<int64_t>(lines.size()) < limit);) {
+    ++number;
+    if (field.empty()) {
+      lines.push_back(line);
+      continue;
+    }
+    const nlohmann::json json = io::parse_json_text(line, path + " line " + std::to_string(number));
+    if (!json.is_object() || !json.contains(field) || !json[field].is_string())
+      throw Error(path + " line " + std::to_string(number) + ": field '" + field + "' is missing or not a string");
+    std::string text = json[field].get<std::string>();
+    for (char& c : text)
+      if (c == '\n' || c == '\r') c = ' ';
+    lines.push_back(std::move(text));
+  }
   return lines;
 }
 
-}  // namespace
-
 std::vector<Example> load_parallel(const std::string& source_path, const std::string& target_path,
                                    const text::Tokenizer& tokenizer, int64_t max_tokens, int64_t* skipped) {
-  const auto sources = read_lines(source_path), targets = read_lines(target_path);
+  const auto sources = read_text_column(source_path), targets = read_text_column(target_path);
   if (sources.size() != targets.size())
     throw Error(source_path + " has " + std::to_string(sources.size()) + " lines but " + target_path + " has " +
                 std::to_string(targets.size()));

@@ -36,6 +36,11 @@ struct Batch {
 
 // Reads two aligned files and encodes them; lines longer than `max_tokens` pieces are
 // skipped (counted in `skipped`). Throws ordo::Error naming the file on a line-count mismatch.
+// The lines of a text file, or with "FILE.jsonl#FIELD" the string FIELD of each JSON line
+// (newlines inside it become spaces, so that one example stays one line for `ordo`).
+// `limit` > 0 reads at most that many. Throws ordo::Error naming the file and line.
+std::vector<std::string> read_text_column(const std::string& spec, int64_t limit = 0);
+
 // Both sides go through the model's own tokenizer (joint vocabulary), as at inference.
 std::vector<Example> load_parallel(const std::string& source_path, const std::string& target_path,
                                    const text::Tokenizer& tokenizer, int64_t max_tokens, int64_t* skipped);

@@ -55,15 +55,6 @@ bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-std::vector<std::string> read_lines(const std::string& path, int64_t limit) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line) && (limit <= 0 || static_cast<int64_t>(lines.size()) < limit);)
-    lines.push_back(line);
-  return lines;
-}
-
 std::string hms(double seconds) {
   char buf[32];
   const long s = static_cast<long>(seconds);
@@ -135,7 +126,8 @@ int run(const Args& a) {
     const std::string joined = a.work + "/spm_input.txt";
     {
       std::ofstream out(joined);
-      for (const std::string& f : {a.train_source, a.train_target}) out << std::ifstream(f).rdbuf();
+      for (const std::string& f : {a.train_source, a.train_target})
+        for (const std::string& line : train::read_text_column(f)) out << line << "\n";
     }
     std::cerr << "training SentencePiece (" << a.spm_vocab << " pieces) on " << joined << "\n";
     text::SentencePiece::train("--input=" + joined + " --model_prefix=" + spm_prefix +
@@ -159,8 +151,8 @@ int run(const Args& a) {
   vocab.pad = vocab_size - 1;
   vocab.size = vocab_size;
   const train::Batcher batcher(examples, a.batch_tokens, vocab);
-  const auto valid_sources = read_lines(a.valid_source, a.valid_lines);
-  const auto valid_refs = read_lines(a.valid_target, a.valid_lines);
+  const auto valid_sources = train::read_text_column(a.valid_source, a.valid_lines);
+  const auto valid_refs = train::read_text_column(a.valid_target, a.valid_lines);
   int64_t valid_skipped = 0;
   const std::vector<train::Example> valid_examples =
       train::load_parallel(a.valid_source, a.valid_target, *tokenizer, 1024, &valid_skipped);
@@ -300,7 +292,9 @@ int run(const Args& a) {
 int main(int argc, char** argv) {
   CLI::App app{"ordo-train: train a Marian-architecture model from scratch (resumable)"};
   Args a;
-  app.add_option("--train-source", a.train_source, "Training source text, one segment per line")->required();
+  app.add_option("--train-source", a.train_source,
+                 "Training source text, one segment per line, or FILE.jsonl#FIELD for a JSON-lines field")
+      ->required();
   app.add_option("--train-target", a.train_target, "Training target text, aligned")->required();
   app.add_option("--valid-source", a.valid_source, "Validation source")->required();
   app.add_option("--valid-target", a.valid_target, "Validation target (reference)")->required();
