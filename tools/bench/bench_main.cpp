@@ -1,0 +1,214 @@
+// ordo-bench: the speed workload of issue 4 (a Marian 6+6 model of the opus-mt-en-de shape
+// with random weights, 32 sentences x 30 source tokens, exactly 64 target tokens each), plus
+// real sentences (newstest2014), start-up time and peak memory. Prints markdown tables.
+//
+//   build/ordo-bench                 # full run (a few minutes)
+//   build/ordo-bench --runs 1        # quick look
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <dnnl.h>
+
+#include "models/family.h"
+#include "ordo/ordo.h"
+#include "train/marian_export.h"
+#include "train/training_forward.h"
+
+namespace {
+
+using namespace ordo;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+}
+
+// The workload model: opus-mt-en-de's shape (vocabulary 58,101, pad = 58,100), swish, random
+// weights from a fixed seed; tokenizer files borrowed from the en-mg fixture so that real text
+// can go through it too (its ids are all below 58,101).
+std::string write_workload_model(const std::string& dir, const std::string& tokenizer_dir) {
+  if (exists(dir + "/model.safetensors")) return dir;
+  ::mkdir(dir.c_str(), 0755);
+  train::MarianShape shape;
+  shape.d_model = 512;
+  shape.layers = 6;
+  shape.heads = 8;
+  shape.ffn_dim = 2048;
+  shape.max_positions = 512;
+  shape.activation = "swish";
+  models::Seq2SeqModel model(train::marian_config(shape, 58101), models::marian_family());
+  train::initialise(model, 1234);
+  train::write_model_files(dir, model, shape, io::DType::F32);
+  for (const char* f : {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json"})
+    copy_file(tokenizer_dir + "/" + f, dir + "/" + f);
+  return dir;
+}
+
+// Single-precision GEMM peak of this machine through oneDNN (M = N = K = 1024).
+double sgemm_gflops(int threads) {
+  at::set_num_threads(threads);
+  const int64_t n = 1024;
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  std::vector<double> times;
+  for (int r = 0; r < 6; ++r) {
+    const auto start = Clock::now();
+    dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    times.push_back(seconds_since(start));
+  }
+  return 2.0 * n * n * n / median(times) / 1e9;
+}
+
+struct Workload {
+  std::vector<std::vector<int64_t>> sources;
+  DecodeOptions options;
+  int64_t target_tokens = 0;
+};
+
+Workload make_workload(int beam) {
+  Workload w;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> id(2, 54000);
+  for (int s = 0; s < 32; ++s) {
+    std::vector<int64_t> ids;
+    for (int t = 0; t < 29; ++t) ids.push_back(id(rng));
+    ids.push_back(0);  // </s>
+    w.sources.push_back(ids);
+  }
+  w.options.beam_size = beam;
+  w.options.max_new_tokens = 64;
+  w.options.min_new_tokens = 64;
+  w.options.batch_size = 32;
+  w.target_tokens = 32 * 64;
+  return w;
+}
+
+// Target tokens per second, median of `runs` (after one warm-up run).
+double measure(const Translator& translator, const Workload& w, int runs, int parallel) {
+  translator.translate_ids(w.sources, w.options);
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = Clock::now();
+    std::vector<std::thread> workers;
+    for (int p = 0; p < parallel; ++p)
+      workers.emplace_back([&] {
+        at::set_num_threads(1);
+        translator.translate_ids(w.sources, w.options);
+      });
+    if (parallel == 0) translator.translate_ids(w.sources, w.options);
+    for (auto& t : workers) t.join();
+    rates.push_back(w.target_tokens * std::max(parallel, 1) / seconds_since(start));
+  }
+  return median(rates);
+}
+
+std::vector<std::string> read_lines(const std::string& path, size_t limit) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; lines.size() < limit && std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ordo-bench: decoding speed on the issue-4 workload and on real sentences"};
+  int runs = 5;
+  std::string work = "runs/bench";
+  std::string data = std::string(ORDO_SOURCE_DIR) + "/../shared/data";
+  std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
+  int real_lines = 500;
+  app.add_option("--runs", runs, "Timed runs per cell (median reported)");
+  app.add_option("--work", work, "Folder for the generated workload model");
+  app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en)");
+  app.add_option("--bundled-model", bundled, "Model for the real-sentence rows");
+  app.add_option("--real-lines", real_lines, "Lines of newstest2014.en to translate");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    ::mkdir("runs", 0755);
+    ::mkdir(work.c_str(), 0755);
+    const auto start_all = Clock::now();
+    const std::string model_dir =
+        write_workload_model(work + "/marian-6x6-d512", std::string(ORDO_SOURCE_DIR) + "/tests/data/hf/marian_opus_en_mg");
+    const double peak1 = sgemm_gflops(1), peak2 = sgemm_gflops(2);
+    std::printf("machine: %u cores; oneDNN sgemm 1024^3: %.0f GFLOPS (1 thread), %.0f GFLOPS (2 threads)\n\n",
+                std::thread::hardware_concurrency(), peak1, peak2);
+
+    const Translator translator(model_dir);
+    // FLOPs per batch from the issue's analysis: 256 GFLOP greedy, 915 GFLOP beam 4.
+    const double gflop_greedy = 256, gflop_beam = 915;
+    std::printf("| compute | threads | greedy tok/s | beam 4 tok/s | greedy GFLOPS (%% of sgemm peak) | beam GFLOPS (%% of peak) |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    struct Row { const char* label; int threads; int parallel; };
+    for (const Row row : {Row{"ordo float32", 1, 0}, Row{"ordo float32", 2, 0},
+                          Row{"ordo float32, 2 translations x 1 thread (two batches at once)", 2, 2}}) {
+      at::set_num_threads(row.threads);
+      const double greedy = measure(translator, make_workload(1), runs, row.parallel);
+      const double beam = measure(translator, make_workload(4), runs, row.parallel);
+      const double peak = row.threads == 1 ? peak1 : peak2;
+      const double g_gflops = greedy / 2048 * gflop_greedy, b_gflops = beam / 2048 * gflop_beam;
+      std::printf("| %s | %d | %.0f | %.0f | %.0f (%.0f%%) | %.0f (%.0f%%) |\n", row.label, row.threads, greedy, beam,
+                  g_gflops, 100 * g_gflops / peak, b_gflops, 100 * b_gflops / peak);
+      std::fflush(stdout);
+    }
+
+    // Real sentences: generated tokens per second over the first lines of newstest2014.
+    const auto lines = read_lines(data + "/newstest/newstest2014.en", static_cast<size_t>(real_lines));
+    std::printf("\n| model | sentences | threads | beam | generated tok/s | sentences/s | start-up to first line (s) |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (const auto& [name, dir] : std::vector<std::pair<std::string, std::string>>{{"bundled en-de", bundled},
+                                                                                     {"workload 6+6 d512", model_dir}}) {
+      if (!exists(dir + "/config.json") || lines.empty()) {
+        std::printf("| %s | skipped: %s missing |\n", name.c_str(), lines.empty() ? "newstest" : dir.c_str());
+        continue;
+      }
+      at::set_num_threads(2);
+      const auto start = Clock::now();
+      const Translator real(dir);
+      DecodeOptions options;
+      options.beam_size = 4;
+      // The random-weight model never learned to stop: cap it at the workload's 64 tokens.
+      options.max_new_tokens = dir == model_dir ? 64 : 256;
+      real.translate({lines[0]}, options);
+      const double startup = seconds_since(start);
+      const auto t0 = Clock::now();
+      int64_t generated = 0;
+      for (const TranslationResult& r : real.translate(lines, options)) generated += r.hypotheses[0].ids.size();
+      const double elapsed = seconds_since(t0);
+      std::printf("| %s | %zu | 2 | 4 | %.0f | %.1f | %.2f |\n", name.c_str(), lines.size(), generated / elapsed,
+                  lines.size() / elapsed, startup);
+      std::fflush(stdout);
+    }
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    std::printf("\npeak resident memory: %.0f MB; total benchmark time %.0f s\n", usage.ru_maxrss / 1024.0,
+                seconds_since(start_all));
+  } catch (const std::exception& e) {
+    std::cerr << "ordo-bench: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
