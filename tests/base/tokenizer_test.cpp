@@ -72,6 +72,31 @@ TEST(MarianTokenizer, KeepsLeadingLanguageCodeAsOneToken) {
   EXPECT_EQ(tokenizer->tokenize("Hello >>por<< world."), tokenizer->tokenize("Hello  world."));
 }
 
+TEST(MarianTokenizer, LanguageCodeInTheVocabMapsToItsId) {
+  // opus-mt-tc-big-en-pt's vocab.json has ">>por<<" (and ">>pob<<"): the code is one token.
+  const auto tokenizer = tc_big();
+  const auto ids = tokenizer->encode(">>por<< Hello world.");
+  ASSERT_GE(ids.size(), 2u);
+  EXPECT_EQ(ids.front(), 39141);
+  const auto plain = tokenizer->encode("Hello world.");
+  EXPECT_EQ(std::vector<int64_t>(ids.begin() + 1, ids.end()), plain);
+}
+
+TEST(MarianTokenizer, LanguageCodeRegexIsGreedyLikeTransformers431) {
+  // transformers 4.31 uses re.compile(">>.+<<") (greedy; the non-greedy fix, PR #8463, was not
+  // merged): everything up to the last "<<" on the line becomes the code token.
+  const auto tokenizer = tc_big();
+  const auto pieces = tokenizer->tokenize(">>por<< We use cout<< here");
+  ASSERT_FALSE(pieces.empty());
+  EXPECT_EQ(pieces[0], ">>por<< We use cout<<");
+  EXPECT_EQ(std::vector<std::string>(pieces.begin() + 1, pieces.end()), tokenizer->tokenize(" here"));
+  const json golden = ordo::testing::load_golden("marian_tcbig_en_pt");
+  EXPECT_EQ(tokenizer->encode(">>por<< We use cout<< here").front(),
+            golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>());
+  // "." does not cross a newline: a "<<" on the next line does not close the code.
+  EXPECT_EQ(tokenizer->tokenize(">>por<< a\nb<<")[0], ">>por<<");
+}
+
 TEST(MarianTokenizer, UnknownPiecesMapToUnkAndEosIsAppended) {
   const json golden = ordo::testing::load_golden("marian_opus_en_mg");
   const int64_t unk = golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>();
@@ -123,6 +148,31 @@ TEST(Vocab, RejectsDuplicateIds) {
   TempDir dir;
   const std::string path = dir.write("vocab.json", R"({"a": 0, "b": 0})");
   EXPECT_NE(error_of([&] { Vocab::load(path); }).find("id 0 is given to both"), std::string::npos);
+}
+
+TEST(Vocab, RejectsNegativeAndNonIntegerIdsNamingThePiece) {
+  TempDir dir;
+  const std::string path = dir.write("vocab.json", R"({"a": 0, "b": -3})");
+  const std::string negative = error_of([&] { Vocab::load(path); });
+  EXPECT_NE(negative.find(path + ": piece 'b'"), std::string::npos) << negative;
+  dir.write("vocab.json", R"({"a": 0, "c": 1.5})");
+  const std::string fractional = error_of([&] { Vocab::load(path); });
+  EXPECT_NE(fractional.find(path + ": piece 'c'"), std::string::npos) << fractional;
+  dir.write("vocab.json", R"(["a", "b"])");
+  EXPECT_NE(error_of([&] { Vocab::load(path); }).find(path), std::string::npos);
+  EXPECT_NE(error_of([&] { Vocab::load(dir.file("missing.json")); }).find(dir.file("missing.json")),
+            std::string::npos);
+}
+
+TEST(Vocab, MapsPiecesAndIdsBothWays) {
+  TempDir dir;
+  const Vocab vocab = Vocab::load(dir.write("vocab.json", R"({"</s>": 0, "<unk>": 1, "\u2581hi": 3})"));
+  EXPECT_EQ(vocab.find("\xe2\x96\x81hi").value_or(-1), 3);
+  EXPECT_EQ(vocab.piece(3), "\xe2\x96\x81hi");
+  EXPECT_EQ(vocab.piece(2), "");
+  EXPECT_EQ(vocab.piece(99), "");
+  EXPECT_EQ(vocab.require("<unk>"), 1);
+  EXPECT_NE(error_of([&] { vocab.require("<pad>"); }).find("'<pad>'"), std::string::npos);
 }
 
 TEST(Utf8, AcceptsValidText) {
