@@ -84,14 +84,11 @@ struct Translator::Impl {
     if (!options.target_lang || options.forced_bos_token_id) return options;
     const std::optional<int64_t> id = tokenizer->language_id(*options.target_lang);
     if (!id) {
-      const std::vector<std::string> known = tokenizer->languages();
-      if (known.empty())
+      if (tokenizer->languages().empty())
         throw Error("invalid decoding option: --target-lang '" + *options.target_lang + "': the model in " +
                     model_dir + " is not multilingual (Marian models take a >>lang<< token in the text)");
-      std::string list;
-      for (size_t i = 0; i < known.size() && i < 12; ++i) list += (i ? ", " : "") + known[i];
       throw Error("invalid decoding option: unknown target language '" + *options.target_lang + "' for " +
-                  model_dir + " (known: " + list + (known.size() > 12 ? ", ..." : "") + ")");
+                  model_dir + " (known: " + tokenizer->language_list() + ")");
     }
     options.forced_bos_token_id = *id;
     return options;

@@ -1,7 +1,10 @@
 // Pegasus, as Hugging Face's PegasusTokenizer (slow, 4.31): spiece.model pieces with ids
 // shifted by `offset` (103); ids 0..offset-1 are <pad>, </s>, <mask_1>, <mask_2> and
 // <unk_2>..<unk_102>; </s> appended.
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "io/json_file.h"
 #include "ordo/error.h"
@@ -10,32 +13,87 @@
 namespace ordo::text {
 namespace {
 
+// A token from tokenizer_config.json: a string, an AddedToken object ({"content": ...}) or
+// null/absent (std::nullopt).
+std::optional<std::string> config_token(const nlohmann::json& config, const std::string& path,
+                                        const std::string& key) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
+  io::JsonFields(config, path).fail(key, "must be a string or an AddedToken object with a 'content' string");
+}
+
 class PegasusTokenizer : public SpmTokenizer {
  public:
   explicit PegasusTokenizer(const std::string& dir)
       : SpmTokenizer(dir, "spiece.model", missing_spiece_reason(dir)) {
-    const std::string config = dir + "/tokenizer_config.json";
-    offset_ = 103;
-    if (file_exists(config))
-      offset_ = io::JsonFields(io::read_json_file(config), config).optional_int("offset").value_or(103);
-    const std::string mask_sent = tokenizer_string(dir, "mask_token_sent", "<mask_1>");
-    const std::string mask = tokenizer_string(dir, "mask_token", "<mask_2>");
-    std::vector<std::string> additional = tokenizer_list(dir, "additional_special_tokens");
-    if (additional.empty()) {
-      additional.push_back(mask_sent);
+    // The arguments of PegasusTokenizer.__init__ come from tokenizer_config.json; HF applies
+    // special_tokens_map.json afterwards (setattr), which changes which tokens are special
+    // but not the id table built here.
+    const std::string path = dir + "/tokenizer_config.json";
+    nlohmann::json config = nlohmann::json::object();
+    if (file_exists(path)) config = io::read_json_file(path);
+    if (!config.is_object()) config = nlohmann::json::object();
+    const io::JsonFields fields(config, path);
+
+    offset_ = fields.optional_int("offset").value_or(103);
+    if (offset_ < 0) fields.fail("offset", "must not be negative");
+    const std::string pad = config_token(config, path, "pad_token").value_or("<pad>");
+    const std::string eos = config_token(config, path, "eos_token").value_or("</s>");
+    const std::string unk = config_token(config, path, "unk_token").value_or("<unk>");
+    const std::string mask = config_token(config, path, "mask_token").value_or("<mask_2>");
+    // mask_token_sent: absent -> "<mask_1>" (the default argument); null -> None.
+    std::optional<std::string> mask_sent = "<mask_1>";
+    if (config.contains("mask_token_sent")) mask_sent = config_token(config, path, "mask_token_sent");
+
+    std::vector<std::string> additional;
+    if (fields.has("additional_special_tokens")) {
+      // [mask_token_sent] + the given tokens (unless they contain it), padded with
+      // <unk_i> for i = len .. offset - 2; duplicates are an error.
+      const std::vector<std::string> given = *fields.optional_strings("additional_special_tokens");
+      if (mask_sent && std::find(given.begin(), given.end(), *mask_sent) == given.end())
+        additional.push_back(*mask_sent);
+      additional.insert(additional.end(), given.begin(), given.end());
+      for (int64_t i = static_cast<int64_t>(additional.size()); i < offset_ - 1; ++i)
+        additional.push_back("<unk_" + std::to_string(i) + ">");
+      if (std::set<std::string>(additional.begin(), additional.end()).size() != additional.size())
+        fields.fail("additional_special_tokens", "has duplicate tokens (with mask_token_sent and <unk_N> filling)");
+    } else {
+      if (mask_sent) additional.push_back(*mask_sent);
       for (int64_t i = 2; i < offset_; ++i) additional.push_back("<unk_" + std::to_string(i) + ">");
     }
-    // PegasusTokenizer.__init__: encoder = {0: pad, 1: eos, 2: mask_sent, 3: mask,
-    // i + 3: additional_special_tokens[i] for i in 1 .. offset - 2}.
-    fixed_ = {{0, "<pad>"}, {1, "</s>"}, {2, mask_sent}, {3, mask}};
-    for (int64_t i = 1; i < offset_ - 1 && i < static_cast<int64_t>(additional.size()); ++i)
-      fixed_[i + 3] = additional[static_cast<size_t>(i)];
-    for (const auto& [id, token] : fixed_) {
-      fixed_ids_[token] = id;
-      specials_.tokens.insert(token);
+
+    // PegasusTokenizer.__init__: encoder = {0: pad, 1: eos} (+ {2: mask_token_sent,
+    // 3: mask_token} when mask_token_sent is set) + {i + 3: additional[i] for i in
+    // 1 .. offset - 2} when offset > 0; later entries overwrite earlier ones.
+    std::map<int64_t, std::string> encoder = {{0, pad}, {1, eos}};
+    if (mask_sent) {
+      encoder[2] = *mask_sent;
+      encoder[3] = mask;
     }
-    specials_.tokens.insert("<unk>");
-    eos_id_ = 1;
+    for (int64_t i = 1; i < offset_ - 1; ++i) {
+      if (i >= static_cast<int64_t>(additional.size()))
+        fields.fail("additional_special_tokens", "has fewer tokens than offset " + std::to_string(offset_) + " needs");
+      encoder[i + 3] = additional[static_cast<size_t>(i)];
+    }
+    fixed_ = encoder;
+    for (const auto& [id, token] : fixed_) fixed_ids_[token] = id;  // decoder: the last id wins
+
+    // all_special_tokens: pad, eos, unk, mask_token and additional_special_tokens (those of
+    // special_tokens_map.json when it lists them).
+    std::vector<std::string> special_list = additional;
+    const std::string map_path = dir + "/special_tokens_map.json";
+    if (file_exists(map_path)) {
+      const nlohmann::json map = io::read_json_file(map_path);
+      if (map.is_object())
+        if (auto listed = io::JsonFields(map, map_path).optional_strings("additional_special_tokens"))
+          special_list = *listed;
+    }
+    for (const std::string& token : {pad, eos, unk, mask}) specials_.tokens.insert(token);
+    for (const std::string& token : special_list) specials_.tokens.insert(token);
+    eos_id_ = piece_to_id(eos);
   }
 
  protected:

@@ -19,7 +19,6 @@ struct Shim {
   ordo_spm_free_fn free = nullptr;
   ordo_spm_encode_fn encode = nullptr;
   ordo_spm_decode_fn decode = nullptr;
-  ordo_spm_train_fn train = nullptr;
   ordo_spm_free_string_fn free_string = nullptr;
   ordo_spm_piece_to_id_fn piece_to_id = nullptr;
   ordo_spm_id_to_piece_fn id_to_piece = nullptr;
@@ -65,12 +64,11 @@ Shim open_shim() {
     shim.free = reinterpret_cast<ordo_spm_free_fn>(::dlsym(library, "ordo_spm_free"));
     shim.encode = reinterpret_cast<ordo_spm_encode_fn>(::dlsym(library, "ordo_spm_encode"));
     shim.decode = reinterpret_cast<ordo_spm_decode_fn>(::dlsym(library, "ordo_spm_decode"));
-    shim.train = reinterpret_cast<ordo_spm_train_fn>(::dlsym(library, "ordo_spm_train"));
     shim.free_string = reinterpret_cast<ordo_spm_free_string_fn>(::dlsym(library, "ordo_spm_free_string"));
     shim.piece_to_id = reinterpret_cast<ordo_spm_piece_to_id_fn>(::dlsym(library, "ordo_spm_piece_to_id"));
     shim.id_to_piece = reinterpret_cast<ordo_spm_id_to_piece_fn>(::dlsym(library, "ordo_spm_id_to_piece"));
     shim.piece_size = reinterpret_cast<ordo_spm_piece_size_fn>(::dlsym(library, "ordo_spm_piece_size"));
-    if (shim.load && shim.free && shim.encode && shim.decode && shim.train && shim.free_string && shim.piece_to_id &&
+    if (shim.load && shim.free && shim.encode && shim.decode && shim.free_string && shim.piece_to_id &&
         shim.id_to_piece && shim.piece_size)
       return shim;
     tried += "\n  " + path + " (missing ordo_spm_* symbols: a stale build?)";
@@ -151,11 +149,5 @@ std::string SentencePiece::id_to_piece(int id) const {
 }
 
 int SentencePiece::size() const { return shim().piece_size(handle_); }
-
-void SentencePiece::train(const std::string& args) {
-  char* error = nullptr;
-  if (shim().train(args.c_str(), &error) != 0)
-    throw Error("SentencePiece training failed: " + take_error(error));
-}
 
 }  // namespace ordo::text

@@ -21,9 +21,6 @@ class SentencePiece {
   int size() const;
   const std::string& path() const { return path_; }
 
-  // Trains a model (SentencePieceTrainer::Train with "--input=... --model_prefix=..." args).
-  static void train(const std::string& args);
-
  private:
   std::string path_;
   void* handle_ = nullptr;

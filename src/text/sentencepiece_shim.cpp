@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
 
 #define ORDO_SHIM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -73,15 +72,6 @@ ORDO_SHIM_EXPORT char* ordo_spm_decode(void* processor, const char* pieces, size
     return nullptr;
   }
   return copy_string(text);
-}
-
-ORDO_SHIM_EXPORT int ordo_spm_train(const char* args, char** error) {
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args);
-  if (!status.ok()) {
-    set_error(error, status.ToString());
-    return 1;
-  }
-  return 0;
 }
 
 ORDO_SHIM_EXPORT void ordo_spm_free_string(char* text) { std::free(text); }

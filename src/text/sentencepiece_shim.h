@@ -18,8 +18,6 @@ typedef void (*ordo_spm_free_fn)(void* processor);
 typedef char* (*ordo_spm_encode_fn)(void* processor, const char* text, size_t length, size_t* size, char** error);
 // `pieces`: `count` '\0'-terminated pieces concatenated; returns the malloc'ed detokenized text.
 typedef char* (*ordo_spm_decode_fn)(void* processor, const char* pieces, size_t count, char** error);
-// SentencePieceTrainer::Train with a command-line style argument string.
-typedef int (*ordo_spm_train_fn)(const char* args, char** error);
 typedef void (*ordo_spm_free_string_fn)(char* text);
 // Vocabulary access: id of a piece (the unknown id when absent), piece of an id (malloc'ed),
 // number of pieces.

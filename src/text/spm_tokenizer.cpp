@@ -26,7 +26,7 @@ std::vector<int64_t> SpmTokenizer::encode(const std::string& text, const std::st
   std::vector<int64_t> ids;
   if (!language_ids_.empty()) {
     const std::optional<int64_t> lang = language_id(source_lang);
-    if (!lang) throw Error(dir_ + ": unknown source language '" + source_lang + "'");
+    if (!lang) throw Error(dir_ + ": unknown source language '" + source_lang + "' (known: " + language_list() + ")");
     ids.push_back(*lang);
   }
   for (const std::string& piece : tokenize(text)) ids.push_back(piece_to_id(piece));

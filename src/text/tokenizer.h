@@ -31,6 +31,14 @@ class Tokenizer {
   }
   virtual std::optional<int64_t> language_id(const std::string& lang) const { return std::nullopt; }
   virtual std::vector<std::string> languages() const { return {}; }
+
+  // "de, en, fr, ..." (the first `limit` known codes), for error messages.
+  std::string language_list(size_t limit = 12) const {
+    const std::vector<std::string> known = languages();
+    std::string list;
+    for (size_t i = 0; i < known.size() && i < limit; ++i) list += (i ? ", " : "") + known[i];
+    return known.size() > limit ? list + ", ..." : list;
+  }
 };
 
 // Marian: source.spm + vocab.json (+ target_vocab.json when the vocabularies are separate),

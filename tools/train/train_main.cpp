@@ -21,7 +21,7 @@
 #include "metrics/rouge.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
-#include "text/sentencepiece.h"
+#include "train/spm_train.h"
 #include "train/adam.h"
 #include "train/corpus.h"
 #include "train/marian_export.h"
@@ -130,11 +130,11 @@ int run(const Args& a) {
         for (const std::string& line : train::read_text_column(f)) out << line << "\n";
     }
     std::cerr << "training SentencePiece (" << a.spm_vocab << " pieces) on " << joined << "\n";
-    text::SentencePiece::train("--input=" + joined + " --model_prefix=" + spm_prefix +
-                               " --vocab_size=" + std::to_string(a.spm_vocab) +
-                               " --model_type=unigram --character_coverage=1.0 --eos_id=0 --unk_id=1"
-                               " --bos_id=-1 --pad_id=-1 --input_sentence_size=200000"
-                               " --shuffle_input_sentence=true --minloglevel=2");
+    train::run_spm_train({"--input=" + joined, "--model_prefix=" + spm_prefix,
+                          "--vocab_size=" + std::to_string(a.spm_vocab), "--model_type=unigram",
+                          "--character_coverage=1.0", "--eos_id=0", "--unk_id=1", "--bos_id=-1",
+                          "--pad_id=-1", "--input_sentence_size=200000", "--shuffle_input_sentence=true",
+                          "--minloglevel=2"});
     std::remove(joined.c_str());
   }
   int64_t vocab_size = 0;
