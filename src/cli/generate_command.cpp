@@ -86,6 +86,9 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--compute-type", args.compute_type,
+                  "Arithmetic of the matrix products: float32 (exact, default), bfloat16 or int8 (faster)")
+      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
   cmd->add_flag("--json", args.json,
                 "Write JSON lines: {\"text\", \"tokens\", \"score\", \"n_best\": [{text, tokens, score}...]}");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress bar and no warnings");
@@ -105,6 +108,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   DocumentReader reader(args.input, unit);
   ModelOptions model_options;
   model_options.threads = args.threads;
+  model_options.compute_type = parse_compute_type(args.compute_type);
   const Translator model(model_dir, model_options);
 
   if (args.print_config) {

@@ -138,6 +138,12 @@ void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
   decoder_.visit("model.decoder", visitor);
 }
 
+void Seq2SeqModel::pack(nn::GemmType type) {
+  encoder_.pack(type);
+  decoder_.pack(type);
+  output_.pack(type);
+}
+
 at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask) const {
   return encoder_.forward(ids, attention_mask);
 }

@@ -29,6 +29,10 @@ class Seq2SeqModel {
   // the name save_pretrained() writes them with).
   void visit(const nn::ParamVisitor& visitor);
 
+  // Inference only, after loading: packs every GEMM's weights for `type` (nn/packed_gemm.h).
+  // The model can no longer be trained or saved.
+  void pack(nn::GemmType type);
+
   // ids, attention_mask: [batch, src_len] -> encoder output [batch, src_len, d_model].
   at::Tensor encode(const at::Tensor& ids, const at::Tensor& attention_mask) const;
   nn::DecoderState start_decoding(const at::Tensor& encoder_out, const at::Tensor& attention_mask) const {

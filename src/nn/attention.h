@@ -40,6 +40,9 @@ struct MultiHeadAttention {
   at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;
 
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void pack(GemmType type) {
+    for (Linear* l : {&q_proj, &k_proj, &v_proj, &out_proj}) l->pack(type);
+  }
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [b, t, dim] -> [b, heads, t, head_dim]

@@ -17,7 +17,14 @@ struct FeedForward {
   FeedForward(int64_t dim, int64_t hidden, Activation act)
       : fc1(dim, hidden), fc2(hidden, dim), activation(act) {}
 
-  at::Tensor forward(const at::Tensor& x) const { return fc2.forward(apply(activation, fc1.forward(x))); }
+  at::Tensor forward(const at::Tensor& x) const {
+    const at::Tensor hidden = fc1.forward(x);
+    return fc2.forward(fc1.applies_activation() ? hidden : apply(activation, hidden));
+  }
+  void pack(GemmType type) {
+    fc1.pack(type, activation);
+    fc2.pack(type);
+  }
   // Hugging Face names the two projections fc1/fc2 directly on the layer.
   void visit(const std::string& prefix, const ParamVisitor& visitor) {
     fc1.visit(join_name(prefix, "fc1"), visitor);

@@ -23,7 +23,14 @@ bool can_use_dnnl(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 }  // namespace
 
+void Linear::pack(GemmType type, std::optional<Activation> activation) {
+  packed = std::make_shared<const PackedGemm>(weight, bias, type, activation);
+  fused_activation = activation.has_value();
+  if (weight.use_count() == 1) weight = at::Tensor();
+}
+
 at::Tensor Linear::forward(const at::Tensor& x) const {
+  if (packed) return packed->forward(x);
   if (!can_use_dnnl(x, weight, bias)) return at::linear(x, weight, bias);
 
   const int64_t in = weight.size(1), out = weight.size(0);

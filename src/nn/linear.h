@@ -2,9 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "nn/module.h"
+#include "nn/packed_gemm.h"
 
 namespace ordo::nn {
 
@@ -20,6 +23,16 @@ struct Linear {
   // through at::linear.
   at::Tensor forward(const at::Tensor& x) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+
+  // Inference only: packs the weights for `type` (see packed_gemm.h); forward() then runs
+  // the packed GEMM, with `activation` applied inside it when given. The float32 weight is
+  // released unless another module shares it (a tied output projection).
+  void pack(GemmType type, std::optional<Activation> activation = std::nullopt);
+  // Whether forward() already applies an activation (packed with one).
+  bool applies_activation() const { return packed && fused_activation; }
+
+  std::shared_ptr<const PackedGemm> packed;
+  bool fused_activation = false;
 };
 
 }  // namespace ordo::nn

@@ -43,11 +43,29 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
 }
 
+void TransformerEncoder::pack(GemmType type) {
+  for (EncoderLayer& layer : layers) layer.pack(type);
+}
+
 void DecoderState::select(const at::Tensor& indices) {
   for (KeyValue& kv : self_cache)
     if (!kv.empty()) kv = kv.select(indices);
-  for (KeyValue& kv : memory) kv = kv.select(indices);
-  memory_mask = memory_mask.index_select(0, indices);
+  // The source of each kept row, then the sources still in use (sorted) and, per row, the
+  // position of its source among them.
+  const at::Tensor row_source = at::div(indices, group, "floor");
+  const auto [sources, position] = at::_unique(row_source, /*sorted=*/true, /*return_inverse=*/true);
+  const int64_t new_rows = indices.size(0), new_sources = sources.size(0);
+  const int64_t new_group = new_rows % new_sources == 0 ? new_rows / new_sources : 0;
+  const bool grouped =
+      new_group > 0 && at::equal(position, at::arange(new_sources, at::kLong).repeat_interleave(new_group));
+  // Grouped: one memory row per source still used. Otherwise (e.g. sampled rows finishing
+  // one by one): one memory row per hypothesis.
+  const at::Tensor keep = grouped ? sources : row_source;
+  if (keep.size(0) != memory_mask.size(0) || !at::equal(keep, at::arange(keep.size(0), at::kLong))) {
+    for (KeyValue& kv : memory) kv = kv.select(keep);
+    memory_mask = memory_mask.index_select(0, keep);
+  }
+  group = grouped ? new_group : 1;
 }
 
 TransformerDecoder::TransformerDecoder(const StackShape& shape) : embed(shape) {
@@ -69,7 +87,7 @@ at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& stat
   const at::Tensor self_mask = causal_mask(ids.size(1), state.length);
   at::Tensor x = embed.forward(ids, state.length);
   for (size_t i = 0; i < layers.size(); ++i)
-    x = layers[i].forward(x, state.self_cache[i], self_mask, state.memory[i], state.memory_mask);
+    x = layers[i].forward(x, state.self_cache[i], self_mask, state.memory[i], state.memory_mask, state.group);
   if (layer_norm.weight.defined()) x = layer_norm.forward(x);
   state.length += ids.size(1);
   return x;
@@ -81,6 +99,10 @@ void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& vi
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+}
+
+void TransformerDecoder::pack(GemmType type) {
+  for (DecoderLayer& layer : layers) layer.pack(type);
 }
 
 }  // namespace ordo::nn

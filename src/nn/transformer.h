@@ -52,17 +52,27 @@ class TransformerEncoder {
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask) const;
   // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void pack(GemmType type);  // inference: see Linear::pack
 };
 
 // Everything a decoder needs between steps for a batch of hypotheses.
+//
+// The encoder memory is kept once per source, not once per hypothesis: the beams of a
+// sentence share it, so beam reordering never copies it, and cross-attention runs the
+// `group` hypotheses of a source as `group` queries against one memory (one GEMM, not
+// `group`). Rows are grouped as beam search lays them out: source i owns rows
+// i*group .. i*group+group-1.
 struct DecoderState {
-  std::vector<KeyValue> self_cache;  // per layer, grows one position per step
-  std::vector<KeyValue> memory;      // per layer, the encoder output's keys/values
-  at::Tensor memory_mask;            // additive [rows, 1, 1, src_len]
+  std::vector<KeyValue> self_cache;  // per layer, [rows, heads, length, head_dim]
+  std::vector<KeyValue> memory;      // per layer, [sources, heads, src_len, head_dim]
+  at::Tensor memory_mask;            // additive [sources, 1, 1, src_len]
+  int64_t group = 1;                 // hypotheses per source (rows = sources * group)
   int64_t length = 0;                // positions decoded so far
 
-  int64_t rows() const { return memory_mask.size(0); }
-  // Keeps hypotheses `indices` (int64 [new_rows]): beam reordering and dropping finished rows.
+  int64_t rows() const { return memory_mask.size(0) * group; }
+  // Keeps hypotheses `indices` (int64 [new_rows]): beam expansion and reordering, dropping
+  // finished rows. Memory rows are copied only when sources leave or the rows stop being
+  // grouped by source.
   void select(const at::Tensor& indices);
 };
 
@@ -80,6 +90,7 @@ class TransformerDecoder {
   // ids [rows, new_len] -> hidden states [rows, new_len, dim]; advances `state`.
   at::Tensor forward(const at::Tensor& ids, DecoderState& state) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void pack(GemmType type);  // inference: see Linear::pack
 };
 
 }  // namespace ordo::nn

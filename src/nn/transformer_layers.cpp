@@ -33,14 +33,29 @@ DecoderLayer::DecoderLayer(const LayerShape& shape)
       pre_norm(shape.pre_norm) {}
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
-                                 const KeyValue& memory, const at::Tensor& memory_mask) const {
+                                 const KeyValue& memory, const at::Tensor& memory_mask, int64_t group) const {
   at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
     return self_attn.forward_cached(in, self_cache, self_mask);
   });
   h = residual(h, encoder_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
-    return encoder_attn.forward(in, memory, memory_mask);
+    if (group == 1) return encoder_attn.forward(in, memory, memory_mask);
+    // One new position per row: a source's `group` rows become `group` queries of one row.
+    const int64_t sources = in.size(0) / group;
+    return encoder_attn.forward(in.reshape({sources, group * in.size(1), in.size(2)}), memory, memory_mask)
+        .reshape(in.sizes());
   });
   return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
+}
+
+void EncoderLayer::pack(GemmType type) {
+  self_attn.pack(type);
+  ffn.pack(type);
+}
+
+void DecoderLayer::pack(GemmType type) {
+  self_attn.pack(type);
+  encoder_attn.pack(type);
+  ffn.pack(type);
 }
 
 void DecoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {

@@ -40,6 +40,7 @@ struct EncoderLayer {
   // x: [batch, src_len, dim]; mask: padding_mask() of the source.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void pack(GemmType type);  // inference: see Linear::pack
 };
 
 struct DecoderLayer {
@@ -55,10 +56,12 @@ struct DecoderLayer {
   explicit DecoderLayer(const LayerShape& shape);
 
   // x: [batch, new_len, dim]. `self_cache` grows by new_len; `memory` holds the encoder
-  // output's keys/values for this layer, computed once per source.
+  // output's keys/values for this layer, computed once per source and shared by `group`
+  // consecutive rows of x (see DecoderState).
   at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
-                     const KeyValue& memory, const at::Tensor& memory_mask) const;
+                     const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void pack(GemmType type);  // inference: see Linear::pack
 };
 
 }  // namespace ordo::nn

@@ -35,24 +35,30 @@ class Parity : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     golden_ = load_golden(GetParam());
+    // model_ as the Translator runs it (GEMMs packed for oneDNN, float32); unpacked_ as the
+    // trainer runs it (at::linear, autograd-capable).
     model_ = models::Seq2SeqModel::load(fixture_dir(GetParam()));
+    model_->pack(nn::GemmType::kFloat32);
+    unpacked_ = models::Seq2SeqModel::load(fixture_dir(GetParam()));
   }
   std::vector<int64_t> input_ids(int sentence) const {
     return golden_["tokenization"][sentence]["input_ids"].get<std::vector<int64_t>>();
   }
-  at::Tensor encode(int sentence) const {
+  at::Tensor encode(const models::Seq2SeqModel& model, int sentence) const {
     const at::Tensor ids = ids_tensor(input_ids(sentence));
-    return model_->encode(ids, at::ones_like(ids));
+    return model.encode(ids, at::ones_like(ids));
   }
   json golden_;
-  std::shared_ptr<models::Seq2SeqModel> model_;
+  std::shared_ptr<models::Seq2SeqModel> model_, unpacked_;
 };
 
 TEST_P(Parity, EncoderStates) {
   at::InferenceMode guard;
   const json& enc = golden_["encoder"];
-  EXPECT_LE(max_abs_diff(encode(enc["sentence_index"])[0], enc["last_hidden_state"]), kTolerance);
-  EXPECT_LE(max_abs_diff(encode(enc["long_sentence_index"])[0], enc["long_last_hidden_state"]), kTolerance);
+  for (const auto& model : {model_, unpacked_}) {
+    EXPECT_LE(max_abs_diff(encode(*model, enc["sentence_index"])[0], enc["last_hidden_state"]), kTolerance);
+    EXPECT_LE(max_abs_diff(encode(*model, enc["long_sentence_index"])[0], enc["long_last_hidden_state"]), kTolerance);
+  }
 }
 
 TEST_P(Parity, FirstStepLogits) {
@@ -60,13 +66,15 @@ TEST_P(Parity, FirstStepLogits) {
   const json& step = golden_["decoder_step0"];
   const at::Tensor ids = ids_tensor(input_ids(step["sentence_index"]));
   const at::Tensor mask = at::ones_like(ids);
-  nn::DecoderState state = model_->start_decoding(model_->encode(ids, mask), mask);
-  const at::Tensor logits =
-      model_->next_logits(ids_tensor(step["decoder_input_ids"][0].get<std::vector<int64_t>>()), state)[0];
-  const at::Tensor expected = at::tensor(step["logits"].get<std::vector<float>>(), at::kFloat);
-  ASSERT_EQ(logits.size(0), expected.size(0));
-  EXPECT_LE((logits - expected).abs().max().item<double>(), kTolerance);
-  EXPECT_EQ(logits.argmax().item<int64_t>(), step["argmax"].get<int64_t>());
+  for (const auto& model : {model_, unpacked_}) {
+    nn::DecoderState state = model->start_decoding(model->encode(ids, mask), mask);
+    const at::Tensor logits =
+        model->next_logits(ids_tensor(step["decoder_input_ids"][0].get<std::vector<int64_t>>()), state)[0];
+    const at::Tensor expected = at::tensor(step["logits"].get<std::vector<float>>(), at::kFloat);
+    ASSERT_EQ(logits.size(0), expected.size(0));
+    EXPECT_LE((logits - expected).abs().max().item<double>(), kTolerance);
+    EXPECT_EQ(logits.argmax().item<int64_t>(), step["argmax"].get<int64_t>());
+  }
 }
 
 TEST_P(Parity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {

@@ -141,11 +141,17 @@ int main(int argc, char** argv) {
   std::string data = std::string(ORDO_SOURCE_DIR) + "/../shared/data";
   std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
   int real_lines = 500;
+  std::vector<std::string> compute_types = {"float32", "bfloat16", "int8"};
+  std::vector<std::string> cells = {"1", "2", "2x1"};
   app.add_option("--runs", runs, "Timed runs per cell (median reported)");
   app.add_option("--work", work, "Folder for the generated workload model");
   app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en)");
   app.add_option("--bundled-model", bundled, "Model for the real-sentence rows");
   app.add_option("--real-lines", real_lines, "Lines of newstest2014.en to translate");
+  app.add_option("--compute-types", compute_types, "Compute types to measure (float32, bfloat16, int8)")
+      ->delimiter(',');
+  app.add_option("--cells", cells, "Thread settings: 1, 2 (intra-op threads), 2x1 (two translations at once)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   try {
     ::mkdir("runs", 0755);
@@ -157,22 +163,28 @@ int main(int argc, char** argv) {
     std::printf("machine: %u cores; oneDNN sgemm 1024^3: %.0f GFLOPS (1 thread), %.0f GFLOPS (2 threads)\n\n",
                 std::thread::hardware_concurrency(), peak1, peak2);
 
-    const Translator translator(model_dir);
     // FLOPs per batch from the analysis: 256 GFLOP greedy, 915 GFLOP beam 4.
     const double gflop_greedy = 256, gflop_beam = 915;
     std::printf("| compute | threads | greedy tok/s | beam 4 tok/s | greedy GFLOPS (%% of sgemm peak) | beam GFLOPS (%% of peak) |\n");
     std::printf("|---|---|---|---|---|---|\n");
-    struct Row { const char* label; int threads; int parallel; };
-    for (const Row row : {Row{"ordo float32", 1, 0}, Row{"ordo float32", 2, 0},
-                          Row{"ordo float32, 2 translations x 1 thread (two batches at once)", 2, 2}}) {
-      at::set_num_threads(row.threads);
-      const double greedy = measure(translator, make_workload(1), runs, row.parallel);
-      const double beam = measure(translator, make_workload(4), runs, row.parallel);
-      const double peak = row.threads == 1 ? peak1 : peak2;
-      const double g_gflops = greedy / 2048 * gflop_greedy, b_gflops = beam / 2048 * gflop_beam;
-      std::printf("| %s | %d | %.0f | %.0f | %.0f (%.0f%%) | %.0f (%.0f%%) |\n", row.label, row.threads, greedy, beam,
-                  g_gflops, 100 * g_gflops / peak, b_gflops, 100 * b_gflops / peak);
-      std::fflush(stdout);
+    for (const std::string& compute : compute_types) {
+      ModelOptions model_options;
+      model_options.compute_type = parse_compute_type(compute);
+      const Translator translator(model_dir, model_options);
+      for (const std::string& cell : cells) {
+        const int threads = cell == "1" ? 1 : 2, parallel = cell == "2x1" ? 2 : 0;
+        if (cell != "1" && cell != "2" && cell != "2x1") throw Error("--cells: unknown cell '" + cell + "'");
+        at::set_num_threads(threads);
+        const double greedy = measure(translator, make_workload(1), runs, parallel);
+        const double beam = measure(translator, make_workload(4), runs, parallel);
+        const double peak = threads == 1 ? peak1 : peak2;
+        const double g_gflops = greedy / 2048 * gflop_greedy, b_gflops = beam / 2048 * gflop_beam;
+        const std::string label =
+            "ordo " + compute + (parallel ? ", 2 translations x 1 thread (two batches at once)" : "");
+        std::printf("| %s | %d | %.0f | %.0f | %.0f (%.0f%%) | %.0f (%.0f%%) |\n", label.c_str(), threads, greedy,
+                    beam, g_gflops, 100 * g_gflops / peak, b_gflops, 100 * b_gflops / peak);
+        std::fflush(stdout);
+      }
     }
 
     // Real sentences: generated tokens per second over the first lines of newstest2014.

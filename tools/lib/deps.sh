@@ -7,6 +7,8 @@
 ORDO_PACKAGES=(
   build-essential cmake pkg-config
   libtorch-dev          # LibTorch 1.13 (tensors, autograd for the trainer)
+  libopenblas0-openmp   # the BLAS LibTorch calls for attention and the trainer (the default
+                        # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
   libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
   nlohmann-json3-dev libcli11-dev

@@ -1,0 +1,191 @@
+#include "nn/packed_gemm.h"
+
+#include <map>
+#include <unordered_map>
+#include <mutex>
+#include <string>
+
+#include <ATen/Parallel.h>
+#include <dnnl.hpp>
+
+#include "ordo/error.h"
+
+namespace ordo::nn {
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::algorithm eltwise_of(Activation activation, float* alpha) {
+  *alpha = 0.0f;
+  switch (activation) {
+    case Activation::kRelu: return dnnl::algorithm::eltwise_relu;
+    case Activation::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::kGeluTanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::kSilu: *alpha = 1.0f; return dnnl::algorithm::eltwise_swish;
+    case Activation::kTanh: return dnnl::algorithm::eltwise_tanh;
+  }
+  throw Error("unsupported activation for a fused GEMM");
+}
+
+dt source_type(GemmType type) {
+  switch (type) {
+    case GemmType::kFloat32: return dt::f32;
+    case GemmType::kBFloat16: return dt::bf16;
+    case GemmType::kInt8: return dt::s8;
+  }
+  return dt::f32;
+}
+
+}  // namespace
+
+struct PackedGemm::Impl {
+  GemmType type;
+  int64_t in = 0, out = 0;
+  std::optional<Activation> activation;
+  memory::desc weights_md;  // the packed layout; the same for every M (checked at creation)
+  memory weights;           // packed weights (owned by oneDNN)
+  at::Tensor bias;          // [1, out] float32, or undefined
+  std::vector<float> weight_scales;  // int8: per output channel, W ~ W_q * scale
+
+  struct Kernel {
+    dnnl::matmul primitive;
+    size_t scratchpad_bytes = 0;
+  };
+  mutable std::mutex mutex;
+  // By (rows, threads): oneDNN fixes a kernel's thread count when it is created.
+  mutable std::map<std::pair<int64_t, int>, std::shared_ptr<const Kernel>> kernels;
+
+  // int8 applies its per-row scales, the bias and the activation after the GEMM (oneDNN 2.6's
+  // brgemm kernels accept no per-row post-op and fall back to reference code with one).
+  bool fused_epilogue() const { return type != GemmType::kInt8; }
+
+  dnnl::matmul::primitive_desc describe(int64_t rows, const memory::desc& weights_desc) const {
+    const memory::desc src({rows, in}, source_type(type), tag::ab);
+    const memory::desc dst({rows, out}, dt::f32, tag::ab);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (type == GemmType::kInt8) attr.set_output_scales(2, weight_scales);
+    if (fused_epilogue() && activation) {
+      dnnl::post_ops ops;
+      float alpha = 0.0f;
+      const dnnl::algorithm algorithm = eltwise_of(*activation, &alpha);
+      ops.append_eltwise(1.0f, algorithm, alpha, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    if (fused_epilogue() && bias.defined()) {
+      const memory::desc bias_md({1, out}, dt::f32, tag::ab);
+      return {dnnl::matmul::desc(src, weights_desc, bias_md, dst), attr, cpu_engine()};
+    }
+    return {dnnl::matmul::desc(src, weights_desc, dst), attr, cpu_engine()};
+  }
+
+  std::shared_ptr<const Kernel> kernel(int64_t rows) const {
+    const std::pair<int64_t, int> key(rows, at::get_num_threads());
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kernels.find(key);
+    if (it != kernels.end()) return it->second;
+    const dnnl::matmul::primitive_desc pd = describe(rows, weights_md);
+    if (pd.weights_desc() != weights_md)
+      throw Error("oneDNN chose another weight layout for " + std::to_string(rows) + " rows");
+    auto made = std::make_shared<Kernel>(Kernel{dnnl::matmul(pd), pd.scratchpad_desc().get_size()});
+    kernels.emplace(key, made);
+    return made;
+  }
+};
+
+PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
+                       std::optional<Activation> activation)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.type = type;
+  m.out = weight.size(0);
+  m.in = weight.size(1);
+  m.activation = activation;
+  if (bias.defined()) m.bias = bias.to(at::kFloat).contiguous().view({1, m.out});
+
+  // W^T as oneDNN's [K, N] matrix: the [out, in] row-major weight is [K, N] in layout 'ba'.
+  at::Tensor source = weight.to(at::kFloat).contiguous();
+  dt source_dt = dt::f32;
+  if (type == GemmType::kBFloat16) {
+    source = source.to(at::kBFloat16);
+    source_dt = dt::bf16;
+  } else if (type == GemmType::kInt8) {
+    const at::Tensor scale = source.abs().amax(1).clamp_min(1e-12) / 127.0;  // [out]
+    source = at::round(source / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+    m.weight_scales.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + m.out);
+    source_dt = dt::s8;
+  }
+  const memory::desc any({m.in, m.out}, source_type(type), tag::any);
+  m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
+  memory plain({{m.in, m.out}, source_dt, tag::ba}, cpu_engine(), source.data_ptr());
+  m.weights = memory(m.weights_md, cpu_engine());
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(plain, m.weights).execute(stream, plain, m.weights);
+  stream.wait();
+}
+
+PackedGemm::~PackedGemm() = default;
+
+int64_t PackedGemm::in_features() const { return impl_->in; }
+int64_t PackedGemm::out_features() const { return impl_->out; }
+GemmType PackedGemm::type() const { return impl_->type; }
+
+at::Tensor PackedGemm::forward(const at::Tensor& x) const {
+  const Impl& m = *impl_;
+  if (x.size(-1) != m.in)
+    throw Error("GEMM input has " + std::to_string(x.size(-1)) + " features, the weight " + std::to_string(m.in));
+  auto out_sizes = x.sizes().vec();
+  out_sizes.back() = m.out;
+  const int64_t rows = x.numel() / m.in;
+  if (rows == 0) return at::empty(out_sizes, x.options().dtype(at::kFloat));
+
+  at::Tensor input = x.reshape({rows, m.in});
+  at::Tensor row_scales;
+  switch (m.type) {
+    case GemmType::kFloat32: input = input.to(at::kFloat).contiguous(); break;
+    case GemmType::kBFloat16: input = input.to(at::kBFloat16).contiguous(); break;
+    case GemmType::kInt8: {
+      // Symmetric per-row quantization: x ~ x_q * row_scale, x_q in [-127, 127].
+      const at::Tensor source = input.to(at::kFloat);
+      row_scales = source.abs().amax(1, /*keepdim=*/true).clamp_min(1e-12) / 127.0;  // [rows, 1]
+      input = at::round(source / row_scales).to(at::kChar).contiguous();
+      break;
+    }
+  }
+  at::Tensor output = at::empty({rows, m.out}, x.options().dtype(at::kFloat));
+
+  const std::shared_ptr<const Impl::Kernel> kernel = m.kernel(rows);
+  const dnnl::engine& engine = cpu_engine();
+  memory src({{rows, m.in}, source_type(m.type), tag::ab}, engine, input.data_ptr());
+  memory dst({{rows, m.out}, dt::f32, tag::ab}, engine, output.data_ptr());
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, dst}};
+  if (m.fused_epilogue() && m.bias.defined())
+    args.emplace(DNNL_ARG_BIAS, memory({{1, m.out}, dt::f32, tag::ab}, engine, m.bias.data_ptr()));
+  at::Tensor scratchpad;
+  if (kernel->scratchpad_bytes > 0) {
+    scratchpad = at::empty({static_cast<int64_t>(kernel->scratchpad_bytes)}, at::kByte);
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory({{static_cast<int64_t>(kernel->scratchpad_bytes)}, dt::u8, tag::a}, engine,
+                        scratchpad.data_ptr()));
+  }
+  dnnl::stream stream(engine);
+  kernel->primitive.execute(stream, args);
+  stream.wait();
+
+  if (m.type == GemmType::kInt8) {
+    output.mul_(row_scales);
+    if (m.bias.defined()) output.add_(m.bias);
+    if (m.activation) output = apply(*m.activation, output);
+  }
+  return output.view(out_sizes);
+}
+
+}  // namespace ordo::nn

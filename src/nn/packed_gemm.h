@@ -1,0 +1,48 @@
+// y = act(x W^T + b) on oneDNN's matmul with W reordered ONCE, at load, into the blocked
+// layout its JIT kernels read ("prepacked"). dnnl_sgemm re-packs W on every call: at decode
+// shapes (M = 32 rows, K = 512) that halves the GEMM speed, and for the 58k-vocabulary output
+// projection it means copying 119 MB per step. Measured on this machine, one thread:
+// sgemm 54-70 GFLOPS, prepacked float32 97-114, bfloat16 184-224, int8 346-417 (GOPS).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <ATen/ATen.h>
+
+#include "nn/activation.h"
+
+namespace ordo::nn {
+
+// How the GEMMs of a loaded model compute. Chosen once per model (weights are packed for it).
+enum class GemmType {
+  kFloat32,   // exact: the same results as the reference up to summation order
+  kBFloat16,  // weights and activations rounded to bfloat16, float32 accumulation and output
+  kInt8,      // weights int8 per output channel, activations int8 per row (dynamic), int32
+              // accumulation, rescaled to float32
+};
+
+class PackedGemm {
+ public:
+  // weight [out, in] float32, bias [out] float32 or undefined. `activation`, when given, is
+  // applied to the output inside the GEMM (oneDNN post-op).
+  PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
+             std::optional<Activation> activation = std::nullopt);
+  ~PackedGemm();
+  PackedGemm(const PackedGemm&) = delete;
+  PackedGemm& operator=(const PackedGemm&) = delete;
+
+  // x [..., in] float32 -> [..., out] float32. Thread-safe.
+  at::Tensor forward(const at::Tensor& x) const;
+
+  int64_t in_features() const;
+  int64_t out_features() const;
+  GemmType type() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ordo::nn
