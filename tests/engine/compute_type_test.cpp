@@ -1,0 +1,126 @@
+// Reduced-precision compute types and thread settings give correct outputs: bfloat16 / int8
+// logits stay close to Hugging Face's float32 ones on every family's fixture, the bundled
+// model keeps its quality, and float32 results do not depend on the thread count.
+#include <fstream>
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#include "metrics/bleu.h"
+#include "models/seq2seq_model.h"
+#include "ordo/ordo.h"
+#include "support/errors.h"
+#include "support/fixtures.h"
+
+namespace ordo {
+namespace {
+
+using nlohmann::json;
+using testing::fixture_dir;
+using testing::load_golden;
+
+at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
+  return at::tensor(ids, at::kLong).unsqueeze(0);
+}
+
+// First-step logits of the golden case, computed with GEMMs packed for `type`.
+at::Tensor first_step_logits(const std::string& fixture, nn::GemmType type) {
+  at::InferenceMode guard;
+  const json golden = load_golden(fixture);
+  const json& step = golden["decoder_step0"];
+  auto model = models::Seq2SeqModel::load(fixture_dir(fixture));
+  model->pack(type);
+  const at::Tensor ids =
+      ids_tensor(golden["tokenization"][step["sentence_index"].get<int>()]["input_ids"].get<std::vector<int64_t>>());
+  const at::Tensor mask = at::ones_like(ids);
+  nn::DecoderState state = model->start_decoding(model->encode(ids, mask), mask);
+  return model->next_logits(ids_tensor(step["decoder_input_ids"][0].get<std::vector<int64_t>>()), state)[0];
+}
+
+class ReducedPrecision : public ::testing::TestWithParam<std::tuple<std::string, nn::GemmType>> {};
+
+TEST_P(ReducedPrecision, FirstStepLogitsCloseToHuggingFace) {
+  const auto& [fixture, type] = GetParam();
+  const json golden = load_golden(fixture);
+  const at::Tensor expected = at::tensor(golden["decoder_step0"]["logits"].get<std::vector<float>>(), at::kFloat);
+  const at::Tensor logits = first_step_logits(fixture, type);
+  ASSERT_EQ(logits.sizes(), expected.sizes());
+  // Relative to the spread of the logits: bfloat16 keeps 8 bits of mantissa, int8 ~7 bits.
+  const double spread = (expected.max() - expected.min()).item<double>();
+  const double diff = (logits - expected).abs().max().item<double>();
+  EXPECT_LE(diff, 0.05 * spread) << "max abs diff " << diff << ", spread " << spread;
+  const double cosine = at::cosine_similarity(logits, expected, 0).item<double>();
+  EXPECT_GE(cosine, type == nn::GemmType::kInt8 ? 0.995 : 0.999);
+  // And not the float32 result: the reduced precision is really used.
+  EXPECT_GT(diff, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReducedPrecision,
+                         ::testing::Combine(::testing::ValuesIn(testing::seq2seq_fixtures()),
+                                            ::testing::Values(nn::GemmType::kBFloat16, nn::GemmType::kInt8)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) == nn::GemmType::kInt8 ? "_int8" : "_bfloat16");
+                         });
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+double bundled_bleu(ComputeType type, int threads) {
+  const std::string samples = testing::data_dir() + "/samples/";
+  ModelOptions model_options;
+  model_options.compute_type = type;
+  model_options.threads = threads;
+  const Translator translator(std::string(ORDO_SOURCE_DIR) + "/models/en-de", model_options);
+  DecodeOptions options;
+  options.beam_size = 4;
+  std::vector<std::string> hypotheses;
+  for (const TranslationResult& r : translator.translate(read_lines(samples + "multi30k_val100.en"), options))
+    hypotheses.push_back(r.hypotheses[0].text);
+  return metrics::corpus_bleu(hypotheses, {read_lines(samples + "multi30k_val100.de")}).score;
+}
+
+TEST(ComputeTypes, BundledModelKeepsItsQuality) {
+  const double reference = bundled_bleu(ComputeType::kFloat32, 0);
+  for (ComputeType type : {ComputeType::kBFloat16, ComputeType::kInt8}) {
+    const double bleu = bundled_bleu(type, 0);
+    std::cout << compute_type_name(type) << ": BLEU " << bleu << " (float32 " << reference << ")\n";
+    // 100 sentences: a loose bound; the benchmark reports the full test set.
+    EXPECT_GE(bleu, reference - 2.0) << compute_type_name(type);
+  }
+}
+
+TEST(ComputeTypes, Float32ResultsDoNotDependOnThreads) {
+  const int before = at::get_num_threads();
+  const json golden = load_golden("marian_opus_en_mg");
+  std::vector<std::string> sentences = golden["sentences"].get<std::vector<std::string>>();
+  DecodeOptions options;
+  options.beam_size = 4;
+  options.max_new_tokens = 20;
+  std::vector<std::vector<TranslationResult>> runs;
+  for (int threads : {1, 2}) {
+    ModelOptions model_options;
+    model_options.threads = threads;
+    runs.push_back(Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(sentences, options));
+  }
+  at::set_num_threads(before);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    EXPECT_EQ(runs[0][i].hypotheses[0].ids, runs[1][i].hypotheses[0].ids) << i;
+    EXPECT_NEAR(runs[0][i].hypotheses[0].score, runs[1][i].hypotheses[0].score, 1e-4) << i;
+  }
+}
+
+TEST(ComputeTypes, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kBFloat16, ComputeType::kInt8})
+    EXPECT_EQ(parse_compute_type(compute_type_name(type)), type);
+  const std::string message = testing::error_of([] { parse_compute_type("float16"); });
+  EXPECT_NE(message.find("unknown compute type 'float16'"), std::string::npos) << message;
+  EXPECT_NE(message.find("int8"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace ordo
