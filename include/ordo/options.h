@@ -26,6 +26,10 @@ ORDO_API const char* compute_type_name(ComputeType type);
 struct ModelOptions {
   // Intra-op threads used by one call (0 = library default: all cores).
   int threads = 0;
+  // Batches translated at once, each on threads / inter_threads intra-op threads. Two
+  // one-thread translators use 2 cores better than one two-thread one (more work per
+  // thread between synchronisations); the weights are shared, not copied.
+  int inter_threads = 1;
   ComputeType compute_type = ComputeType::kFloat32;
 };
 
@@ -59,6 +63,9 @@ struct DecodeOptions {
   std::optional<float> top_p;
   std::optional<uint64_t> seed;
   int batch_size = 32;                      // sentences encoded and decoded together
+  // When > 0, a batch also holds at most this many source tokens (rows x longest source,
+  // padding included): long sentences go in smaller batches. Inputs are sorted by length.
+  int batch_tokens = 0;
 
   // Defaults below the model's generation_config.json, e.g. a task preset from configs/
   // (see ordo/preset.h). Precedence: these options > generation_config.json > preset >

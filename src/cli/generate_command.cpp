@@ -85,7 +85,13 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                "Target language of multilingual models (M2M100: de; NLLB: deu_Latn)");
   add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
       ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--batch-tokens", args.batch_tokens,
+                  "Also cap a batch at this many source tokens, padding included (0: no cap)")
+      ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--inter-threads", args.inter_threads,
+                  "Batches translated at once, sharing --threads (2 on 2 cores: best throughput)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--compute-type", args.compute_type,
                   "Arithmetic of the matrix products: float32 (exact, default), bfloat16 or int8 (faster)")
       ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
@@ -101,6 +107,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   DecodeOptions decode = args.decode;
   decode.preset = find_preset(args.preset.empty() ? task.default_preset : args.preset);
   decode.batch_size = args.batch_size.value_or(decode.preset->batch_size);
+  decode.batch_tokens = args.batch_tokens;
 
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
@@ -108,6 +115,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   DocumentReader reader(args.input, unit);
   ModelOptions model_options;
   model_options.threads = args.threads;
+  model_options.inter_threads = args.inter_threads;
   model_options.compute_type = parse_compute_type(args.compute_type);
   const Translator model(model_dir, model_options);
 

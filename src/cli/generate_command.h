@@ -23,6 +23,8 @@ struct GenerateArgs {
   bool json = false, quiet = false, print_config = false;
   bool whole_document = false, paragraphs = false;  // summarize only
   int threads = 0;
+  int inter_threads = 1;
+  int batch_tokens = 0;
   std::string compute_type = "float32";
   std::optional<int> batch_size;  // default: the preset's, else 32
   DecodeOptions decode;

@@ -1,7 +1,9 @@
 #include "nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ordo/error.h"
 
@@ -13,6 +15,58 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads)
   if (heads <= 0 || dim % heads != 0)
     throw Error("d_model " + std::to_string(dim) + " is not divisible by the number of heads " +
                 std::to_string(heads));
+}
+
+KeyValue KeyValue::select(const at::Tensor& indices) const {
+  if (!key_buffer.defined()) return {key.index_select(0, indices), value.index_select(0, indices), {}, {}};
+  KeyValue out;
+  out.key_buffer = key_buffer.index_select(0, indices);
+  out.value_buffer = value_buffer.index_select(0, indices);
+  out.key = out.key_buffer.narrow(2, 0, length());
+  out.value = out.value_buffer.narrow(2, 0, length());
+  return out;
+}
+
+void KeyValue::reorder(const at::Tensor& indices) {
+  const int64_t rows = key.size(0);
+  if (!key_buffer.defined() || indices.size(0) != rows) {
+    *this = select(indices);
+    return;
+  }
+  const at::Tensor index = indices.to(at::kLong).contiguous();
+  const int64_t* source = index.data_ptr<int64_t>();
+  std::vector<int64_t> from, to;
+  for (int64_t row = 0; row < rows; ++row)
+    if (source[row] != row) {
+      from.push_back(source[row]);
+      to.push_back(row);
+    }
+  if (from.empty()) return;
+  const at::Tensor from_rows = at::tensor(from, at::kLong), to_rows = at::tensor(to, at::kLong);
+  // Gather every moved row before writing any (a row may be both a source and a target).
+  const at::Tensor moved_keys = key.index_select(0, from_rows), moved_values = value.index_select(0, from_rows);
+  key.index_copy_(0, to_rows, moved_keys);
+  value.index_copy_(0, to_rows, moved_values);
+}
+
+void KeyValue::append(const KeyValue& fresh) {
+  const int64_t used = length(), added = fresh.key.size(2);
+  if (!key_buffer.defined() || used + added > key_buffer.size(2)) {
+    const int64_t capacity = std::max<int64_t>({16, 2 * used, used + added});
+    auto sizes = fresh.key.sizes().vec();
+    sizes[2] = capacity;
+    at::Tensor keys = at::empty(sizes, fresh.key.options()), values = at::empty(sizes, fresh.value.options());
+    if (used > 0) {
+      keys.narrow(2, 0, used).copy_(key);
+      values.narrow(2, 0, used).copy_(value);
+    }
+    key_buffer = keys;
+    value_buffer = values;
+  }
+  key_buffer.narrow(2, used, added).copy_(fresh.key);
+  value_buffer.narrow(2, used, added).copy_(fresh.value);
+  key = key_buffer.narrow(2, 0, used + added);
+  value = value_buffer.narrow(2, 0, used + added);
 }
 
 at::Tensor MultiHeadAttention::split_heads(const at::Tensor& x) const {
@@ -39,13 +93,7 @@ at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
 
 at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cache,
                                               const at::Tensor& additive_mask) const {
-  KeyValue fresh = project_key_value(x);
-  if (cache.empty()) {
-    cache = std::move(fresh);
-  } else {
-    cache.key = at::cat({cache.key, fresh.key}, 2);
-    cache.value = at::cat({cache.value, fresh.value}, 2);
-  }
+  cache.append(project_key_value(x));
   return forward(x, cache, additive_mask);
 }
 

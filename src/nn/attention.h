@@ -10,14 +10,23 @@
 namespace ordo::nn {
 
 // Keys and values split into heads: [batch, heads, length, head_dim].
+//
+// A growing self-attention cache keeps spare room along `length` (key/value are views into
+// key_buffer/value_buffer, whose capacity doubles), so appending a step writes one position
+// instead of copying the whole cache, and a beam reorder copies at most twice the used part.
 struct KeyValue {
   at::Tensor key, value;
+  at::Tensor key_buffer, value_buffer;  // [batch, heads, capacity, head_dim]; undefined for
+                                        // a fixed key/value (the encoder memory)
   bool empty() const { return !key.defined(); }
   int64_t length() const { return key.defined() ? key.size(2) : 0; }
   // Keeps rows `indices` (beam search reordering, dropping finished sentences).
-  KeyValue select(const at::Tensor& indices) const {
-    return {key.index_select(0, indices), value.index_select(0, indices)};
-  }
+  KeyValue select(const at::Tensor& indices) const;
+  // select() in place, copying only the rows that change (beam search keeps most beams'
+  // own parents) and only the used length.
+  void reorder(const at::Tensor& indices);
+  // Appends `fresh` ([batch, heads, new_len, head_dim]) along the length.
+  void append(const KeyValue& fresh);
 };
 
 struct MultiHeadAttention {

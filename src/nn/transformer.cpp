@@ -49,7 +49,7 @@ void TransformerEncoder::pack(GemmType type) {
 
 void DecoderState::select(const at::Tensor& indices) {
   for (KeyValue& kv : self_cache)
-    if (!kv.empty()) kv = kv.select(indices);
+    if (!kv.empty()) kv.reorder(indices);
   // The source of each kept row, then the sources still in use (sorted) and, per row, the
   // position of its source among them.
   const at::Tensor row_source = at::div(indices, group, "floor");

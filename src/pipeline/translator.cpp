@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <atomic>
+#include <exception>
 #include <mutex>
+#include <thread>
 #include <numeric>
 
 #include <ATen/ATen.h>
@@ -91,6 +94,7 @@ struct Translator::Impl {
   std::shared_ptr<models::Seq2SeqModel> model;
   io::GenerationConfig generation_defaults;
   std::unique_ptr<text::Tokenizer> tokenizer;
+  int inter_threads = 1;
 
   TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps) const {
     TranslationResult result;
@@ -152,10 +156,23 @@ struct Translator::Impl {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
 
-    at::InferenceMode inference;
+    // Batches: runs of the sorted order with at most batch_size sentences and, when set,
+    // batch_tokens padded source tokens (a sentence longer than that goes alone).
+    if (options.batch_tokens < 0) throw Error("invalid decoding option: batch tokens must not be negative");
+    std::vector<std::pair<size_t, size_t>> batches;
+    for (size_t start = 0; start < order.size();) {
+      size_t end = start + 1;
+      while (end < order.size() && end - start < static_cast<size_t>(options.batch_size) &&
+             (options.batch_tokens == 0 ||
+              (end - start + 1) * sources[order[end]].size() <= static_cast<size_t>(options.batch_tokens)))
+        ++end;
+      batches.emplace_back(start, end);
+      start = end;
+    }
+
     std::vector<TranslationResult> results(sources.size());
-    for (size_t start = 0; start < order.size(); start += static_cast<size_t>(options.batch_size)) {
-      const size_t end = std::min(order.size(), start + static_cast<size_t>(options.batch_size));
+    const auto translate_batch = [&](size_t start, size_t end) {
+      at::InferenceMode inference;
       std::vector<const std::vector<int64_t>*> batch;
       for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
       const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
@@ -163,6 +180,32 @@ struct Translator::Impl {
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
       const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
       for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start]);
+    };
+    const size_t workers = std::min(static_cast<size_t>(inter_threads), batches.size());
+    if (workers <= 1) {
+      for (const auto& [start, end] : batches) translate_batch(start, end);
+    } else {
+      // Each worker takes the next batch until none is left; the first error wins.
+      std::atomic<size_t> next{0};
+      std::mutex error_mutex;
+      std::exception_ptr error;
+      const int intra = std::max(1, at::get_num_threads() / static_cast<int>(workers));
+      std::vector<std::thread> pool;
+      for (size_t w = 0; w < workers; ++w)
+        pool.emplace_back([&] {
+          at::set_num_threads(intra);
+          for (size_t b; (b = next++) < batches.size();) {
+            try {
+              translate_batch(batches[b].first, batches[b].second);
+            } catch (...) {
+              std::lock_guard<std::mutex> lock(error_mutex);
+              if (!error) error = std::current_exception();
+              next = batches.size();
+            }
+          }
+        });
+      for (std::thread& t : pool) t.join();
+      if (error) std::rethrow_exception(error);
     }
     for (size_t i = 0; i < results.size(); ++i) results[i].truncated_tokens = truncated[i];
     return results;
@@ -173,6 +216,8 @@ Translator::Translator(const std::string& model_dir, const ModelOptions& model_o
     : impl_(std::make_unique<Impl>()) {
   if (model_options.threads > 0) at::set_num_threads(model_options.threads);
   keep_large_buffers_on_the_heap();
+  if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
+  impl_->inter_threads = model_options.inter_threads;
   impl_->model_dir = model_dir;
   impl_->model = models::Seq2SeqModel::load(model_dir);
   impl_->model->pack(gemm_type(model_options.compute_type));

@@ -9,6 +9,7 @@
 #include "ordo/error.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
+#include "search/top_k.h"
 
 namespace ordo::search {
 
@@ -103,10 +104,10 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     at::Tensor scores = at::log_softmax(logits, -1);
     processors.apply(sequences, scores);
     const int64_t vocab = scores.size(1);
-    scores = (scores + beam_scores.unsqueeze(1)).view({live, beams * vocab});
-    const auto [top_scores, top_ids] = at::topk(scores, 2 * beams, 1, true, true);
-    const float* top_score = top_scores.data_ptr<float>();
-    const int64_t* top_id = top_ids.data_ptr<int64_t>();
+    scores = scores.add_(beam_scores.unsqueeze(1)).view({live, beams * vocab});
+    const TopK top = top_k_rows(scores, 2 * beams);
+    const float* top_score = top.values.data();
+    const int64_t* top_id = top.indices.data();
 
     std::vector<int64_t> next_rows, next_tokens, next_items;
     std::vector<float> next_scores;

@@ -62,6 +62,38 @@ TEST(Translator, ConcurrentCallsGiveTheSameResultsAsSerialOnes) {
   }
 }
 
+// Small batches by sentences or by tokens, decoded one after another or by two workers, give
+// the results of one big batch (padding does not change a sentence's translation).
+TEST(Translator, BatchingAndInterThreadsDoNotChangeResults) {
+  const json golden = load_golden("marian_opus_en_mg");
+  const auto sentences = golden["sentences"].get<std::vector<std::string>>();
+  DecodeOptions beam = greedy20();
+  beam.beam_size = 4;
+  const auto reference = Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, beam);
+  struct Setting { int batch_size, batch_tokens, inter_threads; };
+  for (const Setting setting : {Setting{2, 0, 1}, Setting{2, 0, 2}, Setting{32, 20, 2}, Setting{32, 1, 3}}) {
+    ModelOptions model_options;
+    model_options.inter_threads = setting.inter_threads;
+    DecodeOptions options = beam;
+    options.batch_size = setting.batch_size;
+    options.batch_tokens = setting.batch_tokens;
+    const auto results = Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(sentences, options);
+    ASSERT_EQ(results.size(), sentences.size());
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      EXPECT_EQ(results[i].hypotheses[0].ids, reference[i].hypotheses[0].ids)
+          << "sentence " << i << ", batch " << setting.batch_size << "/" << setting.batch_tokens << " tokens, "
+          << setting.inter_threads << " workers";
+      EXPECT_NEAR(results[i].hypotheses[0].score, reference[i].hypotheses[0].score, 1e-4);
+    }
+  }
+  ModelOptions bad;
+  bad.inter_threads = 0;
+  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg"), bad), Error);
+  DecodeOptions negative = beam;
+  negative.batch_tokens = -1;
+  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, negative), Error);
+}
+
 TEST(Translator, EmptyBatchGivesNoResults) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));
   EXPECT_TRUE(translator.translate({}).empty());

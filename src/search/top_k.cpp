@@ -1,0 +1,40 @@
+#include "search/top_k.h"
+
+#include <limits>
+
+#include <ATen/Parallel.h>
+
+namespace ordo::search {
+
+TopK top_k_rows(const at::Tensor& scores, int64_t k) {
+  const at::Tensor input = scores.to(at::kFloat).contiguous();
+  const int64_t rows = input.size(0), n = input.size(1);
+  TopK top;
+  top.values.assign(static_cast<size_t>(rows * k), -std::numeric_limits<float>::infinity());
+  top.indices.assign(static_cast<size_t>(rows * k), -1);
+  const float* data = input.data_ptr<float>();
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* row = data + r * n;
+      float* values = top.values.data() + r * k;
+      int64_t* indices = top.indices.data() + r * k;
+      int64_t filled = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = row[j];
+        if (filled == k && !(v > values[k - 1])) continue;  // also skips NaN
+        // Insert after every entry >= v (ties keep the lower column first).
+        int64_t pos = filled < k ? filled++ : k - 1;
+        while (pos > 0 && values[pos - 1] < v) {
+          values[pos] = values[pos - 1];
+          indices[pos] = indices[pos - 1];
+          --pos;
+        }
+        values[pos] = v;
+        indices[pos] = j;
+      }
+    }
+  });
+  return top;
+}
+
+}  // namespace ordo::search

@@ -1,0 +1,23 @@
+// The k largest entries of each row of a float matrix, best first, in one streaming pass.
+// Beam search asks for 2 x beams of beams x vocabulary candidates per sentence (8 of 232,404
+// for the opus-mt vocabulary): at::topk copies and partially sorts each row, which cost
+// more than the search's other work together; a k-slot insertion list rarely takes an entry
+// after the first few hundred.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace ordo::search {
+
+struct TopK {
+  std::vector<float> values;     // [rows * k], row-major, descending within a row
+  std::vector<int64_t> indices;  // column of each value; equal values: the lower column first
+};
+
+// scores: [rows, n] float32 with n >= k.
+TopK top_k_rows(const at::Tensor& scores, int64_t k);
+
+}  // namespace ordo::search
