@@ -73,15 +73,59 @@ at::Tensor MultiHeadAttention::split_heads(const at::Tensor& x) const {
   return x.view({x.size(0), x.size(1), num_heads, head_dim}).transpose(1, 2);
 }
 
+at::Tensor MultiHeadAttention::part(const at::Tensor& fused, int64_t index) const {
+  const int64_t dim = num_heads * head_dim;
+  return fused.narrow(-1, index * dim, dim);
+}
+
 KeyValue MultiHeadAttention::project_key_value(const at::Tensor& x) const {
+  if (kv_proj.packed) {
+    const at::Tensor kv = kv_proj.forward(x);
+    return {split_heads(part(kv, 0)).contiguous(), split_heads(part(kv, 1)).contiguous()};
+  }
   return {split_heads(k_proj.forward(x)).contiguous(), split_heads(v_proj.forward(x)).contiguous()};
 }
 
 at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
                                        const at::Tensor& additive_mask) const {
-  const int64_t batch = x.size(0), q_len = x.size(1);
+  return attend(q_proj.forward(x), kv, additive_mask);
+}
+
+at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const {
+  if (!qkv_proj.packed) return forward(x, project_key_value(x), additive_mask);
+  const at::Tensor qkv = qkv_proj.forward(x);
+  const KeyValue kv{split_heads(part(qkv, 1)).contiguous(), split_heads(part(qkv, 2)).contiguous()};
+  return attend(part(qkv, 0), kv, additive_mask);
+}
+
+void MultiHeadAttention::pack(GemmType type, bool self_attention) {
+  const auto fuse = [&](std::initializer_list<Linear*> parts) {
+    std::vector<at::Tensor> weights, biases;
+    for (Linear* l : parts) {
+      weights.push_back(l->weight);
+      biases.push_back(l->bias.defined() ? l->bias : at::zeros({l->weight.size(0)}, l->weight.options()));
+      *l = Linear();  // released: the fused copy replaces it
+    }
+    Linear fused;
+    fused.weight = at::cat(weights, 0);
+    fused.bias = at::cat(biases, 0);
+    fused.pack(type);
+    return fused;
+  };
+  if (self_attention) {
+    qkv_proj = fuse({&q_proj, &k_proj, &v_proj});
+  } else {
+    q_proj.pack(type);
+    kv_proj = fuse({&k_proj, &v_proj});
+  }
+  out_proj.pack(type);
+}
+
+at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv,
+                                      const at::Tensor& additive_mask) const {
+  const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
   const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  const at::Tensor q = split_heads(q_proj.forward(x) * scaling);
+  const at::Tensor q = split_heads(projected_q * scaling);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]
   if (additive_mask.defined()) scores = scores + additive_mask;
   const at::Tensor probs = at::softmax(scores, -1);
@@ -93,8 +137,13 @@ at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
 
 at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cache,
                                               const at::Tensor& additive_mask) const {
-  cache.append(project_key_value(x));
-  return forward(x, cache, additive_mask);
+  if (!qkv_proj.packed) {
+    cache.append(project_key_value(x));
+    return forward(x, cache, additive_mask);
+  }
+  const at::Tensor qkv = qkv_proj.forward(x);
+  cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2))});
+  return attend(part(qkv, 0), cache, additive_mask);
 }
 
 void MultiHeadAttention::visit(const std::string& prefix, const ParamVisitor& visitor) {

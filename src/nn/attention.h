@@ -31,6 +31,9 @@ struct KeyValue {
 
 struct MultiHeadAttention {
   Linear q_proj, k_proj, v_proj, out_proj;
+  // After pack(): the projections that always run together as one GEMM. Self-attention:
+  // [q; k; v] (out = 3 x dim); cross-attention: [k; v] of the encoder memory.
+  Linear qkv_proj, kv_proj;
   int64_t num_heads = 0;
   int64_t head_dim = 0;
 
@@ -45,16 +48,23 @@ struct MultiHeadAttention {
   // where not.
   at::Tensor forward(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const;
 
+  // Self-attention of `x` over itself (the encoder's).
+  at::Tensor forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const;
+
   // Self-attention with a cache: appends x's keys/values to `cache`, then attends over it.
   at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;
 
   void visit(const std::string& prefix, const ParamVisitor& visitor);
-  void pack(GemmType type) {
-    for (Linear* l : {&q_proj, &k_proj, &v_proj, &out_proj}) l->pack(type);
-  }
+  // Inference only (see Linear::pack): packs out_proj and the fused projections of a self-
+  // or cross-attention; the separate q/k/v weights are then released.
+  void pack(GemmType type, bool self_attention);
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [b, t, dim] -> [b, heads, t, head_dim]
+  // Attends with projected queries `q` [batch, q_len, dim] (unscaled) and applies out_proj.
+  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask) const;
+  // Splits the fused projection `qkv` [b, t, parts x dim] into its `parts`.
+  at::Tensor part(const at::Tensor& fused, int64_t index) const;
 };
 
 // The additive mask for key padding: [batch, 1, 1, src_len], 0 for tokens, the most negative

@@ -11,7 +11,7 @@ EncoderLayer::EncoderLayer(const LayerShape& shape)
 
 at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask) const {
   at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
-    return self_attn.forward(in, self_attn.project_key_value(in), mask);
+    return self_attn.forward_self(in, mask);
   });
   return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
 }
@@ -48,13 +48,13 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, cons
 }
 
 void EncoderLayer::pack(GemmType type) {
-  self_attn.pack(type);
+  self_attn.pack(type, /*self_attention=*/true);
   ffn.pack(type);
 }
 
 void DecoderLayer::pack(GemmType type) {
-  self_attn.pack(type);
-  encoder_attn.pack(type);
+  self_attn.pack(type, /*self_attention=*/true);
+  encoder_attn.pack(type, /*self_attention=*/false);
   ffn.pack(type);
 }
 
