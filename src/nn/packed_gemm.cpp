@@ -1,5 +1,7 @@
 #include "nn/packed_gemm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 #include <mutex>
@@ -41,6 +43,46 @@ dt source_type(GemmType type) {
     case GemmType::kInt8: return dt::s8;
   }
   return dt::f32;
+}
+
+// Symmetric per-row int8 quantization in two passes (absolute maximum, then scale and round):
+// x[r] ~ x_q[r] * scales[r], x_q in [-127, 127].
+at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  at::Tensor q = at::empty({rows, cols}, at::kChar);
+  const float* in = x.data_ptr<float>();
+  int8_t* out = q.data_ptr<int8_t>();
+  float* scale = scales.data_ptr<float>();
+  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* row = in + r * cols;
+      float peak = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
+      scale[r] = std::max(peak, 1e-12f) / 127.0f;
+      const float inverse = 1.0f / scale[r];
+      int8_t* target = out + r * cols;
+      for (int64_t j = 0; j < cols; ++j) target[j] = static_cast<int8_t>(std::nearbyint(row[j] * inverse));
+    }
+  });
+  return q;
+}
+
+// y[r] = y[r] * scales[r] + bias, in one pass.
+void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bias) {
+  const int64_t rows = y.size(0), cols = y.size(1);
+  float* data = y.data_ptr<float>();
+  const float* scale = scales.data_ptr<float>();
+  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* row = data + r * cols;
+      const float s = scale[r];
+      if (b)
+        for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * s + b[j];
+      else
+        for (int64_t j = 0; j < cols; ++j) row[j] *= s;
+    }
+  });
 }
 
 }  // namespace
@@ -108,7 +150,8 @@ PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmTyp
   m.out = weight.size(0);
   m.in = weight.size(1);
   m.activation = activation;
-  if (bias.defined()) m.bias = bias.to(at::kFloat).contiguous().view({1, m.out});
+  // A zero bias (Marian's final_logits_bias usually is) is skipped: one pass less per call.
+  if (bias.defined() && bias.ne(0).any().item<bool>()) m.bias = bias.to(at::kFloat).contiguous().view({1, m.out});
 
   // W^T as oneDNN's [K, N] matrix: the [out, in] row-major weight is [K, N] in layout 'ba'.
   at::Tensor source = weight.to(at::kFloat).contiguous();
@@ -152,10 +195,8 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
     case GemmType::kFloat32: input = input.to(at::kFloat).contiguous(); break;
     case GemmType::kBFloat16: input = input.to(at::kBFloat16).contiguous(); break;
     case GemmType::kInt8: {
-      // Symmetric per-row quantization: x ~ x_q * row_scale, x_q in [-127, 127].
-      const at::Tensor source = input.to(at::kFloat);
-      row_scales = source.abs().amax(1, /*keepdim=*/true).clamp_min(1e-12) / 127.0;  // [rows, 1]
-      input = at::round(source / row_scales).to(at::kChar).contiguous();
+      row_scales = at::empty({rows}, at::kFloat);
+      input = quantize_rows(input.to(at::kFloat).contiguous(), row_scales);
       break;
     }
   }
@@ -181,8 +222,7 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   stream.wait();
 
   if (m.type == GemmType::kInt8) {
-    output.mul_(row_scales);
-    if (m.bias.defined()) output.add_(m.bias);
+    rescale_rows(output, row_scales, m.bias);
     if (m.activation) output = apply(*m.activation, output);
   }
   return output.view(out_sizes);

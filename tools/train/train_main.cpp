@@ -155,10 +155,12 @@ int run(const Args& a) {
   const auto valid_refs = train::read_text_column(a.valid_target, a.valid_lines);
   int64_t valid_skipped = 0;
   const std::vector<train::Example> valid_examples =
-      train::load_parallel(a.valid_source, a.valid_target, *tokenizer, 1024, &valid_skipped);
+      // The loss needs pairs that fit the positions (the metric's translator truncates).
+      train::load_parallel(a.valid_source, a.valid_target, *tokenizer, a.shape.max_positions, &valid_skipped);
   const train::Batcher valid_batcher(valid_examples, a.batch_tokens, vocab);
   std::cerr << examples.size() << " training pairs (" << skipped << " longer than " << a.max_len
-            << " tokens skipped), " << valid_sources.size() << " validation\n";
+            << " tokens skipped), " << valid_sources.size() << " validation (" << valid_skipped
+            << " longer than " << a.shape.max_positions << " positions left out of the validation loss)\n";
 
   // 3. Model and optimizer.
   models::Seq2SeqModel model(train::marian_config(a.shape, vocab_size), models::marian_family());
