@@ -115,6 +115,28 @@ TEST(Cli, BadModelFolderIsAClearErrorAndLeavesOutputUntouched) {
   EXPECT_EQ(read_file(out), "precious\n");
 }
 
+// --inter-threads with small batches and the float32 compute type spelled out: the same
+// lines as the default run; reduced precision runs and is refused under another name.
+TEST(Cli, SpeedOptions) {
+  const auto [sources, expected] = golden_lines();
+  std::string input;
+  for (const std::string& s : sources) input += s + "\n";
+  CliRun run = ordo("translate " + model_arg() +
+                        " --max-length 20 --beam-size 1 --compute-type float32 --inter-threads 2 --batch-size 2"
+                        " --batch-tokens 40",
+                    input);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out), expected);
+  for (const char* type : {"bfloat16", "int8"}) {
+    run = ordo("translate " + model_arg() + " --max-length 20 --compute-type " + type, input);
+    ASSERT_EQ(run.exit_code, 0) << type << ": " << run.err;
+    EXPECT_EQ(lines_of(run.out).size(), expected.size()) << type;
+  }
+  run = ordo("translate " + model_arg() + " --compute-type float16", "Hello\n");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("compute-type"), std::string::npos) << run.err;
+}
+
 TEST(Cli, OptionErrorsAndHelp) {
   CliRun run = ordo("translate " + model_arg() + " --beam-size 2 --n-best 3", "Hello\n");
   EXPECT_NE(run.exit_code, 0);
@@ -126,7 +148,8 @@ TEST(Cli, OptionErrorsAndHelp) {
   run = ordo("translate --help");
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag : {"--model", "--input", "--output", "--beam-size", "--n-best", "--max-length",
-                           "--min-length", "--batch-size", "--threads", "--json"})
+                           "--min-length", "--batch-size", "--threads", "--json", "--compute-type",
+                           "--inter-threads", "--batch-tokens"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
 }
 
