@@ -142,9 +142,25 @@ struct PackedGemm::Impl {
   }
 };
 
+bool gemm_type_supported(GemmType type) {
+  if (type == GemmType::kFloat32) return true;
+  try {
+    const memory::desc src({4, 64}, source_type(type), tag::ab);
+    const memory::desc weights({64, 64}, source_type(type), tag::any);
+    const memory::desc dst({4, 64}, dt::f32, tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), cpu_engine());
+    return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // reference code: too slow to offer
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
                        std::optional<Activation> activation)
     : impl_(std::make_unique<Impl>()) {
+  if (!gemm_type_supported(type))
+    throw Error(std::string("compute type ") + (type == GemmType::kBFloat16 ? "bfloat16" : "int8") +
+                " is not supported on this CPU (oneDNN has no fast kernel for it; use float32)");
   Impl& m = *impl_;
   m.type = type;
   m.out = weight.size(0);

@@ -23,6 +23,10 @@ enum class GemmType {
               // accumulation, rescaled to float32
 };
 
+// Whether oneDNN has a kernel for `type` on this CPU (bfloat16 needs AVX-512; int8 runs
+// fastest with AVX-512 VNNI). float32 is always supported.
+bool gemm_type_supported(GemmType type);
+
 class PackedGemm {
  public:
   // weight [out, in] float32, bias [out] float32 or undefined. `activation`, when given, is
