@@ -44,7 +44,8 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   cmd->add_option("-m,--model", args.model,
                   "Hugging Face model folder (config.json, model.safetensors, tokenizer files),\n"
                   "e.g. a downloaded " + std::string(summarize ? "google/pegasus-*" : "Helsinki-NLP/opus-mt-*") +
-                      " folder. Default: the bundled " + task.default_model + " model");
+                      " folder, or the name of a bundled model (en-de, de-en, dialogsum).\n"
+                      "Default: the bundled " + task.default_model + " model");
   cmd->add_option("-i,--input", args.input, "Input text file (default: stdin)");
   cmd->add_option("-o,--output", args.output, "Output file (default: stdout); created after the model has loaded");
   if (summarize) {
@@ -102,7 +103,7 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
 }
 
 int run_generate(const Task& task, const GenerateArgs& args) {
-  const std::string model_dir = args.model.empty() ? bundled_model_dir(task.default_model) : args.model;
+  const std::string model_dir = resolve_model_dir(args.model, task.default_model);
   if (args.whole_document && args.paragraphs) throw Error("--document and --paragraphs exclude each other");
   DecodeOptions decode = args.decode;
   decode.preset = find_preset(args.preset.empty() ? task.default_preset : args.preset);

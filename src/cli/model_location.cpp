@@ -55,6 +55,14 @@ std::string bundled_model_dir(const std::string& name) {
                      "\nPass --model DIR with a Hugging Face model folder (config.json, model.safetensors, ...).");
 }
 
+std::string resolve_model_dir(const std::string& argument, const std::string& default_name) {
+  if (argument.empty()) return bundled_model_dir(default_name);
+  if (argument.find('/') != std::string::npos || exists(argument)) return argument;
+  return first_found(candidates("ORDO_MODELS_DIR", "models", ORDO_INSTALL_MODELS_DIR, ORDO_SOURCE_MODELS_DIR, argument),
+                     is_model_dir, "--model '" + argument + "' is not a folder, and a bundled model of that name",
+                     "\nPass --model DIR with a Hugging Face model folder, or a bundled name (see models/README.md).");
+}
+
 std::string bundled_config_file(const std::string& name) {
   return first_found(
       candidates("ORDO_CONFIGS_DIR", "configs", ORDO_INSTALL_CONFIGS_DIR, ORDO_SOURCE_CONFIGS_DIR, name), exists,

@@ -1,4 +1,4 @@
-// Where `ordo` finds a model when --model is not given: the bundled default model.
+// Where `ordo` finds a model: --model as given, or a bundled model by name (models/).
 #pragma once
 
 #include <string>
@@ -9,6 +9,10 @@ namespace ordo::cli {
 //   $ORDO_MODELS_DIR/<name>, <exe>/../share/ordo/models/<name> (installed), the source
 //   tree's models/<name> (build tree). Throws ordo::Error listing the places tried.
 std::string bundled_model_dir(const std::string& name);
+
+// The folder --model means: `argument` itself when it is a path, a bundled model when it is a
+// bare name that is not a folder here (`--model de-en`), the default model when it is empty.
+std::string resolve_model_dir(const std::string& argument, const std::string& default_name);
 
 // A file of the bundled configs/ (task presets), searched in $ORDO_CONFIGS_DIR,
 // <exe>/../share/ordo/configs, then the source tree's configs/.

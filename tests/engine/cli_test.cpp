@@ -116,6 +116,24 @@ TEST(Cli, BadModelFolderIsAClearErrorAndLeavesOutputUntouched) {
   EXPECT_EQ(read_file(out), "precious\n");
 }
 
+// Without --model the bundled en-de model translates; a bundled model can be named by its
+// folder name; an unknown bare name is an error that says where it looked.
+TEST(Cli, BundledModelsByDefaultAndByName) {
+  const std::string sentence = "A man is riding a bike.\n";
+  const CliRun by_default = ordo("translate", sentence);
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.err;
+  ASSERT_EQ(lines_of(by_default.out).size(), 1u);
+  EXPECT_NE(by_default.out.find("Fahrrad"), std::string::npos) << by_default.out;
+  const CliRun by_name = ordo("translate -m en-de", sentence);
+  EXPECT_EQ(by_name.out, by_default.out) << by_name.err;
+
+  const CliRun unknown = ordo("translate -m no-such-model", sentence);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("--model 'no-such-model' is not a folder"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("models/no-such-model"), std::string::npos) << unknown.err;
+  EXPECT_TRUE(unknown.out.empty());
+}
+
 // --inter-threads with small batches and the float32 compute type spelled out: the same
 // lines as the default run; reduced precision runs and is refused under another name.
 TEST(Cli, SpeedOptions) {
