@@ -116,7 +116,7 @@ TEST(Cli, BadModelFolderIsAClearErrorAndLeavesOutputUntouched) {
   EXPECT_EQ(read_file(out), "precious\n");
 }
 
-// Without --model the bundled en-de model translates; a bundled model can be named by its
+// Without --model the bundled en-de model translates; a bundled model (en-de, de-en) can be named by its
 // folder name; an unknown bare name is an error that says where it looked.
 TEST(Cli, BundledModelsByDefaultAndByName) {
   const std::string sentence = "A man is riding a bike.\n";
@@ -126,6 +126,9 @@ TEST(Cli, BundledModelsByDefaultAndByName) {
   EXPECT_NE(by_default.out.find("Fahrrad"), std::string::npos) << by_default.out;
   const CliRun by_name = ordo("translate -m en-de", sentence);
   EXPECT_EQ(by_name.out, by_default.out) << by_name.err;
+  const CliRun other_direction = ordo("translate -m de-en", "Ein Mann fährt Fahrrad.\n");
+  ASSERT_EQ(other_direction.exit_code, 0) << other_direction.err;
+  EXPECT_NE(other_direction.out.find("bike"), std::string::npos) << other_direction.out;
 
   const CliRun unknown = ordo("translate -m no-such-model", sentence);
   EXPECT_EQ(unknown.exit_code, 1);
