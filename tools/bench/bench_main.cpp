@@ -62,7 +62,7 @@ std::string write_workload_model(const std::string& dir, const std::string& toke
   shape.activation = "swish";
   models::Seq2SeqModel model(train::marian_config(shape, 58101), models::marian_family());
   train::initialise(model, 1234);
-  train::write_model_files(dir, model, shape, io::DType::F32);
+  train::write_model_files(dir, model, shape, io::DType::F32, /*dropout=*/0.1);
   for (const char* f : {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json"})
     copy_file(tokenizer_dir + "/" + f, dir + "/" + f);
   return dir;

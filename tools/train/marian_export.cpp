@@ -69,7 +69,7 @@ io::ModelConfig marian_config(const MarianShape& shape, int64_t vocab_size) {
 }
 
 void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape,
-                       io::DType dtype) {
+                       io::DType dtype, double dropout) {
   const io::ModelConfig& c = model.config();
   const int64_t pad = c.pad_token_id;
   nlohmann::ordered_json config = {
@@ -81,7 +81,7 @@ void write_model_files(const std::string& dir, models::Seq2SeqModel& model, cons
       {"vocab_size", c.vocab_size}, {"decoder_vocab_size", c.decoder_vocab_size},
       {"share_encoder_decoder_embeddings", true}, {"max_position_embeddings", c.max_position_embeddings},
       {"scale_embedding", true}, {"normalize_before", false}, {"normalize_embedding", false},
-      {"static_position_embeddings", true}, {"dropout", 0.1}, {"attention_dropout", 0.0},
+      {"static_position_embeddings", true}, {"dropout", dropout}, {"attention_dropout", 0.0},
       {"activation_dropout", 0.0}, {"init_std", 0.02}, {"is_encoder_decoder", true}, {"use_cache", true},
       {"pad_token_id", pad}, {"eos_token_id", 0}, {"bos_token_id", 0}, {"decoder_start_token_id", pad},
       {"forced_eos_token_id", 0}, {"bad_words_ids", {{pad}}}, {"num_beams", 4}, {"max_length", 256},

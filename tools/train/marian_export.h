@@ -26,7 +26,8 @@ int64_t write_tokenizer_files(const std::string& dir, const std::string& spm_mod
 io::ModelConfig marian_config(const MarianShape& shape, int64_t vocab_size);
 
 // config.json, generation_config.json and model.safetensors (F32, F16 or BF16) into `dir`.
+// `dropout` is the training dropout, recorded in config.json for whoever fine-tunes the model.
 void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape,
-                       io::DType dtype);
+                       io::DType dtype, double dropout);
 
 }  // namespace ordo::train

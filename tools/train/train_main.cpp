@@ -195,7 +195,7 @@ int run(const Args& a) {
       loss += train::batch_loss(model, b, options, false).item<double>();
       tokens += b.target_tokens;
     }
-    train::write_model_files(current, model, a.shape, io::DType::F32);
+    train::write_model_files(current, model, a.shape, io::DType::F32, a.dropout);
     const Translator translator(current);
     DecodeOptions decode;
     decode.beam_size = 1;
@@ -212,7 +212,7 @@ int run(const Args& a) {
     const bool improved = score > progress.best;
     if (improved) {
       progress.best = score;
-      train::write_model_files(best, model, a.shape, io::DType::F16);
+      train::write_model_files(best, model, a.shape, io::DType::F16, a.dropout);
     }
     char line[256];
     std::snprintf(line, sizeof(line), "valid step %ld | loss %.3f | ppl %.2f | greedy %s %.2f%s", progress.step,
