@@ -1,5 +1,5 @@
 // Tests for tools/metrics (ordo_metrics): BLEU and chrF as sacreBLEU 2.x computes them by
-// default, ROUGE-1/2/L as Google's rouge_score computes them (no stemmer).
+// default, ROUGE-1/2/L as Google's rouge_score computes them (with and without its Porter stemmer).
 // Nothing here touches LibTorch.
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 
 #include "metrics/bleu.h"
 #include "metrics/chrf.h"
+#include "metrics/porter_stemmer.h"
 #include "metrics/rouge.h"
 
 using ordo::metrics::corpus_bleu;
@@ -304,4 +305,50 @@ TEST(RougeCorpus, MultiReferenceTakesBestF) {
   EXPECT_NEAR(r.rouge1.fmeasure, 100.0, 1e-12);
   EXPECT_NEAR(r.rougeL.fmeasure, 100.0, 1e-12);
   EXPECT_THROW(corpus_rouge({"a"}, {{"a", "b"}}), std::invalid_argument);
+}
+
+// NLTK's PorterStemmer() (default NLTK_EXTENSIONS mode, what rouge_score uses): the word
+// list of NLTK's own stemming how-to and its documented results, plus the paper's examples
+// as the NLTK mode changes or keeps them.
+TEST(PorterStemmer, NltkHowtoWords) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"caresses", "caress"}, {"flies", "fli"},       {"dies", "die"},          {"mules", "mule"},
+      {"denied", "deni"},     {"died", "die"},        {"agreed", "agre"},       {"owned", "own"},
+      {"humbled", "humbl"},   {"sized", "size"},      {"meeting", "meet"},      {"stating", "state"},
+      {"siezing", "siez"},    {"itemization", "item"}, {"sensational", "sensat"}, {"traditional", "tradit"},
+      {"reference", "refer"}, {"colonizer", "colon"}, {"plotted", "plot"}};
+  for (const auto& [word, stem] : cases) EXPECT_EQ(ordo::metrics::porter_stem(word), stem) << word;
+}
+
+TEST(PorterStemmer, PaperStepsAndNltkExtensions) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // Step 1: plurals, -ed, -ing and their tidying.
+      {"ponies", "poni"}, {"ties", "tie"}, {"cats", "cat"}, {"caress", "caress"}, {"feed", "feed"},
+      {"plastered", "plaster"}, {"bled", "bled"}, {"motoring", "motor"}, {"sing", "sing"},
+      {"conflated", "conflat"}, {"troubled", "troubl"}, {"hopping", "hop"}, {"tanned", "tan"},
+      {"falling", "fall"}, {"hissing", "hiss"}, {"fizzed", "fizz"}, {"failing", "fail"}, {"filing", "file"},
+      {"happy", "happi"}, {"enjoy", "enjoy"}, {"spied", "spi"},
+      // Steps 2-5.
+      {"relational", "relat"}, {"conditional", "condit"}, {"rational", "ration"}, {"hopeful", "hope"},
+      {"goodness", "good"}, {"adjustment", "adjust"}, {"dependent", "depend"}, {"adoption", "adopt"},
+      {"effective", "effect"}, {"probate", "probat"}, {"rate", "rate"}, {"cease", "ceas"},
+      {"controlling", "control"}, {"roll", "roll"}, {"generalizations", "gener"}, {"oscillators", "oscil"},
+      // NLTK's irregular forms, "-alli" tried first, "logi" measured before the "l", short words.
+      {"skies", "sky"}, {"dying", "die"}, {"news", "news"}, {"proceed", "proceed"}, {"innings", "inning"},
+      {"radically", "radic"}, {"geology", "geolog"}, {"is", "is"}, {"abilities", "abil"}};
+  for (const auto& [word, stem] : cases) EXPECT_EQ(ordo::metrics::porter_stem(word), stem) << word;
+}
+
+// use_stemmer=True: tokens longer than 3 characters are stemmed before matching, so
+// inflected forms match; tokens of 3 characters or fewer ("was", "has") are left alone.
+TEST(RougePair, StemmerMatchesInflections) {
+  EXPECT_EQ(rouge_tokenize("The cats were running; flies sat.", true),
+            (std::vector<std::string>{"the", "cat", "were", "run", "fli", "sat"}));
+  EXPECT_EQ(rouge_tokenize("was has dies", true), (std::vector<std::string>{"was", "has", "die"}));
+  // 5 tokens a side; unstemmed only "the" and "to" match.
+  const auto plain = rouge_pair("the dogs ran to parks", "the dog runs to park");
+  const auto stemmed = rouge_pair("the dogs ran to parks", "the dog runs to park", true);
+  EXPECT_NEAR(plain.rouge1.fmeasure, 2.0 / 5, kTol);
+  EXPECT_NEAR(stemmed.rouge1.fmeasure, 4.0 / 5, kTol);  // dog, park now match too; ran != run
+  EXPECT_NEAR(stemmed.rouge2.fmeasure, 2.0 / 4, kTol);   // "the dog" and "to park" of 4 bigrams a side
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "metrics/bleu.h"  // text:: helpers
+#include "metrics/porter_stemmer.h"
 
 namespace ordo::metrics {
 namespace {
@@ -60,7 +61,7 @@ RougePRF score_lcs(const std::vector<std::string>& target, const std::vector<std
 
 }  // namespace
 
-std::vector<std::string> rouge_tokenize(std::string_view text_in) {
+std::vector<std::string> rouge_tokenize(std::string_view text_in, bool stem) {
   // Python's str.lower() can only produce ASCII [a-z0-9] from ASCII letters, from
   // U+0130 (capital I with dot -> "i" + U+0307) and from U+212A (Kelvin sign -> "k");
   // every other character ends up as a separator after NON_ALPHANUM_RE.
@@ -83,12 +84,16 @@ std::vector<std::string> rouge_tokenize(std::string_view text_in) {
     }
   }
   if (!cur.empty()) tokens.push_back(std::move(cur));
+  if (stem) {
+    for (std::string& t : tokens)
+      if (t.size() > 3) t = porter_stem(t);  // rouge_score stems only words longer than 3
+  }
   return tokens;
 }
 
-RougeScore rouge_pair(std::string_view target, std::string_view prediction) {
-  const auto t = rouge_tokenize(target);
-  const auto p = rouge_tokenize(prediction);
+RougeScore rouge_pair(std::string_view target, std::string_view prediction, bool stem) {
+  const auto t = rouge_tokenize(target, stem);
+  const auto p = rouge_tokenize(prediction, stem);
   RougeScore s;
   s.rouge1 = score_ngrams(t, p, 1);
   s.rouge2 = score_ngrams(t, p, 2);
@@ -98,7 +103,7 @@ RougeScore rouge_pair(std::string_view target, std::string_view prediction) {
 }
 
 RougeScore corpus_rouge(const std::vector<std::string>& predictions,
-                        const std::vector<std::vector<std::string>>& references) {
+                        const std::vector<std::vector<std::string>>& references, bool stem) {
   if (references.empty()) throw std::invalid_argument("rouge: no reference streams");
   for (std::size_t k = 0; k < references.size(); ++k) {
     if (references[k].size() != predictions.size())
@@ -115,7 +120,7 @@ RougeScore corpus_rouge(const std::vector<std::string>& predictions,
   for (std::size_t i = 0; i < predictions.size(); ++i) {
     RougePRF best1, best2, bestL;
     for (std::size_t k = 0; k < references.size(); ++k) {
-      const RougeScore s = rouge_pair(references[k][i], predictions[i]);
+      const RougeScore s = rouge_pair(references[k][i], predictions[i], stem);
       // score_multi: keep the first reference with the maximal F per type.
       if (k == 0 || s.rouge1.fmeasure > best1.fmeasure) best1 = s.rouge1;
       if (k == 0 || s.rouge2.fmeasure > best2.fmeasure) best2 = s.rouge2;
