@@ -59,6 +59,15 @@ RougePRF score_lcs(const std::vector<std::string>& target, const std::vector<std
   return r;
 }
 
+RougeScore score_tokens(const std::vector<std::string>& target, const std::vector<std::string>& prediction) {
+  RougeScore s;
+  s.rouge1 = score_ngrams(target, prediction, 1);
+  s.rouge2 = score_ngrams(target, prediction, 2);
+  s.rougeL = score_lcs(target, prediction);
+  s.num_pairs = 1;
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::string> rouge_tokenize(std::string_view text_in, bool stem) {
@@ -92,14 +101,7 @@ std::vector<std::string> rouge_tokenize(std::string_view text_in, bool stem) {
 }
 
 RougeScore rouge_pair(std::string_view target, std::string_view prediction, bool stem) {
-  const auto t = rouge_tokenize(target, stem);
-  const auto p = rouge_tokenize(prediction, stem);
-  RougeScore s;
-  s.rouge1 = score_ngrams(t, p, 1);
-  s.rouge2 = score_ngrams(t, p, 2);
-  s.rougeL = score_lcs(t, p);
-  s.num_pairs = 1;
-  return s;
+  return score_tokens(rouge_tokenize(target, stem), rouge_tokenize(prediction, stem));
 }
 
 RougeScore corpus_rouge(const std::vector<std::string>& predictions,
@@ -119,8 +121,9 @@ RougeScore corpus_rouge(const std::vector<std::string>& predictions,
   };
   for (std::size_t i = 0; i < predictions.size(); ++i) {
     RougePRF best1, best2, bestL;
+    const std::vector<std::string> prediction = rouge_tokenize(predictions[i], stem);  // once, not per reference
     for (std::size_t k = 0; k < references.size(); ++k) {
-      const RougeScore s = rouge_pair(references[k][i], predictions[i], stem);
+      const RougeScore s = score_tokens(rouge_tokenize(references[k][i], stem), prediction);
       // score_multi: keep the first reference with the maximal F per type.
       if (k == 0 || s.rouge1.fmeasure > best1.fmeasure) best1 = s.rouge1;
       if (k == 0 || s.rouge2.fmeasure > best2.fmeasure) best2 = s.rouge2;
