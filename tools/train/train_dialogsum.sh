@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # Trains the bundled dialogue summarizer (models/dialogsum) on DialogSum (CC BY-NC-SA 4.0).
-# Resumable like train_en_de.sh; state in runs/dialogsum/. Model selection by ROUGE-L.
+# Resumable like train_multi30k.sh; state in runs/dialogsum/. Model selection by ROUGE-L.
 #   bash tools/train/train_dialogsum.sh [extra ordo-train flags, e.g. --max-minutes 120]
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-data="${ORDO_DATA_DIR:-$root/../shared/data}/dialogsum"
-build="${ORDO_BUILD_DIR:-$root/build}"
-export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-SkylakeX}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
+source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
+data="$shared_data/dialogsum"
 exec "$build/ordo-train" \
   --train-source "$data/dialogsum.train.jsonl#dialogue" --train-target "$data/dialogsum.train.jsonl#summary" \
   --valid-source "$data/dialogsum.dev.jsonl#dialogue" --valid-target "$data/dialogsum.dev.jsonl#summary" \

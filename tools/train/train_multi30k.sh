@@ -12,13 +12,8 @@ src="$1" tgt="$2"
 shift 2
 # en-de ran 30 epochs (1 h 57 min); de-en 20, to fit one working session.
 epochs=$([[ $src == en ]] && echo 30 || echo 20)
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-data="${ORDO_DATA_DIR:-$root/../shared/data}/multi30k"
-build="${ORDO_BUILD_DIR:-$root/build}"
-# Debian's OpenBLAS takes this CPU for "Prescott" unless told; LibTorch's autograd GEMMs go
-# through it (libopenblas0-openmp; the reference BLAS is ~20x slower).
-export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-SkylakeX}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
+source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
+data="$shared_data/multi30k"
 exec "$build/ordo-train" \
   --train-source "$data/train.$src" --train-target "$data/train.$tgt" \
   --valid-source "$data/val.$src" --valid-target "$data/val.$tgt" \
