@@ -29,6 +29,44 @@ std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path
   return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
 }
 
+// `-o` naming the input file (directly, through a link, or as the file stdin reads) would be
+// truncated before a line of it is read: refused before anything is opened for writing.
+void refuse_output_over_input(const std::string& input, const std::string& output) {
+  if (output.empty() || output == "-") return;
+  struct stat out;
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  struct stat in;
+  const bool reads_stdin = input.empty() || input == "-";
+  if ((reads_stdin ? ::fstat(0, &in) : ::stat(input.c_str(), &in)) != 0) return;
+  if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+    throw Error(output + ": the output file is the input " + (reads_stdin ? "(stdin reads it)" : "file") +
+                "; writing it would erase the input before it is read (choose another --output)");
+}
+
+// Results for `inputs`, in order. One input that fails must not lose the others: on an error
+// the chunk is retried input by input, a failing input is reported with its line and gets an
+// empty result (so output lines stay aligned with input lines), and `failed` is set.
+std::vector<TranslationResult> translate_each(const Translator& model, const std::vector<std::string>& inputs,
+                                              const std::vector<std::string>& where, const DecodeOptions& decode,
+                                              bool& failed) {
+  try {
+    return model.translate(inputs, decode);
+  } catch (const Error&) {
+    if (inputs.size() == 1) throw;
+  }
+  std::vector<TranslationResult> results;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    try {
+      results.push_back(model.translate({inputs[k]}, decode).at(0));
+    } catch (const Error& e) {
+      std::cerr << "ordo: error: " << where[k] << ": " << e.what() << "\n";
+      results.push_back(TranslationResult{{Hypothesis{}}});
+      failed = true;
+    }
+  }
+  return results;
+}
+
 }  // namespace
 
 Task translate_task() { return {"translate", "en-de", "translation", "sentence"}; }
@@ -113,6 +151,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
                                              : InputUnit::kLine;
+  refuse_output_over_input(args.input, args.output);
   DocumentReader reader(args.input, unit);
   ModelOptions model_options;
   model_options.threads = args.threads;
@@ -127,6 +166,14 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     return 0;
   }
 
+  // Bad decoding options fail here, once, before any input is read.
+  const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
+  if (args.decode.max_new_tokens && !args.quiet)
+    for (const ResolvedSetting& s : settings)
+      if (s.name == "max_length" && std::stoll(s.value) < *args.decode.max_new_tokens + 1)
+        std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
+                  << "positions; at most " << std::stoll(s.value) - 1 << " tokens are generated\n";
+
   const OutputFormat format = args.json                         ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
                                                                    : OutputFormat::kText;
@@ -138,6 +185,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const size_t chunk = static_cast<size_t>(decode.batch_size) * 8;
   std::vector<Unit> units;
   uint64_t index = 0;  // 0-based index of units[0]
+  bool failed = false;
   while (true) {
     units.clear();
     if (!reader.read(chunk, units)) break;
@@ -154,14 +202,15 @@ int run_generate(const Task& task, const GenerateArgs& args) {
         break;
       }
     }
-    std::vector<std::string> inputs;
+    std::vector<std::string> inputs, where;
     std::vector<size_t> positions;  // index in `units` of each non-empty input
     for (size_t i = 0; i < valid; ++i) {
       if (units[i].text.empty()) continue;
       inputs.push_back(units[i].text);
+      where.push_back(reader.lines().where(units[i].first_line));
       positions.push_back(i);
     }
-    const std::vector<TranslationResult> results = model.translate(inputs, decode);
+    const std::vector<TranslationResult> results = translate_each(model, inputs, where, decode, failed);
     // An empty input is not run through the model: it gets one empty hypothesis, score 0.
     std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
     for (size_t k = 0; k < positions.size(); ++k) {
@@ -177,7 +226,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     progress.update(reader.lines().lines_read(), reader.lines().bytes_read(), reader.lines().total_bytes());
   }
   writer.flush();
-  return 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace ordo::cli

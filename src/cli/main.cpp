@@ -15,7 +15,6 @@ int main(int argc, char** argv) {
                "ordo"};
   app.set_version_flag("--version", std::string("ordo ") + ordo::version());
   app.require_subcommand(1);
-  app.failure_message(CLI::FailureMessage::help);
 
   const ordo::cli::Task translate_task = ordo::cli::translate_task();
   const ordo::cli::Task summarize_task = ordo::cli::summarize_task();
@@ -26,7 +25,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line naming the option and what it accepts (CLI11's messages do), not the whole help.
+    std::string command = "ordo";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::cerr << "ordo: error: " << e.what() << " (see '" << command << " --help')\n";
+    return 2;
   }
   try {
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);

@@ -51,6 +51,7 @@ ModelConfig load_model_config(const std::string& config_json_path);
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {
   std::string source;  // "generation_config.json" or "config.json": where these came from
+  std::string path;    // the file they were read from, for error messages
   std::optional<int64_t> num_beams;
   std::optional<int64_t> num_return_sequences;
   std::optional<int64_t> max_length;
@@ -81,5 +82,9 @@ GenerationConfig load_generation_config(const std::string& generation_config_jso
 // The same keys read from a config.json (HF falls back to them when there is no
 // generation_config.json).
 GenerationConfig generation_config_from_model_config(const std::string& config_json_path);
+
+// Checks every token id of `generation` (pad, eos, decoder start, forced BOS/EOS, bad words)
+// against the model's target vocabulary. Throws ordo::Error naming the file and the field.
+void check_generation_ids(const GenerationConfig& generation, const ModelConfig& model);
 
 }  // namespace ordo::io

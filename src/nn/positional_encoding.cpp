@@ -9,6 +9,12 @@
 namespace ordo::nn {
 
 at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
+  // Sizes come from config.json: refuse what would overflow the size arithmetic (2^56 rows
+  // times 512 wraps to a tiny buffer) or could never be allocated.
+  constexpr int64_t kMaxValues = int64_t{1} << 31;
+  if (num_positions < 0 || dim < 1 || num_positions > kMaxValues / dim)
+    throw Error("a position table of " + std::to_string(num_positions) + " positions x " + std::to_string(dim) +
+                " dimensions is out of range (at most " + std::to_string(kMaxValues) + " values)");
   std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
   const int64_t half = dim / 2;
   for (int64_t pos = 0; pos < num_positions; ++pos) {
@@ -66,7 +72,12 @@ at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
 }
 
 at::Tensor SinusoidalPositions::rows(const at::Tensor& rows) const {
-  return at::embedding(table_, rows);
+  const int64_t needed = rows.numel() > 0 ? rows.max().item<int64_t>() + 1 : 0;
+  if (needed <= table_.size(0)) return at::embedding(table_, rows);
+  // fairseq's table (M2M100, NLLB) grows when a sequence outgrows it, as Hugging Face's
+  // M2M100SinusoidalPositionalEmbedding.make_weights does: the same formula, more rows. The
+  // longer table serves this call only; the model stays immutable.
+  return at::embedding(sinusoidal_table(needed, table_.size(1), spec_), rows);
 }
 
 }  // namespace ordo::nn

@@ -45,7 +45,8 @@ class SinusoidalPositions {
   // shape [length, dim].
   at::Tensor range(int64_t start, int64_t length) const;
   // Encodings gathered at explicit table rows (fairseq computes rows from the token ids):
-  // `rows` is an int64 tensor of any shape; the result appends a dim axis.
+  // `rows` is an int64 tensor of any shape; the result appends a dim axis. Rows past the
+  // table are computed on the fly (fairseq has no length limit).
   at::Tensor rows(const at::Tensor& rows) const;
 
   int64_t max_positions() const { return max_positions_; }

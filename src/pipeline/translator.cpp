@@ -3,6 +3,7 @@
 #include "ordo/translator.h"
 
 #include <malloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "io/file.h"
 #include "io/model_config.h"
 #include "models/seq2seq_model.h"
 #include "pipeline/model_step.h"
@@ -49,18 +51,17 @@ nn::GemmType gemm_type(ComputeType type) {
   return nn::GemmType::kFloat32;
 }
 
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
-
 io::GenerationConfig load_generation_defaults(const std::string& dir) {
   const std::string path = dir + "/generation_config.json";
-  if (file_exists(path)) return io::load_generation_config(path);
+  if (io::path_exists(path)) return io::load_generation_config(path);
   return io::generation_config_from_model_config(dir + "/config.json");
 }
 
-std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::Seq2SeqModel& model) {
-  switch (model.family().tokenizer) {
+std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::FamilySpec& family,
+                                               const io::ModelConfig& config) {
+  switch (family.tokenizer) {
     case models::TokenizerKind::kMarian:
-      return text::load_marian_tokenizer(dir, !model.config().share_encoder_decoder_embeddings);
+      return text::load_marian_tokenizer(dir, !config.share_encoder_decoder_embeddings);
     case models::TokenizerKind::kPegasus:
       return text::load_pegasus_tokenizer(dir);
     case models::TokenizerKind::kM2M100:
@@ -68,7 +69,31 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
     case models::TokenizerKind::kNllb:
       return text::load_nllb_tokenizer(dir);
   }
-  throw Error(dir + ": no tokenizer for model family " + model.family().name);
+  throw Error(dir + ": no tokenizer for model family " + family.name);
+}
+
+// More intra-op threads than cores never helps and, with OpenMP threads spinning for work,
+// makes a run crawl (1024 threads on 2 cores: minutes for 5 lines). Capped at the cores this
+// process may run on.
+int usable_threads(int requested) {
+  cpu_set_t set;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+  return std::min(requested, std::max(cores, 1));
+}
+
+// Tokenizing a 32 MB line whole takes ~80 bytes of memory per input byte, and all but the
+// first max_position_embeddings tokens are cut anyway. So a long text is tokenized from a
+// prefix that surely holds more tokens than the model takes (64 bytes per position, as no
+// SentencePiece piece is longer; doubled while it yields too few, e.g. for runs of spaces),
+// cut at a space so the pieces before the cut are those of the whole text, and the rest is
+// only counted, in chunks of the same size, for the truncation report.
+size_t cut_at_space(const std::string& text, size_t at) {
+  if (at >= text.size()) return text.size();
+  const size_t space = text.find(' ', at);
+  if (space != std::string::npos && space - at < 4096) return space;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;  // a UTF-8 boundary
+  return at;
 }
 
 // Right-pads `batch` with `pad` into ids and attention-mask tensors [rows, longest].
@@ -124,25 +149,72 @@ struct Translator::Impl {
     return options;
   }
 
-  std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources,
-                                     const DecodeOptions& requested) const {
+  // Source ids for `text` (see cut_at_space above): the ids of a prefix that holds more tokens
+  // than the model takes, and in `dropped` the number of tokens after that prefix.
+  std::vector<int64_t> encode(const std::string& text, const std::optional<std::string>& lang,
+                              int64_t& dropped) const {
+    const auto ids_of = [&](const std::string& part) {
+      return lang ? tokenizer->encode(part, *lang) : tokenizer->encode(part);
+    };
+    dropped = 0;
+    const int64_t limit = model->config().max_position_embeddings;
+    size_t prefix = static_cast<size_t>(64 * (limit + 2));
+    if (text.size() <= prefix) return ids_of(text);
+    std::vector<int64_t> ids;
+    size_t cut = 0;
+    while (true) {
+      cut = cut_at_space(text, prefix);
+      ids = ids_of(text.substr(0, cut));
+      if (static_cast<int64_t>(ids.size()) > limit + 1 || cut == text.size()) break;
+      prefix *= 2;
+    }
+    const size_t chunk = static_cast<size_t>(64 * (limit + 2));
+    for (size_t start = cut; start < text.size();) {
+      const size_t end = cut_at_space(text, std::min(text.size(), start + chunk));
+      const size_t stop = end > start ? end : std::min(text.size(), start + chunk);
+      dropped += static_cast<int64_t>(tokenizer->tokenize(text.substr(start, stop - start)).size());
+      start = stop;
+    }
+    return ids;
+  }
+
+  // Every decoding setting for `options`, resolved and checked (see generation_settings.h).
+  search::GenerationSettings settings_for(const DecodeOptions& requested,
+                                          std::vector<ResolvedSetting>* trace = nullptr) const {
+    const DecodeOptions options = with_target_language(requested);
+    search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options, trace);
+    s.beam_never_pad = model->family().beam_search_never_pad;
+    // Marian and Pegasus have a fixed table of max_position_embeddings decoder positions, and
+    // Hugging Face's generate() fails past it; the target length is capped there (the last
+    // token is never fed back: length L uses positions 0 .. L-2). fairseq's table grows.
+    const int64_t cap = model->config().max_position_embeddings + 1;
+    if (!model->family().fairseq_positions && s.max_length > cap) {
+      s.max_length = cap;
+      if (trace)
+        for (ResolvedSetting& setting : *trace)
+          if (setting.name == "max_length") {
+            setting.value = std::to_string(cap);
+            setting.source += ", capped at max_position_embeddings + 1";
+          }
+    }
+    return s;
+  }
+
+  std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
+                                     const std::vector<int64_t>& dropped = {}) const {
     // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
     // tokenizer does with truncation=True; the caller learns how much was dropped.
     const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
     std::vector<int64_t> truncated(sources.size(), 0);
     for (size_t i = 0; i < sources.size(); ++i) {
+      if (i < dropped.size()) truncated[i] = dropped[i];
       if (sources[i].size() <= limit) continue;
-      truncated[i] = static_cast<int64_t>(sources[i].size() - limit);
+      truncated[i] += static_cast<int64_t>(sources[i].size() - limit);
       const int64_t last = sources[i].back();
       sources[i].resize(limit);
       sources[i].back() = last;
     }
-    const DecodeOptions options = with_target_language(requested);
-    const search::GenerationSettings settings = [&] {
-      search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options);
-      s.beam_never_pad = model->family().beam_search_never_pad;
-      return s;
-    }();
+    const search::GenerationSettings settings = settings_for(options);
     if (options.batch_size < 1) throw Error("invalid decoding option: batch size must be at least 1");
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
@@ -214,15 +286,25 @@ struct Translator::Impl {
 
 Translator::Translator(const std::string& model_dir, const ModelOptions& model_options)
     : impl_(std::make_unique<Impl>()) {
-  if (model_options.threads > 0) at::set_num_threads(model_options.threads);
-  keep_large_buffers_on_the_heap();
+  if (model_options.threads < 0) throw Error("invalid model option: threads must not be negative");
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
+  if (model_options.threads > 0) at::set_num_threads(usable_threads(model_options.threads));
+  keep_large_buffers_on_the_heap();
   impl_->inter_threads = model_options.inter_threads;
   impl_->model_dir = model_dir;
-  impl_->model = models::Seq2SeqModel::load(model_dir);
-  impl_->model->pack(gemm_type(model_options.compute_type));
+  // Everything small is read and checked before the weights: a bad id or size in a JSON file
+  // fails in milliseconds, naming the file and field, and nothing is allocated from it.
+  io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
+  models::FamilySpec family = models::family_for(config);
   impl_->generation_defaults = load_generation_defaults(model_dir);
-  impl_->tokenizer = load_tokenizer(model_dir, *impl_->model);
+  io::check_generation_ids(impl_->generation_defaults, config);
+  impl_->tokenizer = load_tokenizer(model_dir, family, config);
+  const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
+  if (ids.limit > config.vocab_size)
+    throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
+                config.path + ": vocab_size " + std::to_string(config.vocab_size) + ")");
+  impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family));
+  impl_->model->pack(gemm_type(model_options.compute_type));
 }
 
 Translator::~Translator() = default;
@@ -236,13 +318,13 @@ std::vector<int64_t> Translator::encode(const std::string& sentence) const {
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options) const {
   std::vector<std::vector<int64_t>> sources;
+  std::vector<int64_t> dropped(sentences.size(), 0);
   sources.reserve(sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
-    sources.push_back(options.source_lang ? impl_->tokenizer->encode(sentences[i], *options.source_lang)
-                                          : impl_->tokenizer->encode(sentences[i]));
+    sources.push_back(impl_->encode(sentences[i], options.source_lang, dropped[i]));
   }
-  return impl_->run(sources, options);
+  return impl_->run(std::move(sources), options, dropped);
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
@@ -252,8 +334,7 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
   std::vector<ResolvedSetting> trace;
-  search::resolve_settings(impl_->model->config(), impl_->generation_defaults, impl_->with_target_language(options),
-                           &trace);
+  impl_->settings_for(options, &trace);
   return trace;
 }
 

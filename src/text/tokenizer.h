@@ -30,6 +30,15 @@ class Tokenizer {
     return encode(text);
   }
   virtual std::optional<int64_t> language_id(const std::string& lang) const { return std::nullopt; }
+
+  // One past the largest id encode() can produce, and the file that defines the ids. Checked
+  // at load against config.json's vocab_size: a vocabulary larger than the embedding table
+  // would otherwise load and fail later, on the sentences that use the extra ids.
+  struct IdRange {
+    int64_t limit = 0;
+    std::string source;
+  };
+  virtual IdRange source_id_range() const = 0;
   virtual std::vector<std::string> languages() const { return {}; }
 
   // "de, en, fr, ..." (the first `limit` known codes), for error messages.

@@ -85,7 +85,10 @@ TEST(ModelConfig, MissingAndWrongFieldsNameTheField) {
   EXPECT_NE(config_error(without("d_model")).find("field 'd_model' is missing"), std::string::npos);
   EXPECT_NE(config_error(without("eos_token_id")).find("field 'eos_token_id' is missing"), std::string::npos);
   EXPECT_NE(config_error(with("d_model", "sixteen")).find("field 'd_model' must be an integer"), std::string::npos);
-  EXPECT_NE(config_error(with("d_model", -16)).find("field 'd_model' must be positive"), std::string::npos);
+  EXPECT_NE(config_error(with("d_model", -16)).find("field 'd_model' is -16, outside the accepted range [1, 65536]"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("decoder_layers", 100000)).find("field 'decoder_layers' is 100000, outside"),
+            std::string::npos);
   EXPECT_NE(config_error(with("encoder_attention_heads", 3)).find("must divide d_model"), std::string::npos);
   EXPECT_NE(config_error(with("scale_embedding", "yes")).find("field 'scale_embedding' must be true or false"),
             std::string::npos);

@@ -1,6 +1,7 @@
 // The `ordo` binary, run as a user runs it: stdin/stdout, files, formats, and bad input.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -176,6 +177,58 @@ TEST(Cli, OptionErrorsAndHelp) {
                            "--min-length", "--batch-size", "--threads", "--json", "--compute-type",
                            "--inter-threads", "--batch-tokens"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+// Runs a shell command line (for redirections the ordo() helper does not make).
+CliRun shell(const std::string& command, const TempDir& dir) {
+  const int status = std::system((command + " > '" + dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
+}
+
+TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
+  for (const std::string args : {"translate --beam-size 0", "translate --compute-type float16", "translate --bogus",
+                                 "translate --threads -3"}) {
+    const CliRun run = ordo(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_NE(run.err.find("--help"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("Options:"), std::string::npos) << run.err;
+  }
+  EXPECT_NE(ordo("translate --beam-size 0").err.find("--beam-size"), std::string::npos);
+}
+
+TEST(CliHardening, OutputOverTheInputIsRefusedAndTheInputKept) {
+  TempDir dir;
+  const std::string text = "Hello.\nGood morning.\n";
+  const std::string in = dir.write("in.txt", text);
+  ASSERT_EQ(std::system(("ln -s '" + in + "' '" + dir.file("link.txt") + "'").c_str()), 0);
+  const std::string ordo_bin = std::string(ORDO_BINARY_DIR) + "/ordo translate " + model_arg() + " --max-length 5";
+  for (const std::string command : {ordo_bin + " -i '" + in + "' -o '" + in + "'",
+                                    ordo_bin + " -i '" + in + "' -o '" + dir.file("link.txt") + "'",
+                                    ordo_bin + " -o '" + in + "' < '" + in + "'"}) {
+    const CliRun run = shell(command, dir);
+    EXPECT_EQ(run.exit_code, 1) << command;
+    EXPECT_NE(run.err.find("is the input"), std::string::npos) << run.err;
+    EXPECT_EQ(read_file(in), text) << command;
+  }
+}
+
+TEST(CliHardening, PresetWithZeroBatchSizeIsRefused) {
+  TempDir dir;
+  const std::string preset = dir.write("p.json", R"({"task": "translation", "decoding": {"batch_size": 0}})");
+  const CliRun run = ordo("translate " + model_arg() + " --preset '" + preset + "'", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("batch_size"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("p.json"), std::string::npos) << run.err;
+}
+
+TEST(CliHardening, MaxLengthBeyondThePositionsIsCappedWithAWarning) {
+  const std::string input = "Hello.\nA second line.\nThird.\n";
+  const CliRun run = ordo("translate " + model_arg() + " --beam-size 1 --max-length 100000", input);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 3u);
+  EXPECT_NE(run.err.find("--max-length 100000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("at most 512 tokens"), std::string::npos) << run.err;
 }
 
 }  // namespace
