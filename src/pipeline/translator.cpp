@@ -9,6 +9,7 @@
 #include <fstream>
 #include <atomic>
 #include <exception>
+#include <new>
 #include <mutex>
 #include <thread>
 #include <numeric>
@@ -110,6 +111,24 @@ std::pair<at::Tensor, at::Tensor> pad_batch(const std::vector<const std::vector<
     mask[row].narrow(0, 0, n).fill_(1);
   }
   return {ids, mask};
+}
+
+// The public API promises ordo::Error only. LibTorch reports with c10::Error (and a C++ stack
+// trace), the allocator with std::bad_alloc, the standard library with its own exceptions:
+// each becomes an ordo::Error saying what was being done, without LibTorch's trace.
+template <class F>
+auto guarded(const char* doing, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(std::string("out of memory while ") + doing);
+  } catch (const c10::Error& e) {
+    throw Error(std::string("internal error while ") + doing + ": " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw Error(std::string("internal error while ") + doing + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -286,6 +305,10 @@ struct Translator::Impl {
 
 Translator::Translator(const std::string& model_dir, const ModelOptions& model_options)
     : impl_(std::make_unique<Impl>()) {
+  guarded(("loading " + model_dir).c_str(), [&] { load(model_dir, model_options); });
+}
+
+void Translator::load(const std::string& model_dir, const ModelOptions& model_options) {
   if (model_options.threads < 0) throw Error("invalid model option: threads must not be negative");
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
   if (model_options.threads > 0) at::set_num_threads(usable_threads(model_options.threads));
@@ -312,29 +335,31 @@ Translator::Translator(Translator&&) noexcept = default;
 Translator& Translator::operator=(Translator&&) noexcept = default;
 
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
-  return impl_->tokenizer->encode(sentence);
+  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence); });
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options) const {
-  std::vector<std::vector<int64_t>> sources;
-  std::vector<int64_t> dropped(sentences.size(), 0);
-  sources.reserve(sentences.size());
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
-    sources.push_back(impl_->encode(sentences[i], options.source_lang, dropped[i]));
-  }
-  return impl_->run(std::move(sources), options, dropped);
+  return guarded("translating", [&] {
+    std::vector<std::vector<int64_t>> sources;
+    std::vector<int64_t> dropped(sentences.size(), 0);
+    sources.reserve(sentences.size());
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
+      sources.push_back(impl_->encode(sentences[i], options.source_lang, dropped[i]));
+    }
+    return impl_->run(std::move(sources), options, dropped);
+  });
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                          const DecodeOptions& options) const {
-  return impl_->run(source_ids, options);
+  return guarded("translating", [&] { return impl_->run(source_ids, options); });
 }
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
   std::vector<ResolvedSetting> trace;
-  impl_->settings_for(options, &trace);
+  guarded("resolving the decoding settings", [&] { impl_->settings_for(options, &trace); });
   return trace;
 }
 
