@@ -4,6 +4,7 @@
 
 #include "ordo/error.h"
 #include "ordo/options.h"
+#include "ordo/positions.h"
 #include "ordo/text.h"
 #include "ordo/translator.h"
 

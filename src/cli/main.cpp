@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/generate_command.h"
+#include "cli/positions_command.h"
 #include "ordo/ordo.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
   ordo::cli::GenerateArgs translate_args, summarize_args;
   CLI::App* translate = ordo::cli::add_generate_command(app, translate_task, translate_args);
   CLI::App* summarize = ordo::cli::add_generate_command(app, summarize_task, summarize_args);
+  ordo::cli::PositionsArgs positions_args;
+  CLI::App* positions = ordo::cli::add_positions_command(app, positions_args);
 
   try {
     app.parse(argc, argv);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   try {
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
+    if (*positions) return ordo::cli::run_positions(positions_args, *positions);
   } catch (const ordo::Error& e) {
     std::cerr << "ordo: error: " << e.what() << "\n";
     return 1;

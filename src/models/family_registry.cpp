@@ -22,6 +22,16 @@ FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
 
 }  // namespace
 
+nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const FamilySpec& family) {
+  nn::PositionEncodingSpec spec;
+  spec.layout = family.position_layout;
+  if (family.fairseq_positions) {
+    spec.offset = config.pad_token_id + 1;
+    spec.zero_row = config.pad_token_id;
+  }
+  return spec;
+}
+
 FamilySpec family_for(const io::ModelConfig& config) {
   const std::vector<FamilySpec> families = all_families();
   for (const FamilySpec& family : families)

@@ -25,12 +25,8 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
   s.max_positions = c.max_position_embeddings;
   s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
-  s.positions.layout = f.position_layout;
-  if (f.fairseq_positions) {
-    s.positions.offset = c.pad_token_id + 1;
-    s.positions.zero_row = c.pad_token_id;
-    s.positions_from_ids = true;
-  }
+  s.positions = position_spec(c, f);
+  s.positions_from_ids = f.fairseq_positions;
   s.padding_idx = c.pad_token_id;
   s.final_layer_norm = f.final_layer_norm;
   s.layernorm_embedding = f.layernorm_embedding;

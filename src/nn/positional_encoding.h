@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -33,8 +34,11 @@ struct PositionEncodingSpec {
 };
 
 // A [num_positions, dim] float32 table for the given layout. Computed in float64 and rounded
-// once, the way the reference implementations build it with numpy.
+// once, the way the reference implementations build it with numpy (fairseq: float32 math,
+// as torch does it there).
 at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
+// The same values before the rounding to float32, row-major (what `ordo positions` prints).
+std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
 
 class SinusoidalPositions {
  public:

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -183,6 +184,58 @@ TEST(Cli, OptionErrorsAndHelp) {
 CliRun shell(const std::string& command, const TempDir& dir) {
   const int status = std::system((command + " > '" + dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'").c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
+}
+
+TEST(CliPositions, PrintsTheTextbookTable) {
+  // The table published for n = 100, d = 4 (positions 0-3), as printed. (The published
+  // 0.29552023 at position 3 is a typo of sin(0.3) = 0.2955202067: printed 0.29552021.)
+  const CliRun run = ordo("positions --length 100 --dim 4 --base 100 --layout interleaved");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = lines_of(run.out);
+  ASSERT_EQ(lines.size(), 101u);
+  const std::vector<std::vector<std::string>> expected = {{"0", "0", "1", "0", "1"},
+                                                          {"1", "0.84147098", "0.54030231", "0.09983342", "0.99500417"},
+                                                          {"2", "0.90929743", "-0.41614684", "0.19866933", "0.98006658"},
+                                                          {"3", "0.14112001", "-0.9899925", "0.29552021", "0.95533649"}};
+  for (size_t p = 0; p < expected.size(); ++p) {
+    std::stringstream row(lines[p + 1]);
+    std::vector<std::string> cells;
+    for (std::string cell; row >> cell;) cells.push_back(cell);
+    EXPECT_EQ(cells, expected[p]) << lines[p + 1];
+  }
+  EXPECT_NEAR(std::stod(expected[3][3]), std::sin(0.3), 5e-9);
+}
+
+TEST(CliPositions, ModelLayoutsFormatsAndPictures) {
+  TempDir dir;
+  // A model's own layout, offset and width: fairseq (M2M100) starts at row padding_idx + 1.
+  CliRun run = ordo("positions -m '" + ordo::testing::fixture_dir("m2m100") + "' --length 3 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json table = json::parse(run.out);
+  EXPECT_EQ(table["layout"], "fairseq");
+  EXPECT_EQ(table["offset"], 2);
+  EXPECT_EQ(table["dim"], 32);
+  EXPECT_NEAR(table["values"][1][0].get<double>(), std::sin(3.0), 1e-6);  // position 1 = table row 3
+  run = ordo("positions -m '" + ordo::testing::fixture_dir(kFixture) + "' --length 2 --format csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out)[0].substr(0, 19), "position,dim0,dim1,");
+  EXPECT_EQ(lines_of(run.out)[2].substr(0, 13), "1,0.84147098,");  // sin-cos layout: dim 0 = sin(p)
+  // Pictures by extension; bad requests are one clear line.
+  run = ordo("positions --length 50 --dim 16 --format none --heatmap '" + dir.file("h.svg") + "' --curves '" +
+             dir.file("c.png") + "' --dims 4,5,6,7");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(read_file(dir.file("h.svg")).substr(0, 5), "<?xml");
+  EXPECT_EQ(read_file(dir.file("c.png")).substr(1, 3), "PNG");
+  run = ordo("positions --length 5 --dim 4 --curves '" + dir.file("c.png") + "' --dims 9");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--dims"), std::string::npos) << run.err;
+  run = ordo("positions --length 5 --dim 4 --heatmap '" + dir.file("h.gif") + "'");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("h.gif"), std::string::npos) << run.err;
+  run = ordo("positions --length 5");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
 }
 
 TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
