@@ -43,28 +43,34 @@ void refuse_output_over_input(const std::string& input, const std::string& outpu
                 "; writing it would erase the input before it is read (choose another --output)");
 }
 
-// Results for `inputs`, in order. One input that fails must not lose the others: on an error
-// the chunk is retried input by input, a failing input is reported with its line and gets an
-// empty result (so output lines stay aligned with input lines), and `failed` is set.
-std::vector<TranslationResult> translate_each(const Translator& model, const std::vector<std::string>& inputs,
-                                              const std::vector<std::string>& where, const DecodeOptions& decode,
-                                              bool& failed) {
+// `run(inputs)` for a chunk, in order. One input that fails must not lose the others: on an
+// error the chunk is retried input by input, a failing input is reported with its line and
+// gets `empty` (so output lines stay aligned with input lines), and `failed` is set.
+template <class Result, class Run>
+std::vector<Result> translate_each(const std::vector<std::string>& inputs, const std::vector<std::string>& where,
+                                   const Run& run, const Result& empty, bool& failed) {
   try {
-    return model.translate(inputs, decode);
+    return run(inputs);
   } catch (const Error&) {
     if (inputs.size() == 1) throw;
   }
-  std::vector<TranslationResult> results;
+  std::vector<Result> results;
   for (size_t k = 0; k < inputs.size(); ++k) {
     try {
-      results.push_back(model.translate({inputs[k]}, decode).at(0));
+      results.push_back(run({inputs[k]}).at(0));
     } catch (const Error& e) {
       std::cerr << "ordo: error: " << where[k] << ": " << e.what() << "\n";
-      results.push_back(TranslationResult{{Hypothesis{}}});
+      results.push_back(empty);
       failed = true;
     }
   }
   return results;
+}
+
+void warn_truncated(const TranslationResult& result, const std::string& where, const std::string& unit_name) {
+  if (result.truncated_tokens > 0)
+    std::cerr << "ordo: warning: " << where << ": " << unit_name << " longer than the model accepts; "
+              << result.truncated_tokens << " tokens dropped\n";
 }
 
 }  // namespace
@@ -89,6 +95,16 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   if (summarize) {
     cmd->add_flag("--document", args.whole_document, "The whole input is one document");
     cmd->add_flag("--paragraphs", args.paragraphs, "Blank-line-separated paragraphs are the documents");
+  } else {
+    cmd->add_flag("--document", args.whole_document,
+                  "The whole input is one unit, split into sentences and rejoined (line structure kept)");
+    cmd->add_flag("--paragraphs", args.paragraphs,
+                  "Blank-line-separated paragraphs are the units, split into sentences and rejoined");
+    cmd->add_flag("--split-sentences", args.split_sentences,
+                  "Split each unit into sentences (ICU rules of the source language), translate them as\n"
+                  "one stream and rejoin them; on by default with --paragraphs and --document");
+    cmd->add_flag("--no-split-sentences", args.no_split_sentences,
+                  "With --paragraphs or --document: give each unit to the model whole");
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
@@ -151,8 +167,15 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
                                              : InputUnit::kLine;
+  const bool translating = task.name == "translate";
+  const bool split = translating && !args.no_split_sentences && (args.split_sentences || unit != InputUnit::kLine);
+  if (args.split_sentences && args.no_split_sentences)
+    throw Error("--split-sentences and --no-split-sentences exclude each other");
+  if (split && args.decode.n_best.value_or(1) > 1)
+    throw Error("--n-best cannot be combined with sentence splitting (a unit is rejoined from the best "
+                "translation of each sentence); use --no-split-sentences");
   refuse_output_over_input(args.input, args.output);
-  DocumentReader reader(args.input, unit);
+  DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   ModelOptions model_options;
   model_options.threads = args.threads;
   model_options.inter_threads = args.inter_threads;
@@ -178,6 +201,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
                                                                    : OutputFormat::kText;
   OutputWriter writer(args.output, format);
+  writer.set_blank_line_between_units(translating && unit == InputUnit::kParagraph);
   ProgressBar progress(!args.quiet && !args.input.empty() && args.input != "-");
 
   // Read a few batches at a time so the translator can sort them by length, and write each
@@ -210,16 +234,29 @@ int run_generate(const Task& task, const GenerateArgs& args) {
       where.push_back(reader.lines().where(units[i].first_line));
       positions.push_back(i);
     }
-    const std::vector<TranslationResult> results = translate_each(model, inputs, where, decode, failed);
-    // An empty input is not run through the model: it gets one empty hypothesis, score 0.
-    std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
-    for (size_t k = 0; k < positions.size(); ++k) {
-      by_unit[positions[k]] = results[k];
-      if (results[k].truncated_tokens > 0 && !args.quiet)
-        std::cerr << "ordo: warning: " << reader.lines().where(units[positions[k]].first_line) << ": " << task.unit_name
-                  << " longer than the model accepts; " << results[k].truncated_tokens << " tokens dropped\n";
+    if (split) {
+      // The sentences of the whole chunk go to the model as one stream (ordo/document.h).
+      const auto run = [&](const std::vector<std::string>& in) { return translate_documents(model, in, decode); };
+      const std::vector<DocumentTranslation> docs = translate_each(inputs, where, run, DocumentTranslation{}, failed);
+      std::vector<DocumentTranslation> by_unit(valid);
+      for (size_t k = 0; k < positions.size(); ++k) {
+        by_unit[positions[k]] = docs[k];
+        for (const TranslationResult& sentence : docs[k].results)
+          if (!args.quiet) warn_truncated(sentence, where[k], "a sentence");
+      }
+      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text);
+    } else {
+      const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode); };
+      const std::vector<TranslationResult> results =
+          translate_each(inputs, where, run, TranslationResult{{Hypothesis{}}}, failed);
+      // An empty input is not run through the model: it gets one empty hypothesis, score 0.
+      std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
+      for (size_t k = 0; k < positions.size(); ++k) {
+        by_unit[positions[k]] = results[k];
+        if (!args.quiet) warn_truncated(results[k], where[k], task.unit_name);
+      }
+      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
     }
-    for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
     writer.flush();
     if (bad) throw *bad;
     index += units.size();

@@ -55,6 +55,24 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
   }
 }
 
+void OutputWriter::write(uint64_t index, const DocumentTranslation& document, const std::string& unit) {
+  std::ostream& out = *out_;
+  if (format_ != OutputFormat::kJson) {
+    if (blank_line_between_ && index > 0) out << '\n';
+    out << document.text << '\n';
+    return;
+  }
+  nlohmann::ordered_json line = {{"text", document.text}, {"sentences", nlohmann::ordered_json::array()}};
+  for (size_t i = 0; i < document.sentences.size(); ++i) {
+    const SentenceSpan& span = document.sentences[i];
+    nlohmann::ordered_json sentence = {{"source", unit.substr(span.begin, span.end - span.begin)}};
+    const TranslationResult& result = document.results[i];
+    if (!result.hypotheses.empty()) sentence.update(hypothesis_json(result.hypotheses[0]));
+    line["sentences"].push_back(std::move(sentence));
+  }
+  out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+}
+
 void OutputWriter::flush() {
   out_->flush();
   if (!*out_) throw Error(name_ + ": write error (" + std::strerror(errno) + ")");

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "ordo/document.h"
 #include "ordo/options.h"
 
 namespace ordo::cli {
@@ -20,6 +21,11 @@ class OutputWriter {
   OutputWriter(const std::string& path, OutputFormat format);
   // The result for input line `index` (0-based); an empty input line gives an empty result.
   void write(uint64_t index, const TranslationResult& result);
+  // A unit translated sentence by sentence (ordo/document.h): its rejoined text; JSON lines
+  // also list each sentence with its best hypothesis. With `blank_line_between` (paragraphs),
+  // units are separated by an empty line as in the input.
+  void write(uint64_t index, const DocumentTranslation& document, const std::string& unit);
+  void set_blank_line_between_units(bool on) { blank_line_between_ = on; }
   // Flushes; throws ordo::Error on a write error (disk full, closed pipe).
   void flush();
 
@@ -28,6 +34,7 @@ class OutputWriter {
   OutputFormat format_;
   std::unique_ptr<std::ofstream> file_;
   std::ostream* out_;
+  bool blank_line_between_ = false;
 };
 
 }  // namespace ordo::cli

@@ -238,6 +238,39 @@ TEST(CliPositions, ModelLayoutsFormatsAndPictures) {
   EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
 }
 
+TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {
+  // Lines split into sentences and rejoined: one output line per input line.
+  const std::string args = "translate " + model_arg() + " --beam-size 1 --max-length 4 ";
+  CliRun run = ordo(args + "--split-sentences --json", "Hello there. How are you?\n\nGood.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = lines_of(run.out);
+  ASSERT_EQ(lines.size(), 3u);
+  const json first = json::parse(lines[0]);
+  ASSERT_EQ(first["sentences"].size(), 2u);
+  EXPECT_EQ(first["sentences"][0]["source"], "Hello there.");
+  EXPECT_EQ(first["sentences"][1]["source"], "How are you?");
+  EXPECT_EQ(first["text"], first["sentences"][0]["text"].get<std::string>() + " " +
+                               first["sentences"][1]["text"].get<std::string>());
+  EXPECT_EQ(json::parse(lines[1])["text"], "");
+  // Each sentence alone, as the model translates a line of its own.
+  const std::vector<std::string> alone = lines_of(ordo(args, "Hello there.\nHow are you?\nGood.\n").out);
+  EXPECT_EQ(first["sentences"][1]["text"], alone[1]);
+  EXPECT_EQ(json::parse(lines[2])["text"], alone[2]);
+  // Paragraphs: split by default, a blank line between paragraphs as in the input.
+  run = ordo(args + "--paragraphs", "Hello there. How are you?\n\n\nGood.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, alone[0] + " " + alone[1] + "\n\n" + alone[2] + "\n");
+  // A document keeps its line structure; --no-split-sentences gives each unit whole.
+  run = ordo(args + "--document", "Hello there.\nHow are you?\n\nGood.");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, alone[0] + "\n" + alone[1] + "\n\n" + alone[2] + "\n");
+  run = ordo(args + "--paragraphs --no-split-sentences", "Hello there.\n");
+  EXPECT_EQ(run.out, alone[0] + "\n");
+  run = ordo("translate " + model_arg() + " --max-length 4 --paragraphs --beam-size 2 --n-best 2", "Hello there.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--n-best"), std::string::npos) << run.err;
+}
+
 TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
   for (const std::string args : {"translate --beam-size 0", "translate --compute-type float16", "translate --bogus",
                                  "translate --threads -3"}) {
