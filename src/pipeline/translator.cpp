@@ -140,7 +140,8 @@ struct Translator::Impl {
   std::unique_ptr<text::Tokenizer> tokenizer;
   int inter_threads = 1;
 
-  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps) const {
+  // `source`: the encoder input of this result (for attention: its length and pieces).
+  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps, const std::vector<int64_t>& source) const {
     TranslationResult result;
     for (const auto& hyp : hyps) {
       Hypothesis out;
@@ -148,9 +149,33 @@ struct Translator::Impl {
       out.score = static_cast<float>(hyp.score);
       out.tokens = tokenizer->id_to_pieces(hyp.ids);
       out.text = tokenizer->decode(hyp.ids);
+      if (hyp.attention.defined()) {
+        out.attention = to_attention(hyp.attention, static_cast<int64_t>(source.size()));
+        for (int64_t id : hyp.ids) out.id_pieces.push_back(tokenizer->target_piece(id));
+      }
       result.hypotheses.push_back(std::move(out));
     }
+    if (!result.hypotheses.empty() && !result.hypotheses[0].attention.empty()) {
+      result.source_ids = source;
+      for (int64_t id : source) result.source_tokens.push_back(tokenizer->source_piece(id));
+    }
     return result;
+  }
+
+  // [target, layers, heads, padded source] -> the public layout, the batch's padding cut off
+  // (its weights are exactly 0), and the alignment layer's head average.
+  static Attention to_attention(const at::Tensor& steps, int64_t source_length) {
+    const at::Tensor w = steps.narrow(3, 0, source_length).permute({1, 2, 0, 3}).contiguous().to(at::kFloat);
+    Attention a;
+    a.layers = w.size(0);
+    a.heads = w.size(1);
+    a.target_length = w.size(2);
+    a.source_length = source_length;
+    a.weights.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    a.alignment_layer = std::max<int64_t>(0, a.layers - 2);
+    const at::Tensor mean = w[a.alignment_layer].mean(0).contiguous();
+    a.averaged.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
+    return a;
   }
 
   // The target language, by name, becomes the forced first token (M2M100, NLLB).
@@ -233,7 +258,8 @@ struct Translator::Impl {
       sources[i].resize(limit);
       sources[i].back() = last;
     }
-    const search::GenerationSettings settings = settings_for(options);
+    search::GenerationSettings settings = settings_for(options);
+    settings.return_attention = options.return_attention;
     if (options.batch_size < 1) throw Error("invalid decoding option: batch size must be at least 1");
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
@@ -269,8 +295,9 @@ struct Translator::Impl {
       const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
+      if (settings.return_attention) step.record_attention();
       const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
-      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start]);
+      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start], sources[order[i]]);
     };
     const size_t workers = std::min(static_cast<size_t>(inter_threads), batches.size());
     if (workers <= 1) {

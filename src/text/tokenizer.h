@@ -22,6 +22,10 @@ class Tokenizer {
   virtual std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const = 0;
   // Target ids to detokenized text, as HF batch_decode(skip_special_tokens=True).
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+  // The piece of one source / target id, special tokens included ("</s>", "__de__"): labels
+  // for attention weights and alignments.
+  virtual std::string source_piece(int64_t id) const = 0;
+  virtual std::string target_piece(int64_t id) const = 0;
 
   // Multilingual models (M2M100, NLLB): source text in an explicit source language, the id
   // of a language code ("de" / "__de__", "deu_Latn"), and the known codes. Other tokenizers

@@ -8,6 +8,7 @@
 #include "models/seq2seq_model.h"
 #include "ordo/translator.h"
 #include "support/fixtures.h"
+#include "support/golden_options.h"
 
 namespace ordo {
 namespace {
@@ -101,17 +102,7 @@ TEST_P(Parity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {
   }
 }
 
-// DecodeOptions equivalent to the generate() kwargs of a golden case.
-DecodeOptions options_for(const json& kwargs) {
-  DecodeOptions options;
-  options.beam_size = kwargs["num_beams"].get<int>();
-  if (kwargs.contains("num_return_sequences")) options.n_best = kwargs["num_return_sequences"].get<int>();
-  options.max_new_tokens = kwargs["max_new_tokens"].get<int>();
-  if (kwargs.contains("no_repeat_ngram_size")) options.no_repeat_ngram_size = kwargs["no_repeat_ngram_size"].get<int>();
-  if (kwargs.contains("length_penalty")) options.length_penalty = kwargs["length_penalty"].get<float>();
-  if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
-  return options;
-}
+using testing::options_for;
 
 // The generated ids of a golden sequence: decoder start dropped, cut after `length`.
 std::vector<int64_t> generated(const json& sequence, int64_t length) {
