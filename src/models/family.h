@@ -12,7 +12,7 @@
 
 namespace ordo::models {
 
-enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb };
+enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt };
 
 struct FamilySpec {
   std::string name;                 // "marian"
@@ -32,6 +32,7 @@ struct FamilySpec {
 FamilySpec marian_family();
 FamilySpec pegasus_family();
 FamilySpec m2m100_family();
+FamilySpec fsmt_family();
 
 // The family serving `config` (by model_type, then architectures). Throws ordo::Error naming
 // config.json and listing the supported types otherwise.

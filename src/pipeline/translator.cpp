@@ -69,6 +69,8 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
       return text::load_m2m100_tokenizer(dir);
     case models::TokenizerKind::kNllb:
       return text::load_nllb_tokenizer(dir);
+    case models::TokenizerKind::kFsmt:
+      return text::load_fsmt_tokenizer(dir);
   }
   throw Error(dir + ": no tokenizer for model family " + family.name);
 }

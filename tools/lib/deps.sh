@@ -11,6 +11,7 @@ ORDO_PACKAGES=(
                         # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
   libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
+  libicu-dev            # Unicode data + regex engine for the Moses rules of FSMT tokenizers
   nlohmann-json3-dev libcli11-dev
   libgtest-dev googletest
 )
