@@ -108,17 +108,20 @@ struct Hypothesis {
   float score = 0.0f;               // greedy: sum of log-probs; beam: HF sequences_scores
   Attention attention;              // with DecodeOptions::return_attention
   // With return_attention: the piece of each id in `ids` (special tokens included, e.g. "</s>"),
-  // to label attention rows.
+  // to label attention rows, and the position in `ids` of each entry of `tokens`.
   std::vector<std::string> id_pieces;
+  std::vector<int64_t> token_positions;
 };
 
 // All hypotheses for one input, best first (n_best of them).
 struct TranslationResult {
   std::vector<Hypothesis> hypotheses;
   // With return_attention: the encoder input as pieces, one per source position (special
-  // tokens such as a language code or the final "</s>" included), and their ids.
+  // tokens such as a language code or the final "</s>" included), their ids, and the
+  // positions that are pieces of the text (the others are special tokens).
   std::vector<std::string> source_tokens;
   std::vector<int64_t> source_ids;
+  std::vector<int64_t> source_text_positions;
   // Source tokens cut off because the input was longer than the model accepts
   // (max_position_embeddings); the end-of-sequence token is kept, as HF's truncation does.
   int64_t truncated_tokens = 0;

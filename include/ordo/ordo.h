@@ -2,6 +2,7 @@
 // The whole public API; no LibTorch type appears in it.
 #pragma once
 
+#include "ordo/alignment.h"
 #include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/options.h"

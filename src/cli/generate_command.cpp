@@ -2,12 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
 #include "ordo/ordo.h"
+#include "plot/plot.h"
 
 namespace ordo::cli {
 namespace {
@@ -67,6 +69,33 @@ std::vector<Result> translate_each(const std::vector<std::string>& inputs, const
   return results;
 }
 
+// What an input that is not run (empty) or that failed gets: one empty hypothesis, score 0.
+TranslationResult empty_result() {
+  TranslationResult result;
+  result.hypotheses.emplace_back();
+  return result;
+}
+
+// The best hypothesis' averaged attention as a heatmap: target pieces down, source pieces
+// across (special tokens included, so the mass on </s> shows).
+void plot_attention(const TranslationResult& result, const std::string& path) {
+  if (result.hypotheses.empty() || result.hypotheses[0].attention.empty()) return;
+  const Hypothesis& hyp = result.hypotheses[0];
+  const Attention& a = hyp.attention;
+  plot::HeatmapSpec spec;
+  spec.title = "Cross-attention: decoder layer " + std::to_string(a.alignment_layer) + ", mean of " +
+               std::to_string(a.heads) + " heads";
+  spec.x_label = "source";
+  spec.y_label = "target";
+  spec.legend_label = "weight";
+  spec.x_labels = result.source_tokens;
+  spec.y_labels = hyp.id_pieces;
+  spec.scale = plot::ColorScale::kSequential;
+  spec.low = 0;
+  spec.high = 1;
+  plot::draw_heatmap(a.averaged, a.target_length, a.source_length, spec, path);
+}
+
 void warn_truncated(const TranslationResult& result, const std::string& where, const std::string& unit_name) {
   if (result.truncated_tokens > 0)
     std::cerr << "ordo: warning: " << where << ": " << unit_name << " longer than the model accepts; "
@@ -105,6 +134,18 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                   "one stream and rejoin them; on by default with --paragraphs and --document");
     cmd->add_flag("--no-split-sentences", args.no_split_sentences,
                   "With --paragraphs or --document: give each unit to the model whole");
+    cmd->add_flag("--attention", args.attention,
+                  "With --json: each hypothesis gets \"attention\" [layer][head][target][source] (its\n"
+                  "cross-attention weights) and \"id_pieces\"; each line \"source_tokens\"");
+    cmd->add_option("--alignment", args.alignment,
+                    "Word alignment from the attention: hard (Pharaoh 'src-tgt' pairs) or soft (a matrix),\n"
+                    "after ' ||| ' in text output and as \"alignment\" in --json")
+        ->check(CLI::IsMember({"hard", "soft"}));
+    cmd->add_flag("--alignment-words", args.alignment_words, "Hard alignment between words instead of pieces");
+    cmd->add_option("--attention-plot", args.attention_plot,
+                    "Draw each input's attention (target x source pieces) into DIR/<line>.png");
+    cmd->add_option("--attention-plot-format", args.attention_plot_format, "png (default) or svg")
+        ->check(CLI::IsMember({"png", "svg"}));
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
@@ -174,6 +215,17 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (split && args.decode.n_best.value_or(1) > 1)
     throw Error("--n-best cannot be combined with sentence splitting (a unit is rejoined from the best "
                 "translation of each sentence); use --no-split-sentences");
+  const bool wants_attention = args.attention || !args.alignment.empty() || !args.attention_plot.empty();
+  if (args.attention && !args.json) throw Error("--attention needs --json (the weights are written as JSON)");
+  if (args.alignment_words && args.alignment != "hard") throw Error("--alignment-words needs --alignment hard");
+  if (split && wants_attention)
+    throw Error("--attention, --alignment and --attention-plot work on whole units: add --no-split-sentences");
+  decode.return_attention = wants_attention;
+  if (!args.attention_plot.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(args.attention_plot, error);
+    if (error) throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
+  }
   refuse_output_over_input(args.input, args.output);
   DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   ModelOptions model_options;
@@ -202,6 +254,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
                                                                    : OutputFormat::kText;
   OutputWriter writer(args.output, format);
   writer.set_blank_line_between_units(translating && unit == InputUnit::kParagraph);
+  writer.set_extras({args.attention, args.alignment, args.alignment_words});
   ProgressBar progress(!args.quiet && !args.input.empty() && args.input != "-");
 
   // Read a few batches at a time so the translator can sort them by length, and write each
@@ -248,12 +301,15 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     } else {
       const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode); };
       const std::vector<TranslationResult> results =
-          translate_each(inputs, where, run, TranslationResult{{Hypothesis{}}}, failed);
+          translate_each(inputs, where, run, empty_result(), failed);
       // An empty input is not run through the model: it gets one empty hypothesis, score 0.
-      std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
+      std::vector<TranslationResult> by_unit(valid, empty_result());
       for (size_t k = 0; k < positions.size(); ++k) {
         by_unit[positions[k]] = results[k];
         if (!args.quiet) warn_truncated(results[k], where[k], task.unit_name);
+        if (!args.attention_plot.empty())
+          plot_attention(results[k], args.attention_plot + "/" + std::to_string(units[positions[k]].first_line) + "." +
+                                         args.attention_plot_format);
       }
       for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
     }

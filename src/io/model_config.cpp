@@ -49,6 +49,27 @@ void check_token_id(const JsonFields& fields, const std::string& key, int64_t id
     fields.fail(key, "is " + std::to_string(id) + ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
 }
 
+// A config.json is read into its model type's config class in Hugging Face, whose constructor
+// supplies the keys the file leaves out (a null value is kept: it means None). Only FSMT needs
+// this here: its FSMTConfig defaults (transformers 4.31) differ from the generic ones, and the
+// WMT19 configs on the hub rely on them (e.g. decoder_start_token_id, forced_eos_token_id,
+// max_length 200, num_beams 5).
+nlohmann::json with_class_defaults(nlohmann::json object) {
+  if (!object.is_object() || object.value("model_type", nlohmann::json()) != "fsmt") return object;
+  static const nlohmann::json fsmt = {
+      {"src_vocab_size", 42024},        {"tgt_vocab_size", 42024},       {"activation_function", "relu"},
+      {"d_model", 1024},                {"max_length", 200},             {"max_position_embeddings", 1024},
+      {"encoder_ffn_dim", 4096},        {"encoder_layers", 12},          {"encoder_attention_heads", 16},
+      {"decoder_ffn_dim", 4096},        {"decoder_layers", 12},          {"decoder_attention_heads", 16},
+      {"decoder_start_token_id", 2},    {"scale_embedding", true},       {"tie_word_embeddings", false},
+      {"num_beams", 5},                 {"length_penalty", 1.0},         {"early_stopping", false},
+      {"pad_token_id", 1},              {"bos_token_id", 0},             {"eos_token_id", 2},
+      {"forced_eos_token_id", 2}};
+  for (const auto& [key, value] : fsmt.items())
+    if (!object.contains(key)) object[key] = value;
+  return object;
+}
+
 GenerationConfig read_generation_fields(const nlohmann::json& object, const std::string& path) {
   const JsonFields f(object, path);
   GenerationConfig g;
@@ -100,7 +121,7 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
 ModelConfig load_model_config(const std::string& path) {
   if (!path_exists(path))
     throw Error(path + ": cannot open file (a model folder needs the config.json of a Hugging Face checkpoint)");
-  const nlohmann::json object = read_json_file(path);
+  const nlohmann::json object = with_class_defaults(read_json_file(path));
   const JsonFields f(object, path);
   ModelConfig c;
   c.path = path;
@@ -122,10 +143,21 @@ ModelConfig load_model_config(const std::string& path) {
   c.encoder_ffn_dim = f.required_int("encoder_ffn_dim");
   c.decoder_ffn_dim = f.required_int("decoder_ffn_dim");
   c.activation_function = f.optional_string("activation_function").value_or("gelu");
-  c.vocab_size = f.required_int("vocab_size");
-  c.decoder_vocab_size = f.optional_int("decoder_vocab_size").value_or(c.vocab_size);
-  c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
-  c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
+  if (c.model_type == "fsmt") {
+    // FSMT: separate source and target vocabularies; tie_word_embeddings shares the source and
+    // target embeddings, and the output projection always is the decoder embedding.
+    c.vocab_size_key = "src_vocab_size";
+    c.decoder_vocab_size_key = "tgt_vocab_size";
+    c.vocab_size = f.required_int("src_vocab_size");
+    c.decoder_vocab_size = f.required_int("tgt_vocab_size");
+    c.share_encoder_decoder_embeddings = f.optional_bool("tie_word_embeddings").value_or(false);
+    c.tie_word_embeddings = true;
+  } else {
+    c.vocab_size = f.required_int("vocab_size");
+    c.decoder_vocab_size = f.optional_int("decoder_vocab_size").value_or(c.vocab_size);
+    c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
+    c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
+  }
   c.max_position_embeddings = f.required_int("max_position_embeddings");
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
@@ -134,7 +166,8 @@ ModelConfig load_model_config(const std::string& path) {
   for (const auto& [key, high] : {std::pair{"d_model", kMaxModelDim}, {"encoder_ffn_dim", kMaxModelDim},
                                   {"decoder_ffn_dim", kMaxModelDim}, {"encoder_attention_heads", c.d_model},
                                   {"decoder_attention_heads", c.d_model}, {"vocab_size", kMaxVocab},
-                                  {"decoder_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
+                                  {"decoder_vocab_size", kMaxVocab}, {"src_vocab_size", kMaxVocab},
+                                  {"tgt_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
     if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
   for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 0, kMaxLayers);
   if (c.d_model % c.encoder_attention_heads != 0)
@@ -144,7 +177,9 @@ ModelConfig load_model_config(const std::string& path) {
     f.fail("decoder_attention_heads", "(" + std::to_string(c.decoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");
   if (c.share_encoder_decoder_embeddings && c.decoder_vocab_size != c.vocab_size)
-    f.fail("decoder_vocab_size", "differs from vocab_size but share_encoder_decoder_embeddings is true");
+    f.fail(c.decoder_vocab_size_key, "differs from " + c.vocab_size_key + " but the embeddings are shared (" +
+                                         (c.model_type == "fsmt" ? "tie_word_embeddings" : "share_encoder_decoder_embeddings") +
+                                         " is true)");
 
   const std::optional<int64_t> pad = optional_token_id(object, f, "pad_token_id");
   const std::optional<int64_t> eos = optional_token_id(object, f, "eos_token_id");
@@ -187,7 +222,7 @@ GenerationConfig load_generation_config(const std::string& path) {
 }
 
 GenerationConfig generation_config_from_model_config(const std::string& path) {
-  GenerationConfig g = read_generation_fields(read_json_file(path), path);
+  GenerationConfig g = read_generation_fields(with_class_defaults(read_json_file(path)), path);
   g.source = "config.json";
   g.path = path;
   return g;

@@ -7,7 +7,7 @@ namespace ordo::models {
 
 namespace {
 
-std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family()}; }
+std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family()}; }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();

@@ -70,7 +70,7 @@ void assign(const Checkpoint& weights, const std::string& name, at::Tensor& para
 // of 2^24, 10,000 layers) is refused naming the field, not with a failed allocation. Only the
 // tensors that pin each size are looked at; load_weights then checks every tensor.
 void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
-  using Dims = std::vector<std::pair<int64_t, const char*>>;
+  using Dims = std::vector<std::pair<int64_t, std::string>>;
   const auto expect = [&](const std::string& name, const Dims& dims) {
     if (!weights.contains(name)) return;  // load_weights names what is missing
     const std::vector<int64_t> shape = weights.shape(name);
@@ -86,10 +86,10 @@ void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
   };
   const int64_t d = c.d_model;
   for (const char* name : {"model.shared.weight", "model.encoder.embed_tokens.weight"})
-    expect(name, {{c.vocab_size, "vocab_size"}, {d, "d_model"}});
-  expect("model.decoder.embed_tokens.weight", {{c.decoder_vocab_size, "decoder_vocab_size"}, {d, "d_model"}});
-  expect("lm_head.weight", {{c.decoder_vocab_size, "decoder_vocab_size"}, {d, "d_model"}});
-  expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, "decoder_vocab_size"}});
+    expect(name, {{c.vocab_size, c.vocab_size_key}, {d, "d_model"}});
+  for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
+    expect(name, {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
+  expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
   for (const auto& [stack, layers, layers_field, ffn, ffn_field] :
        {std::tuple{"encoder", c.encoder_layers, "encoder_layers", c.encoder_ffn_dim, "encoder_ffn_dim"},
         std::tuple{"decoder", c.decoder_layers, "decoder_layers", c.decoder_ffn_dim, "decoder_ffn_dim"}}) {
@@ -145,17 +145,20 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
 }
 
 void Seq2SeqModel::load_weights(const Checkpoint& weights) {
-  // Embeddings: save_pretrained writes a tied tensor once, under one of its names.
+  // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
+  // decoder embedding is also its output projection (model.decoder.output_projection).
   if (shares_embeddings(config_)) {
     assign(weights,
            first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
-                                   "model.decoder.embed_tokens.weight"}),
+                                   "model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
            encoder_.embed.tokens);
     decoder_.embed.tokens = encoder_.embed.tokens;
   } else {
     assign(weights, first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"}),
            encoder_.embed.tokens);
-    assign(weights, "model.decoder.embed_tokens.weight", decoder_.embed.tokens);
+    assign(weights,
+           first_present(weights, {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
+           decoder_.embed.tokens);
   }
   if (config_.tie_word_embeddings) {
     output_.weight = decoder_.embed.tokens;

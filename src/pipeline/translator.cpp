@@ -69,6 +69,8 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
       return text::load_m2m100_tokenizer(dir);
     case models::TokenizerKind::kNllb:
       return text::load_nllb_tokenizer(dir);
+    case models::TokenizerKind::kFsmt:
+      return text::load_fsmt_tokenizer(dir);
   }
   throw Error(dir + ": no tokenizer for model family " + family.name);
 }
@@ -151,13 +153,22 @@ struct Translator::Impl {
       out.text = tokenizer->decode(hyp.ids);
       if (hyp.attention.defined()) {
         out.attention = to_attention(hyp.attention, static_cast<int64_t>(source.size()));
-        for (int64_t id : hyp.ids) out.id_pieces.push_back(tokenizer->target_piece(id));
+        for (size_t t = 0; t < hyp.ids.size(); ++t) {
+          out.id_pieces.push_back(tokenizer->target_piece(hyp.ids[t]));
+          if (!tokenizer->id_to_pieces({hyp.ids[t]}).empty()) out.token_positions.push_back(static_cast<int64_t>(t));
+        }
       }
       result.hypotheses.push_back(std::move(out));
     }
     if (!result.hypotheses.empty() && !result.hypotheses[0].attention.empty()) {
       result.source_ids = source;
-      for (int64_t id : source) result.source_tokens.push_back(tokenizer->source_piece(id));
+      for (size_t p = 0; p < source.size(); ++p) {
+        result.source_tokens.push_back(tokenizer->source_piece(source[p]));
+        // Special: the final </s>, and a leading source-language code (M2M100, NLLB).
+        const bool special = p + 1 == source.size() ||
+                             (p == 0 && tokenizer->language_id(result.source_tokens.back()).has_value());
+        if (!special) result.source_text_positions.push_back(static_cast<int64_t>(p));
+      }
     }
     return result;
   }

@@ -67,6 +67,11 @@ std::unique_ptr<Tokenizer> load_m2m100_tokenizer(const std::string& model_dir);
 // NLLB: sentencepiece.bpe.model with the fairseq offset + xxx_Latn language tokens.
 std::unique_ptr<Tokenizer> load_nllb_tokenizer(const std::string& model_dir);
 
+// FSMT (facebook/wmt19-*): Moses normalization and tokenization (sacremoses 0.1.1) + BPE with
+// merges.txt, vocab-src.json / vocab-tgt.json, Moses detokenization; "langs" from
+// tokenizer_config.json.
+std::unique_ptr<Tokenizer> load_fsmt_tokenizer(const std::string& model_dir);
+
 // Throws ordo::Error naming `where` (e.g. "stdin line 3") if `text` is not valid UTF-8.
 void check_utf8(const std::string& text, const std::string& where);
 

@@ -11,8 +11,9 @@ ORDO_PACKAGES=(
                         # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
   libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
+  libicu-dev            # Unicode data + regex engine for the Moses rules of FSMT tokenizers;
+                        # sentence boundaries (BreakIterator with CLDR abbreviation suppressions)
   nlohmann-json3-dev libcli11-dev
-  libicu-dev            # sentence boundaries (ICU BreakIterator with CLDR abbreviation suppressions)
   libcairo2-dev libpango1.0-dev  # pictures (src/plot/): cairo draws SVG and PNG, Pango lays out UTF-8 text
   fonts-dejavu-core fonts-wqy-microhei  # fonts for those pictures (WenQuanYi: CJK tokens)
   librsvg2-bin          # rsvg-convert: tests render the SVG pictures back to pixels
