@@ -207,6 +207,7 @@ HeatmapGeometry geometry(int64_t rows, int64_t cols, const HeatmapSpec& spec) {
   const double right = 20 + 14 + kTick + 4 + legend_ticks + (spec.legend_label.empty() ? 0 : 6 + label_height) + kPad;
   const double bottom = kTick + 4 + g.x_tick_extent + (spec.x_label.empty() ? 0 : 6 + label_height) + kPad;
   l.width = static_cast<int>(std::ceil(l.left + grid_width + right));
+  if (!spec.title.empty()) l.width = std::max(l.width, static_cast<int>(std::ceil(m.width(spec.title, kTitleFont) + 2 * kPad)));
   l.height = static_cast<int>(std::ceil(l.top + std::max(grid_height, g.legend_height) + bottom));
   return g;
 }
@@ -267,7 +268,7 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
   cairo_rectangle(cr, l.left - 0.5, l.top - 0.5, grid_width + 1, grid_height + 1);
   cairo_stroke(cr);
 
-  if (!spec.title.empty()) draw_text(cr, spec.title, kTitleFont, l.left + grid_width / 2, kPad, 0.5, 0);
+  if (!spec.title.empty()) draw_text(cr, spec.title, kTitleFont, l.width / 2.0, kPad, 0.5, 0);
   // Row ticks on the left, column ticks below (token labels read upwards).
   const auto row_ticks = spec.y_labels.empty() ? index_ticks(rows) : [&] {
     std::vector<int64_t> all(static_cast<size_t>(rows));

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/packed_gemm.h"
+#include "ordo/alignment.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -269,6 +270,63 @@ TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {
   run = ordo("translate " + model_arg() + " --max-length 4 --paragraphs --beam-size 2 --n-best 2", "Hello there.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--n-best"), std::string::npos) << run.err;
+}
+
+TEST(CliAttention, JsonWeightsEqualHuggingFacesAndAlignmentsFollowThem) {
+  // Sentence 0 of the fixture as text, greedy as in the golden case: the weights in the JSON
+  // line are Hugging Face's (attention.json) to 1e-5.
+  const json golden = ordo::testing::load_golden(kFixture);
+  std::ifstream in(ordo::testing::fixture_dir(kFixture) + "/attention.json");
+  const json expected = json::parse(in)["sentences"][0];
+  ASSERT_EQ(expected["sentence_index"], 0);
+  const std::string sentence = golden["sentences"][0];
+  const std::string args = "translate " + model_arg() + " --beam-size 1 --max-length 20 ";
+  CliRun run = ordo(args + "--json --attention", sentence + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json line = json::parse(run.out);
+  EXPECT_EQ(line["source_tokens"].size(), expected["source_ids"].size());
+  const json& attention = line["attention"];
+  double worst = 0;
+  for (size_t l = 0; l < expected["cross_attentions"].size(); ++l)
+    for (size_t h = 0; h < expected["cross_attentions"][l].size(); ++h)
+      for (size_t t = 0; t < expected["cross_attentions"][l][h].size(); ++t)
+        for (size_t s = 0; s < expected["cross_attentions"][l][h][t].size(); ++s)
+          worst = std::max(worst, std::abs(attention[l][h][t][s].get<double>() -
+                                           expected["cross_attentions"][l][h][t][s].get<double>()));
+  EXPECT_LE(worst, 1e-5);
+  EXPECT_EQ(attention[0][0].size(), line["id_pieces"].size());
+  // Hard alignment: "text ||| s-t ..." with one link per target piece, within range.
+  run = ordo(args + "--alignment hard", sentence + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const size_t bar = run.out.find(" ||| ");
+  ASSERT_NE(bar, std::string::npos) << run.out;
+  std::stringstream links(run.out.substr(bar + 5));
+  size_t count = 0;
+  for (std::string link; links >> link; ++count) {
+    const size_t dash = link.find('-');
+    ASSERT_NE(dash, std::string::npos) << link;
+    EXPECT_LT(std::stoul(link.substr(0, dash)), expected["source_ids"].size() - 1) << link;  // </s> left out
+    EXPECT_EQ(std::stoul(link.substr(dash + 1)), count) << link;
+  }
+  EXPECT_EQ(count, line["tokens"].size());
+  // Soft: one row of weights per target piece; words: pairs too; a picture per input line.
+  TempDir dir;
+  run = ordo(args + "--json --alignment soft --attention-plot '" + dir.file("plots") + "'", sentence + "\n\nHello.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(json::parse(lines_of(run.out)[0])["alignment"].size(), line["tokens"].size());
+  EXPECT_EQ(read_file(dir.file("plots/1.png")).substr(1, 3), "PNG");
+  EXPECT_EQ(read_file(dir.file("plots/3.png")).substr(1, 3), "PNG");
+  run = ordo(args + "--alignment hard --alignment-words", sentence + "\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  run = ordo(args + "--attention", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--json"), std::string::npos) << run.err;
+}
+
+TEST(CliAttention, WordIndicesFollowSentencePieceAndBpeMarks) {
+  EXPECT_EQ(ordo::word_indices({u8"\u2581Ein", u8"\u2581Fahr", "rad", "."}),
+            (std::vector<int64_t>{0, 1, 1, 1}));
+  EXPECT_EQ(ordo::word_indices({"Fahr", "rad</w>", "ist</w>", ".</w>"}), (std::vector<int64_t>{0, 0, 1, 2}));
 }
 
 TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
