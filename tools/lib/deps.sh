@@ -10,7 +10,7 @@ ORDO_PACKAGES=(
   libopenblas0-openmp   # the BLAS LibTorch calls for attention and the trainer (the default
                         # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
-  libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
+  libsentencepiece-dev  # tokenizer library and its trainer (in process, through the shim)
   nlohmann-json3-dev libcli11-dev
   libgtest-dev googletest
 )
