@@ -198,7 +198,8 @@ TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
       {"\xf4\x90\x80\x80", "beyond U+10FFFF"},
       {"\xc3(", "missing continuation byte"},
   };
-  for (const auto& [text, why] : cases) {
+  for (const auto& [bytes, why] : cases) {
+    const std::string text = bytes;  // (clang 14 cannot capture a structured binding)
     const std::string message = error_of([&] { check_utf8(text, "stdin line 7"); });
     EXPECT_NE(message.find("stdin line 7: invalid UTF-8 at byte"), std::string::npos) << message;
     EXPECT_NE(message.find(why), std::string::npos) << message;
