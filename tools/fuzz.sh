@@ -12,7 +12,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/lib/deps.sh"
-ordo_install_dependencies
+ordo_install_dependencies "${ORDO_SANITIZER_PACKAGES[@]}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 harnesses=("$@")

@@ -4,7 +4,9 @@
 #     asan  AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan; the whole ctest
 #           suite (ORDO_ASAN_TESTS=REGEX runs only the tests matching it: CI's subset)
 #     tsan  ThreadSanitizer build in build-tsan (only the engine tests and the CLI); the
-#           concurrency tests (ORDO_TSAN_TESTS overrides the regex)
+#           tests that run threads: one Translator shared by threads, --inter-threads workers
+#           (library and CLI), intra-op threads, SentencePiece from several threads and its
+#           trainer (ORDO_TSAN_TESTS=REGEX overrides the selection)
 #     all   both (default)
 #   ORDO_JOBS  parallel compile jobs (default: nproc); ORDO_SANITIZE_DIR  where the build
 #   folders go (default: the source tree)
@@ -14,7 +16,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/lib/deps.sh"
-ordo_install_dependencies
+ordo_install_dependencies "${ORDO_SANITIZER_PACKAGES[@]}"
 mode="${1:-all}"
 [ $# -gt 0 ] && shift
 jobs="${ORDO_JOBS:-$(nproc)}"
@@ -34,7 +36,7 @@ export LLVM_SYMBOLIZER_PATH="${LLVM_SYMBOLIZER_PATH:-$(command -v llvm-symbolize
 
 run_asan() {
   local build="$dir/build-asan" start=$SECONDS
-  configure "$build" "-fsanitize=address,undefined -fno-sanitize-recover=all" -DORDO_BUILD_TESTS=ON
+  configure "$build" "-fsanitize=address,undefined -fno-sanitize-recover=all" -DORDO_BUILD_TESTS=ON -DORDO_BUILD_TOOLS=ON
   cmake --build "$build" -j "$jobs" >&2
   echo "sanitize: asan build $((SECONDS - start)) s" >&2
   start=$SECONDS
@@ -49,11 +51,11 @@ run_asan() {
 
 run_tsan() {
   local build="$dir/build-tsan" start=$SECONDS
-  configure "$build" "-fsanitize=thread" -DORDO_BUILD_TESTS=ON -DORDO_BUILD_TOOLS=OFF
+  configure "$build" "-fsanitize=thread" -DORDO_BUILD_TESTS=ON -DORDO_BUILD_TOOLS=ON
   cmake --build "$build" -j "$jobs" --target ordo_engine_tests ordo_cli ordo_sentencepiece >&2
   echo "sanitize: tsan build $((SECONDS - start)) s" >&2
   start=$SECONDS
-  local tests="${ORDO_TSAN_TESTS:-Concurren|InterThreads|inter-threads|Threads|SentencePieceIsolation}"
+  local tests="${ORDO_TSAN_TESTS:-SentencePieceIsolation|Translator\.(Concurrent|BatchingAndInterThreads)|Cli\.SpeedOptions|ComputeTypes\.Float32ResultsDoNotDependOnThreads}"
   TSAN_OPTIONS="suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     ctest --test-dir "$build" --output-on-failure -j 1 -R "$tests" "$@"
   echo "sanitize: tsan tests $((SECONDS - start)) s" >&2
