@@ -36,6 +36,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
     const size_t colon = what.find("syntax error");
     if (colon != std::string::npos) what = what.substr(colon);
     throw Error(where + ":" + line_column(text, byte) + ": invalid JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // E.g. out_of_range.406 "number overflow parsing '1E400'" (found by fuzzing): no position.
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw Error(where + ": invalid JSON: " + what);
   }
 }
 
