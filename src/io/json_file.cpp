@@ -35,7 +35,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
     if (colon != std::string::npos) what = what.substr(colon);
     throw Error(where + ":" + line_column(text, byte) + ": invalid JSON: " + what);
   } catch (const nlohmann::json::exception& e) {
-    // e.g. out_of_range.406 "number overflow parsing '1e999'": no position, but the text says which.
+    // E.g. out_of_range.406 "number overflow parsing '1E400'" (found by fuzzing): no position.
     std::string what = e.what();
     const size_t bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);

@@ -245,7 +245,7 @@ std::vector<float> to_float32(const TensorView& tensor) {
   const auto* bytes = static_cast<const uint8_t*>(tensor.data);
   switch (tensor.dtype) {
     case DType::F32:
-      std::memcpy(out.data(), bytes, n * 4);
+      if (n > 0) std::memcpy(out.data(), bytes, n * 4);  // an empty vector's data() may be null
       break;
     case DType::F64:
       for (size_t i = 0; i < n; ++i) {

@@ -70,6 +70,24 @@ TEST(ModelConfig, InvalidJsonGivesLineAndColumn) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/regressions/model_config/): a number beyond double's range made
+// nlohmann throw out_of_range.406, which escaped as an "internal error" instead of ordo::Error.
+TEST(ModelConfig, NumberOverflowIsInvalidJsonNamingTheFile) {
+  TempDir dir;
+  for (const std::string& name : {"config.json", "generation_config.json", "vocab.json"}) {
+    const std::string path = dir.write(name, "{\"d_model\": 1E400, \"num_beams\": -8E9999}");
+    try {
+      read_json_file(path);
+      FAIL() << name;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": invalid JSON: number overflow"), std::string::npos) << e.what();
+    }
+  }
+  const std::string config = dir.write("config.json", "{\"d_model\": 1E400}");
+  EXPECT_THROW(load_model_config(config), Error);
+  EXPECT_THROW(load_generation_config(config), Error);
+}
+
 TEST(ModelConfig, MissingAndWrongFieldsNameTheField) {
   nlohmann::json base = fixture_config("marian_opus_en_mg");
   auto without = [&](const char* key) {

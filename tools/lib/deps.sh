@@ -10,7 +10,7 @@ ORDO_PACKAGES=(
   libopenblas0-openmp   # the BLAS LibTorch calls for attention and the trainer (the default
                         # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
-  libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
+  libsentencepiece-dev  # tokenizer library and its trainer (in process, through the shim)
   libicu-dev            # Unicode data + regex engine for the Moses rules of FSMT tokenizers;
                         # sentence boundaries (BreakIterator with CLDR abbreviation suppressions)
   nlohmann-json3-dev libcli11-dev
@@ -19,18 +19,21 @@ ORDO_PACKAGES=(
   librsvg2-bin          # rsvg-convert: tests render the SVG pictures back to pixels
   libgtest-dev googletest
 )
+# tools/sanitize.sh and tools/fuzz.sh (CI runs both after the suite): clang with its
+# sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports.
+ORDO_SANITIZER_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 
-ordo_missing_packages() {
+ordo_missing_packages() {  # [extra packages...]
   local missing=()
-  for p in "${ORDO_PACKAGES[@]}"; do
+  for p in "${ORDO_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   echo "${missing[@]}"
 }
 
-ordo_install_dependencies() {
+ordo_install_dependencies() {  # [extra packages...]
   local missing
-  missing=$(ordo_missing_packages)
+  missing=$(ordo_missing_packages "$@")
   if [ -z "$missing" ]; then return 0; fi
   echo "ordo: installing Debian packages: $missing" >&2
   local sudo=""
