@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ordo/error.h"
+#include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
 #include "search/top_k.h"
@@ -96,19 +97,14 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
   at::Tensor beam_scores = at::zeros({batch_size, beams}, at::kFloat);
   beam_scores.narrow(1, 1, beams - 1).fill_(-1e9f);
   beam_scores = beam_scores.view({-1});
-  at::Tensor attention;  // return_attention: the live rows' [rows, steps, layers, heads, source_len]
+  AttentionHistory attention;  // return_attention
 
   while (true) {
     const int64_t cur_len = sequences.size(1);
     const int64_t live = static_cast<int64_t>(items.size());
     at::Tensor logits = model.next_logits(sequences.narrow(1, cur_len - 1, 1));
-    // return_attention: every row's history including this step ([rows, steps, ...]).
-    at::Tensor step_attention;
-    if (s.return_attention) {
-      const at::Tensor step = model.step_attention().unsqueeze(1);
-      step_attention = attention.defined() ? at::cat({attention, step}, 1) : step;
-    }
-    const auto history = [&](int64_t row) { return step_attention.defined() ? step_attention[row] : at::Tensor(); };
+    if (s.return_attention) attention.add_step(model.step_attention());
+    const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
     if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
     at::Tensor scores = at::log_softmax(logits, -1);
     processors.apply(sequences, scores);
@@ -155,14 +151,14 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     const at::Tensor rows = at::tensor(next_rows, at::kLong);
     sequences = at::cat({sequences.index_select(0, rows), at::tensor(next_tokens, at::kLong).unsqueeze(1)}, 1);
     beam_scores = at::tensor(next_scores, at::kFloat);
-    if (step_attention.defined()) attention = step_attention.index_select(0, rows);
+    if (s.return_attention) attention.next_rows(next_rows);
     if (sequences.size(1) >= s.max_length) {
       // Out of length: the live beams join the finished lists with their current scores.
       for (size_t i = 0; i < items.size(); ++i)
         for (int64_t k = 0; k < beams; ++k) {
           const int64_t row = static_cast<int64_t>(i) * beams + k;
           finished[items[i]].add(row_tokens(sequences, row), beam_scores[row].item<float>(), false,
-                                 attention.defined() ? attention[row] : at::Tensor());
+                                 s.return_attention ? attention.trace(row) : at::Tensor());
         }
       break;
     }
