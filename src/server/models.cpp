@@ -72,7 +72,7 @@ ModelSet::ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const De
     m->dir = spec.dir;
     m->options = spec.options;
     if (by_name(m->name))
-      throw Error("two models are named '" + m->name + "'; give them names (--model NAME=... is not a name: use --models FILE.json)");
+      throw Error("two models are named '" + m->name + "'; name them apart in a --models FILE.json (\"name\")");
     const nlohmann::json config = read_json(spec.dir + "/config.json", true);
     m->model_type = string_field(config, "model_type");
     const nlohmann::json tokenizer = read_json(spec.dir + "/tokenizer_config.json", false);

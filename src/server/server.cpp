@@ -101,9 +101,12 @@ std::string settings_key(const DecodeOptions& o) {
   return j.dump();
 }
 
-std::string join(const std::vector<std::string>& items) {
+std::string join(const std::vector<std::string>& items, size_t limit = 0) {
   std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (limit && i == limit) return out + ", ...";
+    out += (i ? ", " : "") + items[i];
+  }
   return out;
 }
 
@@ -293,7 +296,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
     if (sources.size() != 1)
       throw ApiError(400, "source 'auto' is not supported: ordo does not detect languages, and " +
                               std::to_string(sources.size()) + " source languages translate into " + target +
-                              (sources.empty() ? std::string() : " (" + join(sources) + ")") +
+                              (sources.empty() ? std::string() : " (" + join(sources, 12) + ")") +
                               "; name the source language");
     source = sources.front();
   } else if (!set.serves_language(source)) {
@@ -413,7 +416,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
       const std::string code = model->model_code(**value);
       if (code.empty())
         throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name +
-                                "' does not know language '" + **value + "' (known: " + join(model->languages) + ")");
+                                "' does not know language '" + **value + "' (known: " + join(model->languages, 40) + ")");
       *value = code;
     } else {
       const std::string& served = std::string(field) == "source_lang" ? model->source_lang : model->target_lang;

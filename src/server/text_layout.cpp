@@ -3,12 +3,37 @@
 #include <gumbo.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <memory>
 
 namespace ordo::server {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Whether a text has something to translate: a letter or digit, or a character outside the
+// punctuation and symbol blocks. "|", "»", "—" or "·" between tags stay as they are instead of
+// going through the model (which would make up words for them).
+bool has_words(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (std::isalnum(c)) return true;
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    uint32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    const bool symbol = (cp >= 0xA0 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+                        (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+                        (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0x1F000 && cp <= 0x1FAFF);
+    if (!symbol) return true;
+    i += n;
+  }
+  return false;
+}
 
 // Elements whose text is code or data, not prose.
 bool skipped(const GumboNode* node) {
@@ -121,7 +146,7 @@ HtmlText::HtmlText(const std::string& html) : source_(html) {
       while (a < b && is_space(line[a])) ++a;
       while (b > a && is_space(line[b - 1])) --b;
       Line l;
-      if (a == b) {
+      if (a == b || !has_words(line)) {
         l.before = line;
       } else {
         l.before = line.substr(0, a);

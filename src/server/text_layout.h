@@ -34,7 +34,7 @@ class HtmlText {
 
   // The runs to translate, in document order: each line of each text node with its leading
   // and trailing whitespace removed and entities decoded. Text inside <script>, <style>,
-  // <noscript> and <template> is not included.
+  // <noscript> and <template>, and lines of only punctuation or symbols, are not included.
   const std::vector<std::string>& runs() const { return runs_; }
 
   // The source with run i replaced by `translated[i]` (HTML-escaped); everything else as it was.
@@ -42,7 +42,7 @@ class HtmlText {
 
  private:
   struct Line {
-    std::string before, after;  // whitespace around the run (or the whole line when run < 0)
+    std::string before, after;  // whitespace around the run (the whole line when run < 0)
     int run = -1;               // index into runs_, -1 when the line has only whitespace
   };
   struct Node {
