@@ -191,40 +191,50 @@ void Batcher::run(Batch& batch) {
   DecodeOptions options = batch.options;
   options.batch_size = static_cast<int>(sources.size());
   options.batch_tokens = 0;
-  const auto give = [&](size_t k, TranslationResult* result, const std::string& error, bool input_error) {
-    deliver(*batch.sentences[k].first, batch.sentences[k].second, result, error, input_error);
+  struct Outcome {
+    TranslationResult result;
+    std::string error;
+    bool input_error = false;
   };
+  std::vector<Outcome> outcomes(sources.size());
   const auto start = Clock::now();
-  size_t generated = 0;
   try {
     std::vector<TranslationResult> results = batch.translate(sources, options);
     if (results.size() != sources.size()) throw std::runtime_error("the translator returned a wrong number of results");
-    for (size_t k = 0; k < results.size(); ++k) {
-      if (!results[k].hypotheses.empty()) generated += results[k].hypotheses[0].ids.size();
-      give(k, &results[k], "", false);
-    }
+    for (size_t k = 0; k < results.size(); ++k) outcomes[k].result = std::move(results[k]);
   } catch (...) {
     // One bad sentence must not fail the others: translate them one by one.
     for (size_t k = 0; k < sources.size(); ++k) {
+      Outcome& out = outcomes[k];
       try {
         DecodeOptions one = options;
         one.batch_size = 1;
         std::vector<TranslationResult> results = batch.translate({sources[k]}, one);
         if (results.size() != 1) throw std::runtime_error("the translator returned a wrong number of results");
-        if (!results[0].hypotheses.empty()) generated += results[0].hypotheses[0].ids.size();
-        give(k, &results[0], "", false);
+        out.result = std::move(results[0]);
       } catch (const Error& e) {
-        give(k, nullptr, e.what(), true);
+        out.error = e.what();
+        out.input_error = true;
       } catch (const std::exception& e) {
-        give(k, nullptr, e.what(), false);
+        out.error = e.what();
       } catch (...) {
-        give(k, nullptr, "unknown error", false);
+        out.error = "unknown error";
       }
     }
   }
-  if (observer_)
+  // Counted before the answers go out: a client that reads /metrics after its answer sees it.
+  if (observer_) {
+    size_t generated = 0;
+    for (const Outcome& out : outcomes)
+      if (!out.result.hypotheses.empty()) generated += out.result.hypotheses[0].ids.size();
     observer_->batch_done(batch.model, sources.size(), sources.size() * longest, generated,
                           std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    Outcome& out = outcomes[k];
+    deliver(*batch.sentences[k].first, batch.sentences[k].second, out.error.empty() ? &out.result : nullptr, out.error,
+            out.input_error);
+  }
 }
 
 }  // namespace ordo::server

@@ -135,8 +135,10 @@ class Service {
                             bool json_only) const;
   void check_key(const RequestFields& fields, const httplib::Request& req) const;
   void require_ready() const;
+  // The texts of field `name`; `missing` when absent (or, LibreTranslate's rule, when
+  // `empty_is_missing` and the one text is empty).
   std::vector<std::string> checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
-                                         const std::string& missing) const;
+                                         const std::string& missing, bool empty_is_missing) const;
   std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,
                                            const std::vector<std::string>& sentences, Clock::time_point deadline);
 
@@ -211,9 +213,9 @@ void Service::require_ready() const {
 }
 
 std::vector<std::string> Service::checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
-                                                const std::string& missing) const {
+                                                const std::string& missing, bool empty_is_missing) const {
   std::optional<std::vector<std::string>> texts = fields.texts(name, is_list);
-  if (!texts || texts->empty() || (!is_list && texts->front().empty())) throw ApiError(400, missing);
+  if (!texts || texts->empty() || (empty_is_missing && !is_list && texts->front().empty())) throw ApiError(400, missing);
   const Limits& limits = config_.limits;
   if (texts->size() > limits.max_texts)
     throw ApiError(400, "Invalid request: request (" + std::to_string(texts->size()) + ") exceeds text limit (" +
@@ -276,7 +278,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   check_key(fields, req);
   require_ready();
   bool is_list = false;
-  const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter");
+  const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
   std::string source = fields.string("source").value_or("");
   const std::string target = fields.string("target").value_or("");
   if (source.empty()) throw ApiError(400, "Invalid request: missing source parameter");
@@ -385,7 +387,8 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
       throw ApiError(400, "Invalid request: unknown field '" + name + "' (known: " + join(known) + ")");
   bool is_list = false;
   const std::vector<std::string> texts =
-      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)");
+      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
+                    false);
   DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
 
   const ModelSet& set = models();

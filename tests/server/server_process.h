@@ -52,7 +52,7 @@ class ServerProcess {
     }
     ::close(out[1]);
     out_fd_ = out[0];
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(ready_seconds);
+    const auto deadline = std::chrono::steady_clock::now() + seconds(ready_seconds);
     const std::string marker = "listening on http://127.0.0.1:";
     while (port_ == 0) {
       const std::string line = read_line(deadline);
@@ -95,7 +95,7 @@ class ServerProcess {
   int stop(int signal = SIGTERM, double seconds = 30) {
     if (pid_ <= 0) return -1;
     ::kill(pid_, signal);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const auto deadline = std::chrono::steady_clock::now() + this->seconds(seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -115,6 +115,9 @@ class ServerProcess {
   }
 
  private:
+  static std::chrono::steady_clock::duration seconds(double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  }
   std::string read_line(std::chrono::steady_clock::time_point deadline) {
     std::string line;
     while (true) {
