@@ -144,16 +144,33 @@ Batcher::Batch Batcher::take(Group& group) {
   Batch batch{group.model, group.translate, group.options, {}};
   const size_t max_size = static_cast<size_t>(std::max(1, options_.max_batch_size));
   const size_t max_tokens = static_cast<size_t>(std::max(0, options_.max_batch_tokens));
+  const auto next_length = [](const Ticket& t) { return std::max<size_t>(1, t.sources_[t.order_[t.next_]].size()); };
+  // When more is waiting than one batch holds, the batch is built around the oldest waiting
+  // sentence: the others closest to it in length go with it (less padding, beams that finish
+  // together). The oldest always goes, so nothing waits for ever.
+  const Ticket& oldest = *group.tickets.front();
+  const size_t target = oldest.next_ < oldest.order_.size() ? next_length(oldest) : 1;
+  const bool choose = group.queued > max_size;
   size_t longest = 0;
   bool capped = false;
-  // Round robin over the waiting requests, oldest first: one sentence from each per turn.
+  std::vector<std::shared_ptr<Ticket>> turn;
+  // Round robin over the waiting requests: one sentence from each per turn, so a request of
+  // many sentences shares the batch with the short ones that arrived after it.
   while (batch.sentences.size() < max_size && !capped) {
-    bool took = false;
-    for (const std::shared_ptr<Ticket>& ticket : group.tickets) {
-      if (ticket->next_ >= ticket->order_.size()) continue;
+    turn.clear();
+    for (const std::shared_ptr<Ticket>& ticket : group.tickets)
+      if (ticket->next_ < ticket->order_.size()) turn.push_back(ticket);
+    if (turn.empty()) break;
+    if (choose) {
+      const auto distance = [&](const std::shared_ptr<Ticket>& t) {
+        const size_t length = next_length(*t);
+        return length > target ? length - target : target - length;
+      };
+      std::stable_sort(turn.begin(), turn.end(), [&](const std::shared_ptr<Ticket>& a, const std::shared_ptr<Ticket>& b) { return distance(a) < distance(b); });
+    }
+    for (const std::shared_ptr<Ticket>& ticket : turn) {
       const size_t index = ticket->order_[ticket->next_];
-      const size_t length = std::max<size_t>(1, ticket->sources_[index].size());
-      const size_t new_longest = std::max(longest, length);
+      const size_t new_longest = std::max(longest, next_length(*ticket));
       if (max_tokens > 0 && !batch.sentences.empty() && (batch.sentences.size() + 1) * new_longest > max_tokens) {
         capped = true;
         break;
@@ -161,10 +178,8 @@ Batcher::Batch Batcher::take(Group& group) {
       batch.sentences.emplace_back(ticket, index);
       ++ticket->next_;
       longest = new_longest;
-      took = true;
       if (batch.sentences.size() >= max_size) break;
     }
-    if (!took) break;
   }
   group.queued -= batch.sentences.size();
   while (!group.tickets.empty() && group.tickets.front()->next_ >= group.tickets.front()->order_.size())

@@ -4,8 +4,9 @@
 // is still running (under concurrent load), then takes up to `max_batch_size` sentences (and
 // at most `max_batch_tokens` padded source tokens), one sentence from each waiting request in
 // turn, so that a request of a thousand sentences shares every batch with the short requests
-// that arrive after it instead of making them wait. Each request's sentences go in order of
-// length, so its batches hold sentences of similar length. One Translator call per batch.
+// that arrive after it instead of making them wait. When more waits than a batch holds, the
+// batch is built around the oldest sentence with the ones closest to it in length; each
+// request's own sentences go shortest first. One Translator call per batch.
 #pragma once
 
 #include <chrono>

@@ -135,6 +135,26 @@ TEST(Batcher, BatchesAreCappedBySentencesAndTokensAndSortedByLength) {
   for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(t->result(i).hypotheses[0].ids, sources[i]);
 }
 
+TEST(Batcher, MoreThanABatchWaitingIsGroupedByLengthAroundTheOldest) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_batch_size = 5;
+  Batcher batcher(options);
+  auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
+  for (size_t length : {5, 50, 6, 49, 7, 48, 5, 51, 6, 50})
+    tickets.push_back(batcher.submit("m", "s", model.fn(), {}, {std::vector<int64_t>(length, 1)}));
+  for (auto& t : tickets) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  ASSERT_EQ(model.batches.size(), 3u);
+  std::multiset<size_t> second, third;
+  for (const auto& ids : model.batches[1]) second.insert(ids.size());
+  for (const auto& ids : model.batches[2]) third.insert(ids.size());
+  EXPECT_EQ(second, (std::multiset<size_t>{5, 5, 6, 6, 7}));
+  EXPECT_EQ(third, (std::multiset<size_t>{48, 49, 50, 50, 51}));
+}
+
 TEST(Batcher, ALongRequestDoesNotStarveShortOnes) {
   FakeModel model;
   model.delay = 10ms;
