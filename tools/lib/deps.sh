@@ -13,19 +13,27 @@ ORDO_PACKAGES=(
   libsentencepiece-dev sentencepiece   # tokenizer library and spm_train
   nlohmann-json3-dev libcli11-dev
   libgtest-dev googletest
+  libcpp-httplib-dev    # `ordo serve`: HTTP server (and the tests' client)
+  libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
+  prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
 )
+
+# Only for the serving load benchmark (tools/serve/bench.sh), not for builds or tests.
+ORDO_BENCH_PACKAGES=(wrk haproxy curl bc)
 
 ordo_missing_packages() {
   local missing=()
-  for p in "${ORDO_PACKAGES[@]}"; do
+  local wanted=("$@")
+  [ ${#wanted[@]} -gt 0 ] || wanted=("${ORDO_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   echo "${missing[@]}"
 }
 
-ordo_install_dependencies() {
+ordo_install_dependencies() {  # [packages...] (default: ORDO_PACKAGES)
   local missing
-  missing=$(ordo_missing_packages)
+  missing=$(ordo_missing_packages "$@")
   if [ -z "$missing" ]; then return 0; fi
   echo "ordo: installing Debian packages: $missing" >&2
   local sudo=""

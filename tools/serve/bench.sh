@@ -9,22 +9,21 @@
 #   bash tools/serve/bench.sh                   # ~6 minutes
 #   DURATION=10 MODELS=bundled bash tools/serve/bench.sh
 #
-#   DURATION   seconds per cell (default 15)   LINES    newstest lines used (default 300)
+#   DURATION   seconds per cell (default 15)   LINES    newstest lines used (default 150)
 #   MODELS     "bundled workload" (default)    CLIENTS  "1 8 64" (default)
 #   DATA       shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${ORDO_BUILD_DIR:-$root/build}"
 duration="${DURATION:-15}"
-lines="${LINES:-300}"
+lines="${LINES:-150}"
 models="${MODELS:-bundled workload}"
 clients="${CLIENTS:-1 8 64}"
 data="${DATA:-$root/../shared/data}"
 work="${WORK:-$root/runs/serve-bench}"
 base_port="${BASE_PORT:-18500}"
-for tool in wrk haproxy; do
-  command -v "$tool" > /dev/null || { echo "serve bench: $tool is not installed (apt-get install $tool)" >&2; exit 1; }
-done
+source "$root/tools/lib/deps.sh"
+ordo_install_dependencies "${ORDO_BENCH_PACKAGES[@]}"
 mkdir -p "$work"
 sentences="$work/newstest2014.en.$lines"
 head -n "$lines" "$data/newstest/newstest2014.en" > "$sentences"
