@@ -215,7 +215,8 @@ void Service::require_ready() const {
 std::vector<std::string> Service::checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
                                                 const std::string& missing, bool empty_is_missing) const {
   std::optional<std::vector<std::string>> texts = fields.texts(name, is_list);
-  if (!texts || texts->empty() || (empty_is_missing && !is_list && texts->front().empty())) throw ApiError(400, missing);
+  if (!texts || (empty_is_missing && (texts->empty() || (!is_list && texts->front().empty()))))
+    throw ApiError(400, missing);
   const Limits& limits = config_.limits;
   if (texts->size() > limits.max_texts)
     throw ApiError(400, "Invalid request: request (" + std::to_string(texts->size()) + ") exceeds text limit (" +
@@ -330,6 +331,9 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
     first[i] = sentences.size();
     const std::vector<std::string>* runs;
     if (format == "html") {
+      if (html_tag_count(texts[i]) > kMaxHtmlTags)
+        throw ApiError(400, "Invalid request: " + (is_list ? "q[" + std::to_string(i) + "]" : std::string("q")) +
+                                " has more than " + std::to_string(kMaxHtmlTags) + " HTML tags");
       htmls.push_back(std::make_unique<HtmlText>(texts[i]));
       runs = &htmls.back()->runs();
     } else {
@@ -388,7 +392,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   bool is_list = false;
   const std::vector<std::string> texts =
       checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
-                    false);
+                    false);  // [] gives "results": []
   DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
 
   const ModelSet& set = models();

@@ -54,26 +54,38 @@ struct TextNode {
   std::string text;  // decoded
 };
 
-void collect(const GumboNode* node, const char* base, size_t size, std::vector<TextNode>& out) {
-  if (node->type == GUMBO_NODE_TEXT) {
-    const GumboText& t = node->v.text;
-    // Nodes the parser made up (no source bytes) or that point outside the input are left alone.
-    if (t.original_text.data == nullptr || t.original_text.length == 0) return;
-    if (t.original_text.data < base || t.original_text.data + t.original_text.length > base + size) return;
-    const size_t begin = static_cast<size_t>(t.original_text.data - base);
-    out.push_back({begin, begin + t.original_text.length, t.text});
-    return;
+// The text nodes under `root`, in tree order (an explicit stack: no recursion on deep input).
+void collect(const GumboNode* root, const char* base, size_t size, std::vector<TextNode>& out) {
+  std::vector<const GumboNode*> stack = {root};
+  while (!stack.empty()) {
+    const GumboNode* node = stack.back();
+    stack.pop_back();
+    if (node->type == GUMBO_NODE_TEXT) {
+      const GumboText& t = node->v.text;
+      // Nodes the parser made up (no source bytes) or that point outside the input are left alone.
+      if (t.original_text.data == nullptr || t.original_text.length == 0) continue;
+      if (t.original_text.data < base || t.original_text.data + t.original_text.length > base + size) continue;
+      const size_t begin = static_cast<size_t>(t.original_text.data - base);
+      out.push_back({begin, begin + t.original_text.length, t.text});
+      continue;
+    }
+    if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_DOCUMENT && node->type != GUMBO_NODE_TEMPLATE)
+      continue;
+    if (skipped(node)) continue;
+    const GumboVector& children =
+        node->type == GUMBO_NODE_DOCUMENT ? node->v.document.children : node->v.element.children;
+    for (unsigned i = children.length; i > 0; --i) stack.push_back(static_cast<const GumboNode*>(children.data[i - 1]));
   }
-  if (node->type != GUMBO_NODE_ELEMENT && node->type != GUMBO_NODE_DOCUMENT && node->type != GUMBO_NODE_TEMPLATE)
-    return;
-  if (skipped(node)) return;
-  const GumboVector& children =
-      node->type == GUMBO_NODE_DOCUMENT ? node->v.document.children : node->v.element.children;
-  for (unsigned i = 0; i < children.length; ++i)
-    collect(static_cast<const GumboNode*>(children.data[i]), base, size, out);
 }
 
 }  // namespace
+
+size_t html_tag_count(const std::string& html) {
+  size_t tags = 0;
+  for (size_t i = 0; i + 1 < html.size(); ++i)
+    if (html[i] == '<' && std::isalpha(static_cast<unsigned char>(html[i + 1]))) ++tags;
+  return tags;
+}
 
 std::string escape_html_text(const std::string& text) {
   std::string out;

@@ -55,6 +55,12 @@ class HtmlText {
   std::vector<std::string> runs_;
 };
 
+// Start tags in `html` (an upper bound of its tree's depth). Gumbo frees its tree recursively:
+// the server refuses documents with more than kMaxHtmlTags so that no input can exhaust a
+// thread's stack.
+size_t html_tag_count(const std::string& html);
+constexpr size_t kMaxHtmlTags = 10000;
+
 // "&", "<", ">" as entities (text content; quotes need no escaping outside attributes).
 std::string escape_html_text(const std::string& text);
 

@@ -63,6 +63,17 @@ TEST(HtmlText, FragmentsLinesAndOddInput) {
   EXPECT_TRUE(HtmlText("<p> · </p><p>—</p><p>123</p>").runs() == std::vector<std::string>{"123"});
 }
 
+TEST(HtmlText, DeepNestingAndTagCount) {
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "<div>";
+  deep += "Deep text.";
+  const HtmlText layout(deep);
+  EXPECT_EQ(layout.runs(), std::vector<std::string>{"Deep text."});
+  EXPECT_EQ(layout.rebuild({"X"}), deep.substr(0, deep.size() - 10) + "X");
+  EXPECT_EQ(ordo::server::html_tag_count(deep), 5000u);
+  EXPECT_EQ(ordo::server::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+}
+
 TEST(LineText, LinesBlankLinesAndCrLf) {
   const LineText text("First.\n\n  \nSecond.\r\nThird.");
   EXPECT_EQ(text.runs(), (std::vector<std::string>{"First.", "Second.", "Third."}));

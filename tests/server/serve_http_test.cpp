@@ -279,9 +279,11 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
   ASSERT_EQ(s.status, 200) << s.text;
   expect_same_results(s.body["results"],
                       cli_json("translate -m en-de --sample true --seed 7 --top-k 20 --top-p 0.9 --temperature 0.8", lines));
-  // A string text, an empty text.
+  // A string text, an empty text, no text.
   Answer one = post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", ""}});
   EXPECT_EQ(one.body["results"], json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])"));
+  EXPECT_EQ(post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", json::array()}}).body,
+            json({{"model", "en-de"}, {"results", json::array()}}));
 }
 
 TEST_F(Serve, V1SummarizeEqualsOrdoSummarize) {
@@ -367,6 +369,9 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
       {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
        "Invalid JSON format: parse error at line 1, column 1: ..."},
       {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
+      {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings (element 0 is array)"},
+      {"/translate", "application/json", R"({"q": [], )" + ok + "}", 400, "Invalid request: missing q parameter"},
   };
   for (const Case& c : cases) {
     const Answer a = post(server(), c.path, c.body, c.type);

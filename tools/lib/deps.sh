@@ -19,7 +19,7 @@ ORDO_PACKAGES=(
 )
 
 # Only for the serving load benchmark (tools/serve/bench.sh), not for builds or tests.
-ORDO_BENCH_PACKAGES=(wrk haproxy curl bc)
+ORDO_BENCH_PACKAGES=(haproxy curl bc)
 
 ordo_missing_packages() {
   local missing=()

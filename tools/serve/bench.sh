@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Load benchmark of `ordo serve` (README "Serving"): requests/s and p50/p95/p99 latency at 1, 8
-# and 64 concurrent clients, each request one newstest2014 sentence (wrk, closed loop), for the
-# bundled en-de model and the Marian 6+6 workload model of ordo-bench; one replica (2 threads,
-# 2 batches at once) and two replicas (1 thread each) behind HAProxy (tools/serve/haproxy.cfg);
-# and the ratio of served throughput at 64 clients to offline `ordo translate` on the same
-# sentences with the same threads. Needs wrk and haproxy (Debian packages; not for tests).
+# and 64 concurrent clients, each request one newstest2014 sentence, for the bundled en-de model
+# and the Marian 6+6 workload model of ordo-bench; one replica (2 threads, 2 batches at once)
+# and two replicas (1 thread each) behind HAProxy (tools/serve/haproxy.cfg); and the ratio of
+# served throughput at 64 clients to offline `ordo translate` on the same sentences with the
+# same two cores. The load comes from build/ordo-serve-load (a fixed number of requests, see
+# tools/serve/load_main.cpp). Needs haproxy (installed by the script; not needed by the tests).
 #
-#   bash tools/serve/bench.sh                   # ~6 minutes
-#   DURATION=10 MODELS=bundled bash tools/serve/bench.sh
+#   bash tools/serve/bench.sh                          # ~6 minutes on an idle 2-core machine
+#   MODELS=bundled CLIENTS="1 64" bash tools/serve/bench.sh
 #
-#   DURATION   seconds per cell (default 15)   LINES    newstest lines used (default 150)
-#   MODELS     "bundled workload" (default)    CLIENTS  "1 8 64" (default)
-#   DATA       shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
+#   MODELS    "bundled workload" (default)     CLIENTS   "1 8 64" (default)
+#   PER_CLIENT  requests per client in a cell (default 4 for bundled, 2 for workload; at least 16)
+#   DATA      shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${ORDO_BUILD_DIR:-$root/build}"
-duration="${DURATION:-15}"
-lines="${LINES:-150}"
 models="${MODELS:-bundled workload}"
 clients="${CLIENTS:-1 8 64}"
 data="${DATA:-$root/../shared/data}"
@@ -25,8 +24,8 @@ base_port="${BASE_PORT:-18500}"
 source "$root/tools/lib/deps.sh"
 ordo_install_dependencies "${ORDO_BENCH_PACKAGES[@]}"
 mkdir -p "$work"
-sentences="$work/newstest2014.en.$lines"
-head -n "$lines" "$data/newstest/newstest2014.en" > "$sentences"
+sentences="$work/newstest2014.en.300"
+head -n 300 "$data/newstest/newstest2014.en" > "$sentences"
 [ -s "$sentences" ] || { echo "serve bench: no $data/newstest/newstest2014.en" >&2; exit 1; }
 
 pids=()
@@ -48,53 +47,36 @@ start_server() {  # port, model dir, threads, inter-threads
   wait_ready "http://127.0.0.1:$1"
 }
 
-stop_all() { cleanup; pids=(); }
-
-# wrk stops at its deadline but the server still answers what it was sent: wait until every
-# replica is idle before the next cell (bounded 300 s).
-wait_idle() {
-  for port in "$@"; do
-    for _ in $(seq 1 3000); do
-      busy=$(curl -s "http://127.0.0.1:$port/metrics" | sed -n 's/^ordo_http_requests_in_flight \(.*\)/\1/p')
-      [ "${busy:-0}" = 0 ] && break
-      sleep 0.1
-    done
-  done
-}
-
-run_wrk() {  # url, clients, seconds -> ORDO_RESULT line
-  local threads=$(( $2 < 2 ? 1 : 2 ))
-  wrk -t "$threads" -c "$2" -d "${3}s" --timeout 120s -s "$root/tools/serve/wrk_translate.lua" "$1" \
-    | grep ORDO_RESULT || echo "ORDO_RESULT requests=0 rps=0 p50_ms=- p95_ms=- p99_ms=- errors=?"
-}
-
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<< "$2"; }
 
 results=()
 for name in $models; do
   case "$name" in
     bundled)
-      dir="$root/models/en-de"; export ORDO_BENCH_API=libre; offline_opts=""; label="bundled en-de" ;;
+      dir="$root/models/en-de"; load_opts=(--api libre); offline_opts=(); label="bundled en-de"
+      per_client="${PER_CLIENT:-4}" ;;
     workload)
       dir=$("$build/ordo-bench" --model-only --work "$work")
       # The random-weight model never learned to stop: 64 tokens at most, as in ordo-bench.
-      export ORDO_BENCH_API=v1 ORDO_BENCH_MODEL=marian-6x6-d512 ORDO_BENCH_OPTIONS=', "max_new_tokens": 64'
-      offline_opts="--max-length 64"; label="workload 6+6 d512" ;;
+      load_opts=(--api v1 --model marian-6x6-d512 --max-new-tokens 64); offline_opts=(--max-length 64)
+      label="workload 6+6 d512"; per_client="${PER_CLIENT:-2}" ;;
     *) echo "serve bench: unknown model $name" >&2; exit 1 ;;
   esac
-  export ORDO_BENCH_SENTENCES="$sentences"
+  max_clients=0
+  for c in $clients; do max_clients=$(( c > max_clients ? c : max_clients )); done
+  n_offline=$(( per_client * max_clients > 16 ? per_client * max_clients : 16 ))
 
-  # Offline: the same sentences through `ordo translate`, the same two cores.
+  # Offline: the sentences the largest cell sends, through `ordo translate`, the same two cores.
+  head -n "$n_offline" "$sentences" > "$work/offline.en"
   start=$(date +%s.%N)
-  "$build/ordo" translate -q -m "$dir" -i "$sentences" -o /dev/null --threads 2 --inter-threads 2 $offline_opts
-  offline=$(echo "$lines / ($(date +%s.%N) - $start)" | bc -l)
-  printf '%s: offline ordo translate: %.2f sentences/s\n' "$label" "$offline" >&2
+  "$build/ordo" translate -q -m "$dir" -i "$work/offline.en" -o /dev/null --threads 2 --inter-threads 2 "${offline_opts[@]}"
+  offline=$(echo "$n_offline / ($(date +%s.%N) - $start)" | bc -l)
+  printf '%s: offline ordo translate, %d sentences: %.2f sentences/s\n' "$label" "$n_offline" "$offline" >&2
 
-  for setup in "1 replica" "2 replicas"; do
+  for setup in "1 replica" "2 replicas + HAProxy"; do
     if [ "$setup" = "1 replica" ]; then
       start_server "$base_port" "$dir" 2 2
       url="http://127.0.0.1:$base_port"
-      ports="$base_port"
     else
       start_server $((base_port + 1)) "$dir" 1 1
       start_server $((base_port + 2)) "$dir" 1 1
@@ -103,25 +85,24 @@ for name in $models; do
         > "$work/haproxy.log" 2>&1 &
       pids+=($!)
       url="http://127.0.0.1:$((base_port + 3))"
-      ports="$((base_port + 1)) $((base_port + 2))"
       wait_ready "$url"
-      sleep 2  # both replicas pass their health check
+      sleep 2  # both replicas pass their first health check
     fi
-    run_wrk "$url" 16 2 > /dev/null  # warm-up: oneDNN kernels for the batch shapes
-    wait_idle $ports
     for c in $clients; do
-      r=$(run_wrk "$url" "$c" "$duration")
-      wait_idle $ports
-      rps=$(field rps "$r")
-      ratio=$(echo "$rps / $offline" | bc -l)
-      results+=("| $label | $setup | $c | $(printf %.2f "$rps") | $(field p50_ms "$r") | $(field p95_ms "$r") | $(field p99_ms "$r") | $(field errors "$r") | $(printf %.2f "$ratio") |")
+      n=$(( per_client * c > 16 ? per_client * c : 16 ))
+      # Warm-up (not counted): oneDNN kernels for the batch shapes, from the end of the file.
+      r=$("$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$n" --warmup "$(( c < 16 ? 16 : c ))" \
+            --sentences "$sentences" "${load_opts[@]}" || true)
       printf '%s, %s, %s clients: %s\n' "$label" "$setup" "$c" "$r" >&2
+      ratio=$(echo "$(field rps "$r") / $offline" | bc -l)
+      results+=("| $label | $setup | $c | $n | $(field rps "$r") | $(field p50_ms "$r") | $(field p95_ms "$r") | $(field p99_ms "$r") | $(field errors "$r") | $(printf %.2f "$ratio") |")
     done
-    stop_all
+    cleanup
+    pids=()
   done
-  results+=("| $label | offline \`ordo translate\` | - | $(printf %.2f "$offline") | | | | | 1.00 |")
+  results+=("| $label | offline \`ordo translate\` | - | $n_offline | $(printf %.2f "$offline") | | | | | 1.00 |")
 done
 
-echo "| model | setup | clients | requests/s | p50 ms | p95 ms | p99 ms | errors | / offline |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| model | setup | clients | requests | requests/s | p50 ms | p95 ms | p99 ms | errors | / offline |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"
