@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "server/language_codes.h"
 #include "server/metrics.h"
@@ -74,7 +75,9 @@ Json result_json(const TranslationResult& r) {
   return line;
 }
 
-// The canonical text of decoding options: requests with equal texts may share a batch.
+// The canonical text of decoding options: requests with equal texts may share a batch. The
+// source language is not in it: sentences are encoded (with their language token) before they
+// are queued, and translate_ids() does not read it.
 std::string settings_key(const DecodeOptions& o) {
   nlohmann::json j = nlohmann::json::object();
   const auto put = [&](const char* name, const auto& value) {
@@ -90,7 +93,6 @@ std::string settings_key(const DecodeOptions& o) {
   put("early_stopping", o.early_stopping);
   put("no_repeat_ngram_size", o.no_repeat_ngram_size);
   put("repetition_penalty", o.repetition_penalty);
-  put("source_lang", o.source_lang);
   put("target_lang", o.target_lang);
   put("sample", o.sample);
   put("temperature", o.temperature);
@@ -108,6 +110,13 @@ std::string join(const std::vector<std::string>& items, size_t limit = 0) {
     out += (i ? ", " : "") + items[i];
   }
   return out;
+}
+
+// 60 -> "60", 0.25 -> "0.25".
+std::string seconds_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
 }
 
 // Start of the request being answered on this connection's thread, for the latency metric.
@@ -261,7 +270,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       },
       options, std::move(sources));
   if (!batcher_.wait(*ticket, deadline))
-    throw ApiError(504, "Timed out: not translated within " + std::to_string(config_.limits.timeout_seconds) +
+    throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");
   std::vector<TranslationResult> results(ticket->size());
   for (size_t i = 0; i < ticket->size(); ++i) {

@@ -42,7 +42,8 @@ wait_ready() {  # url, bounded 120 s
 }
 
 start_server() {  # port, model dir, threads, inter-threads
-  "$build/ordo" serve --port "$1" --model "$2" --threads "$3" --inter-threads "$4" > "$work/serve-$1.log" 2>&1 &
+  "$build/ordo" serve --port "$1" --model "$2" --threads "$3" --inter-threads "$4" --timeout 3600 \
+    > "$work/serve-$1.log" 2>&1 &
   pids+=($!)
   wait_ready "http://127.0.0.1:$1"
 }

@@ -10,6 +10,7 @@
 //   ordo-serve-load --url http://127.0.0.1:5000 --clients 64 --requests 256 --sentences news.en
 //
 // Prints: ORDO_RESULT clients=.. requests=.. seconds=.. rps=.. p50_ms=.. p95_ms=.. p99_ms=.. errors=..
+// (rps counts the answers with status 200 only; latencies are those of every request.)
 #include <httplib.h>
 
 #include <algorithm>
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   if (o.warmup > 0) run(o, sentences, static_cast<int>(sentences.size()) - o.warmup, o.warmup);
   const Run r = run(o, sentences, 0, o.requests);
   std::printf("ORDO_RESULT clients=%d requests=%d seconds=%.2f rps=%.2f p50_ms=%.0f p95_ms=%.0f p99_ms=%.0f errors=%d\n",
-              o.clients, o.requests, r.seconds, o.requests / r.seconds, percentile(r.latencies_ms, 50),
+              o.clients, o.requests, r.seconds, (o.requests - r.errors) / r.seconds, percentile(r.latencies_ms, 50),
               percentile(r.latencies_ms, 95), percentile(r.latencies_ms, 99), r.errors);
   return r.errors == 0 ? 0 : 1;
 }
