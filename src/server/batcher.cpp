@@ -115,15 +115,19 @@ void Batcher::work() {
     for (auto& [key, g] : groups_)
       if (!group || g.tickets.front()->arrived_ < group->tickets.front()->arrived_) group = &g;
     const Clock::time_point due = group->tickets.front()->arrived_ + max_wait;
-    const bool full = group->queued >= static_cast<size_t>(std::max(1, options_.max_batch_size));
-    // Alone (nothing else running) a batch starts at once: waiting only pays when requests
-    // arrive concurrently, and then another batch is running.
-    if (!full && !stopping_ && running_ > 0 && Clock::now() < due) {
+    const size_t max_size = static_cast<size_t>(std::max(1, options_.max_batch_size));
+    // Under concurrent load the clients of the last batch send their next requests a moment
+    // after their answers: wait (briefly) until as many wait as that batch had. A lone client
+    // (last batch: 1) never waits.
+    const auto last = last_batch_.find(group->model);
+    const size_t expected = std::min(max_size, last == last_batch_.end() ? size_t(1) : last->second);
+    if (group->queued < expected && !stopping_ && Clock::now() < due) {
       wake_.wait_until(lock, due);
       continue;
     }
     Batch batch = take(*group);
     if (batch.sentences.empty()) continue;
+    last_batch_[batch.model] = batch.sentences.size();
     ++running_;
     queued_ -= batch.sentences.size();
     if (observer_) observer_->queue_depth(queued_);

@@ -1,7 +1,8 @@
 // Dynamic batching. Sentences of concurrent requests for the same model and the same decoding
 // settings are translated together: a worker that becomes free takes the group whose oldest
-// sentence has waited longest, waits a few milliseconds for more to arrive when another batch
-// is still running (under concurrent load), then takes up to `max_batch_size` sentences (and
+// sentence has waited longest; when fewer sentences wait than the model's last batch had (the
+// clients of that batch are about to send their next requests), it waits for them at most a
+// few milliseconds after the oldest arrived (a lone client never waits); then it takes up to `max_batch_size` sentences (and
 // at most `max_batch_tokens` padded source tokens), one sentence from each waiting request in
 // turn, so that a request of a thousand sentences shares every batch with the short requests
 // that arrive after it instead of making them wait. When more waits than a batch holds, the
@@ -125,6 +126,7 @@ class Batcher {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::string, Group> groups_;
+  std::map<std::string, size_t> last_batch_;  // by model: sentences in its last batch
   size_t queued_ = 0;
   int running_ = 0;
   bool stopping_ = false;

@@ -145,7 +145,7 @@ class Service {
   void check_key(const RequestFields& fields, const httplib::Request& req) const;
   void require_ready() const;
   // The texts of field `name`; `missing` when absent (or, LibreTranslate's rule, when
-  // `empty_is_missing` and the one text is empty).
+  // `empty_is_missing` and q is "" or []).
   std::vector<std::string> checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
                                          const std::string& missing, bool empty_is_missing) const;
   std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,

@@ -179,6 +179,39 @@ TEST(Batcher, ALongRequestDoesNotStarveShortOnes) {
   EXPECT_TRUE(shared);
 }
 
+// Closed loop: the clients of the last batch send their next requests a moment after their
+// answers. A free worker waits (briefly) for as many sentences as that batch had, instead of
+// taking the first one back alone.
+TEST(Batcher, ClientsOfTheLastBatchAreWaitedFor) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_wait_ms = 2000;
+  Batcher batcher(options);
+  auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> six;
+  for (int i = 0; i < 6; ++i) six.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 10 + i)));
+  wait_for_batches(model, 2);  // the six together
+  auto early = batcher.submit("m", "s", model.fn(), {}, sentences(1, 20));
+  for (auto& t : six) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  std::this_thread::sleep_for(20ms);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> rest;
+  for (int i = 0; i < 5; ++i) rest.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 30 + i)));
+  ASSERT_TRUE(batcher.wait(*early, Clock::now() + 10s));
+  for (auto& t : rest) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  ASSERT_EQ(model.batches.size(), 3u);
+  EXPECT_EQ(model.batches[1].size(), 6u);
+  EXPECT_EQ(model.batches[2].size(), 6u);  // the early one waited for the other five
+  // A lone client is not held back: its last batch had one sentence.
+  const auto start = Clock::now();
+  auto lone = batcher.submit("other", "s", model.fn(), {}, sentences(1, 40));
+  ASSERT_TRUE(batcher.wait(*lone, Clock::now() + 10s));
+  auto again = batcher.submit("other", "s", model.fn(), {}, sentences(1, 41));
+  ASSERT_TRUE(batcher.wait(*again, Clock::now() + 10s));
+  EXPECT_LT(Clock::now() - start, 1500ms);
+}
+
 TEST(Batcher, OneBadSentenceFailsOnlyItself) {
   FakeModel model;
   BatchingOptions options;
