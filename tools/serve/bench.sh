@@ -7,6 +7,10 @@
 # same two cores. The load comes from build/ordo-serve-load (a fixed number of requests, see
 # tools/serve/load_main.cpp). Needs haproxy (installed by the script; not needed by the tests).
 #
+# On a machine shared with other work, wall-clock figures move with the neighbours' load; the
+# CPU time the servers (and HAProxy) and the offline run used is measured too (/proc/PID/stat),
+# and "/ offline, per CPU s" compares sentences per CPU-second, which the neighbours disturb less.
+#
 #   bash tools/serve/bench.sh                          # ~6 minutes on an idle 2-core machine
 #   MODELS=bundled CLIENTS="1 64" bash tools/serve/bench.sh
 #
@@ -50,6 +54,17 @@ start_server() {  # port, model dir, threads, inter-threads
 
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<< "$2"; }
 
+# CPU seconds (user + system) used so far by the processes `pids` (the servers, HAProxy).
+cpu_seconds() {
+  local ticks=0 hz
+  hz=$(getconf CLK_TCK)
+  for p in "${pids[@]}"; do
+    [ -r "/proc/$p/stat" ] || continue
+    ticks=$(( ticks + $(awk '{print $14 + $15}' "/proc/$p/stat") ))
+  done
+  echo "$ticks / $hz" | bc -l
+}
+
 results=()
 for name in $models; do
   case "$name" in
@@ -69,10 +84,14 @@ for name in $models; do
 
   # Offline: the sentences the largest cell sends, through `ordo translate`, the same two cores.
   head -n "$n_offline" "$sentences" > "$work/offline.en"
-  start=$(date +%s.%N)
-  "$build/ordo" translate -q -m "$dir" -i "$work/offline.en" -o /dev/null --threads 2 --inter-threads 2 "${offline_opts[@]}"
-  offline=$(echo "$n_offline / ($(date +%s.%N) - $start)" | bc -l)
-  printf '%s: offline ordo translate, %d sentences: %.2f sentences/s\n' "$label" "$n_offline" "$offline" >&2
+  TIMEFORMAT='%R %U %S'
+  { time "$build/ordo" translate -q -m "$dir" -i "$work/offline.en" -o /dev/null --threads 2 --inter-threads 2 \
+      "${offline_opts[@]}"; } 2> "$work/offline.time"
+  read -r wall user sys < "$work/offline.time"
+  offline=$(echo "$n_offline / $wall" | bc -l)
+  offline_cpu=$(echo "$n_offline / ($user + $sys)" | bc -l)
+  printf '%s: offline ordo translate, %d sentences: %.2f sentences/s, %.2f per CPU second (%.2f cores busy)\n' \
+    "$label" "$n_offline" "$offline" "$offline_cpu" "$(echo "($user + $sys) / $wall" | bc -l)" >&2
 
   for setup in "1 replica" "2 replicas + HAProxy"; do
     if [ "$setup" = "1 replica" ]; then
@@ -92,18 +111,25 @@ for name in $models; do
     for c in $clients; do
       n=$(( per_client * c > 16 ? per_client * c : 16 ))
       # Warm-up (not counted): oneDNN kernels for the batch shapes, from the end of the file.
-      r=$("$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$n" --warmup "$(( c < 16 ? 16 : c ))" \
-            --sentences "$sentences" "${load_opts[@]}" || true)
-      printf '%s, %s, %s clients: %s\n' "$label" "$setup" "$c" "$r" >&2
+      "$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$(( c < 16 ? 16 : c ))" \
+        --sentences <(tail -n 64 "$sentences") "${load_opts[@]}" > /dev/null || true
+      cpu_before=$(cpu_seconds)
+      r=$("$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$n" --sentences "$sentences" \
+            "${load_opts[@]}" || true)
+      cpu=$(echo "$(cpu_seconds) - $cpu_before" | bc -l)
+      ok=$(( n - $(field errors "$r") ))
       ratio=$(echo "$(field rps "$r") / $offline" | bc -l)
-      results+=("| $label | $setup | $c | $n | $(field rps "$r") | $(field p50_ms "$r") | $(field p95_ms "$r") | $(field p99_ms "$r") | $(field errors "$r") | $(printf %.2f "$ratio") |")
+      cpu_ratio=$(echo "$ok / $cpu / $offline_cpu" | bc -l)
+      busy=$(echo "$cpu / $(field seconds "$r")" | bc -l)
+      printf '%s, %s, %s clients: %s cpu_s=%.1f\n' "$label" "$setup" "$c" "$r" "$cpu" >&2
+      results+=("| $label | $setup | $c | $n | $(field rps "$r") | $(field p50_ms "$r") | $(field p95_ms "$r") | $(field p99_ms "$r") | $(field errors "$r") | $(printf %.2f "$ratio") | $(printf %.2f "$cpu_ratio") | $(printf %.2f "$busy") |")
     done
     cleanup
     pids=()
   done
-  results+=("| $label | offline \`ordo translate\` | - | $n_offline | $(printf %.2f "$offline") | | | | | 1.00 |")
+  results+=("| $label | offline \`ordo translate\` | - | $n_offline | $(printf %.2f "$offline") | | | | | 1.00 | 1.00 | $(printf %.2f "$(echo "($user + $sys) / $wall" | bc -l)") |")
 done
 
-echo "| model | setup | clients | requests | requests/s | p50 ms | p95 ms | p99 ms | errors | / offline |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | setup | clients | requests | requests/s | p50 ms | p95 ms | p99 ms | errors | / offline | / offline, per CPU s | cores busy |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"
