@@ -140,6 +140,7 @@ struct Translator::Impl {
   std::shared_ptr<models::Seq2SeqModel> model;
   io::GenerationConfig generation_defaults;
   std::unique_ptr<text::Tokenizer> tokenizer;
+  int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   int inter_threads = 1;
 
   // `source`: the encoder input of this result (for attention: its length and pieces).
@@ -257,6 +258,9 @@ struct Translator::Impl {
 
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
                                      const std::vector<int64_t>& dropped = {}) const {
+    // ModelOptions::threads holds for every calling thread, not only the constructing one
+    // (a server calls from its own workers; OpenMP's thread count is per thread).
+    if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
     // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
     // tokenizer does with truncation=True; the caller learns how much was dropped.
     const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
@@ -351,6 +355,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
   if (model_options.threads > 0) at::set_num_threads(usable_threads(model_options.threads));
   keep_large_buffers_on_the_heap();
+  impl_->threads = model_options.threads > 0 ? usable_threads(model_options.threads) : 0;
   impl_->inter_threads = model_options.inter_threads;
   impl_->model_dir = model_dir;
   // Everything small is read and checked before the weights: a bad id or size in a JSON file
@@ -374,6 +379,19 @@ Translator& Translator::operator=(Translator&&) noexcept = default;
 
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
   return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence); });
+}
+
+std::vector<int64_t> Translator::encode(const std::string& sentence, const std::string& source_lang) const {
+  return impl_->tokenizer->encode(sentence, source_lang);
+}
+
+std::vector<std::string> Translator::languages() const {
+  // M2M100 names its language tokens "__de__"; callers pass "de".
+  std::vector<std::string> codes = impl_->tokenizer->languages();
+  for (std::string& code : codes)
+    if (code.size() > 4 && code.compare(0, 2, "__") == 0 && code.compare(code.size() - 2, 2, "__") == 0)
+      code = code.substr(2, code.size() - 4);
+  return codes;
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,

@@ -18,10 +18,16 @@ ORDO_PACKAGES=(
   fonts-dejavu-core fonts-wqy-microhei  # fonts for those pictures (WenQuanYi: CJK tokens)
   librsvg2-bin          # rsvg-convert: tests render the SVG pictures back to pixels
   libgtest-dev googletest
+  libcpp-httplib-dev    # `ordo serve`: HTTP server (and the tests' client)
+  libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
+  prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
 )
 # tools/sanitize.sh and tools/fuzz.sh (CI runs both after the suite): clang with its
 # sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports.
 ORDO_SANITIZER_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+
+# Only for the serving load benchmark (tools/serve/bench.sh), not for builds or tests.
+ORDO_BENCH_PACKAGES=(haproxy curl bc)
 
 ordo_missing_packages() {  # [extra packages...]
   local missing=()
