@@ -1,5 +1,7 @@
 #include "io/json_file.h"
 
+#include <cstdint>
+
 #include "io/file.h"
 #include "ordo/error.h"
 
@@ -65,9 +67,15 @@ bool JsonFields::has(const std::string& key) const {
 std::optional<int64_t> JsonFields::optional_int(const std::string& key) const {
   if (!has(key)) return std::nullopt;
   const nlohmann::json& v = object_.at(key);
+  // Out of int64's range: an unsigned above INT64_MAX, or a float (JSON integers too long for
+  // uint64 parse as floats) whose conversion would be undefined (found by fuzzing).
+  constexpr double kLimit = 9223372036854775808.0;  // 2^63
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    fail(key, "is out of range, found " + v.dump());
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) {
     const double d = v.get<double>();
+    if (!(d >= -kLimit && d < kLimit)) fail(key, "is out of range, found " + v.dump());
     if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
   }
   fail(key, std::string("must be an integer, found ") + type_name(v) + " " + v.dump());

@@ -185,6 +185,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         numel *= dim;
         view.shape.push_back(static_cast<int64_t>(dim));
       }
+      // numel * element size must not wrap: [2^61] of F64 would "need" 0 bytes.
+      if (numel > std::numeric_limits<uint64_t>::max() / 2 / info->size) throw Error(where + ": shape is too large");
       const auto& offsets = entry["data_offsets"];
       if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
           !offsets[1].is_number_unsigned())

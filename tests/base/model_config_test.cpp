@@ -88,6 +88,30 @@ TEST(ModelConfig, NumberOverflowIsInvalidJsonNamingTheFile) {
   EXPECT_THROW(load_generation_config(config), Error);
 }
 
+// Found by fuzzing (tests/fuzz/regressions/model_config/d_model_float_beyond_int64): an integer
+// too long for uint64 parses as a double, and converting 1.6e93 to int64 was undefined
+// behaviour (UBSan); an unsigned above INT64_MAX wrapped to a negative value.
+TEST(ModelConfig, IntegersBeyondInt64AreOutOfRangeNotWrapped) {
+  TempDir dir;
+  for (const std::string& value : {"1555555555555555555555555555555555555555556", "1.6e93", "-9.3e18",
+                                   "18446744073709551615", "9223372036854775808"}) {
+    const std::string path = dir.write("config.json", "{\"d_model\": " + value + "}");
+    const nlohmann::json json = read_json_file(path);
+    try {
+      JsonFields(json, path).required_int("d_model");
+      FAIL() << value;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": field 'd_model' is out of range"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(load_model_config(path), Error) << value;
+  }
+  const std::string path = dir.write("config.json", "{\"a\": 9223372036854775807, \"b\": -9223372036854775808, \"c\": 4.0}");
+  const nlohmann::json json = read_json_file(path);
+  EXPECT_EQ(JsonFields(json, path).required_int("a"), INT64_MAX);
+  EXPECT_EQ(JsonFields(json, path).required_int("b"), INT64_MIN);
+  EXPECT_EQ(JsonFields(json, path).required_int("c"), 4);
+}
+
 TEST(ModelConfig, MissingAndWrongFieldsNameTheField) {
   nlohmann::json base = fixture_config("marian_opus_en_mg");
   auto without = [&](const char* key) {
