@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs ordo into a scratch prefix, builds examples/translate against it with
 # find_package(ordo), and checks that it translates like the `ordo` command line.
-#   embed_example_test.sh SOURCE_DIR BUILD_DIR MODEL_DIR
+#   embed_example_test.sh SOURCE_DIR BUILD_DIR MODEL_DIR [CXX_COMPILER CXX_FLAGS]
+# The compiler and flags of the build (e.g. sanitizers: an instrumented libordo needs an
+# instrumented program) are passed on to the example's build.
 set -euo pipefail
-source_dir="$1" build_dir="$2" model="$3"
+source_dir="$1" build_dir="$2" model="$3" cxx="${4:-}" cxx_flags="${5:-}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
@@ -13,7 +15,7 @@ if grep -rE '#include *[<"](torch|ATen|c10)/' "$work/prefix/include/ordo"; then
   echo "public headers include LibTorch" >&2; exit 1
 fi
 cmake -S "$source_dir/examples/translate" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+  -DCMAKE_BUILD_TYPE=Release ${cxx:+"-DCMAKE_CXX_COMPILER=$cxx"} "-DCMAKE_CXX_FLAGS=$cxx_flags" > "$work/configure.log"
 cmake --build "$work/example" > "$work/build.log"
 sentence="Where is the train station?"
 got="$("$work/example/translate_example" "$model" "$sentence" | cut -f1)"

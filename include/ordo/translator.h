@@ -56,6 +56,7 @@ class ORDO_API Translator {
   const std::string& model_dir() const;
 
  private:
+  void load(const std::string& model_dir, const ModelOptions& model_options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

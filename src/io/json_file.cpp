@@ -1,8 +1,6 @@
 #include "io/json_file.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "io/file.h"
 #include "ordo/error.h"
 
 namespace ordo::io {
@@ -36,16 +34,17 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
     const size_t colon = what.find("syntax error");
     if (colon != std::string::npos) what = what.substr(colon);
     throw Error(where + ":" + line_column(text, byte) + ": invalid JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // E.g. out_of_range.406 "number overflow parsing '1E400'" (found by fuzzing): no position.
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw Error(where + ": invalid JSON: " + what);
   }
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error");
-  return parse_json_text(buffer.str(), path);
+  return parse_json_text(read_regular_file(path), path);
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string where)

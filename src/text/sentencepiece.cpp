@@ -23,11 +23,26 @@ struct Shim {
   ordo_spm_piece_to_id_fn piece_to_id = nullptr;
   ordo_spm_id_to_piece_fn id_to_piece = nullptr;
   ordo_spm_piece_size_fn piece_size = nullptr;
+  ordo_spm_train_fn train = nullptr;
 };
 
 bool exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+// Throws unless `path` is a regular file: SentencePiece would block forever on a FIFO and
+// report a directory as "basic_filebuf::underflow".
+void require_regular_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": file not found (a SentencePiece model is needed)");
+  if (S_ISREG(st.st_mode)) return;
+  const char* type = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  throw Error(path + ": is " + type + ", not a SentencePiece model file");
 }
 
 // The folder of the binary (libordo.so or an executable) that contains this code.
@@ -53,8 +68,8 @@ Shim open_shim() {
       tried += "\n  " + path + " (not found)";
       continue;
     }
-    // RTLD_DEEPBIND: the shim's SentencePiece binds to its own protobuf, not LibTorch's.
-    void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    // A namespace of its own: SentencePiece's protobuf 3.14 never meets LibTorch's 3.21.
+    void* library = ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) {
       tried += "\n  " + path + " (" + ::dlerror() + ")";
       continue;
@@ -68,8 +83,9 @@ Shim open_shim() {
     shim.piece_to_id = reinterpret_cast<ordo_spm_piece_to_id_fn>(::dlsym(library, "ordo_spm_piece_to_id"));
     shim.id_to_piece = reinterpret_cast<ordo_spm_id_to_piece_fn>(::dlsym(library, "ordo_spm_id_to_piece"));
     shim.piece_size = reinterpret_cast<ordo_spm_piece_size_fn>(::dlsym(library, "ordo_spm_piece_size"));
+    shim.train = reinterpret_cast<ordo_spm_train_fn>(::dlsym(library, "ordo_spm_train"));
     if (shim.load && shim.free && shim.encode && shim.decode && shim.free_string && shim.piece_to_id &&
-        shim.id_to_piece && shim.piece_size)
+        shim.id_to_piece && shim.piece_size && shim.train)
       return shim;
     tried += "\n  " + path + " (missing ordo_spm_* symbols: a stale build?)";
   }
@@ -101,7 +117,7 @@ std::string take_error(char* error) {
 }  // namespace
 
 SentencePiece::SentencePiece(const std::string& path) : path_(path) {
-  if (!exists(path)) throw Error(path + ": file not found (a SentencePiece model is needed)");
+  require_regular_file(path);
   char* error = nullptr;
   handle_ = shim().load(path.c_str(), &error);
   if (!handle_) throw Error(path + ": cannot load SentencePiece model (" + take_error(error) + ")");
@@ -139,15 +155,47 @@ std::string SentencePiece::decode(const std::vector<std::string>& pieces) const 
   return out;
 }
 
-int SentencePiece::piece_to_id(const std::string& piece) const { return shim().piece_to_id(handle_, piece.c_str()); }
+int SentencePiece::piece_to_id(const std::string& piece) const {
+  char* error = nullptr;
+  const int id = shim().piece_to_id(handle_, piece.c_str(), &error);
+  if (id < 0) throw Error(path_ + ": SentencePiece lookup of '" + piece + "' failed (" + take_error(error) + ")");
+  return id;
+}
 
 std::string SentencePiece::id_to_piece(int id) const {
-  char* piece = shim().id_to_piece(handle_, id);
-  std::string out = piece ? piece : "";
+  char* error = nullptr;
+  char* piece = shim().id_to_piece(handle_, id, &error);
+  if (!piece) throw Error(path_ + ": " + take_error(error));
+  std::string out = piece;
   shim().free_string(piece);
   return out;
 }
 
-int SentencePiece::size() const { return shim().piece_size(handle_); }
+int SentencePiece::size() const {
+  char* error = nullptr;
+  const int size = shim().piece_size(handle_, &error);
+  if (size < 0) throw Error(path_ + ": " + take_error(error));
+  return size;
+}
+
+void train_sentencepiece(const std::vector<std::string>& args) {
+  std::vector<std::string> keys, values;
+  for (const std::string& arg : args) {
+    const size_t start = arg.rfind("--", 0) == 0 ? 2 : 0;
+    const size_t eq = arg.find('=', start);
+    if (eq == std::string::npos || eq == start)
+      throw Error("SentencePiece trainer option '" + arg + "' is not --key=value");
+    keys.push_back(arg.substr(start, eq - start));
+    values.push_back(arg.substr(eq + 1));
+  }
+  std::vector<const char*> key_pointers, value_pointers;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    key_pointers.push_back(keys[i].c_str());
+    value_pointers.push_back(values[i].c_str());
+  }
+  char* error = nullptr;
+  if (shim().train(key_pointers.data(), value_pointers.data(), keys.size(), &error) != 0)
+    throw Error("SentencePiece training failed (" + take_error(error) + ")");
+}
 
 }  // namespace ordo::text

@@ -8,7 +8,8 @@ namespace ordo::text {
 
 class SentencePiece {
  public:
-  // Throws ordo::Error "<path>: cannot load SentencePiece model (...)".
+  // Throws ordo::Error "<path>: cannot load SentencePiece model (...)", or "<path>: is a
+  // directory, not a SentencePiece model file" (also FIFOs and devices: never blocks).
   explicit SentencePiece(const std::string& path);
   ~SentencePiece();
   SentencePiece(const SentencePiece&) = delete;
@@ -17,7 +18,7 @@ class SentencePiece {
   std::vector<std::string> encode(const std::string& text) const;   // pieces
   std::string decode(const std::vector<std::string>& pieces) const;  // detokenized text
   int piece_to_id(const std::string& piece) const;  // the unknown id when absent
-  std::string id_to_piece(int id) const;             // id must be < size()
+  std::string id_to_piece(int id) const;             // ordo::Error unless 0 <= id < size()
   int size() const;
   const std::string& path() const { return path_; }
 
@@ -25,5 +26,10 @@ class SentencePiece {
   std::string path_;
   void* handle_ = nullptr;
 };
+
+// Trains a SentencePiece model in this process, as Debian's spm_train does: `args` are
+// spm_train's options ("--input=corpus.txt", "--model_prefix=spm", "--vocab_size=8000", ...).
+// Throws ordo::Error with SentencePiece's message when training fails.
+void train_sentencepiece(const std::vector<std::string>& args);
 
 }  // namespace ordo::text

@@ -119,6 +119,19 @@ TEST(Safetensors, MalformedFilesGiveClearErrors) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/regressions/safetensors/zero_size_f32_tensor): converting an
+// empty F32 tensor passed an empty vector's null data() to memcpy (UBSan: undefined behaviour).
+TEST(Safetensors, ZeroSizeTensorsConvertToEmptyVectors) {
+  TempDir dir;
+  const std::string path =
+      dir.write("m.safetensors", raw_file(R"({"e":{"dtype":"F32","shape":[0,4],"data_offsets":[0,0]},)"
+                                          R"("h":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}})",
+                                          ""));
+  SafetensorsFile file(path);
+  EXPECT_TRUE(to_float32(file.get("e", {0, 4})).empty());
+  EXPECT_TRUE(to_float32(file.get("h", {0})).empty());
+}
+
 TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});

@@ -1,6 +1,11 @@
 // Marian tokenization against Hugging Face's MarianTokenizer (golden ids, pieces and decoded
 // texts of the fixtures, which use the real opus-mt tokenizer files) and malformed inputs.
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -193,7 +198,8 @@ TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
       {"\xf4\x90\x80\x80", "beyond U+10FFFF"},
       {"\xc3(", "missing continuation byte"},
   };
-  for (const auto& [text, why] : cases) {
+  for (const auto& [bytes, why] : cases) {
+    const std::string text = bytes;  // (clang 14 cannot capture a structured binding)
     const std::string message = error_of([&] { check_utf8(text, "stdin line 7"); });
     EXPECT_NE(message.find("stdin line 7: invalid UTF-8 at byte"), std::string::npos) << message;
     EXPECT_NE(message.find(why), std::string::npos) << message;
@@ -206,6 +212,37 @@ TEST(SentencePiece, RoundTripsRealOpusMtModel) {
   const SentencePiece spm(ordo::testing::fixture_dir("marian_tcbig_en_pt") + "/source.spm");
   const std::string text = "Where is the train station?";
   EXPECT_EQ(spm.decode(spm.encode(text)), text);
+}
+
+// A directory or a FIFO named like a model file: a clear error, never SentencePiece's
+// "basic_filebuf::underflow" and never a read that blocks forever.
+TEST(SentencePiece, RefusesDirectoriesAndFifosNamingTheFile) {
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.file("source.spm").c_str(), 0755), 0);
+  const std::string directory = error_of([&] { SentencePiece spm(dir.file("source.spm")); });
+  EXPECT_NE(directory.find(dir.file("source.spm") + ": is a directory"), std::string::npos) << directory;
+  EXPECT_EQ(directory.find("underflow"), std::string::npos) << directory;
+
+  ASSERT_EQ(::mkfifo(dir.file("target.spm").c_str(), 0644), 0);
+  auto fifo = std::async(std::launch::async, [&] { return error_of([&] { SentencePiece spm(dir.file("target.spm")); }); });
+  ASSERT_EQ(fifo.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "loading a FIFO blocks";
+  const std::string message = fifo.get();
+  EXPECT_NE(message.find(dir.file("target.spm") + ": is a FIFO"), std::string::npos) << message;
+
+  // The same through a tokenizer folder.
+  TempDir model;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), model.path());
+  std::remove(model.file("source.spm").c_str());
+  ASSERT_EQ(::mkdir(model.file("source.spm").c_str(), 0755), 0);
+  const std::string folder = error_of([&] { load_marian_tokenizer(model.path(), false); });
+  EXPECT_NE(folder.find("source.spm: is a directory"), std::string::npos) << folder;
+}
+
+TEST(SentencePiece, IdsOutsideTheModelAreErrorsNotReadsPastItsTable) {
+  const SentencePiece spm(ordo::testing::fixture_dir("marian_opus_en_mg") + "/target.spm");
+  EXPECT_FALSE(spm.id_to_piece(0).empty());
+  EXPECT_NE(error_of([&] { spm.id_to_piece(spm.size()); }).find("outside the vocabulary"), std::string::npos);
+  EXPECT_NE(error_of([&] { spm.id_to_piece(-1); }).find("outside the vocabulary"), std::string::npos);
 }
 
 }  // namespace

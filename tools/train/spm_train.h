@@ -1,7 +1,8 @@
-// Trains the joint SentencePiece model with Debian's `spm_train` (package `sentencepiece`),
-// run as a child process. Not in-process: libsentencepiece_train, loaded in the shim's
-// RTLD_DEEPBIND scope, binds std::cerr to libstdc++'s own (never constructed) copy instead
-// of the executable's and crashes on its first log line.
+// Trains the joint SentencePiece model in process, through libordo_sentencepiece.so (the
+// shim, in its own link-map namespace: see src/text/sentencepiece_shim.h). It used to run
+// Debian's `spm_train` as a child process, because under the former RTLD_DEEPBIND loading
+// libsentencepiece_train bound std::cerr to libstdc++'s never-constructed copy and crashed on
+// its first log line; in a namespace of its own it has its own, constructed, libstdc++.
 #pragma once
 
 #include <string>
@@ -9,9 +10,9 @@
 
 namespace ordo::train {
 
-// Runs `spm_train ARGS...` (e.g. {"--input=corpus.txt", "--model_prefix=spm", ...}) and
-// waits for it. Throws ordo::Error when spm_train is missing or fails; its output goes to
-// this process's stderr.
+// Trains with spm_train's options (e.g. {"--input=corpus.txt", "--model_prefix=spm", ...}).
+// Throws ordo::Error with SentencePiece's message when training fails; SentencePiece's log
+// goes to this process's stderr.
 void run_spm_train(const std::vector<std::string>& args);
 
 }  // namespace ordo::train
