@@ -343,10 +343,10 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
       if (html_tag_count(texts[i]) > kMaxHtmlTags)
         throw ApiError(400, "Invalid request: " + (is_list ? "q[" + std::to_string(i) + "]" : std::string("q")) +
                                 " has more than " + std::to_string(kMaxHtmlTags) + " HTML tags");
-      htmls.push_back(std::make_unique<HtmlText>(texts[i]));
+      htmls.push_back(std::make_unique<HtmlText>(texts[i], source));
       runs = &htmls.back()->runs();
     } else {
-      lines.push_back(std::make_unique<LineText>(texts[i]));
+      lines.push_back(std::make_unique<LineText>(texts[i], source));
       runs = &lines.back()->runs();
     }
     sentences.insert(sentences.end(), runs->begin(), runs->end());
