@@ -382,7 +382,7 @@ std::vector<int64_t> Translator::encode(const std::string& sentence) const {
 }
 
 std::vector<int64_t> Translator::encode(const std::string& sentence, const std::string& source_lang) const {
-  return impl_->tokenizer->encode(sentence, source_lang);
+  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence, source_lang); });
 }
 
 std::vector<std::string> Translator::languages() const {

@@ -343,10 +343,10 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
       if (html_tag_count(texts[i]) > kMaxHtmlTags)
         throw ApiError(400, "Invalid request: " + (is_list ? "q[" + std::to_string(i) + "]" : std::string("q")) +
                                 " has more than " + std::to_string(kMaxHtmlTags) + " HTML tags");
-      htmls.push_back(std::make_unique<HtmlText>(texts[i]));
+      htmls.push_back(std::make_unique<HtmlText>(texts[i], source));
       runs = &htmls.back()->runs();
     } else {
-      lines.push_back(std::make_unique<LineText>(texts[i]));
+      lines.push_back(std::make_unique<LineText>(texts[i], source));
       runs = &lines.back()->runs();
     }
     sentences.insert(sentences.end(), runs->begin(), runs->end());
@@ -458,7 +458,9 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     positions.push_back(i);
   }
   const std::vector<TranslationResult> results = translate(*model, options, sentences, deadline);
-  std::vector<TranslationResult> by_text(texts.size(), TranslationResult{{Hypothesis{}}});
+  TranslationResult empty;  // an empty text is not run: one empty hypothesis, score 0 (as the CLI)
+  empty.hypotheses.emplace_back();
+  std::vector<TranslationResult> by_text(texts.size(), empty);
   for (size_t k = 0; k < positions.size(); ++k) by_text[positions[k]] = results[k];
   Json lines = Json::array();
   for (const TranslationResult& r : by_text) lines.push_back(result_json(r));

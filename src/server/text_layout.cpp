@@ -1,5 +1,7 @@
 #include "server/text_layout.h"
 
+#include "ordo/document.h"
+
 #include <gumbo.h>
 
 #include <algorithm>
@@ -78,6 +80,54 @@ void collect(const GumboNode* root, const char* base, size_t size, std::vector<T
   }
 }
 
+// `line` cut into its sentences (appended to `runs`) and the text around them. With
+// `words_only`, a sentence of only punctuation or symbols stays as text.
+LinePieces cut(const std::string& line, const std::string& language, std::vector<std::string>& runs,
+               bool words_only) {
+  LinePieces pieces;
+  std::vector<ordo::SentenceSpan> spans;
+  try {
+    spans = ordo::split_sentences(line, language);
+  } catch (const std::exception&) {
+    spans.clear();  // not expected (the text is valid UTF-8): the line as one sentence
+    size_t a = 0, b = line.size();
+    while (a < b && is_space(line[a])) ++a;
+    while (b > a && is_space(line[b - 1])) --b;
+    if (a < b) spans.push_back({a, b});
+  }
+  std::string keep;
+  size_t at = 0;
+  for (const ordo::SentenceSpan& span : spans) {
+    if (span.begin < at || span.end > line.size() || span.begin >= span.end) continue;
+    keep += line.substr(at, span.begin - at);
+    std::string sentence = line.substr(span.begin, span.end - span.begin);
+    at = span.end;
+    if (words_only && !has_words(sentence)) {
+      keep += sentence;
+      continue;
+    }
+    pieces.keep.push_back(std::move(keep));
+    keep.clear();
+    pieces.runs.push_back(runs.size());
+    // A line break inside a sentence is a soft wrap: the model sees a space (as the CLI's).
+    for (char& c : sentence)
+      if (c == '\n' || c == '\r') c = ' ';
+    runs.push_back(std::move(sentence));
+  }
+  keep += line.substr(at);
+  pieces.keep.push_back(std::move(keep));
+  return pieces;
+}
+
+void join(const LinePieces& pieces, const std::vector<std::string>& translated, bool html, std::string& out) {
+  const auto put = [&](const std::string& text) { out += html ? escape_html_text(text) : text; };
+  for (size_t i = 0; i < pieces.runs.size(); ++i) {
+    put(pieces.keep[i]);
+    put(pieces.runs[i] < translated.size() ? translated[pieces.runs[i]] : std::string());
+  }
+  put(pieces.keep.back());
+}
+
 }  // namespace
 
 size_t html_tag_count(const std::string& html) {
@@ -101,7 +151,7 @@ std::string escape_html_text(const std::string& text) {
   return out;
 }
 
-LineText::LineText(const std::string& text) {
+LineText::LineText(const std::string& text, const std::string& language) {
   size_t start = 0;
   while (true) {
     size_t stop = text.find('\n', start);
@@ -110,11 +160,7 @@ LineText::LineText(const std::string& text) {
     std::string line = text.substr(start, stop - start);
     const bool cr = !line.empty() && line.back() == '\r';
     if (cr) line.pop_back();
-    bool blank = true;
-    for (char c : line) blank = blank && is_space(c);
-    run_of_line_.push_back(blank ? -1 : static_cast<int>(runs_.size()));
-    if (!blank) runs_.push_back(line);
-    lines_.push_back(std::move(line));
+    lines_.push_back(cut(line, language, runs_, false));
     crs_.push_back(cr);
     if (last) break;
     start = stop + 1;
@@ -125,14 +171,13 @@ std::string LineText::rebuild(const std::vector<std::string>& translated) const 
   std::string out;
   for (size_t i = 0; i < lines_.size(); ++i) {
     if (i > 0) out += '\n';
-    const int run = run_of_line_[i];
-    out += run < 0 ? lines_[i] : (static_cast<size_t>(run) < translated.size() ? translated[run] : "");
+    join(lines_[i], translated, false, out);
     if (crs_[i]) out += '\r';
   }
   return out;
 }
 
-HtmlText::HtmlText(const std::string& html) : source_(html) {
+HtmlText::HtmlText(const std::string& html, const std::string& language) : source_(html) {
   GumboOptions options = kGumboDefaultOptions;
   std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
       gumbo_parse_with_options(&options, source_.data(), source_.size()),
@@ -148,30 +193,13 @@ HtmlText::HtmlText(const std::string& html) : source_(html) {
     last_end = t.end;
     const size_t crlf_at = source_.find("\r\n", t.begin);
     Node node{t.begin, t.end, crlf_at != std::string::npos && crlf_at + 1 < t.end, {}};
-    bool any = false;
-    size_t start = 0;
-    while (start <= t.text.size()) {
-      size_t stop = t.text.find('\n', start);
-      if (stop == std::string::npos) stop = t.text.size();
-      const std::string line = t.text.substr(start, stop - start);
-      size_t a = 0, b = line.size();
-      while (a < b && is_space(line[a])) ++a;
-      while (b > a && is_space(line[b - 1])) --b;
-      Line l;
-      if (a == b || !has_words(line)) {
-        l.before = line;
-      } else {
-        l.before = line.substr(0, a);
-        l.after = line.substr(b);
-        l.run = static_cast<int>(runs_.size());
-        runs_.push_back(line.substr(a, b - a));
-        any = true;
-      }
-      node.lines.push_back(std::move(l));
-      if (stop == t.text.size()) break;
-      start = stop + 1;
-    }
-    if (any) nodes_.push_back(std::move(node));
+    // The whole node at once: in HTML a line break inside a paragraph is only white space.
+    node.pieces = cut(t.text, language, runs_, true);
+    if (node.pieces.runs.empty()) continue;
+    if (node.crlf)
+      for (std::string& keep : node.pieces.keep)
+        for (size_t at = keep.find('\n'); at != std::string::npos; at = keep.find('\n', at + 2)) keep.insert(at, "\r");
+    nodes_.push_back(std::move(node));
   }
 }
 
@@ -181,13 +209,7 @@ std::string HtmlText::rebuild(const std::vector<std::string>& translated) const 
   size_t pos = 0;
   for (const Node& node : nodes_) {
     out.append(source_, pos, node.begin - pos);
-    for (size_t i = 0; i < node.lines.size(); ++i) {
-      const Line& l = node.lines[i];
-      if (i > 0) out += node.crlf ? "\r\n" : "\n";
-      out += l.before;
-      if (l.run >= 0) out += escape_html_text(static_cast<size_t>(l.run) < translated.size() ? translated[l.run] : "");
-      out += l.after;
-    }
+    join(node.pieces, translated, true, out);
     pos = node.end;
   }
   out.append(source_, pos, std::string::npos);

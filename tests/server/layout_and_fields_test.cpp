@@ -34,7 +34,7 @@ TEST(HtmlText, TranslatesTextNodesAndKeepsMarkupByteForByte) {
       "<p>Tom &amp; Jerry &lt;3</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
       "<noscript>Enable scripts</noscript><template><p>later</p></template>"
       "<table><tr><td>Cell one</td></tr></table></body></html>";
-  const HtmlText layout(html);
+  const HtmlText layout(html, "en");
   EXPECT_EQ(layout.runs(), (std::vector<std::string>{"A title", "Hello", "brave", "new world.", "Tom & Jerry <3",
                                                       "Cell one"}));
   const std::string expected =
@@ -46,28 +46,28 @@ TEST(HtmlText, TranslatesTextNodesAndKeepsMarkupByteForByte) {
       "<table><tr><td>[Cell one]</td></tr></table></body></html>";
   EXPECT_EQ(layout.rebuild(marked(layout.runs())), expected);
   // Untranslated (the runs themselves): the input back, except entities now written once.
-  EXPECT_EQ(HtmlText("<p>a <i>b</i></p>").rebuild({"a", "b"}), "<p>a <i>b</i></p>");
+  EXPECT_EQ(HtmlText("<p>a <i>b</i></p>", "en").rebuild({"a", "b"}), "<p>a <i>b</i></p>");
 }
 
 TEST(HtmlText, FragmentsLinesAndOddInput) {
-  EXPECT_EQ(HtmlText("Just text, no tags.").rebuild({"X"}), "X");
-  const HtmlText lines("<p>\n  First line.\r\n  Second line.\n</p>");
+  EXPECT_EQ(HtmlText("Just text, no tags.", "en").rebuild({"X"}), "X");
+  const HtmlText lines("<p>\n  First line.\r\n  Second line.\n</p>", "en");
   EXPECT_EQ(lines.runs(), (std::vector<std::string>{"First line.", "Second line."}));
   EXPECT_EQ(lines.rebuild({"1", "2"}), "<p>\r\n  1\r\n  2\r\n</p>");
   for (const std::string odd : {std::string(""), std::string("<"), std::string("</p></div>"),
                                 std::string("<p unclosed=\"a>b"), std::string("<table>stray<tr>text</table>"),
                                 std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
-    const HtmlText layout(odd);
+    const HtmlText layout(odd, "en");
     EXPECT_NO_THROW(layout.rebuild(marked(layout.runs())));
   }
-  EXPECT_TRUE(HtmlText("<p> · </p><p>—</p><p>123</p>").runs() == std::vector<std::string>{"123"});
+  EXPECT_TRUE(HtmlText("<p> · </p><p>—</p><p>123</p>", "en").runs() == std::vector<std::string>{"123"});
 }
 
 TEST(HtmlText, DeepNestingAndTagCount) {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<div>";
   deep += "Deep text.";
-  const HtmlText layout(deep);
+  const HtmlText layout(deep, "en");
   EXPECT_EQ(layout.runs(), std::vector<std::string>{"Deep text."});
   EXPECT_EQ(layout.rebuild({"X"}), deep.substr(0, deep.size() - 10) + "X");
   EXPECT_EQ(ordo::server::html_tag_count(deep), 5000u);
@@ -75,10 +75,22 @@ TEST(HtmlText, DeepNestingAndTagCount) {
 }
 
 TEST(LineText, LinesBlankLinesAndCrLf) {
-  const LineText text("First.\n\n  \nSecond.\r\nThird.");
+  const LineText text("First.\n\n  \nSecond.\r\nThird.", "en");
   EXPECT_EQ(text.runs(), (std::vector<std::string>{"First.", "Second.", "Third."}));
   EXPECT_EQ(text.rebuild({"1", "2", "3"}), "1\n\n  \n2\r\n3");
-  EXPECT_EQ(LineText("One sentence.").rebuild({"x"}), "x");
+  EXPECT_EQ(LineText("One sentence.", "en").rebuild({"x"}), "x");
+}
+
+// Each line is cut into sentences (ICU's rules, abbreviations of the language known) and
+// rebuilt around the text between them; in HTML a line break inside a paragraph is a soft wrap.
+TEST(LineText, SentencesOfALine) {
+  const LineText text("Mr. Smith went to Washington. He arrived on Monday.  Then?\nNext line", "en");
+  EXPECT_EQ(text.runs(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
+                                                   "Next line"}));
+  EXPECT_EQ(text.rebuild({"1", "2", "3", "4"}), "1 2  3\n4");
+  const HtmlText html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
+  EXPECT_EQ(html.runs(), (std::vector<std::string>{"A sentence that wraps.", "<Second> one."}));
+  EXPECT_EQ(html.rebuild({"A & B.", "C."}), "<p>A &amp; B. C.</p><p>|</p>");
 }
 
 int status_of(const std::function<void()>& f) {

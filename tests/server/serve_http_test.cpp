@@ -4,6 +4,7 @@
 // bounded in count and time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <set>
@@ -173,6 +174,15 @@ TEST_F(Serve, LibreTranslateJsonEqualsTheCommandLine) {
   Answer text = post(server(), "/translate",
                      json{{"q", lines[1] + "\n\n" + lines[2] + "\r\n"}, {"source", "en"}, {"target", "de"}});
   EXPECT_EQ(text.body["translatedText"], expected[1] + "\n\n" + expected[2] + "\r\n");
+  // A paragraph is cut into sentences and rejoined, as `ordo translate --split-sentences` does.
+  const std::vector<std::string> paragraphs = {
+      "Mr. Smith is sleeping on a couch. Two dogs play in the snow.  A boy sits on a bench.",
+      "A woman rides a bike. She wears a red helmet."};
+  const std::vector<std::string> split = texts_of(cli_json("translate -m en-de --split-sentences", paragraphs));
+  Answer paragraph = post(server(), "/translate", json{{"q", paragraphs[0] + "\n" + paragraphs[1]},
+                                                      {"source", "en"}, {"target", "de"}});
+  EXPECT_EQ(paragraph.body["translatedText"], split[0] + "\n" + split[1]);
+  EXPECT_NE(split[0].find("  "), std::string::npos);  // the spacing between sentences is the input's
   // Empty texts in an array come back empty.
   Answer empty = post(server(), "/translate", json{{"q", {"", lines[0]}}, {"source", "en"}, {"target", "de"}});
   EXPECT_EQ(empty.body["translatedText"], json({"", expected[0]}));
@@ -432,10 +442,12 @@ TEST_F(Serve, ConcurrentClientsGetTheCommandLinesAnswers) {
 
 TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
   ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6", "--timeout", "0.2"});
-  // Six long lines (three captions each), translated one at a time: far more than 0.2 s.
+  // Six long sentences (three captions each, full stops dropped), translated one at a time:
+  // far more than 0.2 s.
   std::vector<std::string> lines;
-  const std::vector<std::string> captions = sample_lines(18, 70);
-  for (size_t i = 0; i < 18; i += 3) lines.push_back(captions[i] + " " + captions[i + 1] + " " + captions[i + 2]);
+  std::vector<std::string> captions = sample_lines(18, 70);
+  for (std::string& c : captions) c.erase(std::remove(c.begin(), c.end(), '.'), c.end());
+  for (size_t i = 0; i < 18; i += 3) lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
   Answer first;
   std::thread busy([&] { first = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
   // Bounded: until the server holds the first request's sentences in its queue.
