@@ -293,6 +293,32 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// Sampling: each hypothesis draws from its own generator (seed + its number), so a sampled
+// sentence is the same alone and in any batch, in any position.
+TEST(BatchInvariance, SampledSentenceIsTheSameAloneAndInAnyBatch) {
+  const Translator translator(testing::fixture_dir("marian_tcbig_en_pt"));
+  const auto sentences = testing::load_golden("marian_tcbig_en_pt")["sentences"].get<std::vector<std::string>>();
+  DecodeOptions sample;
+  sample.beam_size = 1;
+  sample.max_new_tokens = 20;
+  sample.sample = true;
+  sample.temperature = 1.5f;
+  sample.top_p = 0.9f;
+  sample.seed = 42;
+  sample.n_best = 2;
+  const auto together = translator.translate(sentences, sample);
+  const std::vector<std::string> reversed(sentences.rbegin(), sentences.rend());
+  const auto backwards = translator.translate(reversed, sample);
+  int differing = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const TranslationResult alone = translator.translate({sentences[i]}, sample)[0];
+    EXPECT_TRUE(same_result(together[i], alone)) << "sentence " << i;
+    EXPECT_TRUE(same_result(backwards[sentences.size() - 1 - i], alone)) << "sentence " << i;
+    differing += alone.hypotheses[0].ids != alone.hypotheses[1].ids;
+  }
+  EXPECT_GT(differing, 0) << "a sentence's two samples were alike for every sentence";
+}
+
 std::vector<std::string> invariance_models() {
   std::vector<std::string> all = testing::seq2seq_fixtures();
   all.push_back("en-de");
