@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "nn/attention_kernel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
@@ -94,7 +95,7 @@ at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
 at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const {
   if (!qkv_proj.packed) return forward(x, project_key_value(x), additive_mask);
   const at::Tensor qkv = qkv_proj.forward(x);
-  const KeyValue kv{split_heads(part(qkv, 1)).contiguous(), split_heads(part(qkv, 2)).contiguous()};
+  const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2))};  // views: read in place
   return attend(part(qkv, 0), kv, additive_mask);
 }
 
@@ -125,6 +126,13 @@ at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyVa
                                       const at::Tensor& additive_mask) const {
   const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
   const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  // Inference: the kernel whose rows do not depend on the batch (attention_kernel.h). The
+  // LibTorch route below stays for autograd (the trainer).
+  const bool needs_grad = at::GradMode::is_enabled() &&
+                          (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
+  if (!needs_grad)
+    return out_proj.forward(fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
+                                                  static_cast<float>(scaling)));
   const at::Tensor q = split_heads(projected_q * scaling);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]
   if (additive_mask.defined()) scores = scores + additive_mask;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <unordered_map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <dnnl.hpp>
@@ -100,9 +100,21 @@ struct PackedGemm::Impl {
     dnnl::matmul primitive;
     size_t scratchpad_bytes = 0;
   };
+  // The kernels of the most recently used (rows, threads) shapes (oneDNN fixes both when it
+  // creates one), least recently used first out. Unbounded, a server that sees every batch
+  // shape kept one per shape forever (720 shapes: +1.8 GB). A shape that comes back is
+  // rebuilt in ~3 us while oneDNN's own primitive cache (1024 entries, process-wide) still
+  // holds it, ~130 us otherwise. Row r's result does not depend on the row count (tests/
+  // engine/batch_invariance_test.cpp), so which kernel runs a batch never changes a bit.
+  struct CachedKernel {
+    int64_t rows;
+    int threads;
+    uint64_t last_use;
+    std::shared_ptr<const Kernel> kernel;
+  };
   mutable std::mutex mutex;
-  // By (rows, threads): oneDNN fixes a kernel's thread count when it is created.
-  mutable std::map<std::pair<int64_t, int>, std::shared_ptr<const Kernel>> kernels;
+  mutable std::vector<CachedKernel> kernels;  // at most kMaxCachedKernels
+  mutable uint64_t uses = 0;
 
   // int8 applies its per-row scales, the bias and the activation after the GEMM (oneDNN 2.6's
   // brgemm kernels accept no per-row post-op and fall back to reference code with one).
@@ -129,15 +141,24 @@ struct PackedGemm::Impl {
   }
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
-    const std::pair<int64_t, int> key(rows, at::get_num_threads());
+    const int threads = at::get_num_threads();
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = kernels.find(key);
-    if (it != kernels.end()) return it->second;
+    ++uses;
+    for (CachedKernel& cached : kernels)
+      if (cached.rows == rows && cached.threads == threads) {
+        cached.last_use = uses;
+        return cached.kernel;
+      }
     const dnnl::matmul::primitive_desc pd = describe(rows, weights_md);
     if (pd.weights_desc() != weights_md)
       throw Error("oneDNN chose another weight layout for " + std::to_string(rows) + " rows");
     auto made = std::make_shared<Kernel>(Kernel{dnnl::matmul(pd), pd.scratchpad_desc().get_size()});
-    kernels.emplace(key, made);
+    // A caller still running an evicted kernel keeps it alive through its shared_ptr.
+    if (kernels.size() >= kMaxCachedKernels)
+      kernels.erase(std::min_element(kernels.begin(), kernels.end(), [](const CachedKernel& a, const CachedKernel& b) {
+        return a.last_use < b.last_use;
+      }));
+    kernels.push_back({rows, threads, uses, made});
     return made;
   }
 };
@@ -193,6 +214,10 @@ PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmTyp
 PackedGemm::~PackedGemm() = default;
 
 int64_t PackedGemm::in_features() const { return impl_->in; }
+size_t PackedGemm::cached_kernels() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->kernels.size();
+}
 int64_t PackedGemm::out_features() const { return impl_->out; }
 GemmType PackedGemm::type() const { return impl_->type; }
 

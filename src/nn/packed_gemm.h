@@ -5,6 +5,7 @@
 // sgemm 54-70 GFLOPS, prepacked float32 97-114, bfloat16 184-224, int8 346-417 (GOPS).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,10 @@ class PackedGemm {
 
   // x [..., in] float32 -> [..., out] float32. Thread-safe.
   at::Tensor forward(const at::Tensor& x) const;
+
+  // oneDNN kernels kept for reuse (one per recent (row count, threads) shape; see Impl).
+  static constexpr size_t kMaxCachedKernels = 8;
+  size_t cached_kernels() const;
 
   int64_t in_features() const;
   int64_t out_features() const;

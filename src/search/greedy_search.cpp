@@ -2,6 +2,7 @@
 // token either the argmax or a draw from the warped distribution.
 #include <limits>
 #include <numeric>
+#include <vector>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -39,7 +40,14 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
   const int64_t per_input = s.do_sample ? s.num_return_sequences : 1;
   std::vector<std::vector<SearchHypothesis>> results(batch_size, std::vector<SearchHypothesis>(per_input));
   if (per_input > 1) model.select(at::arange(batch_size, at::kLong).repeat_interleave(per_input));
-  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(s.seed);
+  // One generator per hypothesis, seeded with seed + k (k: its number among its input's
+  // num_return_sequences), drawing for its own row only: a sentence gets the same samples
+  // alone or in any batch. (One generator for the batch handed each row the draws the rows
+  // before it left, so a sample depended on its companions.)
+  std::vector<at::Generator> generators;
+  if (s.do_sample)
+    for (int64_t h = 0; h < batch_size * per_input; ++h)
+      generators.push_back(at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(h % per_input)));
   // Rows still decoding and the hypothesis each belongs to (input * per_input + k). A finished
   // row is dropped from the model's batch at once (Hugging Face keeps padding it; the
   // survivors' results are the same).
@@ -52,9 +60,16 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     at::Tensor scores = model.next_logits(sequences.narrow(1, sequences.size(1) - 1, 1));
     if (s.return_attention) attention.add_step(model.step_attention());
     processors.apply(sequences, scores);
-    const at::Tensor next =
-        s.do_sample ? at::multinomial(at::softmax(warp(scores, s), -1), 1, false, generator).squeeze(1)
-                    : scores.argmax(-1);
+    at::Tensor next;
+    if (s.do_sample) {
+      const at::Tensor probs = at::softmax(warp(scores, s), -1);
+      next = at::empty({static_cast<int64_t>(owner.size())}, at::kLong);
+      int64_t* drawn = next.data_ptr<int64_t>();
+      for (size_t row = 0; row < owner.size(); ++row)
+        drawn[row] = at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]]).item<int64_t>();
+    } else {
+      next = scores.argmax(-1);
+    }
     const at::Tensor log_probs = at::log_softmax(scores, -1).gather(1, next.unsqueeze(1)).squeeze(1);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
 
