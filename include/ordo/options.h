@@ -62,6 +62,9 @@ struct DecodeOptions {
   std::optional<int> top_k;
   std::optional<float> top_p;
   std::optional<uint64_t> seed;
+  // Give each hypothesis its cross-attention weights (Hypothesis::attention) and each result
+  // its source pieces. Off: nothing is computed or kept for them.
+  bool return_attention = false;
   int batch_size = 32;                      // sentences encoded and decoded together
   // When > 0, a batch also holds at most this many source tokens (rows x longest source,
   // padding included): long sentences go in smaller batches. Inputs are sorted by length.
@@ -73,17 +76,52 @@ struct DecodeOptions {
   std::shared_ptr<const DecodeOptions> preset;
 };
 
+// The cross-attention of one hypothesis: how much each generated token's query looked at each
+// source position, in every decoder layer and head (Hugging Face's `cross_attentions`).
+struct Attention {
+  int64_t layers = 0, heads = 0;
+  int64_t target_length = 0;  // = ids.size(): row t is the query that predicted ids[t]
+  int64_t source_length = 0;  // the encoder input ids, special tokens (final </s>) included
+  std::vector<float> weights;  // [layer][head][target][source]; each row sums to 1
+  // The matrix alignments use, [target][source]: the mean over all heads of layer
+  // `alignment_layer`, the penultimate decoder layer (the last when there is one). Without
+  // alignment training (opus-mt has none) the penultimate layer's heads follow word
+  // correspondences best (Garg et al. 2019, "Jointly Learning to Align and Translate with
+  // Transformer Models"); the last layer attends more to what is predicted next.
+  int64_t alignment_layer = 0;
+  std::vector<float> averaged;
+
+  bool empty() const { return weights.empty(); }
+  float at(int64_t layer, int64_t head, int64_t target, int64_t source) const {
+    return weights[static_cast<size_t>(((layer * heads + head) * target_length + target) * source_length + source)];
+  }
+  float aligned(int64_t target, int64_t source) const {
+    return averaged[static_cast<size_t>(target * source_length + source)];
+  }
+};
+
 // One output hypothesis.
 struct Hypothesis {
   std::string text;                 // detokenized, special tokens removed
   std::vector<std::string> tokens;  // target pieces, special tokens removed
   std::vector<int64_t> ids;         // generated ids, without the decoder start token, with EOS if any
   float score = 0.0f;               // greedy: sum of log-probs; beam: HF sequences_scores
+  Attention attention;              // with DecodeOptions::return_attention
+  // With return_attention: the piece of each id in `ids` (special tokens included, e.g. "</s>"),
+  // to label attention rows, and the position in `ids` of each entry of `tokens`.
+  std::vector<std::string> id_pieces;
+  std::vector<int64_t> token_positions;
 };
 
 // All hypotheses for one input, best first (n_best of them).
 struct TranslationResult {
   std::vector<Hypothesis> hypotheses;
+  // With return_attention: the encoder input as pieces, one per source position (special
+  // tokens such as a language code or the final "</s>" included), their ids, and the
+  // positions that are pieces of the text (the others are special tokens).
+  std::vector<std::string> source_tokens;
+  std::vector<int64_t> source_ids;
+  std::vector<int64_t> source_text_positions;
   // Source tokens cut off because the input was longer than the model accepts
   // (max_position_embeddings); the end-of-sequence token is kept, as HF's truncation does.
   int64_t truncated_tokens = 0;

@@ -2,8 +2,11 @@
 // The whole public API; no LibTorch type appears in it.
 #pragma once
 
+#include "ordo/alignment.h"
+#include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/options.h"
+#include "ordo/positions.h"
 #include "ordo/text.h"
 #include "ordo/translator.h"
 

@@ -39,8 +39,14 @@ class ORDO_API Translator {
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                const DecodeOptions& options = {}) const;
 
-  // Source ids exactly as translate() would feed them to the encoder.
+  // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as
+  // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).
   std::vector<int64_t> encode(const std::string& sentence) const;
+  std::vector<int64_t> encode(const std::string& sentence, const std::string& source_lang) const;
+
+  // The language codes a multilingual model takes as source_lang / target_lang ("de" for
+  // M2M100, "deu_Latn" for NLLB); empty for models of one language pair (Marian, Pegasus).
+  std::vector<std::string> languages() const;
 
   // The decoding settings `options` resolve to for this model, each with its source
   // (option, generation_config.json, preset, default): what `ordo --print-config` shows.
@@ -50,6 +56,7 @@ class ORDO_API Translator {
   const std::string& model_dir() const;
 
  private:
+  void load(const std::string& model_dir, const ModelOptions& model_options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

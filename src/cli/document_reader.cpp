@@ -55,7 +55,7 @@ bool DocumentReader::read(size_t max_units, std::vector<Unit>& units) {
       paragraph.first_line = line_number();
       open = true;
     } else {
-      paragraph.text += ' ';
+      paragraph.text += line_separator_;
     }
     paragraph.text += line;
   }

@@ -19,7 +19,10 @@ struct Unit {
 
 class DocumentReader {
  public:
-  DocumentReader(const std::string& path, InputUnit unit) : lines_(path), unit_(unit) {}
+  // `line_separator`: what joins the lines of a paragraph (summarize: a space; translate keeps
+  // the line breaks, so the output keeps the input's line structure).
+  DocumentReader(const std::string& path, InputUnit unit, char line_separator = ' ')
+      : lines_(path), unit_(unit), line_separator_(line_separator) {}
   // Appends up to `max_units` units; false at end of input with nothing read.
   bool read(size_t max_units, std::vector<Unit>& units);
   const LineReader& lines() const { return lines_; }
@@ -29,6 +32,7 @@ class DocumentReader {
 
   LineReader lines_;
   InputUnit unit_;
+  char line_separator_;
   std::vector<std::string> pending_;
   size_t pending_pos_ = 0;
   bool done_ = false;

@@ -2,12 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
 #include "ordo/ordo.h"
+#include "plot/plot.h"
 
 namespace ordo::cli {
 namespace {
@@ -27,6 +29,77 @@ bool is_file(const std::string& path) {
 std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
   if (is_file(name_or_path)) return std::make_shared<DecodeOptions>(load_preset(name_or_path));
   return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
+}
+
+// `-o` naming the input file (directly, through a link, or as the file stdin reads) would be
+// truncated before a line of it is read: refused before anything is opened for writing.
+void refuse_output_over_input(const std::string& input, const std::string& output) {
+  if (output.empty() || output == "-") return;
+  struct stat out;
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  struct stat in;
+  const bool reads_stdin = input.empty() || input == "-";
+  if ((reads_stdin ? ::fstat(0, &in) : ::stat(input.c_str(), &in)) != 0) return;
+  if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+    throw Error(output + ": the output file is the input " + (reads_stdin ? "(stdin reads it)" : "file") +
+                "; writing it would erase the input before it is read (choose another --output)");
+}
+
+// `run(inputs)` for a chunk, in order. One input that fails must not lose the others: on an
+// error the chunk is retried input by input, a failing input is reported with its line and
+// gets `empty` (so output lines stay aligned with input lines), and `failed` is set.
+template <class Result, class Run>
+std::vector<Result> translate_each(const std::vector<std::string>& inputs, const std::vector<std::string>& where,
+                                   const Run& run, const Result& empty, bool& failed) {
+  try {
+    return run(inputs);
+  } catch (const Error&) {
+    if (inputs.size() == 1) throw;
+  }
+  std::vector<Result> results;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    try {
+      results.push_back(run({inputs[k]}).at(0));
+    } catch (const Error& e) {
+      std::cerr << "ordo: error: " << where[k] << ": " << e.what() << "\n";
+      results.push_back(empty);
+      failed = true;
+    }
+  }
+  return results;
+}
+
+// What an input that is not run (empty) or that failed gets: one empty hypothesis, score 0.
+TranslationResult empty_result() {
+  TranslationResult result;
+  result.hypotheses.emplace_back();
+  return result;
+}
+
+// The best hypothesis' averaged attention as a heatmap: target pieces down, source pieces
+// across (special tokens included, so the mass on </s> shows).
+void plot_attention(const TranslationResult& result, const std::string& path) {
+  if (result.hypotheses.empty() || result.hypotheses[0].attention.empty()) return;
+  const Hypothesis& hyp = result.hypotheses[0];
+  const Attention& a = hyp.attention;
+  plot::HeatmapSpec spec;
+  spec.title = "Cross-attention: decoder layer " + std::to_string(a.alignment_layer) + ", mean of " +
+               std::to_string(a.heads) + " heads";
+  spec.x_label = "source";
+  spec.y_label = "target";
+  spec.legend_label = "weight";
+  spec.x_labels = result.source_tokens;
+  spec.y_labels = hyp.id_pieces;
+  spec.scale = plot::ColorScale::kSequential;
+  spec.low = 0;
+  spec.high = 1;
+  plot::draw_heatmap(a.averaged, a.target_length, a.source_length, spec, path);
+}
+
+void warn_truncated(const TranslationResult& result, const std::string& where, const std::string& unit_name) {
+  if (result.truncated_tokens > 0)
+    std::cerr << "ordo: warning: " << where << ": " << unit_name << " longer than the model accepts; "
+              << result.truncated_tokens << " tokens dropped\n";
 }
 
 }  // namespace
@@ -51,6 +124,28 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   if (summarize) {
     cmd->add_flag("--document", args.whole_document, "The whole input is one document");
     cmd->add_flag("--paragraphs", args.paragraphs, "Blank-line-separated paragraphs are the documents");
+  } else {
+    cmd->add_flag("--document", args.whole_document,
+                  "The whole input is one unit, split into sentences and rejoined (line structure kept)");
+    cmd->add_flag("--paragraphs", args.paragraphs,
+                  "Blank-line-separated paragraphs are the units, split into sentences and rejoined");
+    cmd->add_flag("--split-sentences", args.split_sentences,
+                  "Split each unit into sentences (ICU rules of the source language), translate them as\n"
+                  "one stream and rejoin them; on by default with --paragraphs and --document");
+    cmd->add_flag("--no-split-sentences", args.no_split_sentences,
+                  "With --paragraphs or --document: give each unit to the model whole");
+    cmd->add_flag("--attention", args.attention,
+                  "With --json: each hypothesis gets \"attention\" [layer][head][target][source] (its\n"
+                  "cross-attention weights) and \"id_pieces\"; each line \"source_tokens\"");
+    cmd->add_option("--alignment", args.alignment,
+                    "Word alignment from the attention: hard (Pharaoh 'src-tgt' pairs) or soft (a matrix),\n"
+                    "after ' ||| ' in text output and as \"alignment\" in --json")
+        ->check(CLI::IsMember({"hard", "soft"}));
+    cmd->add_flag("--alignment-words", args.alignment_words, "Hard alignment between words instead of pieces");
+    cmd->add_option("--attention-plot", args.attention_plot,
+                    "Draw each input's attention (target x source pieces) into DIR/<line>.png");
+    cmd->add_option("--attention-plot-format", args.attention_plot_format, "png (default) or svg")
+        ->check(CLI::IsMember({"png", "svg"}));
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
@@ -113,7 +208,26 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
                                              : InputUnit::kLine;
-  DocumentReader reader(args.input, unit);
+  const bool translating = task.name == "translate";
+  const bool split = translating && !args.no_split_sentences && (args.split_sentences || unit != InputUnit::kLine);
+  if (args.split_sentences && args.no_split_sentences)
+    throw Error("--split-sentences and --no-split-sentences exclude each other");
+  if (split && args.decode.n_best.value_or(1) > 1)
+    throw Error("--n-best cannot be combined with sentence splitting (a unit is rejoined from the best "
+                "translation of each sentence); use --no-split-sentences");
+  const bool wants_attention = args.attention || !args.alignment.empty() || !args.attention_plot.empty();
+  if (args.attention && !args.json) throw Error("--attention needs --json (the weights are written as JSON)");
+  if (args.alignment_words && args.alignment != "hard") throw Error("--alignment-words needs --alignment hard");
+  if (split && wants_attention)
+    throw Error("--attention, --alignment and --attention-plot work on whole units: add --no-split-sentences");
+  decode.return_attention = wants_attention;
+  if (!args.attention_plot.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(args.attention_plot, error);
+    if (error) throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
+  }
+  refuse_output_over_input(args.input, args.output);
+  DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   ModelOptions model_options;
   model_options.threads = args.threads;
   model_options.inter_threads = args.inter_threads;
@@ -127,10 +241,20 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     return 0;
   }
 
+  // Bad decoding options fail here, once, before any input is read.
+  const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
+  if (args.decode.max_new_tokens && !args.quiet)
+    for (const ResolvedSetting& s : settings)
+      if (s.name == "max_length" && std::stoll(s.value) < *args.decode.max_new_tokens + 1)
+        std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
+                  << "positions; at most " << std::stoll(s.value) - 1 << " tokens are generated\n";
+
   const OutputFormat format = args.json                         ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
                                                                    : OutputFormat::kText;
   OutputWriter writer(args.output, format);
+  writer.set_blank_line_between_units(translating && unit == InputUnit::kParagraph);
+  writer.set_extras({args.attention, args.alignment, args.alignment_words});
   ProgressBar progress(!args.quiet && !args.input.empty() && args.input != "-");
 
   // Read a few batches at a time so the translator can sort them by length, and write each
@@ -138,6 +262,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const size_t chunk = static_cast<size_t>(decode.batch_size) * 8;
   std::vector<Unit> units;
   uint64_t index = 0;  // 0-based index of units[0]
+  bool failed = false;
   while (true) {
     units.clear();
     if (!reader.read(chunk, units)) break;
@@ -154,30 +279,47 @@ int run_generate(const Task& task, const GenerateArgs& args) {
         break;
       }
     }
-    std::vector<std::string> inputs;
+    std::vector<std::string> inputs, where;
     std::vector<size_t> positions;  // index in `units` of each non-empty input
     for (size_t i = 0; i < valid; ++i) {
       if (units[i].text.empty()) continue;
       inputs.push_back(units[i].text);
+      where.push_back(reader.lines().where(units[i].first_line));
       positions.push_back(i);
     }
-    const std::vector<TranslationResult> results = model.translate(inputs, decode);
-    // An empty input is not run through the model: it gets one empty hypothesis, score 0.
-    std::vector<TranslationResult> by_unit(valid, TranslationResult{{Hypothesis{}}});
-    for (size_t k = 0; k < positions.size(); ++k) {
-      by_unit[positions[k]] = results[k];
-      if (results[k].truncated_tokens > 0 && !args.quiet)
-        std::cerr << "ordo: warning: " << reader.lines().where(units[positions[k]].first_line) << ": " << task.unit_name
-                  << " longer than the model accepts; " << results[k].truncated_tokens << " tokens dropped\n";
+    if (split) {
+      // The sentences of the whole chunk go to the model as one stream (ordo/document.h).
+      const auto run = [&](const std::vector<std::string>& in) { return translate_documents(model, in, decode); };
+      const std::vector<DocumentTranslation> docs = translate_each(inputs, where, run, DocumentTranslation{}, failed);
+      std::vector<DocumentTranslation> by_unit(valid);
+      for (size_t k = 0; k < positions.size(); ++k) {
+        by_unit[positions[k]] = docs[k];
+        for (const TranslationResult& sentence : docs[k].results)
+          if (!args.quiet) warn_truncated(sentence, where[k], "a sentence");
+      }
+      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text);
+    } else {
+      const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode); };
+      const std::vector<TranslationResult> results =
+          translate_each(inputs, where, run, empty_result(), failed);
+      // An empty input is not run through the model: it gets one empty hypothesis, score 0.
+      std::vector<TranslationResult> by_unit(valid, empty_result());
+      for (size_t k = 0; k < positions.size(); ++k) {
+        by_unit[positions[k]] = results[k];
+        if (!args.quiet) warn_truncated(results[k], where[k], task.unit_name);
+        if (!args.attention_plot.empty())
+          plot_attention(results[k], args.attention_plot + "/" + std::to_string(units[positions[k]].first_line) + "." +
+                                         args.attention_plot_format);
+      }
+      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
     }
-    for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i]);
     writer.flush();
     if (bad) throw *bad;
     index += units.size();
     progress.update(reader.lines().lines_read(), reader.lines().bytes_read(), reader.lines().total_bytes());
   }
   writer.flush();
-  return 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace ordo::cli

@@ -21,7 +21,10 @@ struct Task {
 struct GenerateArgs {
   std::string model, input, output, preset;
   bool json = false, quiet = false, print_config = false;
-  bool whole_document = false, paragraphs = false;  // summarize only
+  bool whole_document = false, paragraphs = false;
+  bool split_sentences = false, no_split_sentences = false;  // translate only
+  bool attention = false, alignment_words = false;            // translate only
+  std::string alignment, attention_plot, attention_plot_format = "png";
   int threads = 0;
   int inter_threads = 1;
   int batch_tokens = 0;

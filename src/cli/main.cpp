@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/generate_command.h"
+#include "cli/positions_command.h"
+#include "cli/serve_command.h"
 #include "ordo/ordo.h"
 
 int main(int argc, char** argv) {
@@ -11,26 +13,37 @@ int main(int argc, char** argv) {
                "(Marian/opus-mt, Pegasus, M2M100/NLLB) loaded from Hugging Face model folders.\n\n"
                "  echo \"The cat sat on the mat.\" | ordo translate\n"
                "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n"
-               "  ordo summarize -m pegasus-xsum --document -i article.txt\n",
+               "  ordo summarize -m pegasus-xsum --document -i article.txt\n"
+               "  ordo serve --model en-de --model de-en --port 5000\n",
                "ordo"};
   app.set_version_flag("--version", std::string("ordo ") + ordo::version());
   app.require_subcommand(1);
-  app.failure_message(CLI::FailureMessage::help);
 
   const ordo::cli::Task translate_task = ordo::cli::translate_task();
   const ordo::cli::Task summarize_task = ordo::cli::summarize_task();
   ordo::cli::GenerateArgs translate_args, summarize_args;
   CLI::App* translate = ordo::cli::add_generate_command(app, translate_task, translate_args);
   CLI::App* summarize = ordo::cli::add_generate_command(app, summarize_task, summarize_args);
+  ordo::cli::PositionsArgs positions_args;
+  CLI::App* positions = ordo::cli::add_positions_command(app, positions_args);
+  ordo::cli::ServeArgs serve_args;
+  CLI::App* serve = ordo::cli::add_serve_command(app, serve_args);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line naming the option and what it accepts (CLI11's messages do), not the whole help.
+    std::string command = "ordo";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::cerr << "ordo: error: " << e.what() << " (see '" << command << " --help')\n";
+    return 2;
   }
   try {
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
+    if (*positions) return ordo::cli::run_positions(positions_args, *positions);
+    if (*serve) return ordo::cli::run_serve(serve_args);
   } catch (const ordo::Error& e) {
     std::cerr << "ordo: error: " << e.what() << "\n";
     return 1;

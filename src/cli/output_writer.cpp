@@ -3,20 +3,71 @@
 #include <cerrno>
 #include <cstring>
 #include <iomanip>
+#include <sstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "ordo/alignment.h"
 #include "ordo/error.h"
 
 namespace ordo::cli {
 namespace {
 
-nlohmann::ordered_json hypothesis_json(const Hypothesis& h) {
+nlohmann::ordered_json text_json(const Hypothesis& h) {
   return {{"text", h.text}, {"tokens", h.tokens}, {"score", h.score}};
 }
 
+// Marian's soft alignment: one comma-separated row of weights per target piece.
+std::string soft_text(const std::vector<std::vector<float>>& rows) {
+  std::ostringstream out;
+  out << std::setprecision(4);
+  for (size_t t = 0; t < rows.size(); ++t) {
+    if (t) out << ' ';
+    for (size_t s = 0; s < rows[t].size(); ++s) out << (s ? "," : "") << rows[t][s];
+  }
+  return out.str();
+}
+
 }  // namespace
+
+std::string OutputWriter::alignment_field(const TranslationResult& result, const Hypothesis& h) const {
+  if (extras_.alignment.empty()) return "";
+  if (extras_.alignment == "soft") return " ||| " + soft_text(soft_alignment(result, h));
+  return " ||| " + pharaoh(extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h));
+}
+
+nlohmann::ordered_json OutputWriter::hypothesis_json(const TranslationResult& result, const Hypothesis& h) const {
+  nlohmann::ordered_json out = text_json(h);
+  if (extras_.alignment == "soft") {
+    out["alignment"] = soft_alignment(result, h);
+  } else if (!extras_.alignment.empty()) {
+    nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
+    for (const AlignmentLink& l : extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h))
+      pairs.push_back({l.source, l.target});
+    out["alignment"] = std::move(pairs);
+  }
+  if (extras_.attention && !h.attention.empty()) {
+    // [layer][head][target position][source position], as Hugging Face's cross_attentions.
+    const Attention& a = h.attention;
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    for (int64_t l = 0; l < a.layers; ++l) {
+      nlohmann::ordered_json heads = nlohmann::ordered_json::array();
+      for (int64_t head = 0; head < a.heads; ++head) {
+        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+        for (int64_t t = 0; t < a.target_length; ++t) {
+          const float* row = a.weights.data() + ((l * a.heads + head) * a.target_length + t) * a.source_length;
+          rows.push_back(std::vector<float>(row, row + a.source_length));
+        }
+        heads.push_back(std::move(rows));
+      }
+      layers.push_back(std::move(heads));
+    }
+    out["id_pieces"] = h.id_pieces;
+    out["attention"] = std::move(layers);
+  }
+  return out;
+}
 
 OutputWriter::OutputWriter(const std::string& path, OutputFormat format) : format_(format) {
   if (path.empty() || path == "-") {
@@ -34,25 +85,48 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
   std::ostream& out = *out_;
   switch (format_) {
     case OutputFormat::kText:
-      out << (result.hypotheses.empty() ? "" : result.hypotheses[0].text) << '\n';
+      if (result.hypotheses.empty())
+        out << '\n';
+      else
+        out << result.hypotheses[0].text << alignment_field(result, result.hypotheses[0]) << '\n';
       break;
     case OutputFormat::kNBest:
       for (const Hypothesis& h : result.hypotheses)
-        out << index << " ||| " << h.text << " ||| " << std::setprecision(6) << h.score << '\n';
+        out << index << " ||| " << h.text << " ||| " << std::setprecision(6) << h.score << alignment_field(result, h)
+            << '\n';
       break;
     case OutputFormat::kJson: {
       nlohmann::ordered_json line;
       if (result.hypotheses.empty()) {
         line = {{"text", ""}, {"tokens", nlohmann::ordered_json::array()}, {"score", 0.0}};
       } else {
-        line = hypothesis_json(result.hypotheses[0]);
+        line = hypothesis_json(result, result.hypotheses[0]);
       }
+      if (extras_.attention && !result.source_tokens.empty()) line["source_tokens"] = result.source_tokens;
       line["n_best"] = nlohmann::ordered_json::array();
-      for (const Hypothesis& h : result.hypotheses) line["n_best"].push_back(hypothesis_json(h));
+      for (const Hypothesis& h : result.hypotheses) line["n_best"].push_back(hypothesis_json(result, h));
       out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       break;
     }
   }
+}
+
+void OutputWriter::write(uint64_t index, const DocumentTranslation& document, const std::string& unit) {
+  std::ostream& out = *out_;
+  if (format_ != OutputFormat::kJson) {
+    if (blank_line_between_ && index > 0) out << '\n';
+    out << document.text << '\n';
+    return;
+  }
+  nlohmann::ordered_json line = {{"text", document.text}, {"sentences", nlohmann::ordered_json::array()}};
+  for (size_t i = 0; i < document.sentences.size(); ++i) {
+    const SentenceSpan& span = document.sentences[i];
+    nlohmann::ordered_json sentence = {{"source", unit.substr(span.begin, span.end - span.begin)}};
+    const TranslationResult& result = document.results[i];
+    if (!result.hypotheses.empty()) sentence.update(text_json(result.hypotheses[0]));
+    line["sentences"].push_back(std::move(sentence));
+  }
+  out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 void OutputWriter::flush() {

@@ -8,11 +8,21 @@
 #include <ostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "ordo/document.h"
 #include "ordo/options.h"
 
 namespace ordo::cli {
 
 enum class OutputFormat { kText, kNBest, kJson };
+
+// What each hypothesis carries besides its text (translate --attention / --alignment).
+struct OutputExtras {
+  bool attention = false;        // JSON: the full cross-attention and the source pieces
+  std::string alignment;         // "", "hard" or "soft"
+  bool alignment_words = false;  // hard alignment between words instead of pieces
+};
 
 class OutputWriter {
  public:
@@ -20,6 +30,12 @@ class OutputWriter {
   OutputWriter(const std::string& path, OutputFormat format);
   // The result for input line `index` (0-based); an empty input line gives an empty result.
   void write(uint64_t index, const TranslationResult& result);
+  // A unit translated sentence by sentence (ordo/document.h): its rejoined text; JSON lines
+  // also list each sentence with its best hypothesis. With `blank_line_between` (paragraphs),
+  // units are separated by an empty line as in the input.
+  void write(uint64_t index, const DocumentTranslation& document, const std::string& unit);
+  void set_blank_line_between_units(bool on) { blank_line_between_ = on; }
+  void set_extras(const OutputExtras& extras) { extras_ = extras; }
   // Flushes; throws ordo::Error on a write error (disk full, closed pipe).
   void flush();
 
@@ -28,6 +44,11 @@ class OutputWriter {
   OutputFormat format_;
   std::unique_ptr<std::ofstream> file_;
   std::ostream* out_;
+  bool blank_line_between_ = false;
+  OutputExtras extras_;
+  // " ||| <alignment>" for text and n-best lines ("" without --alignment).
+  std::string alignment_field(const TranslationResult& result, const Hypothesis& h) const;
+  nlohmann::ordered_json hypothesis_json(const TranslationResult& result, const Hypothesis& h) const;
 };
 
 }  // namespace ordo::cli

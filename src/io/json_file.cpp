@@ -1,9 +1,8 @@
 #include "io/json_file.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
+#include "io/file.h"
 #include "ordo/error.h"
 
 namespace ordo::io {
@@ -47,12 +46,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error");
-  return parse_json_text(buffer.str(), path);
+  return parse_json_text(read_regular_file(path), path);
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string where)

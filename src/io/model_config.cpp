@@ -1,17 +1,13 @@
 #include "io/model_config.h"
 
-#include <sys/stat.h>
+#include <cmath>
 
+#include "io/file.h"
 #include "io/json_file.h"
 #include "ordo/error.h"
 
 namespace ordo::io {
 namespace {
-
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 // Older configs write "eos_token_id": [2] or similar lists; HF takes the first element for
 // Marian/Pegasus/M2M100 seq2seq models.
@@ -26,13 +22,52 @@ std::optional<int64_t> optional_token_id(const nlohmann::json& object, const Jso
   return fields.optional_int(key);
 }
 
-void check_positive(const JsonFields& fields, const std::string& key, int64_t value) {
-  if (value <= 0) fields.fail(key, "must be positive, found " + std::to_string(value));
+// Sizes far beyond any real checkpoint are refused before anything is allocated from them
+// (a position table of 2^56 rows would overflow the size arithmetic; one of 2^30 would take
+// all memory). The limits are generous: NLLB-200 has a 256k vocabulary, tc-big d_model 1024.
+constexpr int64_t kMaxModelDim = 1 << 16;        // d_model, ffn dims
+constexpr int64_t kMaxLayers = 1 << 10;
+constexpr int64_t kMaxVocab = 1 << 24;
+constexpr int64_t kMaxPositions = 1 << 20;
+constexpr int64_t kMaxPositionTable = int64_t{1} << 28;  // rows x d_model floats (1 GiB)
+// Decoding sizes from generation_config.json; beams and lengths beyond these are mistakes.
+constexpr int64_t kMaxBeams = 1024;
+constexpr int64_t kMaxLength = 1 << 20;
+
+void check_range(const JsonFields& fields, const std::string& key, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high)
+    fields.fail(key, "is " + std::to_string(value) + ", outside the accepted range [" + std::to_string(low) + ", " +
+                         std::to_string(high) + "]");
+}
+
+void check_finite(const JsonFields& fields, const std::string& key, const std::optional<double>& value) {
+  if (value && !std::isfinite(*value)) fields.fail(key, "must be a finite number");
 }
 
 void check_token_id(const JsonFields& fields, const std::string& key, int64_t id, int64_t vocab) {
   if (id < 0 || id >= vocab)
     fields.fail(key, "is " + std::to_string(id) + ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
+}
+
+// A config.json is read into its model type's config class in Hugging Face, whose constructor
+// supplies the keys the file leaves out (a null value is kept: it means None). Only FSMT needs
+// this here: its FSMTConfig defaults (transformers 4.31) differ from the generic ones, and the
+// WMT19 configs on the hub rely on them (e.g. decoder_start_token_id, forced_eos_token_id,
+// max_length 200, num_beams 5).
+nlohmann::json with_class_defaults(nlohmann::json object) {
+  if (!object.is_object() || object.value("model_type", nlohmann::json()) != "fsmt") return object;
+  static const nlohmann::json fsmt = {
+      {"src_vocab_size", 42024},        {"tgt_vocab_size", 42024},       {"activation_function", "relu"},
+      {"d_model", 1024},                {"max_length", 200},             {"max_position_embeddings", 1024},
+      {"encoder_ffn_dim", 4096},        {"encoder_layers", 12},          {"encoder_attention_heads", 16},
+      {"decoder_ffn_dim", 4096},        {"decoder_layers", 12},          {"decoder_attention_heads", 16},
+      {"decoder_start_token_id", 2},    {"scale_embedding", true},       {"tie_word_embeddings", false},
+      {"num_beams", 5},                 {"length_penalty", 1.0},         {"early_stopping", false},
+      {"pad_token_id", 1},              {"bos_token_id", 0},             {"eos_token_id", 2},
+      {"forced_eos_token_id", 2}};
+  for (const auto& [key, value] : fsmt.items())
+    if (!object.contains(key)) object[key] = value;
+  return object;
 }
 
 GenerationConfig read_generation_fields(const nlohmann::json& object, const std::string& path) {
@@ -66,22 +101,27 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   g.eos_token_id = optional_token_id(object, f, "eos_token_id");
   g.decoder_start_token_id = f.optional_int("decoder_start_token_id");
   for (const auto& [key, value] : {std::pair{"num_beams", g.num_beams}, {"num_return_sequences", g.num_return_sequences}})
-    if (value && *value < 1) f.fail(key, "must be at least 1, found " + std::to_string(*value));
+    if (value) check_range(f, key, *value, 1, kMaxBeams);
   for (const auto& [key, value] : {std::pair{"max_length", g.max_length}, {"max_new_tokens", g.max_new_tokens},
                                    {"min_length", g.min_length}, {"min_new_tokens", g.min_new_tokens},
-                                   {"no_repeat_ngram_size", g.no_repeat_ngram_size}})
-    if (value && *value < 0) f.fail(key, "must not be negative, found " + std::to_string(*value));
+                                   {"no_repeat_ngram_size", g.no_repeat_ngram_size}, {"top_k", g.top_k}})
+    if (value) check_range(f, key, *value, 0, kMaxLength);
+  for (const auto& [key, value] : {std::pair{"length_penalty", g.length_penalty}, {"repetition_penalty", g.repetition_penalty},
+                                   {"temperature", g.temperature}, {"top_p", g.top_p}})
+    check_finite(f, key, value);
   if (g.repetition_penalty && *g.repetition_penalty <= 0)
     f.fail("repetition_penalty", "must be positive");
+  if (g.temperature && *g.temperature < 0) f.fail("temperature", "must not be negative");
+  if (g.top_p && (*g.top_p < 0 || *g.top_p > 1)) f.fail("top_p", "must be in [0, 1]");
   return g;
 }
 
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
-  if (!file_exists(path))
+  if (!path_exists(path))
     throw Error(path + ": cannot open file (a model folder needs the config.json of a Hugging Face checkpoint)");
-  const nlohmann::json object = read_json_file(path);
+  const nlohmann::json object = with_class_defaults(read_json_file(path));
   const JsonFields f(object, path);
   ModelConfig c;
   c.path = path;
@@ -89,7 +129,7 @@ ModelConfig load_model_config(const std::string& path) {
   c.architectures = f.optional_strings("architectures").value_or(std::vector<std::string>{});
   c.tokenizer_class = f.optional_string("tokenizer_class").value_or("");
   const std::string tokenizer_config = path.substr(0, path.find_last_of('/') + 1) + "tokenizer_config.json";
-  if (c.tokenizer_class.empty() && file_exists(tokenizer_config)) {
+  if (c.tokenizer_class.empty() && path_exists(tokenizer_config)) {
     const nlohmann::json t = read_json_file(tokenizer_config);
     if (t.is_object())
       c.tokenizer_class = JsonFields(t, tokenizer_config).optional_string("tokenizer_class").value_or("");
@@ -103,20 +143,33 @@ ModelConfig load_model_config(const std::string& path) {
   c.encoder_ffn_dim = f.required_int("encoder_ffn_dim");
   c.decoder_ffn_dim = f.required_int("decoder_ffn_dim");
   c.activation_function = f.optional_string("activation_function").value_or("gelu");
-  c.vocab_size = f.required_int("vocab_size");
-  c.decoder_vocab_size = f.optional_int("decoder_vocab_size").value_or(c.vocab_size);
-  c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
-  c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
+  if (c.model_type == "fsmt") {
+    // FSMT: separate source and target vocabularies; tie_word_embeddings shares the source and
+    // target embeddings, and the output projection always is the decoder embedding.
+    c.vocab_size_key = "src_vocab_size";
+    c.decoder_vocab_size_key = "tgt_vocab_size";
+    c.vocab_size = f.required_int("src_vocab_size");
+    c.decoder_vocab_size = f.required_int("tgt_vocab_size");
+    c.share_encoder_decoder_embeddings = f.optional_bool("tie_word_embeddings").value_or(false);
+    c.tie_word_embeddings = true;
+  } else {
+    c.vocab_size = f.required_int("vocab_size");
+    c.decoder_vocab_size = f.optional_int("decoder_vocab_size").value_or(c.vocab_size);
+    c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
+    c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
+  }
   c.max_position_embeddings = f.required_int("max_position_embeddings");
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
 
-  for (const char* key : {"d_model", "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_dim",
-                          "decoder_ffn_dim", "vocab_size", "decoder_vocab_size", "max_position_embeddings"})
-    if (f.has(key)) check_positive(f, key, f.required_int(key));
-  for (const char* key : {"encoder_layers", "decoder_layers"})
-    if (f.required_int(key) < 0) f.fail(key, "must not be negative");
+  for (const auto& [key, high] : {std::pair{"d_model", kMaxModelDim}, {"encoder_ffn_dim", kMaxModelDim},
+                                  {"decoder_ffn_dim", kMaxModelDim}, {"encoder_attention_heads", c.d_model},
+                                  {"decoder_attention_heads", c.d_model}, {"vocab_size", kMaxVocab},
+                                  {"decoder_vocab_size", kMaxVocab}, {"src_vocab_size", kMaxVocab},
+                                  {"tgt_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
+    if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
+  for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 0, kMaxLayers);
   if (c.d_model % c.encoder_attention_heads != 0)
     f.fail("encoder_attention_heads", "(" + std::to_string(c.encoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");
@@ -124,7 +177,9 @@ ModelConfig load_model_config(const std::string& path) {
     f.fail("decoder_attention_heads", "(" + std::to_string(c.decoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");
   if (c.share_encoder_decoder_embeddings && c.decoder_vocab_size != c.vocab_size)
-    f.fail("decoder_vocab_size", "differs from vocab_size but share_encoder_decoder_embeddings is true");
+    f.fail(c.decoder_vocab_size_key, "differs from " + c.vocab_size_key + " but the embeddings are shared (" +
+                                         (c.model_type == "fsmt" ? "tie_word_embeddings" : "share_encoder_decoder_embeddings") +
+                                         " is true)");
 
   const std::optional<int64_t> pad = optional_token_id(object, f, "pad_token_id");
   const std::optional<int64_t> eos = optional_token_id(object, f, "eos_token_id");
@@ -142,25 +197,48 @@ ModelConfig load_model_config(const std::string& path) {
   c.forced_eos_token_id = optional_token_id(object, f, "forced_eos_token_id");
   c.bad_words_ids = f.optional_int_lists("bad_words_ids").value_or(std::vector<std::vector<int64_t>>{});
 
-  check_token_id(f, "pad_token_id", c.pad_token_id, c.decoder_vocab_size);
+  check_token_id(f, "pad_token_id", c.pad_token_id, std::min(c.vocab_size, c.decoder_vocab_size));
+  // The position table has max_position_embeddings rows (plus fairseq's small offset), each
+  // d_model wide; both are bounded above, so the product cannot overflow.
+  if (c.max_position_embeddings * c.d_model > kMaxPositionTable)
+    f.fail("max_position_embeddings", "(" + std::to_string(c.max_position_embeddings) + ") times d_model (" +
+                                          std::to_string(c.d_model) + ") makes a position table larger than " +
+                                          std::to_string(kMaxPositionTable) + " values");
   check_token_id(f, "eos_token_id", c.eos_token_id, c.decoder_vocab_size);
   check_token_id(f, "decoder_start_token_id", c.decoder_start_token_id, c.decoder_vocab_size);
   if (c.forced_bos_token_id) check_token_id(f, "forced_bos_token_id", *c.forced_bos_token_id, c.decoder_vocab_size);
   if (c.forced_eos_token_id) check_token_id(f, "forced_eos_token_id", *c.forced_eos_token_id, c.decoder_vocab_size);
+  for (const auto& words : c.bad_words_ids)
+    for (int64_t id : words) check_token_id(f, "bad_words_ids", id, c.decoder_vocab_size);
   return c;
 }
 
 GenerationConfig load_generation_config(const std::string& path) {
-  if (!file_exists(path)) return {};
+  if (!path_exists(path)) return {};
   GenerationConfig g = read_generation_fields(read_json_file(path), path);
   g.source = "generation_config.json";
+  g.path = path;
   return g;
 }
 
 GenerationConfig generation_config_from_model_config(const std::string& path) {
-  GenerationConfig g = read_generation_fields(read_json_file(path), path);
+  GenerationConfig g = read_generation_fields(with_class_defaults(read_json_file(path)), path);
   g.source = "config.json";
+  g.path = path;
   return g;
+}
+
+void check_generation_ids(const GenerationConfig& g, const ModelConfig& model) {
+  const nlohmann::json none = nlohmann::json::object();
+  const JsonFields f(none, g.path);
+  for (const auto& [key, id] : {std::pair{"pad_token_id", g.pad_token_id}, {"eos_token_id", g.eos_token_id},
+                                {"decoder_start_token_id", g.decoder_start_token_id},
+                                {"forced_bos_token_id", g.forced_bos_token_id},
+                                {"forced_eos_token_id", g.forced_eos_token_id}})
+    if (id) check_token_id(f, key, *id, model.decoder_vocab_size);
+  if (g.bad_words_ids)
+    for (const auto& words : *g.bad_words_ids)
+      for (int64_t id : words) check_token_id(f, "bad_words_ids", id, model.decoder_vocab_size);
 }
 
 }  // namespace ordo::io

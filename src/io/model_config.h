@@ -26,6 +26,10 @@ struct ModelConfig {
   std::string activation_function = "gelu";  // "swish"/"silu", "gelu", "relu", "gelu_new", ...
   int64_t vocab_size = 0;
   int64_t decoder_vocab_size = 0;  // = vocab_size unless the config says otherwise
+  // The config.json keys the two sizes came from, for error messages ("src_vocab_size" and
+  // "tgt_vocab_size" for FSMT).
+  std::string vocab_size_key = "vocab_size";
+  std::string decoder_vocab_size_key = "decoder_vocab_size";
   bool share_encoder_decoder_embeddings = true;
   bool tie_word_embeddings = true;
   int64_t max_position_embeddings = 0;
@@ -45,12 +49,15 @@ struct ModelConfig {
 // Reads `<dir>/config.json`. Required: d_model, encoder_layers, decoder_layers,
 // encoder_attention_heads, decoder_attention_heads, encoder_ffn_dim, decoder_ffn_dim,
 // vocab_size, max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id
-// (for Pegasus the start id defaults to pad). Throws ordo::Error("<path>: field 'x' ...").
+// (for Pegasus the start id defaults to pad). FSMT configs (model_type "fsmt") name the sizes
+// src_vocab_size / tgt_vocab_size, and keys they leave out take FSMTConfig's defaults, as in
+// Hugging Face. Throws ordo::Error("<path>: field 'x' ...").
 ModelConfig load_model_config(const std::string& config_json_path);
 
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {
   std::string source;  // "generation_config.json" or "config.json": where these came from
+  std::string path;    // the file they were read from, for error messages
   std::optional<int64_t> num_beams;
   std::optional<int64_t> num_return_sequences;
   std::optional<int64_t> max_length;
@@ -81,5 +88,9 @@ GenerationConfig load_generation_config(const std::string& generation_config_jso
 // The same keys read from a config.json (HF falls back to them when there is no
 // generation_config.json).
 GenerationConfig generation_config_from_model_config(const std::string& config_json_path);
+
+// Checks every token id of `generation` (pad, eos, decoder start, forced BOS/EOS, bad words)
+// against the model's target vocabulary. Throws ordo::Error naming the file and the field.
+void check_generation_ids(const GenerationConfig& generation, const ModelConfig& model);
 
 }  // namespace ordo::io

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 
+#include "io/file.h"
 #include "io/json_file.h"
 #include "ordo/error.h"
 
@@ -123,12 +124,11 @@ int64_t TensorView::numel() const {
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open file (" + std::strerror(errno) + ")");
+  const int fd = open_regular_file(path);
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    throw Error(path + ": not a regular file");
+    throw Error(path + ": cannot open file (" + std::strerror(errno) + ")");
   }
   const size_t file_size = static_cast<size_t>(st.st_size);
   if (file_size < 8) {

@@ -1,12 +1,11 @@
 // Legacy pytorch_model.bin: the zip archive torch.save() writes (PyTorch >= 1.6). LibTorch's
 // unpickler reads it into a dict of tensors. Older (pre-zip) pickles are not readable from
 // C++; those get an error that says to convert the folder to safetensors.
-#include <fstream>
-#include <iterator>
 #include <map>
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include "io/file.h"
 #include "models/checkpoint.h"
 #include "ordo/error.h"
 
@@ -17,9 +16,8 @@ namespace {
 class PytorchBinCheckpoint : public Checkpoint {
  public:
   explicit PytorchBinCheckpoint(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string content = io::read_regular_file(path);
+    const std::vector<char> bytes(content.begin(), content.end());
     c10::IValue value;
     try {
       value = torch::jit::pickle_load(bytes);

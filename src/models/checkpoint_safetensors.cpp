@@ -1,5 +1,4 @@
-#include <fstream>
-
+#include "io/file.h"
 #include "io/safetensors.h"
 #include "models/checkpoint.h"
 #include "ordo/error.h"
@@ -24,8 +23,6 @@ class SafetensorsCheckpoint : public Checkpoint {
   io::SafetensorsFile file_;
 };
 
-bool exists(const std::string& path) { return std::ifstream(path).good(); }
-
 }  // namespace
 
 std::unique_ptr<Checkpoint> open_safetensors(const std::string& path) {
@@ -35,8 +32,8 @@ std::unique_ptr<Checkpoint> open_safetensors(const std::string& path) {
 std::unique_ptr<Checkpoint> open_checkpoint(const std::string& model_dir) {
   const std::string safetensors = model_dir + "/model.safetensors";
   const std::string bin = model_dir + "/pytorch_model.bin";
-  if (exists(safetensors)) return open_safetensors(safetensors);
-  if (exists(bin)) return open_pytorch_bin(bin);
+  if (io::path_exists(safetensors)) return open_safetensors(safetensors);
+  if (io::path_exists(bin)) return open_pytorch_bin(bin);
   throw Error(model_dir + ": no model weights found (looked for model.safetensors and pytorch_model.bin)");
 }
 

@@ -12,7 +12,7 @@
 
 namespace ordo::models {
 
-enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb };
+enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt };
 
 struct FamilySpec {
   std::string name;                 // "marian"
@@ -32,6 +32,11 @@ struct FamilySpec {
 FamilySpec marian_family();
 FamilySpec pegasus_family();
 FamilySpec m2m100_family();
+FamilySpec fsmt_family();
+
+// The position table `family` builds for `config`: its layout, and for fairseq-style
+// positions the offset padding_idx + 1 and the zero padding row.
+nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const FamilySpec& family);
 
 // The family serving `config` (by model_type, then architectures). Throws ordo::Error naming
 // config.json and listing the supported types otherwise.

@@ -7,7 +7,7 @@ namespace ordo::models {
 
 namespace {
 
-std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family()}; }
+std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family()}; }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -21,6 +21,16 @@ FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
 }
 
 }  // namespace
+
+nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const FamilySpec& family) {
+  nn::PositionEncodingSpec spec;
+  spec.layout = family.position_layout;
+  if (family.fairseq_positions) {
+    spec.offset = config.pad_token_id + 1;
+    spec.zero_row = config.pad_token_id;
+  }
+  return spec;
+}
 
 FamilySpec family_for(const io::ModelConfig& config) {
   const std::vector<FamilySpec> families = all_families();

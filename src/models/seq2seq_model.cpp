@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "ordo/error.h"
@@ -24,12 +25,8 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
   s.max_positions = c.max_position_embeddings;
   s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
-  s.positions.layout = f.position_layout;
-  if (f.fairseq_positions) {
-    s.positions.offset = c.pad_token_id + 1;
-    s.positions.zero_row = c.pad_token_id;
-    s.positions_from_ids = true;
-  }
+  s.positions = position_spec(c, f);
+  s.positions_from_ids = f.fairseq_positions;
   s.padding_idx = c.pad_token_id;
   s.final_layer_norm = f.final_layer_norm;
   s.layernorm_embedding = f.layernorm_embedding;
@@ -44,6 +41,20 @@ std::string shape_string(at::IntArrayRef shape) {
   return out.str();
 }
 
+// A NaN or infinity in a weight makes every output garbage without any error; one pass over
+// the values already in memory finds it at load. (Bit test: vectorizes, unlike std::isfinite.)
+void check_finite(const at::Tensor& values, const std::string& name, const std::string& path) {
+  const auto* bits = reinterpret_cast<const uint32_t*>(values.data_ptr<float>());
+  const int64_t n = values.numel();
+  bool bad = false;
+  for (int64_t i = 0; i < n; ++i) bad |= (bits[i] & 0x7f800000u) == 0x7f800000u;
+  if (!bad) return;
+  for (int64_t i = 0; i < n; ++i)
+    if ((bits[i] & 0x7f800000u) == 0x7f800000u)
+      throw Error(path + ": tensor '" + name + "' holds " + (bits[i] & 0x7fffffu ? "NaN" : "an infinity") +
+                  " (element " + std::to_string(i) + "); the checkpoint is corrupt");
+}
+
 // Copies checkpoint tensor `name` into `param` (converting F16/BF16 to float32).
 void assign(const Checkpoint& weights, const std::string& name, at::Tensor& param) {
   const std::vector<int64_t> shape = weights.shape(name);
@@ -51,6 +62,45 @@ void assign(const Checkpoint& weights, const std::string& name, at::Tensor& para
     throw Error(weights.path() + ": tensor '" + name + "' has shape " + shape_string(shape) +
                 ", but config.json implies " + shape_string(param.sizes()));
   param = weights.get(name);
+  check_finite(param, name, weights.path());
+}
+
+// The sizes config.json gives, checked against the checkpoint's own shapes BEFORE any
+// parameter is allocated from them: a config that claims more than the file holds (a vocab
+// of 2^24, 10,000 layers) is refused naming the field, not with a failed allocation. Only the
+// tensors that pin each size are looked at; load_weights then checks every tensor.
+void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
+  using Dims = std::vector<std::pair<int64_t, std::string>>;
+  const auto expect = [&](const std::string& name, const Dims& dims) {
+    if (!weights.contains(name)) return;  // load_weights names what is missing
+    const std::vector<int64_t> shape = weights.shape(name);
+    std::vector<int64_t> wanted;
+    for (const auto& dim : dims) wanted.push_back(dim.first);
+    if (shape == wanted) return;
+    std::string fields;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (i >= shape.size() || shape[i] != dims[i].first)
+        fields += std::string(fields.empty() ? "'" : ", '") + dims[i].second + "'";
+    throw Error(c.path + ": " + fields + " imply tensor '" + name + "' of shape " + shape_string(wanted) +
+                ", but " + weights.path() + " has " + shape_string(shape));
+  };
+  const int64_t d = c.d_model;
+  for (const char* name : {"model.shared.weight", "model.encoder.embed_tokens.weight"})
+    expect(name, {{c.vocab_size, c.vocab_size_key}, {d, "d_model"}});
+  for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
+    expect(name, {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
+  expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
+  for (const auto& [stack, layers, layers_field, ffn, ffn_field] :
+       {std::tuple{"encoder", c.encoder_layers, "encoder_layers", c.encoder_ffn_dim, "encoder_ffn_dim"},
+        std::tuple{"decoder", c.decoder_layers, "decoder_layers", c.decoder_ffn_dim, "decoder_ffn_dim"}}) {
+    if (layers == 0) continue;
+    const std::string last = std::string("model.") + stack + ".layers." + std::to_string(layers - 1) + ".";
+    if (!weights.contains(last + "fc1.weight"))
+      throw Error(c.path + ": field '" + layers_field + "' is " + std::to_string(layers) + ", but " + weights.path() +
+                  " has no tensor '" + last + "fc1.weight'");
+    expect(last + "fc1.weight", {{ffn, ffn_field}, {d, "d_model"}});
+    expect(last + "self_attn.q_proj.weight", {{d, "d_model"}, {d, "d_model"}});
+  }
 }
 
 // The first of `names` the checkpoint holds; error naming all of them otherwise.
@@ -82,23 +132,33 @@ Seq2SeqModel::Seq2SeqModel(io::ModelConfig config, FamilySpec family)
 std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir) {
   io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
   FamilySpec family = family_for(config);
+  return load(model_dir, std::move(config), std::move(family));
+}
+
+std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, io::ModelConfig config,
+                                                 FamilySpec family) {
+  const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
+  check_sizes_against(config, *weights);
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
-  model->load_weights(*open_checkpoint(model_dir));
+  model->load_weights(*weights);
   return model;
 }
 
 void Seq2SeqModel::load_weights(const Checkpoint& weights) {
-  // Embeddings: save_pretrained writes a tied tensor once, under one of its names.
+  // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
+  // decoder embedding is also its output projection (model.decoder.output_projection).
   if (shares_embeddings(config_)) {
     assign(weights,
            first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
-                                   "model.decoder.embed_tokens.weight"}),
+                                   "model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
            encoder_.embed.tokens);
     decoder_.embed.tokens = encoder_.embed.tokens;
   } else {
     assign(weights, first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"}),
            encoder_.embed.tokens);
-    assign(weights, "model.decoder.embed_tokens.weight", decoder_.embed.tokens);
+    assign(weights,
+           first_present(weights, {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
+           decoder_.embed.tokens);
   }
   if (config_.tie_word_embeddings) {
     output_.weight = decoder_.embed.tokens;

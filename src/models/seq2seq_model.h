@@ -20,6 +20,10 @@ class Seq2SeqModel {
   // Loads `<dir>/config.json` and the weights in `<dir>/model.safetensors` (or the legacy
   // pytorch_model.bin).
   static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir);
+  // The same with config.json already read (and its family chosen). The sizes the config gives
+  // are checked against the checkpoint's tensor shapes before anything is allocated.
+  static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config,
+                                            FamilySpec family);
 
   // Fills every parameter from a checkpoint, checking presence and shape; tied weights
   // (shared embeddings, output projection) are resolved the way Hugging Face ties them.

@@ -153,6 +153,13 @@ void MultiHeadAttention::visit(const std::string& prefix, const ParamVisitor& vi
   out_proj.visit(join_name(prefix, "out_proj"), visitor);
 }
 
+at::Tensor MultiHeadAttention::weights(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const {
+  const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  at::Tensor scores = at::matmul(split_heads(q_proj.forward(x) * scaling), kv.key.transpose(2, 3));
+  if (additive_mask.defined()) scores = scores + additive_mask;
+  return at::softmax(scores, -1);
+}
+
 at::Tensor padding_mask(const at::Tensor& attention_mask) {
   const float lowest = std::numeric_limits<float>::lowest();
   const at::Tensor blocked = attention_mask.eq(0).to(at::kFloat) * lowest;

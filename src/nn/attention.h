@@ -48,6 +48,11 @@ struct MultiHeadAttention {
   // where not.
   at::Tensor forward(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const;
 
+  // The attention weights forward() uses, softmax(q k^T / sqrt(head_dim) + mask), as
+  // [batch, heads, q_len, kv_len]: for callers that show or align them (computed apart from
+  // forward(), so nothing is spent on them when nobody asks).
+  at::Tensor weights(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const;
+
   // Self-attention of `x` over itself (the encoder's).
   at::Tensor forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const;
 

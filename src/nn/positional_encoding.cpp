@@ -8,17 +8,23 @@
 
 namespace ordo::nn {
 
-at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
-  std::vector<float> table(static_cast<size_t>(num_positions * dim), 0.0f);
+std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
+  // Sizes come from config.json: refuse what would overflow the size arithmetic (2^56 rows
+  // times 512 wraps to a tiny buffer) or could never be allocated.
+  constexpr int64_t kMaxValues = int64_t{1} << 31;
+  if (num_positions < 0 || dim < 1 || num_positions > kMaxValues / dim)
+    throw Error("a position table of " + std::to_string(num_positions) + " positions x " + std::to_string(dim) +
+                " dimensions is out of range (at most " + std::to_string(kMaxValues) + " values)");
+  std::vector<double> table(static_cast<size_t>(num_positions * dim), 0.0);
   const int64_t half = dim / 2;
   for (int64_t pos = 0; pos < num_positions; ++pos) {
-    float* row = table.data() + pos * dim;
+    double* row = table.data() + pos * dim;
     if (pos == spec.zero_row) continue;
     switch (spec.layout) {
       case PositionLayout::kInterleaved:
         for (int64_t j = 0; j < dim; ++j) {
           const double angle = pos / std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
-          row[j] = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+          row[j] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
         }
         break;
       case PositionLayout::kSinThenCos:
@@ -29,9 +35,9 @@ at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEn
           for (int64_t j = 0; j < dim; ++j) {
             const double angle = pos / std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
             if (j % 2 == 0)
-              row[j / 2] = static_cast<float>(std::sin(angle));
+              row[j / 2] = std::sin(angle);
             else
-              row[sines + j / 2] = static_cast<float>(std::cos(angle));
+              row[sines + j / 2] = std::cos(angle);
           }
         }
         break;
@@ -41,14 +47,19 @@ at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEn
         for (int64_t i = 0; i < half; ++i) {
           const float freq = std::exp(static_cast<float>(i) * -scale);
           const float angle = static_cast<float>(pos) * freq;
-          row[i] = std::sin(angle);
+          row[i] = std::sin(angle);  // float32 sin/cos, as torch computes them
           row[half + i] = std::cos(angle);
         }
         break;
       }
     }
   }
-  return at::from_blob(table.data(), {num_positions, dim}, at::kFloat).clone();
+  return table;
+}
+
+at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
+  const std::vector<double> values = sinusoidal_values(num_positions, dim, spec);
+  return at::from_blob(const_cast<double*>(values.data()), {num_positions, dim}, at::kDouble).to(at::kFloat);
 }
 
 SinusoidalPositions::SinusoidalPositions(int64_t max_positions, int64_t dim,
@@ -66,7 +77,12 @@ at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
 }
 
 at::Tensor SinusoidalPositions::rows(const at::Tensor& rows) const {
-  return at::embedding(table_, rows);
+  const int64_t needed = rows.numel() > 0 ? rows.max().item<int64_t>() + 1 : 0;
+  if (needed <= table_.size(0)) return at::embedding(table_, rows);
+  // fairseq's table (M2M100, NLLB) grows when a sequence outgrows it, as Hugging Face's
+  // M2M100SinusoidalPositionalEmbedding.make_weights does: the same formula, more rows. The
+  // longer table serves this call only; the model stays immutable.
+  return at::embedding(sinusoidal_table(needed, table_.size(1), spec_), rows);
 }
 
 }  // namespace ordo::nn

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -33,8 +34,11 @@ struct PositionEncodingSpec {
 };
 
 // A [num_positions, dim] float32 table for the given layout. Computed in float64 and rounded
-// once, the way the reference implementations build it with numpy.
+// once, the way the reference implementations build it with numpy (fairseq: float32 math,
+// as torch does it there).
 at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
+// The same values before the rounding to float32, row-major (what `ordo positions` prints).
+std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
 
 class SinusoidalPositions {
  public:
@@ -45,7 +49,8 @@ class SinusoidalPositions {
   // shape [length, dim].
   at::Tensor range(int64_t start, int64_t length) const;
   // Encodings gathered at explicit table rows (fairseq computes rows from the token ids):
-  // `rows` is an int64 tensor of any shape; the result appends a dim axis.
+  // `rows` is an int64 tensor of any shape; the result appends a dim axis. Rows past the
+  // table are computed on the fly (fairseq has no length limit).
   at::Tensor rows(const at::Tensor& rows) const;
 
   int64_t max_positions() const { return max_positions_; }

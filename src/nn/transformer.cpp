@@ -86,8 +86,10 @@ DecoderState TransformerDecoder::start(const at::Tensor& encoder_out,
 at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& state) const {
   const at::Tensor self_mask = causal_mask(ids.size(1), state.length);
   at::Tensor x = embed.forward(ids, state.length);
+  if (state.record_cross_attention) state.cross_attention.assign(layers.size(), at::Tensor());
   for (size_t i = 0; i < layers.size(); ++i)
-    x = layers[i].forward(x, state.self_cache[i], self_mask, state.memory[i], state.memory_mask, state.group);
+    x = layers[i].forward(x, state.self_cache[i], self_mask, state.memory[i], state.memory_mask, state.group,
+                          state.record_cross_attention ? &state.cross_attention[i] : nullptr);
   if (layer_norm.weight.defined()) x = layer_norm.forward(x);
   state.length += ids.size(1);
   return x;

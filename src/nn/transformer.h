@@ -68,6 +68,10 @@ struct DecoderState {
   at::Tensor memory_mask;            // additive [sources, 1, 1, src_len]
   int64_t group = 1;                 // hypotheses per source (rows = sources * group)
   int64_t length = 0;                // positions decoded so far
+  // When set, each forward() leaves every layer's cross-attention weights of the positions it
+  // ran in `cross_attention` ([rows, heads, new_len, src_len] per layer).
+  bool record_cross_attention = false;
+  std::vector<at::Tensor> cross_attention;
 
   int64_t rows() const { return memory_mask.size(0) * group; }
   // Keeps hypotheses `indices` (int64 [new_rows]): beam expansion and reordering, dropping

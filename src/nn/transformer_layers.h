@@ -58,8 +58,11 @@ struct DecoderLayer {
   // x: [batch, new_len, dim]. `self_cache` grows by new_len; `memory` holds the encoder
   // output's keys/values for this layer, computed once per source and shared by `group`
   // consecutive rows of x (see DecoderState).
+  // `cross_weights`, when given, receives the cross-attention weights [rows, heads, new_len,
+  // src_len] (each row's own source; see MultiHeadAttention::weights).
   at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
-                     const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1) const;
+                     const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1,
+                     at::Tensor* cross_weights = nullptr) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };

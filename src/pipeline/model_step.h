@@ -12,6 +12,13 @@ class ModelStep : public search::StepModel {
       : model_(model), state_(std::move(state)) {}
   at::Tensor next_logits(const at::Tensor& tokens) override { return model_.next_logits(tokens, state_); }
   void select(const at::Tensor& rows) override { state_.select(rows); }
+  // One new position per row: per layer [rows, heads, 1, src] -> [rows, layers, heads, src].
+  at::Tensor step_attention() override {
+    std::vector<at::Tensor> layers;
+    for (const at::Tensor& layer : state_.cross_attention) layers.push_back(layer.select(2, 0));
+    return at::stack(layers, 1);
+  }
+  void record_attention() { state_.record_cross_attention = true; }
 
  private:
   const models::Seq2SeqModel& model_;

@@ -48,7 +48,10 @@ DecodeOptions load_preset(const std::string& path) {
   o.top_k = as_int("top_k");
   o.top_p = as_float("top_p");
   if (const auto seed = f.optional_int("seed")) o.seed = static_cast<uint64_t>(*seed);
-  if (const auto batch = as_int("batch_size")) o.batch_size = *batch;
+  if (const auto batch = as_int("batch_size")) {
+    if (*batch < 1) f.fail("batch_size", "must be at least 1");
+    o.batch_size = *batch;
+  }
   return o;
 }
 

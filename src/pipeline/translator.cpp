@@ -3,11 +3,13 @@
 #include "ordo/translator.h"
 
 #include <malloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
 #include <atomic>
 #include <exception>
+#include <new>
 #include <mutex>
 #include <thread>
 #include <numeric>
@@ -15,6 +17,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "io/file.h"
 #include "io/model_config.h"
 #include "models/seq2seq_model.h"
 #include "pipeline/model_step.h"
@@ -49,26 +52,51 @@ nn::GemmType gemm_type(ComputeType type) {
   return nn::GemmType::kFloat32;
 }
 
-bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
-
 io::GenerationConfig load_generation_defaults(const std::string& dir) {
   const std::string path = dir + "/generation_config.json";
-  if (file_exists(path)) return io::load_generation_config(path);
+  if (io::path_exists(path)) return io::load_generation_config(path);
   return io::generation_config_from_model_config(dir + "/config.json");
 }
 
-std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::Seq2SeqModel& model) {
-  switch (model.family().tokenizer) {
+std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::FamilySpec& family,
+                                               const io::ModelConfig& config) {
+  switch (family.tokenizer) {
     case models::TokenizerKind::kMarian:
-      return text::load_marian_tokenizer(dir, !model.config().share_encoder_decoder_embeddings);
+      return text::load_marian_tokenizer(dir, !config.share_encoder_decoder_embeddings);
     case models::TokenizerKind::kPegasus:
       return text::load_pegasus_tokenizer(dir);
     case models::TokenizerKind::kM2M100:
       return text::load_m2m100_tokenizer(dir);
     case models::TokenizerKind::kNllb:
       return text::load_nllb_tokenizer(dir);
+    case models::TokenizerKind::kFsmt:
+      return text::load_fsmt_tokenizer(dir);
   }
-  throw Error(dir + ": no tokenizer for model family " + model.family().name);
+  throw Error(dir + ": no tokenizer for model family " + family.name);
+}
+
+// More intra-op threads than cores never helps and, with OpenMP threads spinning for work,
+// makes a run crawl (1024 threads on 2 cores: minutes for 5 lines). Capped at the cores this
+// process may run on.
+int usable_threads(int requested) {
+  cpu_set_t set;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+  return std::min(requested, std::max(cores, 1));
+}
+
+// Tokenizing a 32 MB line whole takes ~80 bytes of memory per input byte, and all but the
+// first max_position_embeddings tokens are cut anyway. So a long text is tokenized from a
+// prefix that surely holds more tokens than the model takes (64 bytes per position, as no
+// SentencePiece piece is longer; doubled while it yields too few, e.g. for runs of spaces),
+// cut at a space so the pieces before the cut are those of the whole text, and the rest is
+// only counted, in chunks of the same size, for the truncation report.
+size_t cut_at_space(const std::string& text, size_t at) {
+  if (at >= text.size()) return text.size();
+  const size_t space = text.find(' ', at);
+  if (space != std::string::npos && space - at < 4096) return space;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;  // a UTF-8 boundary
+  return at;
 }
 
 // Right-pads `batch` with `pad` into ids and attention-mask tensors [rows, longest].
@@ -87,6 +115,24 @@ std::pair<at::Tensor, at::Tensor> pad_batch(const std::vector<const std::vector<
   return {ids, mask};
 }
 
+// The public API promises ordo::Error only. LibTorch reports with c10::Error (and a C++ stack
+// trace), the allocator with std::bad_alloc, the standard library with its own exceptions:
+// each becomes an ordo::Error saying what was being done, without LibTorch's trace.
+template <class F>
+auto guarded(const char* doing, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(std::string("out of memory while ") + doing);
+  } catch (const c10::Error& e) {
+    throw Error(std::string("internal error while ") + doing + ": " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw Error(std::string("internal error while ") + doing + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 struct Translator::Impl {
@@ -94,9 +140,11 @@ struct Translator::Impl {
   std::shared_ptr<models::Seq2SeqModel> model;
   io::GenerationConfig generation_defaults;
   std::unique_ptr<text::Tokenizer> tokenizer;
+  int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   int inter_threads = 1;
 
-  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps) const {
+  // `source`: the encoder input of this result (for attention: its length and pieces).
+  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps, const std::vector<int64_t>& source) const {
     TranslationResult result;
     for (const auto& hyp : hyps) {
       Hypothesis out;
@@ -104,9 +152,42 @@ struct Translator::Impl {
       out.score = static_cast<float>(hyp.score);
       out.tokens = tokenizer->id_to_pieces(hyp.ids);
       out.text = tokenizer->decode(hyp.ids);
+      if (hyp.attention.defined()) {
+        out.attention = to_attention(hyp.attention, static_cast<int64_t>(source.size()));
+        for (size_t t = 0; t < hyp.ids.size(); ++t) {
+          out.id_pieces.push_back(tokenizer->target_piece(hyp.ids[t]));
+          if (!tokenizer->id_to_pieces({hyp.ids[t]}).empty()) out.token_positions.push_back(static_cast<int64_t>(t));
+        }
+      }
       result.hypotheses.push_back(std::move(out));
     }
+    if (!result.hypotheses.empty() && !result.hypotheses[0].attention.empty()) {
+      result.source_ids = source;
+      for (size_t p = 0; p < source.size(); ++p) {
+        result.source_tokens.push_back(tokenizer->source_piece(source[p]));
+        // Special: the final </s>, and a leading source-language code (M2M100, NLLB).
+        const bool special = p + 1 == source.size() ||
+                             (p == 0 && tokenizer->language_id(result.source_tokens.back()).has_value());
+        if (!special) result.source_text_positions.push_back(static_cast<int64_t>(p));
+      }
+    }
     return result;
+  }
+
+  // [target, layers, heads, padded source] -> the public layout, the batch's padding cut off
+  // (its weights are exactly 0), and the alignment layer's head average.
+  static Attention to_attention(const at::Tensor& steps, int64_t source_length) {
+    const at::Tensor w = steps.narrow(3, 0, source_length).permute({1, 2, 0, 3}).contiguous().to(at::kFloat);
+    Attention a;
+    a.layers = w.size(0);
+    a.heads = w.size(1);
+    a.target_length = w.size(2);
+    a.source_length = source_length;
+    a.weights.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    a.alignment_layer = std::max<int64_t>(0, a.layers - 2);
+    const at::Tensor mean = w[a.alignment_layer].mean(0).contiguous();
+    a.averaged.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
+    return a;
   }
 
   // The target language, by name, becomes the forced first token (M2M100, NLLB).
@@ -124,25 +205,76 @@ struct Translator::Impl {
     return options;
   }
 
-  std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources,
-                                     const DecodeOptions& requested) const {
+  // Source ids for `text` (see cut_at_space above): the ids of a prefix that holds more tokens
+  // than the model takes, and in `dropped` the number of tokens after that prefix.
+  std::vector<int64_t> encode(const std::string& text, const std::optional<std::string>& lang,
+                              int64_t& dropped) const {
+    const auto ids_of = [&](const std::string& part) {
+      return lang ? tokenizer->encode(part, *lang) : tokenizer->encode(part);
+    };
+    dropped = 0;
+    const int64_t limit = model->config().max_position_embeddings;
+    size_t prefix = static_cast<size_t>(64 * (limit + 2));
+    if (text.size() <= prefix) return ids_of(text);
+    std::vector<int64_t> ids;
+    size_t cut = 0;
+    while (true) {
+      cut = cut_at_space(text, prefix);
+      ids = ids_of(text.substr(0, cut));
+      if (static_cast<int64_t>(ids.size()) > limit + 1 || cut == text.size()) break;
+      prefix *= 2;
+    }
+    const size_t chunk = static_cast<size_t>(64 * (limit + 2));
+    for (size_t start = cut; start < text.size();) {
+      const size_t end = cut_at_space(text, std::min(text.size(), start + chunk));
+      const size_t stop = end > start ? end : std::min(text.size(), start + chunk);
+      dropped += static_cast<int64_t>(tokenizer->tokenize(text.substr(start, stop - start)).size());
+      start = stop;
+    }
+    return ids;
+  }
+
+  // Every decoding setting for `options`, resolved and checked (see generation_settings.h).
+  search::GenerationSettings settings_for(const DecodeOptions& requested,
+                                          std::vector<ResolvedSetting>* trace = nullptr) const {
+    const DecodeOptions options = with_target_language(requested);
+    search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options, trace);
+    s.beam_never_pad = model->family().beam_search_never_pad;
+    // Marian and Pegasus have a fixed table of max_position_embeddings decoder positions, and
+    // Hugging Face's generate() fails past it; the target length is capped there (the last
+    // token is never fed back: length L uses positions 0 .. L-2). fairseq's table grows.
+    const int64_t cap = model->config().max_position_embeddings + 1;
+    if (!model->family().fairseq_positions && s.max_length > cap) {
+      s.max_length = cap;
+      if (trace)
+        for (ResolvedSetting& setting : *trace)
+          if (setting.name == "max_length") {
+            setting.value = std::to_string(cap);
+            setting.source += ", capped at max_position_embeddings + 1";
+          }
+    }
+    return s;
+  }
+
+  std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
+                                     const std::vector<int64_t>& dropped = {}) const {
+    // ModelOptions::threads holds for every calling thread, not only the constructing one
+    // (a server calls from its own workers; OpenMP's thread count is per thread).
+    if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
     // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
     // tokenizer does with truncation=True; the caller learns how much was dropped.
     const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
     std::vector<int64_t> truncated(sources.size(), 0);
     for (size_t i = 0; i < sources.size(); ++i) {
+      if (i < dropped.size()) truncated[i] = dropped[i];
       if (sources[i].size() <= limit) continue;
-      truncated[i] = static_cast<int64_t>(sources[i].size() - limit);
+      truncated[i] += static_cast<int64_t>(sources[i].size() - limit);
       const int64_t last = sources[i].back();
       sources[i].resize(limit);
       sources[i].back() = last;
     }
-    const DecodeOptions options = with_target_language(requested);
-    const search::GenerationSettings settings = [&] {
-      search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options);
-      s.beam_never_pad = model->family().beam_search_never_pad;
-      return s;
-    }();
+    search::GenerationSettings settings = settings_for(options);
+    settings.return_attention = options.return_attention;
     if (options.batch_size < 1) throw Error("invalid decoding option: batch size must be at least 1");
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
@@ -178,8 +310,9 @@ struct Translator::Impl {
       const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
+      if (settings.return_attention) step.record_attention();
       const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
-      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start]);
+      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start], sources[order[i]]);
     };
     const size_t workers = std::min(static_cast<size_t>(inter_threads), batches.size());
     if (workers <= 1) {
@@ -214,15 +347,30 @@ struct Translator::Impl {
 
 Translator::Translator(const std::string& model_dir, const ModelOptions& model_options)
     : impl_(std::make_unique<Impl>()) {
-  if (model_options.threads > 0) at::set_num_threads(model_options.threads);
-  keep_large_buffers_on_the_heap();
+  guarded(("loading " + model_dir).c_str(), [&] { load(model_dir, model_options); });
+}
+
+void Translator::load(const std::string& model_dir, const ModelOptions& model_options) {
+  if (model_options.threads < 0) throw Error("invalid model option: threads must not be negative");
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
+  if (model_options.threads > 0) at::set_num_threads(usable_threads(model_options.threads));
+  keep_large_buffers_on_the_heap();
+  impl_->threads = model_options.threads > 0 ? usable_threads(model_options.threads) : 0;
   impl_->inter_threads = model_options.inter_threads;
   impl_->model_dir = model_dir;
-  impl_->model = models::Seq2SeqModel::load(model_dir);
-  impl_->model->pack(gemm_type(model_options.compute_type));
+  // Everything small is read and checked before the weights: a bad id or size in a JSON file
+  // fails in milliseconds, naming the file and field, and nothing is allocated from it.
+  io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
+  models::FamilySpec family = models::family_for(config);
   impl_->generation_defaults = load_generation_defaults(model_dir);
-  impl_->tokenizer = load_tokenizer(model_dir, *impl_->model);
+  io::check_generation_ids(impl_->generation_defaults, config);
+  impl_->tokenizer = load_tokenizer(model_dir, family, config);
+  const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
+  if (ids.limit > config.vocab_size)
+    throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
+                config.path + ": vocab_size " + std::to_string(config.vocab_size) + ")");
+  impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family));
+  impl_->model->pack(gemm_type(model_options.compute_type));
 }
 
 Translator::~Translator() = default;
@@ -230,30 +378,44 @@ Translator::Translator(Translator&&) noexcept = default;
 Translator& Translator::operator=(Translator&&) noexcept = default;
 
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
-  return impl_->tokenizer->encode(sentence);
+  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence); });
+}
+
+std::vector<int64_t> Translator::encode(const std::string& sentence, const std::string& source_lang) const {
+  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence, source_lang); });
+}
+
+std::vector<std::string> Translator::languages() const {
+  // M2M100 names its language tokens "__de__"; callers pass "de".
+  std::vector<std::string> codes = impl_->tokenizer->languages();
+  for (std::string& code : codes)
+    if (code.size() > 4 && code.compare(0, 2, "__") == 0 && code.compare(code.size() - 2, 2, "__") == 0)
+      code = code.substr(2, code.size() - 4);
+  return codes;
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options) const {
-  std::vector<std::vector<int64_t>> sources;
-  sources.reserve(sentences.size());
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
-    sources.push_back(options.source_lang ? impl_->tokenizer->encode(sentences[i], *options.source_lang)
-                                          : impl_->tokenizer->encode(sentences[i]));
-  }
-  return impl_->run(sources, options);
+  return guarded("translating", [&] {
+    std::vector<std::vector<int64_t>> sources;
+    std::vector<int64_t> dropped(sentences.size(), 0);
+    sources.reserve(sentences.size());
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
+      sources.push_back(impl_->encode(sentences[i], options.source_lang, dropped[i]));
+    }
+    return impl_->run(std::move(sources), options, dropped);
+  });
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                          const DecodeOptions& options) const {
-  return impl_->run(source_ids, options);
+  return guarded("translating", [&] { return impl_->run(source_ids, options); });
 }
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
   std::vector<ResolvedSetting> trace;
-  search::resolve_settings(impl_->model->config(), impl_->generation_defaults, impl_->with_target_language(options),
-                           &trace);
+  guarded("resolving the decoding settings", [&] { impl_->settings_for(options, &trace); });
   return trace;
 }
 

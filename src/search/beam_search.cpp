@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ordo/error.h"
+#include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
 #include "search/top_k.h"
@@ -19,6 +20,7 @@ struct Finished {
   double score;
   std::vector<int64_t> tokens;  // decoder start included, EOS not included
   bool ended_with_eos;
+  at::Tensor attention;         // return_attention: [generated, layers, heads, source_len]
 };
 
 // The n-best list of one sentence (HF's BeamHypotheses).
@@ -27,10 +29,10 @@ class FinishedList {
   FinishedList(int64_t beams, double length_penalty, bool early_stopping)
       : beams_(beams), length_penalty_(length_penalty), early_stopping_(early_stopping) {}
 
-  void add(std::vector<int64_t> tokens, double sum_log_probs, bool ended_with_eos) {
+  void add(std::vector<int64_t> tokens, double sum_log_probs, bool ended_with_eos, at::Tensor attention) {
     const double score = sum_log_probs / std::pow(static_cast<double>(tokens.size()), length_penalty_);
     if (static_cast<int64_t>(list_.size()) >= beams_ && score <= worst_) return;
-    list_.push_back({score, std::move(tokens), ended_with_eos});
+    list_.push_back({score, std::move(tokens), ended_with_eos, std::move(attention)});
     if (static_cast<int64_t>(list_.size()) > beams_) {
       // Drop the worst (the earliest added among equals, as Python's sort of (score, index)).
       std::vector<size_t> order(list_.size());
@@ -95,11 +97,14 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
   at::Tensor beam_scores = at::zeros({batch_size, beams}, at::kFloat);
   beam_scores.narrow(1, 1, beams - 1).fill_(-1e9f);
   beam_scores = beam_scores.view({-1});
+  AttentionHistory attention;  // return_attention
 
   while (true) {
     const int64_t cur_len = sequences.size(1);
     const int64_t live = static_cast<int64_t>(items.size());
     at::Tensor logits = model.next_logits(sequences.narrow(1, cur_len - 1, 1));
+    if (s.return_attention) attention.add_step(model.step_attention());
+    const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
     if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
     at::Tensor scores = at::log_softmax(logits, -1);
     processors.apply(sequences, scores);
@@ -123,7 +128,7 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
         if (token == s.eos_token_id) {
           // An EOS outside the top `beams` candidates is not a finished hypothesis.
           if (rank >= beams) continue;
-          finished[item].add(row_tokens(sequences, row), score, true);
+          finished[item].add(row_tokens(sequences, row), score, true, history(row));
         } else {
           rows.push_back(row);
           tokens.push_back(token);
@@ -146,12 +151,14 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     const at::Tensor rows = at::tensor(next_rows, at::kLong);
     sequences = at::cat({sequences.index_select(0, rows), at::tensor(next_tokens, at::kLong).unsqueeze(1)}, 1);
     beam_scores = at::tensor(next_scores, at::kFloat);
+    if (s.return_attention) attention.next_rows(next_rows);
     if (sequences.size(1) >= s.max_length) {
       // Out of length: the live beams join the finished lists with their current scores.
       for (size_t i = 0; i < items.size(); ++i)
         for (int64_t k = 0; k < beams; ++k) {
           const int64_t row = static_cast<int64_t>(i) * beams + k;
-          finished[items[i]].add(row_tokens(sequences, row), beam_scores[row].item<float>(), false);
+          finished[items[i]].add(row_tokens(sequences, row), beam_scores[row].item<float>(), false,
+                                 s.return_attention ? attention.trace(row) : at::Tensor());
         }
       break;
     }
@@ -165,6 +172,7 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
       hyp.ids.assign(f.tokens.begin() + 1, f.tokens.end());
       if (f.ended_with_eos) hyp.ids.push_back(s.eos_token_id);
       hyp.score = static_cast<float>(f.score);  // HF reports sequences_scores in float32
+      hyp.attention = f.attention;
       results[b].push_back(std::move(hyp));
     }
   }

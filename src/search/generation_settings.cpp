@@ -1,5 +1,6 @@
 #include "search/generation_settings.h"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -130,8 +131,21 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   s.top_p = l.pick<double>("top_p", &DecodeOptions::top_p, g.top_p, 1.0);
   s.seed = o.seed.value_or(p.seed.value_or(0));
 
-  require(s.num_beams >= 1, "beam size must be at least 1, got " + std::to_string(s.num_beams));
-  require(s.num_return_sequences >= 1, "n-best must be at least 1");
+  // Sizes beyond these are mistakes that would otherwise surface as a failed allocation or a
+  // LibTorch error deep inside the search (5,000 beams x a 58k vocabulary = 1.1 GB per step).
+  constexpr int64_t kMaxBeams = 1024;
+  constexpr int64_t kMaxLength = (1 << 20) + 1;
+  require(s.num_beams >= 1 && s.num_beams <= kMaxBeams,
+          "beam size must be in [1, " + std::to_string(kMaxBeams) + "], got " + std::to_string(s.num_beams));
+  require(s.num_return_sequences >= 1 && s.num_return_sequences <= kMaxBeams,
+          "n-best must be in [1, " + std::to_string(kMaxBeams) + "], got " + std::to_string(s.num_return_sequences));
+  for (const auto& [name, value] : {std::pair{"length penalty", s.length_penalty},
+                                    {"repetition penalty", s.repetition_penalty},
+                                    {"temperature", s.temperature}, {"top-p", s.top_p}})
+    require(std::isfinite(value), std::string(name) + " must be a finite number, got " + to_text(value));
+  require(s.max_length <= kMaxLength, "the maximum length must be at most " + std::to_string(kMaxLength - 1) +
+                                          " generated tokens, got " + std::to_string(s.max_length - 1));
+  require(s.min_length >= 0 && s.min_new_tokens >= 0, "minimum lengths must not be negative");
   require(s.do_sample || s.num_return_sequences <= s.num_beams,
           "n-best (" + std::to_string(s.num_return_sequences) + ") cannot exceed the beam size (" +
               std::to_string(s.num_beams) + ")");
@@ -143,6 +157,10 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   require(s.no_repeat_ngram_size >= 0, "no-repeat n-gram size must be >= 0");
   require(s.repetition_penalty > 0, "repetition penalty must be > 0");
   const int64_t vocab = model.decoder_vocab_size;
+  for (const auto& [name, id] : {std::pair{"forced BOS token id", s.forced_bos_token_id},
+                                 {"forced EOS token id", s.forced_eos_token_id}})
+    if (id) require(*id >= 0 && *id < vocab, std::string(name) + " " + std::to_string(*id) + " is outside the vocabulary [0, " +
+                                                 std::to_string(vocab) + ")");
   for (const auto& words : s.bad_words_ids)
     for (int64_t id : words)
       require(id >= 0 && id < vocab, "bad word id " + std::to_string(id) + " is outside the vocabulary");

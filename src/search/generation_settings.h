@@ -30,6 +30,8 @@ struct GenerationSettings {
   bool renormalize_logits = false;
   // Hugging Face's Marian: pad logit to -inf before the beam search log-softmax.
   bool beam_never_pad = false;
+  // Carry each hypothesis' cross-attention weights (StepModel::step_attention).
+  bool return_attention = false;
 
   // Sampling (HF do_sample): logits processors, then temperature, top-k, top-p warpers.
   bool do_sample = false;

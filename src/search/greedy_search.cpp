@@ -5,6 +5,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
 
@@ -45,9 +46,11 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
   std::vector<int64_t> owner(batch_size * per_input);
   std::iota(owner.begin(), owner.end(), 0);
   at::Tensor sequences = at::full({batch_size * per_input, 1}, s.decoder_start_token_id, at::kLong);
+  AttentionHistory attention;  // return_attention
 
   while (!owner.empty() && sequences.size(1) < s.max_length) {
     at::Tensor scores = model.next_logits(sequences.narrow(1, sequences.size(1) - 1, 1));
+    if (s.return_attention) attention.add_step(model.step_attention());
     processors.apply(sequences, scores);
     const at::Tensor next =
         s.do_sample ? at::multinomial(at::softmax(warp(scores, s), -1), 1, false, generator).squeeze(1)
@@ -63,6 +66,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       SearchHypothesis& hyp = results[owner[row] / per_input][owner[row] % per_input];
       hyp.ids.push_back(next_ids[row]);
       hyp.score += next_log_probs[row];
+      if (s.return_attention && next_ids[row] == s.eos_token_id) hyp.attention = attention.trace(static_cast<int64_t>(row));
       if (next_ids[row] != s.eos_token_id) {
         keep.push_back(static_cast<int64_t>(row));
         still_owner.push_back(owner[row]);
@@ -73,8 +77,13 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       model.select(rows);
       sequences = sequences.index_select(0, rows);
     }
+    if (s.return_attention && !keep.empty()) attention.next_rows(keep);
     owner = std::move(still_owner);
   }
+  // Out of length: the rows still decoding.
+  if (s.return_attention)
+    for (size_t row = 0; row < owner.size(); ++row)
+      results[owner[row] / per_input][owner[row] % per_input].attention = attention.trace(static_cast<int64_t>(row));
   return results;
 }
 

@@ -20,11 +20,17 @@ class StepModel {
   virtual at::Tensor next_logits(const at::Tensor& tokens) = 0;
   // Keeps hypotheses `rows` (int64 indices into the current rows), in that order.
   virtual void select(const at::Tensor& rows) = 0;
+  // With GenerationSettings::return_attention: the cross-attention weights of the step
+  // next_logits() just ran, [rows, layers, heads, source_len].
+  virtual at::Tensor step_attention() { return {}; }
 };
 
 struct SearchHypothesis {
   std::vector<int64_t> ids;  // generated ids, decoder start excluded, final EOS included if any
   double score = 0.0;        // greedy: sum of log-probs; beam: HF's length-normalized score
+  // With return_attention: [ids.size(), layers, heads, source_len], row t the weights of the
+  // query that predicted ids[t]. It follows the hypothesis through every beam reorder.
+  at::Tensor attention;
 };
 
 // Per input (in order), up to num_return_sequences hypotheses, best first. The model starts

@@ -6,6 +6,7 @@
 //   NllbTokenizer (legacy_behaviour=False): <s> <pad> </s> <unk> = 0..3, then the spm pieces
 //     shifted by one (spm id 0, its <unk>, maps to <unk>), then language codes "deu_Latn",
 //     then <mask>.
+#include <algorithm>
 #include <memory>
 
 #include "ordo/error.h"
@@ -51,6 +52,11 @@ class M2M100Tokenizer : public SpmTokenizer {
   static constexpr const char* kNeeds = "M2M100 models need sentencepiece.bpe.model and vocab.json";
 
   std::string language_token(const std::string& lang) const override { return "__" + lang + "__"; }
+  IdRange source_id_range() const override {
+    int64_t limit = vocab_.size();
+    for (const auto& [token, id] : language_ids_) limit = std::max(limit, id + 1);
+    return {limit, vocab_.path() + " and its language tokens"};
+  }
   int64_t piece_to_id(const std::string& piece) const override {
     const auto lang = language_ids_.find(piece);
     if (lang != language_ids_.end()) return lang->second;
@@ -93,6 +99,11 @@ class NllbTokenizer : public SpmTokenizer {
   static constexpr const char* kNeeds = "NLLB models need sentencepiece.bpe.model";
   static constexpr int64_t kOffset = 1;  // fairseq_offset
 
+  IdRange source_id_range() const override {
+    int64_t limit = spm_.size() + kOffset;
+    for (const auto& [token, id] : fixed_) limit = std::max(limit, id + 1);
+    return {limit, spm_.path() + " and its language tokens"};
+  }
   int64_t piece_to_id(const std::string& piece) const override {
     const auto it = fixed_.find(piece);
     if (it != fixed_.end()) return it->second;

@@ -1,7 +1,6 @@
 #include "text/hf_rules.h"
 
-#include <sys/stat.h>
-
+#include "io/file.h"
 #include "io/json_file.h"
 #include "ordo/error.h"
 
@@ -32,14 +31,10 @@ nlohmann::json read_if_exists(const std::string& path) {
 
 }  // namespace
 
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
+bool file_exists(const std::string& path) { return io::path_exists(path); }
 
 std::string require_file(const std::string& path, const std::string& why) {
-  if (!file_exists(path)) throw Error(path + ": file not found (" + why + ")");
-  return path;
+  return io::require_regular_file(path, why);
 }
 
 std::vector<std::string> split_on_special_tokens(const std::string& text, const SpecialTokens& specials) {

@@ -95,6 +95,12 @@ class MarianTokenizer : public Tokenizer {
     return pieces;
   }
 
+  IdRange source_id_range() const override { return {source_vocab_.size(), source_vocab_.path()}; }
+  std::string source_piece(int64_t id) const override { return source_vocab_.piece(id); }
+  std::string target_piece(int64_t id) const override {
+    return (target_vocab_ ? *target_vocab_ : source_vocab_).piece(id);
+  }
+
   std::string decode(const std::vector<int64_t>& ids) const override {
     // MarianTokenizer.convert_tokens_to_string: special tokens pass through, then a space.
     const std::string text = pieces_to_text(id_to_pieces(ids), kSpecials, target_spm_, " ");

@@ -39,7 +39,8 @@ class PegasusTokenizer : public SpmTokenizer {
     const io::JsonFields fields(config, path);
 
     offset_ = fields.optional_int("offset").value_or(103);
-    if (offset_ < 0) fields.fail("offset", "must not be negative");
+    if (offset_ < 0 || offset_ > kMaxOffset)
+      fields.fail("offset", "is " + std::to_string(offset_) + ", outside [0, " + std::to_string(kMaxOffset) + "]");
     const std::string pad = config_token(config, path, "pad_token").value_or("<pad>");
     const std::string eos = config_token(config, path, "eos_token").value_or("</s>");
     const std::string unk = config_token(config, path, "unk_token").value_or("<unk>");
@@ -97,6 +98,14 @@ class PegasusTokenizer : public SpmTokenizer {
   }
 
  protected:
+  // HF's default is 103; the offset also counts the <unk_N> placeholders built below.
+  static constexpr int64_t kMaxOffset = 1 << 16;
+
+  IdRange source_id_range() const override {
+    int64_t limit = spm_.size() + offset_;
+    for (const auto& [piece, id] : fixed_ids_) limit = std::max(limit, id + 1);
+    return {limit, spm_.path() + " (ids shifted by " + std::to_string(offset_) + ")"};
+  }
   int64_t piece_to_id(const std::string& piece) const override {
     const auto it = fixed_ids_.find(piece);
     if (it != fixed_ids_.end()) return it->second;

@@ -24,6 +24,8 @@ class SpmTokenizer : public Tokenizer {
   std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const override;
   std::string decode(const std::vector<int64_t>& ids) const override;
   std::optional<int64_t> language_id(const std::string& lang) const override;
+  std::string source_piece(int64_t id) const override { return id_to_piece(id); }
+  std::string target_piece(int64_t id) const override { return id_to_piece(id); }
   std::vector<std::string> languages() const override;
 
  protected:

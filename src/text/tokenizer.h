@@ -22,6 +22,10 @@ class Tokenizer {
   virtual std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const = 0;
   // Target ids to detokenized text, as HF batch_decode(skip_special_tokens=True).
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+  // The piece of one source / target id, special tokens included ("</s>", "__de__"): labels
+  // for attention weights and alignments.
+  virtual std::string source_piece(int64_t id) const = 0;
+  virtual std::string target_piece(int64_t id) const = 0;
 
   // Multilingual models (M2M100, NLLB): source text in an explicit source language, the id
   // of a language code ("de" / "__de__", "deu_Latn"), and the known codes. Other tokenizers
@@ -30,6 +34,15 @@ class Tokenizer {
     return encode(text);
   }
   virtual std::optional<int64_t> language_id(const std::string& lang) const { return std::nullopt; }
+
+  // One past the largest id encode() can produce, and the file that defines the ids. Checked
+  // at load against config.json's vocab_size: a vocabulary larger than the embedding table
+  // would otherwise load and fail later, on the sentences that use the extra ids.
+  struct IdRange {
+    int64_t limit = 0;
+    std::string source;
+  };
+  virtual IdRange source_id_range() const = 0;
   virtual std::vector<std::string> languages() const { return {}; }
 
   // "de, en, fr, ..." (the first `limit` known codes), for error messages.
@@ -53,6 +66,11 @@ std::unique_ptr<Tokenizer> load_m2m100_tokenizer(const std::string& model_dir);
 
 // NLLB: sentencepiece.bpe.model with the fairseq offset + xxx_Latn language tokens.
 std::unique_ptr<Tokenizer> load_nllb_tokenizer(const std::string& model_dir);
+
+// FSMT (facebook/wmt19-*): Moses normalization and tokenization (sacremoses 0.1.1) + BPE with
+// merges.txt, vocab-src.json / vocab-tgt.json, Moses detokenization; "langs" from
+// tokenizer_config.json.
+std::unique_ptr<Tokenizer> load_fsmt_tokenizer(const std::string& model_dir);
 
 // Throws ordo::Error naming `where` (e.g. "stdin line 3") if `text` is not valid UTF-8.
 void check_utf8(const std::string& text, const std::string& where);

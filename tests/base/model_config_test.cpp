@@ -127,7 +127,10 @@ TEST(ModelConfig, MissingAndWrongFieldsNameTheField) {
   EXPECT_NE(config_error(without("d_model")).find("field 'd_model' is missing"), std::string::npos);
   EXPECT_NE(config_error(without("eos_token_id")).find("field 'eos_token_id' is missing"), std::string::npos);
   EXPECT_NE(config_error(with("d_model", "sixteen")).find("field 'd_model' must be an integer"), std::string::npos);
-  EXPECT_NE(config_error(with("d_model", -16)).find("field 'd_model' must be positive"), std::string::npos);
+  EXPECT_NE(config_error(with("d_model", -16)).find("field 'd_model' is -16, outside the accepted range [1, 65536]"),
+            std::string::npos);
+  EXPECT_NE(config_error(with("decoder_layers", 100000)).find("field 'decoder_layers' is 100000, outside"),
+            std::string::npos);
   EXPECT_NE(config_error(with("encoder_attention_heads", 3)).find("must divide d_model"), std::string::npos);
   EXPECT_NE(config_error(with("scale_embedding", "yes")).find("field 'scale_embedding' must be true or false"),
             std::string::npos);
@@ -198,6 +201,56 @@ TEST(ModelConfig, ReadsRealOpusMtConfigs) {
   const ModelConfig mg = load_model_config(dir + "opus-mt-en-mg/config.json");
   EXPECT_EQ(mg.activation_function, "swish");
   EXPECT_EQ(mg.decoder_start_token_id, mg.pad_token_id);
+}
+
+}  // namespace
+}  // namespace ordo::io
+
+namespace ordo::io {
+namespace {
+
+// FSMT: src_vocab_size / tgt_vocab_size, tie_word_embeddings = shared source/target embeddings
+// (default false), the output projection always the decoder embedding, and FSMTConfig's
+// defaults for the keys a config.json leaves out (the WMT19 configs rely on them).
+TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
+  const ModelConfig c = load_model_config(ordo::testing::fixture_dir("fsmt") + "/config.json");
+  EXPECT_EQ(c.model_type, "fsmt");
+  EXPECT_EQ(c.vocab_size, 2449);
+  EXPECT_EQ(c.decoder_vocab_size, 1590);
+  EXPECT_EQ(c.vocab_size_key, "src_vocab_size");
+  EXPECT_FALSE(c.share_encoder_decoder_embeddings);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.decoder_start_token_id, 2);
+
+  TempDir dir;
+  const std::string path = dir.write("config.json", R"({"model_type": "fsmt", "src_vocab_size": 100,
+      "tgt_vocab_size": 90, "d_model": 32, "encoder_layers": 1, "decoder_layers": 1,
+      "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 8,
+      "decoder_ffn_dim": 8, "forced_eos_token_id": null})");
+  const ModelConfig d = load_model_config(path);
+  EXPECT_EQ(d.pad_token_id, 1);
+  EXPECT_EQ(d.eos_token_id, 2);
+  EXPECT_EQ(d.decoder_start_token_id, 2);
+  EXPECT_EQ(d.max_position_embeddings, 1024);
+  EXPECT_EQ(d.activation_function, "relu");
+  EXPECT_TRUE(d.scale_embedding);
+  EXPECT_FALSE(d.forced_eos_token_id.has_value());  // null in the file means None, as in HF
+  const GenerationConfig g = generation_config_from_model_config(path);
+  EXPECT_EQ(g.num_beams, 5);
+  EXPECT_EQ(g.max_length, 200);
+  EXPECT_EQ(g.decoder_start_token_id, 2);
+  EXPECT_EQ(g.early_stopping, false);
+
+  // Shared embeddings need equal vocabularies; the message names FSMT's keys.
+  nlohmann::json shared = read_json_file(path);
+  shared["tie_word_embeddings"] = true;
+  const std::string message = config_error(shared);
+  EXPECT_NE(message.find("'tgt_vocab_size'"), std::string::npos) << message;
+  EXPECT_NE(message.find("tie_word_embeddings"), std::string::npos) << message;
+  // Other families are untouched by FSMT's defaults.
+  nlohmann::json marian = fixture_config("marian_opus_en_mg");
+  marian.erase("vocab_size");
+  EXPECT_NE(config_error(marian).find("'vocab_size'"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The `ordo` binary, run as a user runs it: stdin/stdout, files, formats, and bad input.
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/packed_gemm.h"
+#include "ordo/alignment.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -176,6 +179,204 @@ TEST(Cli, OptionErrorsAndHelp) {
                            "--min-length", "--batch-size", "--threads", "--json", "--compute-type",
                            "--inter-threads", "--batch-tokens"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+// Runs a shell command line (for redirections the ordo() helper does not make).
+CliRun shell(const std::string& command, const TempDir& dir) {
+  const int status = std::system((command + " > '" + dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
+}
+
+TEST(CliPositions, PrintsTheTextbookTable) {
+  // The table published for n = 100, d = 4 (positions 0-3), as printed. (The published
+  // 0.29552023 at position 3 is a typo of sin(0.3) = 0.2955202067: printed 0.29552021.)
+  const CliRun run = ordo("positions --length 100 --dim 4 --base 100 --layout interleaved");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = lines_of(run.out);
+  ASSERT_EQ(lines.size(), 101u);
+  const std::vector<std::vector<std::string>> expected = {{"0", "0", "1", "0", "1"},
+                                                          {"1", "0.84147098", "0.54030231", "0.09983342", "0.99500417"},
+                                                          {"2", "0.90929743", "-0.41614684", "0.19866933", "0.98006658"},
+                                                          {"3", "0.14112001", "-0.9899925", "0.29552021", "0.95533649"}};
+  for (size_t p = 0; p < expected.size(); ++p) {
+    std::stringstream row(lines[p + 1]);
+    std::vector<std::string> cells;
+    for (std::string cell; row >> cell;) cells.push_back(cell);
+    EXPECT_EQ(cells, expected[p]) << lines[p + 1];
+  }
+  EXPECT_NEAR(std::stod(expected[3][3]), std::sin(0.3), 5e-9);
+}
+
+TEST(CliPositions, ModelLayoutsFormatsAndPictures) {
+  TempDir dir;
+  // A model's own layout, offset and width: fairseq (M2M100) starts at row padding_idx + 1.
+  CliRun run = ordo("positions -m '" + ordo::testing::fixture_dir("m2m100") + "' --length 3 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json table = json::parse(run.out);
+  EXPECT_EQ(table["layout"], "fairseq");
+  EXPECT_EQ(table["offset"], 2);
+  EXPECT_EQ(table["dim"], 32);
+  EXPECT_NEAR(table["values"][1][0].get<double>(), std::sin(3.0), 1e-6);  // position 1 = table row 3
+  run = ordo("positions -m '" + ordo::testing::fixture_dir(kFixture) + "' --length 2 --format csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out)[0].substr(0, 19), "position,dim0,dim1,");
+  EXPECT_EQ(lines_of(run.out)[2].substr(0, 13), "1,0.84147098,");  // sin-cos layout: dim 0 = sin(p)
+  // Pictures by extension; bad requests are one clear line.
+  run = ordo("positions --length 50 --dim 16 --format none --heatmap '" + dir.file("h.svg") + "' --curves '" +
+             dir.file("c.png") + "' --dims 4,5,6,7");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(read_file(dir.file("h.svg")).substr(0, 5), "<?xml");
+  EXPECT_EQ(read_file(dir.file("c.png")).substr(1, 3), "PNG");
+  run = ordo("positions --length 5 --dim 4 --curves '" + dir.file("c.png") + "' --dims 9");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--dims"), std::string::npos) << run.err;
+  run = ordo("positions --length 5 --dim 4 --heatmap '" + dir.file("h.gif") + "'");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("h.gif"), std::string::npos) << run.err;
+  run = ordo("positions --length 5");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
+}
+
+TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {
+  // Lines split into sentences and rejoined: one output line per input line.
+  const std::string args = "translate " + model_arg() + " --beam-size 1 --max-length 4 ";
+  CliRun run = ordo(args + "--split-sentences --json", "Hello there. How are you?\n\nGood.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = lines_of(run.out);
+  ASSERT_EQ(lines.size(), 3u);
+  const json first = json::parse(lines[0]);
+  ASSERT_EQ(first["sentences"].size(), 2u);
+  EXPECT_EQ(first["sentences"][0]["source"], "Hello there.");
+  EXPECT_EQ(first["sentences"][1]["source"], "How are you?");
+  EXPECT_EQ(first["text"], first["sentences"][0]["text"].get<std::string>() + " " +
+                               first["sentences"][1]["text"].get<std::string>());
+  EXPECT_EQ(json::parse(lines[1])["text"], "");
+  // Each sentence alone, as the model translates a line of its own.
+  const std::vector<std::string> alone = lines_of(ordo(args, "Hello there.\nHow are you?\nGood.\n").out);
+  EXPECT_EQ(first["sentences"][1]["text"], alone[1]);
+  EXPECT_EQ(json::parse(lines[2])["text"], alone[2]);
+  // Paragraphs: split by default, a blank line between paragraphs as in the input.
+  run = ordo(args + "--paragraphs", "Hello there. How are you?\n\n\nGood.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, alone[0] + " " + alone[1] + "\n\n" + alone[2] + "\n");
+  // A document keeps its line structure; --no-split-sentences gives each unit whole.
+  run = ordo(args + "--document", "Hello there.\nHow are you?\n\nGood.");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, alone[0] + "\n" + alone[1] + "\n\n" + alone[2] + "\n");
+  run = ordo(args + "--paragraphs --no-split-sentences", "Hello there.\n");
+  EXPECT_EQ(run.out, alone[0] + "\n");
+  run = ordo("translate " + model_arg() + " --max-length 4 --paragraphs --beam-size 2 --n-best 2", "Hello there.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--n-best"), std::string::npos) << run.err;
+}
+
+TEST(CliAttention, JsonWeightsEqualHuggingFacesAndAlignmentsFollowThem) {
+  // Sentence 0 of the fixture as text, greedy as in the golden case: the weights in the JSON
+  // line are Hugging Face's (attention.json) to 1e-5.
+  const json golden = ordo::testing::load_golden(kFixture);
+  std::ifstream in(ordo::testing::fixture_dir(kFixture) + "/attention.json");
+  const json expected = json::parse(in)["sentences"][0];
+  ASSERT_EQ(expected["sentence_index"], 0);
+  const std::string sentence = golden["sentences"][0];
+  const std::string args = "translate " + model_arg() + " --beam-size 1 --max-length 20 ";
+  CliRun run = ordo(args + "--json --attention", sentence + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json line = json::parse(run.out);
+  EXPECT_EQ(line["source_tokens"].size(), expected["source_ids"].size());
+  const json& attention = line["attention"];
+  double worst = 0;
+  for (size_t l = 0; l < expected["cross_attentions"].size(); ++l)
+    for (size_t h = 0; h < expected["cross_attentions"][l].size(); ++h)
+      for (size_t t = 0; t < expected["cross_attentions"][l][h].size(); ++t)
+        for (size_t s = 0; s < expected["cross_attentions"][l][h][t].size(); ++s)
+          worst = std::max(worst, std::abs(attention[l][h][t][s].get<double>() -
+                                           expected["cross_attentions"][l][h][t][s].get<double>()));
+  EXPECT_LE(worst, 1e-5);
+  EXPECT_EQ(attention[0][0].size(), line["id_pieces"].size());
+  // Hard alignment: "text ||| s-t ..." with one link per target piece, within range.
+  run = ordo(args + "--alignment hard", sentence + "\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const size_t bar = run.out.find(" ||| ");
+  ASSERT_NE(bar, std::string::npos) << run.out;
+  std::stringstream links(run.out.substr(bar + 5));
+  size_t count = 0;
+  for (std::string link; links >> link; ++count) {
+    const size_t dash = link.find('-');
+    ASSERT_NE(dash, std::string::npos) << link;
+    EXPECT_LT(std::stoul(link.substr(0, dash)), expected["source_ids"].size() - 1) << link;  // </s> left out
+    EXPECT_EQ(std::stoul(link.substr(dash + 1)), count) << link;
+  }
+  EXPECT_EQ(count, line["tokens"].size());
+  // Soft: one row of weights per target piece; words: pairs too; a picture per input line.
+  TempDir dir;
+  run = ordo(args + "--json --alignment soft --attention-plot '" + dir.file("plots") + "'", sentence + "\n\nHello.\n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(json::parse(lines_of(run.out)[0])["alignment"].size(), line["tokens"].size());
+  EXPECT_EQ(read_file(dir.file("plots/1.png")).substr(1, 3), "PNG");
+  EXPECT_EQ(read_file(dir.file("plots/3.png")).substr(1, 3), "PNG");
+  run = ordo(args + "--alignment hard --alignment-words", sentence + "\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  run = ordo(args + "--attention", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--json"), std::string::npos) << run.err;
+}
+
+TEST(CliAttention, WordIndicesFollowSentencePieceAndBpeMarks) {
+  EXPECT_EQ(ordo::word_indices({u8"\u2581Ein", u8"\u2581Fahr", "rad", "."}),
+            (std::vector<int64_t>{0, 1, 1, 1}));
+  EXPECT_EQ(ordo::word_indices({"Fahr", "rad</w>", "ist</w>", ".</w>"}), (std::vector<int64_t>{0, 0, 1, 2}));
+}
+
+TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
+  for (const std::string args : {"translate --beam-size 0", "translate --compute-type float16", "translate --bogus",
+                                 "translate --threads -3"}) {
+    const CliRun run = ordo(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_NE(run.err.find("--help"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("Options:"), std::string::npos) << run.err;
+  }
+  EXPECT_NE(ordo("translate --beam-size 0").err.find("--beam-size"), std::string::npos);
+  // NaN passes CLI11's range check; the library refuses it (exit 1, one line).
+  const CliRun nan = ordo("translate " + model_arg() + " --length-penalty nan", "Hello.\n");
+  EXPECT_EQ(nan.exit_code, 1);
+  EXPECT_NE(nan.err.find("length penalty must be a finite number"), std::string::npos) << nan.err;
+}
+
+TEST(CliHardening, OutputOverTheInputIsRefusedAndTheInputKept) {
+  TempDir dir;
+  const std::string text = "Hello.\nGood morning.\n";
+  const std::string in = dir.write("in.txt", text);
+  ASSERT_EQ(std::system(("ln -s '" + in + "' '" + dir.file("link.txt") + "'").c_str()), 0);
+  const std::string ordo_bin = std::string(ORDO_BINARY_DIR) + "/ordo translate " + model_arg() + " --max-length 5";
+  for (const std::string command : {ordo_bin + " -i '" + in + "' -o '" + in + "'",
+                                    ordo_bin + " -i '" + in + "' -o '" + dir.file("link.txt") + "'",
+                                    ordo_bin + " -o '" + in + "' < '" + in + "'"}) {
+    const CliRun run = shell(command, dir);
+    EXPECT_EQ(run.exit_code, 1) << command;
+    EXPECT_NE(run.err.find("is the input"), std::string::npos) << run.err;
+    EXPECT_EQ(read_file(in), text) << command;
+  }
+}
+
+TEST(CliHardening, PresetWithZeroBatchSizeIsRefused) {
+  TempDir dir;
+  const std::string preset = dir.write("p.json", R"({"task": "translation", "decoding": {"batch_size": 0}})");
+  const CliRun run = ordo("translate " + model_arg() + " --preset '" + preset + "'", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("batch_size"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("p.json"), std::string::npos) << run.err;
+}
+
+TEST(CliHardening, MaxLengthBeyondThePositionsIsCappedWithAWarning) {
+  const std::string input = "Hello.\nA second line.\nThird.\n";
+  const CliRun run = ordo("translate " + model_arg() + " --beam-size 1 --max-length 100000", input);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), 3u);
+  EXPECT_NE(run.err.find("--max-length 100000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("at most 512 tokens"), std::string::npos) << run.err;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "models/seq2seq_model.h"
 #include "ordo/translator.h"
 #include "support/fixtures.h"
+#include "support/scratch_model.h"
 
 namespace ordo {
 namespace {
@@ -23,48 +24,16 @@ const char* kFixture = "marian_opus_en_mg";
 // A scratch copy of a fixture folder that a test may break.
 class ModelFolder : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ordo_model_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    for (const auto& entry : fs::directory_iterator(fixture_dir(kFixture)))
-      if (entry.path().filename() != "golden.json") fs::copy(entry.path(), dir_ / entry.path().filename());
-    for (const auto& entry : fs::directory_iterator(dir_))
-      fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& file) const { return (dir_ / file).string(); }
-  void write(const std::string& file, const std::string& content) const {
-    std::ofstream(path(file), std::ios::binary | std::ios::trunc) << content;
-  }
-  // Rewrites model.safetensors through `edit`, which may drop or change tensors.
+  std::string path(const std::string& file) const { return scratch_.path(file); }
+  void write(const std::string& file, const std::string& content) const { scratch_.write(file, content); }
   template <class Edit>
   void rewrite_weights(Edit edit) const {
-    std::vector<io::TensorData> tensors;
-    {
-      const io::SafetensorsFile file(path("model.safetensors"));
-      for (const std::string& name : file.names()) {
-        const io::TensorView& view = file.get(name);
-        const auto* bytes = static_cast<const uint8_t*>(view.data);
-        tensors.push_back({name, view.dtype, view.shape, std::vector<uint8_t>(bytes, bytes + view.nbytes)});
-      }
-    }
-    edit(tensors);
-    io::write_safetensors(path("model.safetensors"), tensors);
+    scratch_.rewrite_weights(edit);
   }
-  // The error message of loading the folder ("" if it loads).
-  std::string load_error() const {
-    try {
-      Translator translator(dir_.string());
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  }
+  std::string load_error() const { return scratch_.load_error(); }
 
-  fs::path dir_;
+  testing::ScratchModel scratch_{kFixture, ::testing::UnitTest::GetInstance()->current_test_info()->name()};
+  fs::path dir_{scratch_.dir()};
 };
 
 TEST_F(ModelFolder, LoadsAsIs) { EXPECT_EQ(load_error(), ""); }

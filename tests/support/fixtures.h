@@ -19,10 +19,10 @@ inline std::vector<std::string> marian_fixtures() {
 }
 
 // Every family: the Marian ones, Pegasus (pre-norm, final norms), M2M100 and NLLB (fairseq
-// positions, forced target language).
+// positions, forced target language), FSMT (post-norm, fairseq positions, Moses + BPE).
 inline std::vector<std::string> seq2seq_fixtures() {
   std::vector<std::string> all = marian_fixtures();
-  for (const char* name : {"pegasus", "m2m100", "nllb"}) all.push_back(name);
+  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt"}) all.push_back(name);
   return all;
 }
 

@@ -152,6 +152,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--cells", cells, "Thread settings: 1, 2 (intra-op threads), 2x1 (two translations at once)")
       ->delimiter(',');
+  bool model_only = false;
+  app.add_flag("--model-only", model_only, "Write the workload model (<work>/marian-6x6-d512), print its folder, exit");
   CLI11_PARSE(app, argc, argv);
   try {
     ::mkdir("runs", 0755);
@@ -159,6 +161,10 @@ int main(int argc, char** argv) {
     const auto start_all = Clock::now();
     const std::string model_dir =
         write_workload_model(work + "/marian-6x6-d512", std::string(ORDO_SOURCE_DIR) + "/tests/data/hf/marian_opus_en_mg");
+    if (model_only) {
+      std::printf("%s\n", model_dir.c_str());
+      return 0;
+    }
     const double peak1 = sgemm_gflops(1), peak2 = sgemm_gflops(2);
     std::printf("machine: %u cores; oneDNN sgemm 1024^3: %.0f GFLOPS (1 thread), %.0f GFLOPS (2 threads)\n\n",
                 std::thread::hardware_concurrency(), peak1, peak2);

@@ -11,12 +11,23 @@ ORDO_PACKAGES=(
                         # reference BLAS runs at ~3 GFLOPS; this one honours --threads)
   libdnnl-dev           # oneDNN headers: ordo's GEMMs call it directly (libtorch links it)
   libsentencepiece-dev  # tokenizer library and its trainer (in process, through the shim)
+  libicu-dev            # Unicode data + regex engine for the Moses rules of FSMT tokenizers;
+                        # sentence boundaries (BreakIterator with CLDR abbreviation suppressions)
   nlohmann-json3-dev libcli11-dev
+  libcairo2-dev libpango1.0-dev  # pictures (src/plot/): cairo draws SVG and PNG, Pango lays out UTF-8 text
+  fonts-dejavu-core fonts-wqy-microhei  # fonts for those pictures (WenQuanYi: CJK tokens)
+  librsvg2-bin          # rsvg-convert: tests render the SVG pictures back to pixels
   libgtest-dev googletest
+  libcpp-httplib-dev    # `ordo serve`: HTTP server (and the tests' client)
+  libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
+  prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
 )
 # tools/sanitize.sh and tools/fuzz.sh (CI runs both after the suite): clang with its
 # sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports.
 ORDO_SANITIZER_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+
+# Only for the serving load benchmark (tools/serve/bench.sh), not for builds or tests.
+ORDO_BENCH_PACKAGES=(haproxy curl bc)
 
 ordo_missing_packages() {  # [extra packages...]
   local missing=()

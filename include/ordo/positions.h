@@ -1,0 +1,48 @@
+// ordo — the sinusoidal position encodings, as plain numbers ("Attention Is All You Need",
+// section 3.5). They are what a model adds to its token embeddings to know word order; the
+// families differ only in how sines and cosines are laid out and where position 0 starts.
+// `ordo positions` prints and draws these tables.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ordo/export.h"
+
+namespace ordo {
+
+enum class PositionLayout {
+  kInterleaved,  // textbook: dim 2i = sin(p / base^(2i/d)), dim 2i+1 = cos(...)
+  kSinCos,       // Hugging Face Marian / Pegasus: all sines, then all cosines
+  kFairseq,      // M2M100 / NLLB: sines then cosines, frequencies base^(-i/(d/2-1))
+};
+
+// "interleaved", "sin-cos", "fairseq" <-> PositionLayout; parse throws ordo::Error listing them.
+ORDO_API PositionLayout parse_position_layout(const std::string& name);
+ORDO_API const char* position_layout_name(PositionLayout layout);
+
+struct PositionTable {
+  PositionLayout layout = PositionLayout::kInterleaved;
+  double base = 10000.0;
+  int64_t length = 0;  // positions 0 .. length-1
+  int64_t dim = 0;
+  // Row of position 0 in the model's table (fairseq: padding_idx + 1; others 0). The values
+  // below start at that row: values[p * dim + j] is dimension j of position p. They are the
+  // float64 numbers a model's table is rounded from (fairseq's are float32 arithmetic).
+  int64_t offset = 0;
+  std::vector<double> values;
+  double at(int64_t position, int64_t dimension) const { return values[static_cast<size_t>(position * dim + dimension)]; }
+};
+
+// The table for `length` positions of `dim` dimensions, computed as the models compute it
+// (float64, rounded once; fairseq in float32 as torch does). Throws ordo::Error for sizes out
+// of range (length 0 .. 2^20, dim 1 .. 2^16).
+ORDO_API PositionTable position_encodings(int64_t length, int64_t dim, PositionLayout layout, double base = 10000.0);
+
+// The table a model folder really uses: its family's layout and offset, its d_model, and
+// max_position_embeddings positions unless `length` is given. Reads only config.json.
+ORDO_API PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length = {});
+
+}  // namespace ordo

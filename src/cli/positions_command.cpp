@@ -1,0 +1,152 @@
+#include "cli/positions_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/model_location.h"
+#include "ordo/ordo.h"
+#include "plot/plot.h"
+
+namespace ordo::cli {
+namespace {
+
+// 8 decimals without trailing zeros: 0.84147098, -0.9899925, 0, 1 (the textbook's style).
+std::string number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.8f", value);
+  std::string s = buffer;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s == "-0") s = "0";
+  return s;
+}
+
+void print_table(const PositionTable& t) {
+  std::vector<size_t> width(static_cast<size_t>(t.dim), 0);
+  for (int64_t j = 0; j < t.dim; ++j) width[j] = ("dim " + std::to_string(j)).size();
+  for (int64_t p = 0; p < t.length; ++p)
+    for (int64_t j = 0; j < t.dim; ++j) width[j] = std::max(width[j], number(t.at(p, j)).size());
+  const size_t first = std::max<size_t>(8, std::to_string(t.length).size());
+  const auto cell = [](const std::string& s, size_t w) { return s + std::string(w - s.size() + 2, ' '); };
+  std::string line = cell("position", first);
+  for (int64_t j = 0; j < t.dim; ++j) line += cell("dim " + std::to_string(j), width[j]);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::cout << line << '\n';
+  for (int64_t p = 0; p < t.length; ++p) {
+    line = cell(std::to_string(p), first);
+    for (int64_t j = 0; j < t.dim; ++j) line += cell(number(t.at(p, j)), width[j]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << '\n';
+  }
+}
+
+void print_csv(const PositionTable& t) {
+  std::cout << "position";
+  for (int64_t j = 0; j < t.dim; ++j) std::cout << ",dim" << j;
+  std::cout << '\n';
+  for (int64_t p = 0; p < t.length; ++p) {
+    std::cout << p;
+    for (int64_t j = 0; j < t.dim; ++j) std::cout << ',' << number(t.at(p, j));
+    std::cout << '\n';
+  }
+}
+
+void print_json(const PositionTable& t) {
+  nlohmann::ordered_json out = {{"layout", position_layout_name(t.layout)}, {"base", t.base},
+                                {"length", t.length}, {"dim", t.dim}, {"offset", t.offset}};
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int64_t p = 0; p < t.length; ++p) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (int64_t j = 0; j < t.dim; ++j) row.push_back(t.at(p, j));
+    rows.push_back(std::move(row));
+  }
+  out["values"] = std::move(rows);
+  std::cout << out.dump() << '\n';
+}
+
+std::string describe(const PositionTable& t) {
+  std::string s = std::string(position_layout_name(t.layout)) + " layout, d = " + std::to_string(t.dim) +
+                  ", base " + number(t.base);
+  if (t.offset) s += ", first row " + std::to_string(t.offset);
+  return s;
+}
+
+}  // namespace
+
+CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "positions",
+      "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
+      "positions x --dim dimensions, or the table a model really uses (--model).\n\n"
+      "  ordo positions --length 100 --dim 4 --base 100\n"
+      "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
+  cmd->add_option("--length", args.length, "Positions 0 .. N-1 (with --model: default max_position_embeddings)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  cmd->add_option("--base", args.base, "Wavelength base n of the frequencies n^(-2i/d) (default 10000)")
+      ->check(CLI::Range(1.0001, 1e12));
+  cmd->add_option("--layout", args.layout,
+                  "interleaved (textbook: sin, cos, sin, ...; default), sin-cos (Marian, Pegasus: all sines\n"
+                  "then all cosines) or fairseq (M2M100, NLLB)")
+      ->check(CLI::IsMember({"interleaved", "sin-cos", "fairseq"}));
+  cmd->add_option("-m,--model", args.model,
+                  "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
+  cmd->add_option("--format", args.format, "table (default), csv, json, or none")
+      ->check(CLI::IsMember({"table", "csv", "json", "none"}));
+  cmd->add_option("--heatmap", args.heatmap, "Draw positions x dimensions as a heatmap: FILE.svg or FILE.png");
+  cmd->add_option("--curves", args.curves, "Draw value against position for --dims: FILE.svg or FILE.png");
+  cmd->add_option("--dims", args.dims, "Dimensions for --curves (default 0,1,2,3)")->delimiter(',');
+  return cmd;
+}
+
+int run_positions(const PositionsArgs& args, const CLI::App& command) {
+  const bool from_model = !args.model.empty();
+  PositionTable table;
+  if (from_model) {
+    if (command.count("--dim") || command.count("--layout") || command.count("--base"))
+      throw Error("--model takes the layout, dimension and base from the model; drop --dim, --layout and --base");
+    table = model_position_encodings(resolve_model_dir(args.model, ""),
+                                     args.length ? std::optional<int64_t>(args.length) : std::nullopt);
+  } else {
+    if (!args.length || !args.dim) throw Error("ordo positions needs --length and --dim (or --model)");
+    table = position_encodings(args.length, args.dim, parse_position_layout(args.layout), args.base);
+  }
+  std::vector<int64_t> dims = args.dims.empty() ? std::vector<int64_t>{0, 1, 2, 3} : args.dims;
+  if (args.dims.empty()) dims.resize(static_cast<size_t>(std::min<int64_t>(4, table.dim)));
+  for (int64_t d : dims)
+    if (d < 0 || d >= table.dim)
+      throw Error("--dims: dimension " + std::to_string(d) + " is outside 0 .. " + std::to_string(table.dim - 1));
+
+  // Pictures first: a bad file name fails before anything is printed.
+  if (!args.heatmap.empty()) {
+    plot::HeatmapSpec spec;
+    spec.title = "Position encodings (" + describe(table) + ")";
+    spec.x_label = "dimension";
+    spec.y_label = "position";
+    spec.legend_label = "value";
+    std::vector<float> values(table.values.begin(), table.values.end());
+    plot::draw_heatmap(values, table.length, table.dim, spec, args.heatmap);
+  }
+  if (!args.curves.empty()) {
+    std::vector<plot::Series> series;
+    for (int64_t d : dims) {
+      plot::Series s;
+      s.name = "dim " + std::to_string(d);
+      for (int64_t p = 0; p < table.length; ++p) {
+        s.x.push_back(static_cast<double>(p));
+        s.y.push_back(table.at(p, d));
+      }
+      series.push_back(std::move(s));
+    }
+    plot::draw_line_chart(series, {"Position encodings (" + describe(table) + ")", "position", "value"}, args.curves);
+  }
+  if (args.format == "table") print_table(table);
+  if (args.format == "csv") print_csv(table);
+  if (args.format == "json") print_json(table);
+  return 0;
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,215 @@
+#include "cli/serve_command.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/model_location.h"
+#include "ordo/ordo.h"
+#include "server/server.h"
+
+namespace ordo::cli {
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
+  if (is_file(name_or_path)) return std::make_shared<DecodeOptions>(load_preset(name_or_path));
+  return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
+}
+
+std::string base_name(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// --model NAME | DIR | SRC:TGT=DIR (also SRC:TGT=NAME).
+server::ModelSpec model_spec(const std::string& argument, const ModelOptions& options) {
+  server::ModelSpec spec;
+  spec.options = options;
+  std::string location = argument;
+  const size_t eq = argument.find('=');
+  const size_t colon = argument.find(':');
+  if (eq != std::string::npos && colon != std::string::npos && colon < eq &&
+      argument.find('/') > eq) {
+    spec.source_lang = argument.substr(0, colon);
+    spec.target_lang = argument.substr(colon + 1, eq - colon - 1);
+    location = argument.substr(eq + 1);
+    if (spec.source_lang.empty() || spec.target_lang.empty() || location.empty())
+      throw Error("--model '" + argument + "': expected SRC:TGT=DIR, e.g. en:de=path/to/opus-mt-en-de");
+  }
+  spec.dir = resolve_model_dir(location, "en-de");
+  spec.name = base_name(location);
+  return spec;
+}
+
+// --models FILE.json: {"models": [{"name", "path", "source", "target", "task", "compute_type",
+// "threads"}, ...]} (or the array alone). Paths are relative to the file's folder.
+std::vector<server::ModelSpec> models_file(const std::string& path, const ModelOptions& defaults) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open the models file");
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": invalid JSON (" + e.what() + ")");
+  }
+  if (json.is_object() && json.contains("models")) json = json["models"];
+  if (!json.is_array()) throw Error(path + ": expected {\"models\": [...]} or an array of models");
+  const std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/'));
+  std::vector<server::ModelSpec> specs;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const std::string where = path + ": models[" + std::to_string(i) + "]";
+    const nlohmann::json& m = json[i];
+    if (!m.is_object()) throw Error(where + ": expected an object");
+    static const std::vector<std::string> known = {"name", "path", "source", "target", "task", "compute_type", "threads"};
+    for (const auto& item : m.items())
+      if (std::find(known.begin(), known.end(), item.key()) == known.end())
+        throw Error(where + ": unknown field '" + item.key() +
+                    "' (known: name, path, source, target, task, compute_type, threads)");
+    const auto text = [&](const char* key) -> std::string {
+      if (!m.contains(key)) return "";
+      if (!m[key].is_string()) throw Error(where + ": field '" + key + "' must be a string");
+      return m[key].get<std::string>();
+    };
+    server::ModelSpec spec;
+    spec.options = defaults;
+    const std::string location = text("path");
+    if (location.empty()) throw Error(where + ": field 'path' is missing (a model folder or a bundled model's name)");
+    const bool relative = location[0] != '/' && location.find('/') != std::string::npos;
+    const std::string local = relative ? folder + "/" + location : location;
+    spec.dir = resolve_model_dir(is_file(local + "/config.json") ? local : location, "en-de");
+    spec.name = text("name").empty() ? base_name(location) : text("name");
+    spec.source_lang = text("source");
+    spec.target_lang = text("target");
+    spec.task = text("task");
+    if (!text("compute_type").empty()) {
+      try {
+        spec.options.compute_type = parse_compute_type(text("compute_type"));
+      } catch (const Error& e) {
+        throw Error(where + ": " + e.what());
+      }
+    }
+    if (m.contains("threads")) {
+      if (!m["threads"].is_number_integer() || m["threads"].get<int64_t>() < 1 || m["threads"].get<int64_t>() > 1024)
+        throw Error(where + ": field 'threads' must be an integer between 1 and 1024");
+      spec.options.threads = m["threads"].get<int>();
+    }
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+std::vector<std::string> read_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open the API keys file");
+  std::vector<std::string> keys;
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    keys.push_back(line.substr(start));
+  }
+  if (keys.empty()) throw Error(path + ": no API key in the file (one per line; # starts a comment)");
+  return keys;
+}
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve models over HTTP: LibreTranslate's API (POST /translate, GET /languages) and ordo's\n"
+      "(POST /v1/translate, /v1/summarize, GET /v1/models, /health, /ready, /metrics), with\n"
+      "concurrent requests batched together. Stops on SIGTERM/SIGINT after answering what is in flight.");
+  cmd->add_option("-m,--model", args.models,
+                  "A model to serve (repeatable): a bundled name (en-de, de-en, dialogsum), a Hugging Face\n"
+                  "folder, or SRC:TGT=DIR for a Marian folder that does not name its languages.\n"
+                  "Default: en-de");
+  cmd->add_option("--models", args.models_file,
+                  "JSON file of models: {\"models\": [{\"name\", \"path\", \"source\", \"target\", \"task\",\n"
+                  "\"compute_type\", \"threads\"}]}");
+  cmd->add_option("--host", args.host, "Address to listen on (default 127.0.0.1: this machine only)");
+  cmd->add_option("--port", args.port, "Port (default 5000, LibreTranslate's; 0 = any free port, printed)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("-t,--threads", args.threads, "CPU threads in all (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--inter-threads", args.inter_threads,
+                  "Batches translated at once, each on threads/inter-threads cores (2 on 2 cores: best throughput)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
+      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  cmd->add_option("--batch-size", args.batch_size, "Most sentences in one batch (default 32)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--batch-tokens", args.batch_tokens,
+                  "Most source tokens in one batch, padding included (default 0: no cap)")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--batch-wait-ms", args.batch_wait_ms,
+                  "How long a free worker waits for a batch to fill while another batch runs (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--max-body-bytes", args.max_body_bytes, "Largest request body (default 1 MiB; 413 past it)")
+      ->check(CLI::Range(size_t(64), size_t(1) << 30));
+  cmd->add_option("--max-chars", args.max_chars, "Most characters per text (default 10000)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 26));
+  cmd->add_option("--max-texts", args.max_texts, "Most texts per request (default 256)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 20));
+  cmd->add_option("--max-queue", args.max_queue, "Most sentences waiting (default 4096; 503 + Retry-After past it)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 24));
+  cmd->add_option("--timeout", args.timeout, "Seconds a request may take (default 60; 504 past it)")
+      ->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--max-beam-size", args.max_beam_size, "Largest beam_size / n_best a request may ask (default 16)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--api-keys", args.api_keys_file,
+                  "File of API keys, one per line: translation requests then need one (api_key field or\n"
+                  "Authorization: Bearer KEY), 403 otherwise");
+  cmd->add_option("--cors-origin", args.cors_origins,
+                  "Browser origin allowed to call the API (repeatable; * = any). Default: none")
+      ->allow_extra_args(false);
+  cmd->add_option("--http-threads", args.http_threads,
+                  "Connections served at once (default 128; more wait for a free thread)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--translation-preset", args.translation_preset,
+                  "Decoding defaults of translation requests (as `ordo translate --preset`)");
+  cmd->add_option("--summarization-preset", args.summarization_preset,
+                  "Decoding defaults of summarization requests (as `ordo summarize --preset`)");
+  return cmd;
+}
+
+int run_serve(const ServeArgs& args) {
+  server::ServerConfig config;
+  config.host = args.host;
+  config.port = args.port;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = args.threads > 0 ? args.threads : cores;
+  ModelOptions options;
+  options.threads = std::max(1, threads / args.inter_threads);  // per batch
+  options.inter_threads = 1;                                     // the server runs the batches
+  options.compute_type = parse_compute_type(args.compute_type);
+  for (const std::string& model : args.models) config.models.push_back(model_spec(model, options));
+  if (!args.models_file.empty())
+    for (const server::ModelSpec& spec : models_file(args.models_file, options)) config.models.push_back(spec);
+  if (config.models.empty()) config.models.push_back(model_spec("en-de", options));
+  config.translation_preset = find_preset(args.translation_preset);
+  config.summarization_preset = find_preset(args.summarization_preset);
+  config.batching.workers = args.inter_threads;
+  config.batching.max_batch_size = args.batch_size;
+  config.batching.max_batch_tokens = args.batch_tokens;
+  config.batching.max_wait_ms = args.batch_wait_ms;
+  config.batching.max_queue = args.max_queue;
+  config.limits.max_body_bytes = args.max_body_bytes;
+  config.limits.max_chars = args.max_chars;
+  config.limits.max_texts = args.max_texts;
+  config.limits.timeout_seconds = args.timeout;
+  config.limits.max_beam_size = args.max_beam_size;
+  if (!args.api_keys_file.empty()) config.api_keys = read_keys(args.api_keys_file);
+  config.cors_origins = args.cors_origins;
+  config.http_threads = args.http_threads;
+  return server::run_server(config);
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,38 @@
+// `ordo serve`: options parsed here; the server itself is src/server/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ordo::cli {
+
+struct ServeArgs {
+  std::vector<std::string> models;  // NAME | DIR | SRC:TGT=DIR
+  std::string models_file;
+  std::string host = "127.0.0.1";
+  int port = 5000;
+  int threads = 0;
+  int inter_threads = 1;
+  std::string compute_type = "float32";
+  int batch_size = 32;
+  int batch_tokens = 0;
+  double batch_wait_ms = 5;
+  size_t max_body_bytes = 1 << 20;
+  size_t max_chars = 10000;
+  size_t max_texts = 256;
+  size_t max_queue = 4096;
+  double timeout = 60;
+  int max_beam_size = 16;
+  std::string api_keys_file;
+  std::vector<std::string> cors_origins;
+  int http_threads = 128;
+  std::string translation_preset = "translation", summarization_preset = "summarization";
+};
+
+CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);
+// Serves until SIGTERM/SIGINT; returns the exit code. Throws ordo::Error.
+int run_serve(const ServeArgs& args);
+
+}  // namespace ordo::cli

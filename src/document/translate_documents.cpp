@@ -1,0 +1,62 @@
+// Units longer than a sentence: split (sentences.cpp), translated as one stream through the
+// public Translator (pipeline/ stays sentence-level), and rejoined around the original
+// separators.
+#include "io/file.h"
+#include "io/json_file.h"
+#include "ordo/document.h"
+
+namespace ordo {
+namespace {
+
+// The source language a model folder declares: Marian's tokenizer_config.json source_lang,
+// M2M100/NLLB's src_lang; "" when it declares none.
+std::string model_source_language(const std::string& model_dir) {
+  const std::string path = model_dir + "/tokenizer_config.json";
+  if (!io::path_exists(path)) return "";
+  const nlohmann::json config = io::read_json_file(path);
+  if (!config.is_object()) return "";
+  const io::JsonFields fields(config, path);
+  for (const char* key : {"source_lang", "src_lang"})
+    if (auto value = fields.optional_string(key)) return *value;
+  return "";
+}
+
+// A sentence as the model sees it: soft line breaks inside it become spaces.
+std::string sentence_text(const std::string& unit, const SentenceSpan& span) {
+  std::string s = unit.substr(span.begin, span.end - span.begin);
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+std::vector<DocumentTranslation> translate_documents(const Translator& translator, const std::vector<std::string>& units,
+                                                     const DecodeOptions& options, const std::string& language) {
+  const std::string lang = !language.empty()     ? language
+                           : options.source_lang ? *options.source_lang
+                                                 : model_source_language(translator.model_dir());
+  std::vector<DocumentTranslation> out(units.size());
+  std::vector<std::string> sentences;
+  for (size_t u = 0; u < units.size(); ++u) {
+    out[u].sentences = split_sentences(units[u], lang);
+    for (const SentenceSpan& span : out[u].sentences) sentences.push_back(sentence_text(units[u], span));
+  }
+  std::vector<TranslationResult> results = translator.translate(sentences, options);
+  size_t next = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    DocumentTranslation& doc = out[u];
+    size_t copied = 0;
+    for (const SentenceSpan& span : doc.sentences) {
+      TranslationResult& result = results[next++];
+      doc.text += units[u].substr(copied, span.begin - copied);
+      if (!result.hypotheses.empty()) doc.text += result.hypotheses[0].text;
+      copied = span.end;
+      doc.results.push_back(std::move(result));
+    }
+    doc.text += units[u].substr(copied);
+  }
+  return out;
+}
+
+}  // namespace ordo

@@ -1,0 +1,29 @@
+// Opening the files of a model folder safely. Every model file is opened by a path a user
+// gave us, and a FIFO, socket, device or directory in its place would block a reader forever
+// or fail later with an obscure stream error; so each is checked to be a regular file first
+// and opened without blocking, and errors name the path and what is wrong with it.
+#pragma once
+
+#include <string>
+
+namespace ordo::io {
+
+enum class PathKind { kMissing, kRegular, kDirectory, kOther };
+
+// What is at `path` (following symlinks); never opens it.
+PathKind path_kind(const std::string& path);
+// Anything at all is there (a broken file counts: its reader reports the problem).
+inline bool path_exists(const std::string& path) { return path_kind(path) != PathKind::kMissing; }
+
+// Throws ordo::Error "<path>: file not found (<hint>)" when missing and "<path>: is a
+// directory / a FIFO, socket or device, not a regular file" otherwise. Returns `path`.
+const std::string& require_regular_file(const std::string& path, const std::string& hint = "");
+
+// Opens `path` read-only without blocking (O_NONBLOCK: a FIFO cannot hang the open), checks
+// that it is a regular file, and returns the descriptor (O_CLOEXEC). Throws ordo::Error.
+int open_regular_file(const std::string& path);
+
+// The whole content of a regular file. Throws ordo::Error naming the file.
+std::string read_regular_file(const std::string& path);
+
+}  // namespace ordo::io

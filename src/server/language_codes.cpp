@@ -1,0 +1,60 @@
+#include "server/language_codes.h"
+
+#include <map>
+
+namespace ordo::server {
+namespace {
+
+struct Language {
+  const char* iso;
+  const char* nllb;
+  const char* name;
+};
+
+// Languages with one usual script (NLLB's code for it); others keep their model code.
+const Language kLanguages[] = {
+    {"af", "afr_Latn", "Afrikaans"},  {"am", "amh_Ethi", "Amharic"},    {"ar", "arb_Arab", "Arabic"},
+    {"az", "azj_Latn", "Azerbaijani"}, {"be", "bel_Cyrl", "Belarusian"}, {"bg", "bul_Cyrl", "Bulgarian"},
+    {"bn", "ben_Beng", "Bengali"},    {"bs", "bos_Latn", "Bosnian"},    {"ca", "cat_Latn", "Catalan"},
+    {"cs", "ces_Latn", "Czech"},      {"cy", "cym_Latn", "Welsh"},      {"da", "dan_Latn", "Danish"},
+    {"de", "deu_Latn", "German"},     {"el", "ell_Grek", "Greek"},      {"en", "eng_Latn", "English"},
+    {"eo", "epo_Latn", "Esperanto"},  {"es", "spa_Latn", "Spanish"},    {"et", "est_Latn", "Estonian"},
+    {"eu", "eus_Latn", "Basque"},     {"fa", "pes_Arab", "Persian"},    {"fi", "fin_Latn", "Finnish"},
+    {"fr", "fra_Latn", "French"},     {"ga", "gle_Latn", "Irish"},      {"gl", "glg_Latn", "Galician"},
+    {"gu", "guj_Gujr", "Gujarati"},   {"ha", "hau_Latn", "Hausa"},      {"he", "heb_Hebr", "Hebrew"},
+    {"hi", "hin_Deva", "Hindi"},      {"hr", "hrv_Latn", "Croatian"},   {"hu", "hun_Latn", "Hungarian"},
+    {"hy", "hye_Armn", "Armenian"},   {"id", "ind_Latn", "Indonesian"}, {"ig", "ibo_Latn", "Igbo"},
+    {"is", "isl_Latn", "Icelandic"},  {"it", "ita_Latn", "Italian"},    {"ja", "jpn_Jpan", "Japanese"},
+    {"jv", "jav_Latn", "Javanese"},   {"ka", "kat_Geor", "Georgian"},   {"kk", "kaz_Cyrl", "Kazakh"},
+    {"km", "khm_Khmr", "Khmer"},      {"kn", "kan_Knda", "Kannada"},    {"ko", "kor_Hang", "Korean"},
+    {"lo", "lao_Laoo", "Lao"},        {"lt", "lit_Latn", "Lithuanian"}, {"lv", "lvs_Latn", "Latvian"},
+    {"mg", "plt_Latn", "Malagasy"},   {"mk", "mkd_Cyrl", "Macedonian"}, {"ml", "mal_Mlym", "Malayalam"},
+    {"mn", "khk_Cyrl", "Mongolian"},  {"mr", "mar_Deva", "Marathi"},    {"ms", "zsm_Latn", "Malay"},
+    {"mt", "mlt_Latn", "Maltese"},    {"my", "mya_Mymr", "Burmese"},    {"nb", "nob_Latn", "Norwegian Bokmål"},
+    {"ne", "npi_Deva", "Nepali"},     {"nl", "nld_Latn", "Dutch"},      {"pa", "pan_Guru", "Punjabi"},
+    {"pl", "pol_Latn", "Polish"},     {"ps", "pbt_Arab", "Pashto"},     {"pt", "por_Latn", "Portuguese"},
+    {"ro", "ron_Latn", "Romanian"},   {"ru", "rus_Cyrl", "Russian"},    {"si", "sin_Sinh", "Sinhala"},
+    {"sk", "slk_Latn", "Slovak"},     {"sl", "slv_Latn", "Slovenian"},  {"so", "som_Latn", "Somali"},
+    {"sq", "als_Latn", "Albanian"},   {"sr", "srp_Cyrl", "Serbian"},    {"sv", "swe_Latn", "Swedish"},
+    {"sw", "swh_Latn", "Swahili"},    {"ta", "tam_Taml", "Tamil"},      {"te", "tel_Telu", "Telugu"},
+    {"th", "tha_Thai", "Thai"},       {"tl", "tgl_Latn", "Tagalog"},    {"tr", "tur_Latn", "Turkish"},
+    {"uk", "ukr_Cyrl", "Ukrainian"},  {"ur", "urd_Arab", "Urdu"},       {"uz", "uzn_Latn", "Uzbek"},
+    {"vi", "vie_Latn", "Vietnamese"}, {"xh", "xho_Latn", "Xhosa"},      {"yo", "yor_Latn", "Yoruba"},
+    {"zh", "zho_Hans", "Chinese"},    {"zu", "zul_Latn", "Zulu"},
+};
+
+}  // namespace
+
+std::string language_name(const std::string& code) {
+  for (const Language& l : kLanguages)
+    if (code == l.iso || code == l.nllb) return l.name;
+  return code;
+}
+
+std::string iso_code_of_nllb(const std::string& nllb_code) {
+  for (const Language& l : kLanguages)
+    if (nllb_code == l.nllb) return l.iso;
+  return "";
+}
+
+}  // namespace ordo::server

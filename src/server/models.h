@@ -1,0 +1,76 @@
+// The models one server serves: loaded once, named, and indexed by the language pairs they
+// translate (LibreTranslate's /translate picks a model by source and target).
+//
+// A Marian folder translates one pair: tokenizer_config.json's source_lang/target_lang, or the
+// pair given on the command line (--model en:de=DIR). M2M100 and NLLB serve every ordered pair
+// of the languages their tokenizer knows (NLLB's codes are also reachable by ISO 639-1 code:
+// "de" = "deu_Latn"). Pegasus folders, and Marian folders whose two languages are the same
+// (the bundled dialogsum), summarize.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ordo/ordo.h"
+
+namespace ordo::server {
+
+enum class Task { kTranslate, kSummarize };
+const char* task_name(Task task);
+
+// A model as the command line or --models FILE.json names it.
+struct ModelSpec {
+  std::string name;                      // how clients name it ("model" in /v1)
+  std::string dir;                       // its folder
+  std::string source_lang, target_lang;  // the pair of a Marian model; empty: from its folder
+  std::string task;                      // "translate", "summarize", or empty: from its folder
+  ModelOptions options;                  // threads per batch, compute type
+};
+
+struct ServedModel {
+  std::string name, dir, model_type;
+  Task task = Task::kTranslate;
+  std::string source_lang, target_lang;      // one-pair models
+  std::map<std::string, std::string> codes;  // multilingual: client code -> the model's code
+  std::vector<std::string> languages;        // multilingual: client codes, in the model's order
+  ModelOptions options;
+  std::shared_ptr<const DecodeOptions> preset;  // the task's preset (configs/)
+  int default_beam = 1;                         // beam size with no option given
+  std::unique_ptr<Translator> translator;
+
+  bool multilingual() const { return !languages.empty(); }
+  // The model's code for a client's language code, "" when it does not know it.
+  std::string model_code(const std::string& code) const;
+};
+
+class ModelSet {
+ public:
+  // Loads every model (ordo::Error naming the model at fault). `translation` and
+  // `summarization` are the task presets, as `ordo translate` / `ordo summarize` use them.
+  ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const DecodeOptions> translation,
+           std::shared_ptr<const DecodeOptions> summarization);
+
+  const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
+  const ServedModel* by_name(const std::string& name) const;
+  std::vector<const ServedModel*> of_task(Task task) const;
+  // The translation model for source -> target (the first one given wins), nullptr if none.
+  const ServedModel* for_pair(const std::string& source, const std::string& target) const;
+  // Source languages that some model translates into `target`.
+  std::vector<std::string> sources_for(const std::string& target) const;
+  bool serves_language(const std::string& code) const;
+  std::string language_list() const;                // "de, en" (clients' codes)
+  std::string model_list(Task task) const;          // "en-de, de-en"
+  std::string pair_list(size_t limit = 20) const;   // "en->de, de->en"
+
+  nlohmann::json languages_json() const;  // GET /languages (LibreTranslate's shape)
+  nlohmann::json models_json() const;     // GET /v1/models
+
+ private:
+  std::vector<std::unique_ptr<ServedModel>> models_;
+};
+
+}  // namespace ordo::server

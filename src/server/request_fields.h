@@ -1,0 +1,68 @@
+// What a client sent: the fields of a JSON object or of a form (urlencoded or multipart), read
+// with the field's name in every error, and the answer's error type. No HTTP library types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ordo/options.h"
+
+namespace ordo::server {
+
+// An error answered to the client as {"error": message} with this HTTP status.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message, int retry_after_seconds = 0)
+      : std::runtime_error(message), status(status), retry_after(retry_after_seconds) {}
+  int status;
+  int retry_after;  // seconds, > 0: sent as Retry-After
+};
+
+class RequestFields {
+ public:
+  // A JSON body: must be an object. Throws ApiError 400 ("Invalid JSON format: ...").
+  static RequestFields from_json(const std::string& body);
+  // An application/x-www-form-urlencoded body. Throws ApiError 400 on bad %-escapes.
+  static RequestFields from_urlencoded(const std::string& body);
+  // Form fields already split (multipart/form-data); a repeated name keeps every value.
+  static RequestFields from_form(std::multimap<std::string, std::string> fields);
+
+  bool is_json() const { return is_json_; }
+  bool has(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+  // A text field; nullopt when absent (or JSON null). ApiError 400 naming the field otherwise.
+  std::optional<std::string> string(const std::string& name) const;
+  // One text or several: a JSON string or array of strings, a form field given once or repeated.
+  // `is_list` tells which the client sent (the answer has the same shape).
+  std::optional<std::vector<std::string>> texts(const std::string& name, bool& is_list) const;
+  // Numbers and flags: JSON numbers/booleans, or their text in forms ("3", "true").
+  std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) const;
+  std::optional<double> number(const std::string& name, double min, double max) const;
+  std::optional<bool> boolean(const std::string& name) const;
+
+ private:
+  bool is_json_ = false;
+  nlohmann::json json_;
+  std::multimap<std::string, std::string> form_;
+};
+
+// ordo's own API (/v1/translate, /v1/summarize): every DecodeOptions field by its name
+// (beam_size, n_best, max_new_tokens, max_length, min_length, min_new_tokens, length_penalty,
+// early_stopping, no_repeat_ngram_size, repetition_penalty, sample, temperature, top_k, top_p,
+// seed, source_lang, target_lang), in the command line's ranges; beams and n-best at most
+// `max_beam`, lengths at most `max_tokens`.
+DecodeOptions decode_options(const RequestFields& fields, int max_beam, int max_tokens);
+// The names decode_options() reads.
+const std::vector<std::string>& decode_option_names();
+
+// The characters of a UTF-8 text (code points), as clients count them.
+size_t utf8_length(const std::string& text);
+
+}  // namespace ordo::server

@@ -1,0 +1,52 @@
+// `ordo serve`: an HTTP server for translation and summarization.
+//
+//   routes            LibreTranslate's POST /translate and GET /languages, as its clients call
+//                     them; ordo's POST /v1/translate, /v1/summarize (every decoding option,
+//                     answers shaped like `ordo translate --json`), GET /v1/models, /health,
+//                     /ready, /metrics (Prometheus)
+//   batching          batcher.h: concurrent requests' sentences share batches
+//   what is served    models.h; text cut into sentences and put back: text_layout.h
+//
+// Built on the public library (include/ordo/) and cpp-httplib; the command line
+// (src/cli/serve_command.cpp) fills a ServerConfig and calls run_server().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ordo/options.h"
+#include "server/batcher.h"
+#include "server/models.h"
+
+namespace ordo::server {
+
+// What one request may ask for. Past a limit the answer is an error, never a stall.
+struct Limits {
+  size_t max_body_bytes = 1 << 20;  // 413 past it
+  size_t max_chars = 10000;         // characters per text (q element); 400 past it
+  size_t max_texts = 256;           // texts per request; 400 past it
+  double timeout_seconds = 60;      // a request not answered by then: 504
+  int max_beam_size = 16;           // beam_size, n_best; alternatives < this
+  int max_new_tokens = 1024;        // max_new_tokens, max_length
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: any free port (printed)
+  std::vector<ModelSpec> models;
+  std::shared_ptr<const DecodeOptions> translation_preset, summarization_preset;
+  BatchingOptions batching;
+  Limits limits;
+  std::vector<std::string> api_keys;      // non-empty: every translation needs one of them
+  std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
+  int http_threads = 128;                 // connections served at once
+};
+
+// Binds, prints "ordo serve: listening on http://HOST:PORT" on stdout, loads the models
+// (GET /ready answers 503 until then), prints "ordo serve: ready", and serves until SIGTERM
+// or SIGINT: then it stops accepting, answers what is in flight, and returns 0. Throws
+// ordo::Error (a model that does not load, an address that cannot be bound).
+int run_server(const ServerConfig& config);
+
+}  // namespace ordo::server

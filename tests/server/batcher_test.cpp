@@ -1,0 +1,279 @@
+// The batching front with a stand-in translator (no model): merging, caps, fairness, limits.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "ordo/error.h"
+#include "server/batcher.h"
+#include "server/request_fields.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ordo::DecodeOptions;
+using ordo::TranslationResult;
+using ordo::server::ApiError;
+using ordo::server::Batcher;
+using ordo::server::BatchingOptions;
+using ordo::server::Clock;
+
+// Echoes each source's ids as the hypothesis; records every batch; sleeps `delay` per batch.
+struct FakeModel {
+  std::chrono::milliseconds delay{0};
+  std::mutex mutex;
+  std::vector<std::vector<std::vector<int64_t>>> batches;
+  std::atomic<int> running{0}, most_running{0};
+
+  ordo::server::TranslateFn fn() {
+    return [this](const std::vector<std::vector<int64_t>>& sources, const DecodeOptions& options) {
+      const int now = ++running;
+      for (int seen = most_running; now > seen && !most_running.compare_exchange_weak(seen, now);) {
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        batches.push_back(sources);
+      }
+      std::this_thread::sleep_for(delay);
+      std::vector<TranslationResult> out;
+      for (const auto& ids : sources) {
+        if (!ids.empty() && ids[0] < 0) {
+          --running;
+          throw ordo::Error("bad sentence " + std::to_string(ids[0]));
+        }
+        TranslationResult r;
+        r.hypotheses.push_back({"", {}, ids, 0.0f});
+        out.push_back(r);
+      }
+      --running;
+      return out;
+    };
+  }
+};
+
+// Waits (bounded) until the model has started `n` batches.
+void wait_for_batches(FakeModel& model, size_t n) {
+  for (int i = 0; i < 2000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(model.mutex);
+      if (model.batches.size() >= n) return;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  FAIL() << "the batcher did not start " << n << " batches";
+}
+
+std::vector<std::vector<int64_t>> sentences(int n, int64_t first, size_t length = 3) {
+  std::vector<std::vector<int64_t>> out;
+  for (int i = 0; i < n; ++i) out.push_back(std::vector<int64_t>(length, first + i));
+  return out;
+}
+
+TEST(Batcher, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_batch_size = 64;
+  options.max_wait_ms = 20;
+  Batcher batcher(options);
+  // One request keeps the worker busy; 16 more arrive meanwhile and must share one batch.
+  auto first = batcher.submit("m", "s", model.fn(), {}, sentences(1, 1000));
+  wait_for_batches(model, 1);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
+  for (int r = 0; r < 16; ++r) tickets.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, r * 10)));
+  ASSERT_TRUE(batcher.wait(*first, Clock::now() + 10s));
+  for (int r = 0; r < 16; ++r) {
+    ASSERT_TRUE(batcher.wait(*tickets[r], Clock::now() + 10s));
+    EXPECT_EQ(tickets[r]->result(0).hypotheses[0].ids, std::vector<int64_t>(3, r * 10));
+  }
+  EXPECT_EQ(model.batches.size(), 2u);
+  EXPECT_EQ(model.batches[1].size(), 16u);
+}
+
+TEST(Batcher, DifferentSettingsOrModelsNeverShareABatch) {
+  FakeModel model;
+  model.delay = 20ms;
+  BatchingOptions options;
+  options.max_wait_ms = 10;
+  Batcher batcher(options);
+  auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  auto a = batcher.submit("m", "beam 1", model.fn(), {}, sentences(2, 10));
+  auto b = batcher.submit("m", "beam 4", model.fn(), {}, sentences(2, 20));
+  auto c = batcher.submit("other", "beam 1", model.fn(), {}, sentences(2, 30));
+  for (auto* t : {&busy, &a, &b, &c}) ASSERT_TRUE(batcher.wait(**t, Clock::now() + 10s));
+  for (const auto& batch : model.batches) {
+    std::set<int64_t> groups;
+    for (const auto& ids : batch) groups.insert(ids[0] / 10);
+    EXPECT_EQ(groups.size(), 1u);
+  }
+  EXPECT_EQ(model.batches.size(), 4u);
+}
+
+TEST(Batcher, BatchesAreCappedBySentencesAndTokensAndSortedByLength) {
+  FakeModel model;
+  BatchingOptions options;
+  options.max_batch_size = 4;
+  options.max_batch_tokens = 40;
+  Batcher batcher(options);
+  std::vector<std::vector<int64_t>> sources;
+  for (size_t length : {12, 2, 9, 3, 11, 1, 10, 4, 30, 5}) sources.push_back(std::vector<int64_t>(length, length));
+  auto t = batcher.submit("m", "s", model.fn(), {}, sources);
+  ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  size_t total = 0, previous_longest = 0;
+  for (const auto& batch : model.batches) {
+    size_t longest = 0;
+    for (const auto& ids : batch) longest = std::max(longest, ids.size());
+    EXPECT_LE(batch.size(), 4u);
+    EXPECT_TRUE(batch.size() == 1 || batch.size() * longest <= 40) << batch.size() << " x " << longest;
+    EXPECT_GE(longest, previous_longest);  // the request's sentences go shortest first
+    previous_longest = longest;
+    total += batch.size();
+  }
+  EXPECT_EQ(total, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(t->result(i).hypotheses[0].ids, sources[i]);
+}
+
+TEST(Batcher, MoreThanABatchWaitingIsGroupedByLengthAroundTheOldest) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_batch_size = 5;
+  Batcher batcher(options);
+  auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
+  for (size_t length : {5, 50, 6, 49, 7, 48, 5, 51, 6, 50})
+    tickets.push_back(batcher.submit("m", "s", model.fn(), {}, {std::vector<int64_t>(length, 1)}));
+  for (auto& t : tickets) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  ASSERT_EQ(model.batches.size(), 3u);
+  std::multiset<size_t> second, third;
+  for (const auto& ids : model.batches[1]) second.insert(ids.size());
+  for (const auto& ids : model.batches[2]) third.insert(ids.size());
+  EXPECT_EQ(second, (std::multiset<size_t>{5, 5, 6, 6, 7}));
+  EXPECT_EQ(third, (std::multiset<size_t>{48, 49, 50, 50, 51}));
+}
+
+TEST(Batcher, ALongRequestDoesNotStarveShortOnes) {
+  FakeModel model;
+  model.delay = 10ms;
+  BatchingOptions options;
+  options.max_batch_size = 8;
+  options.max_wait_ms = 1;
+  Batcher batcher(options);
+  auto big = batcher.submit("m", "s", model.fn(), {}, sentences(400, 0));  // 50 batches alone
+  std::this_thread::sleep_for(25ms);
+  auto small = batcher.submit("m", "s", model.fn(), {}, sentences(2, 100000));
+  ASSERT_TRUE(batcher.wait(*small, Clock::now() + 10s));
+  const size_t batches_before_small_done = model.batches.size();
+  ASSERT_TRUE(batcher.wait(*big, Clock::now() + 30s));
+  // Both of the short request's sentences went into the next batch, next to the long one's.
+  EXPECT_LE(batches_before_small_done, 6u);
+  bool shared = false;
+  for (const auto& batch : model.batches) {
+    bool has_small = false, has_big = false;
+    for (const auto& ids : batch) (ids[0] >= 100000 ? has_small : has_big) = true;
+    shared = shared || (has_small && has_big);
+  }
+  EXPECT_TRUE(shared);
+}
+
+// Closed loop: the clients of the last batch send their next requests a moment after their
+// answers. A free worker waits (briefly) for as many sentences as that batch had, instead of
+// taking the first one back alone.
+TEST(Batcher, ClientsOfTheLastBatchAreWaitedFor) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_wait_ms = 2000;
+  Batcher batcher(options);
+  auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> six;
+  for (int i = 0; i < 6; ++i) six.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 10 + i)));
+  wait_for_batches(model, 2);  // the six together
+  auto early = batcher.submit("m", "s", model.fn(), {}, sentences(1, 20));
+  for (auto& t : six) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  std::this_thread::sleep_for(20ms);
+  std::vector<std::shared_ptr<ordo::server::Ticket>> rest;
+  for (int i = 0; i < 5; ++i) rest.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 30 + i)));
+  ASSERT_TRUE(batcher.wait(*early, Clock::now() + 10s));
+  for (auto& t : rest) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  ASSERT_EQ(model.batches.size(), 3u);
+  EXPECT_EQ(model.batches[1].size(), 6u);
+  EXPECT_EQ(model.batches[2].size(), 6u);  // the early one waited for the other five
+  // A lone client is not held back: its last batch had one sentence.
+  const auto start = Clock::now();
+  auto lone = batcher.submit("other", "s", model.fn(), {}, sentences(1, 40));
+  ASSERT_TRUE(batcher.wait(*lone, Clock::now() + 10s));
+  auto again = batcher.submit("other", "s", model.fn(), {}, sentences(1, 41));
+  ASSERT_TRUE(batcher.wait(*again, Clock::now() + 10s));
+  EXPECT_LT(Clock::now() - start, 1500ms);
+}
+
+TEST(Batcher, OneBadSentenceFailsOnlyItself) {
+  FakeModel model;
+  BatchingOptions options;
+  Batcher batcher(options);
+  std::vector<std::vector<int64_t>> sources = {{1, 1}, {-7, 1}, {3, 3}};
+  auto t = batcher.submit("m", "s", model.fn(), {}, sources);
+  ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  EXPECT_EQ(t->error(0), "");
+  EXPECT_EQ(t->error(1), "bad sentence -7");
+  EXPECT_TRUE(t->input_error(1));
+  EXPECT_EQ(t->result(2).hypotheses[0].ids, sources[2]);
+}
+
+TEST(Batcher, FullQueueTimeoutAndShutdown) {
+  FakeModel model;
+  model.delay = 50ms;
+  BatchingOptions options;
+  options.max_batch_size = 1;
+  options.max_queue = 6;
+  Batcher batcher(options);
+  auto a = batcher.submit("m", "s", model.fn(), {}, sentences(6, 0));
+  wait_for_batches(model, 1);  // 1 running, 5 queued
+  try {
+    batcher.submit("m", "s", model.fn(), {}, sentences(2, 10));
+    FAIL() << "no 503";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 503);
+    EXPECT_GE(e.retry_after, 1);
+    EXPECT_NE(std::string(e.what()).find("limit 6"), std::string::npos) << e.what();
+  }
+  try {
+    batcher.submit("m", "s", model.fn(), {}, sentences(7, 10));
+    FAIL() << "no 400";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+  }
+  // Timed out: what has not started is dropped from the queue, which takes new work again.
+  EXPECT_FALSE(batcher.wait(*a, Clock::now() + 20ms));
+  EXPECT_LE(batcher.queued(), 0u);
+  auto b = batcher.submit("m", "s", model.fn(), {}, sentences(2, 20));
+  batcher.shutdown();  // translates what is queued first
+  EXPECT_TRUE(batcher.wait(*b, Clock::now() + 1s));
+  EXPECT_EQ(b->result(1).hypotheses[0].ids, std::vector<int64_t>(3, 21));
+  EXPECT_LT(model.batches.size(), 6u);
+  try {
+    batcher.submit("m", "s", model.fn(), {}, sentences(1, 10));
+    FAIL() << "accepted after shutdown";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 503);
+  }
+}
+
+TEST(Batcher, WorkersRunBatchesAtOnce) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.workers = 2;
+  options.max_batch_size = 2;
+  Batcher batcher(options);
+  auto t = batcher.submit("m", "s", model.fn(), {}, sentences(8, 0));
+  ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
+  EXPECT_EQ(model.most_running.load(), 2);
+}
+
+}  // namespace

@@ -1,0 +1,262 @@
+// src/server/ pieces without a model: HTML and line layouts, request fields, Prometheus text.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "server/metrics.h"
+#include "server/request_fields.h"
+#include "server/text_layout.h"
+
+namespace {
+
+using ordo::server::ApiError;
+using ordo::server::HtmlText;
+using ordo::server::LineText;
+using ordo::server::RequestFields;
+
+// Replaces each run by "<run upper-cased>" so that every replaced byte is visible.
+std::vector<std::string> marked(const std::vector<std::string>& runs) {
+  std::vector<std::string> out;
+  for (const std::string& r : runs) out.push_back("[" + r + "]");
+  return out;
+}
+
+TEST(HtmlText, TranslatesTextNodesAndKeepsMarkupByteForByte) {
+  const std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><title>A title</title>"
+      "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
+      "<body class='x'  data-n=1>\n  <p>Hello <b>brave</b> new world.</p><!-- a comment -->"
+      "<p>Tom &amp; Jerry &lt;3</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
+      "<noscript>Enable scripts</noscript><template><p>later</p></template>"
+      "<table><tr><td>Cell one</td></tr></table></body></html>";
+  const HtmlText layout(html, "en");
+  EXPECT_EQ(layout.runs(), (std::vector<std::string>{"A title", "Hello", "brave", "new world.", "Tom & Jerry <3",
+                                                      "Cell one"}));
+  const std::string expected =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><title>[A title]</title>"
+      "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
+      "<body class='x'  data-n=1>\n  <p>[Hello] <b>[brave]</b> [new world.]</p><!-- a comment -->"
+      "<p>[Tom &amp; Jerry &lt;3]</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
+      "<noscript>Enable scripts</noscript><template><p>later</p></template>"
+      "<table><tr><td>[Cell one]</td></tr></table></body></html>";
+  EXPECT_EQ(layout.rebuild(marked(layout.runs())), expected);
+  // Untranslated (the runs themselves): the input back, except entities now written once.
+  EXPECT_EQ(HtmlText("<p>a <i>b</i></p>", "en").rebuild({"a", "b"}), "<p>a <i>b</i></p>");
+}
+
+TEST(HtmlText, FragmentsLinesAndOddInput) {
+  EXPECT_EQ(HtmlText("Just text, no tags.", "en").rebuild({"X"}), "X");
+  const HtmlText lines("<p>\n  First line.\r\n  Second line.\n</p>", "en");
+  EXPECT_EQ(lines.runs(), (std::vector<std::string>{"First line.", "Second line."}));
+  EXPECT_EQ(lines.rebuild({"1", "2"}), "<p>\r\n  1\r\n  2\r\n</p>");
+  for (const std::string odd : {std::string(""), std::string("<"), std::string("</p></div>"),
+                                std::string("<p unclosed=\"a>b"), std::string("<table>stray<tr>text</table>"),
+                                std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
+    const HtmlText layout(odd, "en");
+    EXPECT_NO_THROW(layout.rebuild(marked(layout.runs())));
+  }
+  EXPECT_TRUE(HtmlText("<p> · </p><p>—</p><p>123</p>", "en").runs() == std::vector<std::string>{"123"});
+}
+
+TEST(HtmlText, DeepNestingAndTagCount) {
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "<div>";
+  deep += "Deep text.";
+  const HtmlText layout(deep, "en");
+  EXPECT_EQ(layout.runs(), std::vector<std::string>{"Deep text."});
+  EXPECT_EQ(layout.rebuild({"X"}), deep.substr(0, deep.size() - 10) + "X");
+  EXPECT_EQ(ordo::server::html_tag_count(deep), 5000u);
+  EXPECT_EQ(ordo::server::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+}
+
+TEST(LineText, LinesBlankLinesAndCrLf) {
+  const LineText text("First.\n\n  \nSecond.\r\nThird.", "en");
+  EXPECT_EQ(text.runs(), (std::vector<std::string>{"First.", "Second.", "Third."}));
+  EXPECT_EQ(text.rebuild({"1", "2", "3"}), "1\n\n  \n2\r\n3");
+  EXPECT_EQ(LineText("One sentence.", "en").rebuild({"x"}), "x");
+}
+
+// Each line is cut into sentences (ICU's rules, abbreviations of the language known) and
+// rebuilt around the text between them; in HTML a line break inside a paragraph is a soft wrap.
+TEST(LineText, SentencesOfALine) {
+  const LineText text("Mr. Smith went to Washington. He arrived on Monday.  Then?\nNext line", "en");
+  EXPECT_EQ(text.runs(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
+                                                   "Next line"}));
+  EXPECT_EQ(text.rebuild({"1", "2", "3", "4"}), "1 2  3\n4");
+  const HtmlText html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
+  EXPECT_EQ(html.runs(), (std::vector<std::string>{"A sentence that wraps.", "<Second> one."}));
+  EXPECT_EQ(html.rebuild({"A & B.", "C."}), "<p>A &amp; B. C.</p><p>|</p>");
+}
+
+int status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    return e.status;
+  }
+  return 0;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RequestFields, JsonTypesRangesAndNames) {
+  const RequestFields f = RequestFields::from_json(
+      R"({"q": ["a", "b"], "source": "en", "n": 3, "x": 2.5, "flag": true, "s": "3", "nul": null})");
+  bool list = false;
+  EXPECT_EQ(*f.texts("q", list), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(list);
+  EXPECT_EQ(*f.string("source"), "en");
+  EXPECT_EQ(*f.integer("n", 0, 5), 3);
+  EXPECT_DOUBLE_EQ(*f.number("x", 0, 5), 2.5);
+  EXPECT_EQ(*f.boolean("flag"), true);
+  EXPECT_FALSE(f.string("nul").has_value());
+  EXPECT_FALSE(f.string("absent").has_value());
+  EXPECT_EQ(message_of([&] { f.integer("n", 4, 5); }), "Invalid request: field 'n' must be an integer between 4 and 5");
+  EXPECT_EQ(message_of([&] { f.integer("s", 0, 5); }), "Invalid request: field 's' must be an integer between 0 and 5");
+  EXPECT_EQ(message_of([&] { f.string("n"); }), "Invalid request: field 'n' must be a string");
+  EXPECT_EQ(message_of([&] { f.boolean("s"); }), "Invalid request: field 's' must be true or false");
+  EXPECT_EQ(message_of([&] { f.texts("n", list); }),
+            "Invalid request: field 'n' must be a string or an array of strings, not number");
+  EXPECT_EQ(message_of([&] { RequestFields::from_json(R"({"q": ["a", 1]})").texts("q", list); }),
+            "Invalid request: field 'q' must be a string or an array of strings (element 1 is number)");
+  EXPECT_EQ(status_of([] { RequestFields::from_json("{\"q\": "); }), 400);
+  EXPECT_EQ(message_of([] { RequestFields::from_json("[1]"); }), "Invalid JSON format: the body must be a JSON object");
+  EXPECT_NE(message_of([] { RequestFields::from_json("{\"q\": \"\xff\"}"); }).find("Invalid JSON format"),
+            std::string::npos);
+}
+
+TEST(RequestFields, FormsAsLibreTranslateClientsSendThem) {
+  const RequestFields f = RequestFields::from_urlencoded("q=Hello+world%21&source=en&target=de&alternatives=2&q=Two");
+  bool list = false;
+  EXPECT_EQ(*f.texts("q", list), (std::vector<std::string>{"Hello world!", "Two"}));
+  EXPECT_TRUE(list);
+  EXPECT_EQ(*f.integer("alternatives", 0, 3), 2);
+  const RequestFields one = RequestFields::from_urlencoded("q=x%C3%A9&flag=false");
+  EXPECT_EQ(*one.texts("q", list), std::vector<std::string>{"x\xC3\xA9"});
+  EXPECT_FALSE(list);
+  EXPECT_EQ(*one.boolean("flag"), false);
+  EXPECT_EQ(status_of([] { RequestFields::from_urlencoded("q=%G1"); }), 400);
+  EXPECT_EQ(status_of([] { RequestFields::from_urlencoded("q=%4"); }), 400);
+  EXPECT_EQ(message_of([] { RequestFields::from_urlencoded("alternatives=two").integer("alternatives", 0, 3); }),
+            "Invalid request: field 'alternatives' must be an integer between 0 and 3");
+}
+
+TEST(RequestFields, DecodeOptionsByTheirNames) {
+  const RequestFields f = RequestFields::from_json(
+      R"({"beam_size": 3, "n_best": 2, "max_new_tokens": 40, "length_penalty": 0.6, "early_stopping": true,
+          "no_repeat_ngram_size": 3, "repetition_penalty": 1.2, "sample": false, "temperature": 0.7,
+          "top_k": 10, "top_p": 0.9, "seed": 42, "min_new_tokens": 2, "target_lang": "de"})");
+  const ordo::DecodeOptions o = ordo::server::decode_options(f, 16, 1024);
+  EXPECT_EQ(*o.beam_size, 3);
+  EXPECT_EQ(*o.n_best, 2);
+  EXPECT_EQ(*o.max_new_tokens, 40);
+  EXPECT_FLOAT_EQ(*o.length_penalty, 0.6f);
+  EXPECT_TRUE(*o.early_stopping);
+  EXPECT_EQ(*o.seed, 42u);
+  EXPECT_EQ(*o.target_lang, "de");
+  EXPECT_FALSE(o.max_length.has_value());
+  EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"beam_size": 17})"), 16, 1024); }),
+            "Invalid request: field 'beam_size' must be an integer between 1 and 16");
+  EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"top_p": 2})"), 16, 1024); }),
+            "Invalid request: field 'top_p' must be a number between 0.000001 and 1");
+  EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"sample": 1})"), 16, 1024); }),
+            "Invalid request: field 'sample' must be true or false");
+}
+
+TEST(RequestFields, Utf8Length) {
+  EXPECT_EQ(ordo::server::utf8_length("abc"), 3u);
+  EXPECT_EQ(ordo::server::utf8_length("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"), 3u);
+}
+
+// The exposition rules a scraper relies on (text format 0.0.4): HELP and TYPE once per family
+// before its samples, sample lines "name{labels} value", histogram buckets cumulative with a
+// +Inf bucket equal to _count, counters named *_total.
+TEST(Metrics, PrometheusTextFormat) {
+  ordo::server::Metrics metrics;
+  metrics.request("/translate", 200, 0.02);
+  metrics.request("/translate", 200, 0.3);
+  metrics.request("/translate", 400, 0.001);
+  metrics.request("other", 404, -1);
+  metrics.queue_depth(7);
+  metrics.in_flight(2);
+  metrics.batch_done("en-de", 5, 60, 40, 0.1);
+  metrics.batch_done("en-de", 1, 12, 9, 0.02);
+  const std::string text = metrics.text();
+  const std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? (-?[0-9.e+\-]+|\+Inf|NaN)( [0-9]+)?$)");
+  std::map<std::string, std::string> types;
+  std::map<std::string, double> values;
+  std::set<std::string> helped;
+  std::stringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    if (line.rfind("# HELP ", 0) == 0) {
+      helped.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::stringstream s(line.substr(7));
+      std::string name, type;
+      s >> name >> type;
+      EXPECT_FALSE(types.count(name)) << "TYPE twice: " << name;
+      types[name] = type;
+      continue;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, sample)) << line;
+    std::string family = m[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"})
+      if (!types.count(family) && family.size() > strlen(suffix) &&
+          family.compare(family.size() - strlen(suffix), strlen(suffix), suffix) == 0)
+        family = family.substr(0, family.size() - strlen(suffix));
+    EXPECT_TRUE(types.count(family)) << "sample before its TYPE: " << line;
+    EXPECT_TRUE(helped.count(family)) << "no HELP: " << line;
+    values[m[1].str() + m[2].str()] = std::stod(m[4].str() == "+Inf" ? "inf" : m[4].str());
+  }
+  for (const auto& [name, type] : types)
+    if (type == "counter") EXPECT_EQ(name.substr(name.size() - 6), "_total") << name;
+  EXPECT_EQ(types["ordo_http_requests_total"], "counter");
+  EXPECT_EQ(types["ordo_http_request_duration_seconds"], "histogram");
+  EXPECT_EQ(types["ordo_queue_sentences"], "gauge");
+  EXPECT_EQ(values[R"(ordo_http_requests_total{route="/translate",status="200"})"], 2);
+  EXPECT_EQ(values[R"(ordo_http_requests_total{route="other",status="404"})"], 1);
+  EXPECT_EQ(values["ordo_queue_sentences"], 7);
+  EXPECT_EQ(values["ordo_http_requests_in_flight"], 2);
+  EXPECT_EQ(values[R"(ordo_generated_tokens_total{model="en-de"})"], 49);
+  EXPECT_EQ(values[R"(ordo_translated_sentences_total{model="en-de"})"], 6);
+  // Latency histogram of /translate: 3 observations, cumulative buckets.
+  EXPECT_EQ(values[R"(ordo_http_request_duration_seconds_count{route="/translate"})"], 3);
+  EXPECT_EQ(values[R"(ordo_http_request_duration_seconds_bucket{route="/translate",le="0.005"})"], 1);
+  EXPECT_EQ(values[R"(ordo_http_request_duration_seconds_bucket{route="/translate",le="0.025"})"], 2);
+  EXPECT_EQ(values[R"(ordo_http_request_duration_seconds_bucket{route="/translate",le="+Inf"})"], 3);
+  EXPECT_EQ(values[R"(ordo_batch_sentences_bucket{model="en-de",le="4"})"], 1);
+  EXPECT_EQ(values[R"(ordo_batch_sentences_bucket{model="en-de",le="+Inf"})"], 2);
+  EXPECT_DOUBLE_EQ(values[R"(ordo_batch_sentences_sum{model="en-de"})"], 6);
+  // Cumulative: in the order printed, each bucket of a series is >= the one before.
+  std::stringstream again(text);
+  std::string last_series;
+  double previous = 0;
+  for (std::string line; std::getline(again, line);) {
+    const size_t le = line.find(",le=\"");
+    if (line[0] == '#' || le == std::string::npos) continue;
+    const std::string series = line.substr(0, le);
+    const double v = std::stod(line.substr(line.rfind(' ') + 1));
+    if (series == last_series) EXPECT_GE(v, previous) << line;
+    last_series = series;
+    previous = v;
+  }
+  EXPECT_STREQ(ordo::server::Metrics::content_type(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+}  // namespace

@@ -1,0 +1,589 @@
+// `ordo serve` used as its clients use it: the real binary on 127.0.0.1 (ephemeral port),
+// LibreTranslate's API and ordo's, answers compared with `ordo translate/summarize` on the same
+// inputs, every error with its status and message, limits, access, SIGTERM. Every loop is
+// bounded in count and time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "server/server_process.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using ordo::testing::cli_json;
+using ordo::testing::ServerProcess;
+using ordo::testing::TempDir;
+
+struct Answer {
+  int status = 0;
+  json body;
+  std::string text;
+  httplib::Headers headers;
+};
+
+Answer answer_of(const httplib::Result& res) {
+  Answer a;
+  if (!res) return a;
+  a.status = res->status;
+  a.text = res->body;
+  a.headers = res->headers;
+  try {
+    a.body = json::parse(res->body);
+  } catch (...) {
+  }
+  return a;
+}
+
+Answer post(const ServerProcess& server, const std::string& path, const std::string& body,
+            const std::string& type = "application/json", const httplib::Headers& headers = {}) {
+  return answer_of(server.client()->Post(path.c_str(), headers, body, type.c_str()));
+}
+
+Answer post(const ServerProcess& server, const std::string& path, const json& body) {
+  return post(server, path, body.dump());
+}
+
+Answer get(const ServerProcess& server, const std::string& path) { return answer_of(server.client()->Get(path.c_str())); }
+
+std::vector<std::string> sample_lines(size_t n, size_t skip = 0) {
+  std::ifstream in(ordo::testing::data_dir() + "/samples/multi30k_val100.en");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line) && lines.size() < n + skip;) lines.push_back(line);
+  return std::vector<std::string>(lines.begin() + static_cast<long>(skip), lines.end());
+}
+
+std::vector<std::string> texts_of(const std::vector<json>& lines) {
+  std::vector<std::string> out;
+  for (const json& line : lines) out.push_back(line["text"]);
+  return out;
+}
+
+// Served /v1 results against `ordo ... --json` lines: the same texts and tokens, and scores
+// within 1e-4 (bitwise only with batch-invariant kernels: issue 18).
+void expect_same_results(const json& served, const std::vector<json>& cli) {
+  ASSERT_EQ(served.size(), cli.size());
+  for (size_t i = 0; i < cli.size(); ++i) {
+    EXPECT_EQ(served[i]["text"], cli[i]["text"]) << i;
+    EXPECT_EQ(served[i]["tokens"], cli[i]["tokens"]) << i;
+    EXPECT_NEAR(served[i]["score"].get<double>(), cli[i]["score"].get<double>(), 1e-4) << i;
+    ASSERT_EQ(served[i]["n_best"].size(), cli[i]["n_best"].size()) << i;
+    for (size_t k = 0; k < cli[i]["n_best"].size(); ++k) {
+      EXPECT_EQ(served[i]["n_best"][k]["text"], cli[i]["n_best"][k]["text"]) << i << "/" << k;
+      EXPECT_NEAR(served[i]["n_best"][k]["score"].get<double>(), cli[i]["n_best"][k]["score"].get<double>(), 1e-4);
+    }
+  }
+}
+
+double metric(const std::string& metrics_text, const std::string& sample) {
+  const size_t at = metrics_text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics_text.substr(at + sample.size() + 2));
+}
+
+std::string m2m100() { return ordo::testing::fixture_dir("m2m100"); }
+
+const std::vector<std::string> kHtmlRuns = {"A man is sleeping on a couch.", "Two dogs & a cat play in the snow.", "A boy"};
+
+// `ordo translate -m en-de --json` on every sentence the tests below send with the default
+// settings, in one run (each run of the binary costs a LibTorch start-up).
+const json& reference(const std::string& sentence) {
+  static const std::map<std::string, json> answers = [] {
+    std::vector<std::string> inputs = sample_lines(5);
+    for (const std::string& line : sample_lines(24, 20)) inputs.push_back(line);
+    for (const std::string& run : kHtmlRuns) inputs.push_back(run);
+    const std::vector<json> lines = cli_json("translate -m en-de", inputs);
+    std::map<std::string, json> out;
+    for (size_t i = 0; i < inputs.size(); ++i) out[inputs[i]] = lines[i];
+    return out;
+  }();
+  const auto it = answers.find(sentence);
+  if (it == answers.end()) throw std::runtime_error("no reference for " + sentence);
+  return it->second;
+}
+
+std::vector<std::string> reference_texts(const std::vector<std::string>& sentences) {
+  std::vector<std::string> out;
+  for (const std::string& s : sentences) out.push_back(reference(s)["text"]);
+  return out;
+}
+
+// One server for most tests: the bundled en-de and dialogsum, and the tiny M2M100 fixture.
+class Serve : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess({"--model", "en-de", "--model", "dialogsum", "--model", m2m100(), "--threads", "2",
+                                 "--inter-threads", "2", "--max-texts", "8", "--max-chars", "5000",
+                                 "--max-body-bytes", "65536"});
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static const ServerProcess& server() { return *server_; }
+  static ServerProcess* server_;
+};
+ServerProcess* Serve::server_ = nullptr;
+
+TEST_F(Serve, HealthReadyModelsAndLanguages) {
+  EXPECT_EQ(get(server(), "/health").body, json({{"status", "ok"}}));
+  EXPECT_EQ(get(server(), "/ready").body, json({{"status", "ready"}}));
+  const Answer models = get(server(), "/v1/models");
+  ASSERT_EQ(models.status, 200);
+  std::map<std::string, json> by_name;
+  for (const json& m : models.body["models"]) by_name[m["name"]] = m;
+  ASSERT_EQ(by_name.size(), 3u);
+  EXPECT_EQ(by_name["en-de"]["task"], "translate");
+  EXPECT_EQ(by_name["en-de"]["source"], "en");
+  EXPECT_EQ(by_name["en-de"]["target"], "de");
+  EXPECT_EQ(by_name["dialogsum"]["task"], "summarize");
+  EXPECT_EQ(by_name["m2m100"]["model_type"], "m2m_100");
+  EXPECT_GT(by_name["m2m100"]["languages"].size(), 50u);
+
+  const Answer languages = get(server(), "/languages");
+  ASSERT_EQ(languages.status, 200);
+  ASSERT_TRUE(languages.body.is_array());
+  json english, german;
+  for (const json& l : languages.body) {
+    EXPECT_TRUE(l.contains("code") && l.contains("name") && l["targets"].is_array()) << l;
+    if (l["code"] == "en") english = l;
+    if (l["code"] == "de") german = l;
+  }
+  EXPECT_EQ(english["name"], "English");
+  EXPECT_NE(std::find(english["targets"].begin(), english["targets"].end(), "de"), english["targets"].end());
+  EXPECT_EQ(german["name"], "German");
+  EXPECT_NE(std::find(german["targets"].begin(), german["targets"].end(), "fr"), german["targets"].end());
+}
+
+TEST_F(Serve, LibreTranslateJsonEqualsTheCommandLine) {
+  const std::vector<std::string> lines = sample_lines(3);
+  const std::vector<std::string> expected = reference_texts(lines);
+  Answer one = post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}});
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body, json({{"translatedText", expected[0]}}));
+  Answer many = post(server(), "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}, {"format", "text"}});
+  ASSERT_EQ(many.status, 200) << many.text;
+  EXPECT_EQ(many.body, json({{"translatedText", expected}}));
+  // Lines of one text are translated one by one, blank lines and line ends kept.
+  Answer text = post(server(), "/translate",
+                     json{{"q", lines[1] + "\n\n" + lines[2] + "\r\n"}, {"source", "en"}, {"target", "de"}});
+  EXPECT_EQ(text.body["translatedText"], expected[1] + "\n\n" + expected[2] + "\r\n");
+  // A paragraph is cut into sentences and rejoined, as `ordo translate --split-sentences` does.
+  const std::vector<std::string> paragraphs = {
+      "Mr. Smith is sleeping on a couch. Two dogs play in the snow.  A boy sits on a bench.",
+      "A woman rides a bike. She wears a red helmet."};
+  const std::vector<std::string> split = texts_of(cli_json("translate -m en-de --split-sentences", paragraphs));
+  Answer paragraph = post(server(), "/translate", json{{"q", paragraphs[0] + "\n" + paragraphs[1]},
+                                                      {"source", "en"}, {"target", "de"}});
+  EXPECT_EQ(paragraph.body["translatedText"], split[0] + "\n" + split[1]);
+  EXPECT_NE(split[0].find("  "), std::string::npos);  // the spacing between sentences is the input's
+  // Empty texts in an array come back empty.
+  Answer empty = post(server(), "/translate", json{{"q", {"", lines[0]}}, {"source", "en"}, {"target", "de"}});
+  EXPECT_EQ(empty.body["translatedText"], json({"", expected[0]}));
+}
+
+TEST_F(Serve, LibreTranslateFormFields) {
+  const std::vector<std::string> lines = sample_lines(2, 3);
+  const std::vector<std::string> expected = reference_texts(lines);
+  auto client = server().client();
+  httplib::Params form = {{"q", lines[0]}, {"source", "en"}, {"target", "de"}};
+  Answer urlencoded = answer_of(client->Post("/translate", form));
+  ASSERT_EQ(urlencoded.status, 200) << urlencoded.text;
+  EXPECT_EQ(urlencoded.body, json({{"translatedText", expected[0]}}));
+  httplib::MultipartFormDataItems items = {
+      {"q", lines[0], "", ""}, {"q", lines[1], "", ""}, {"source", "en", "", ""}, {"target", "de", "", ""}};
+  Answer multipart = answer_of(client->Post("/translate", items));
+  ASSERT_EQ(multipart.status, 200) << multipart.text;
+  EXPECT_EQ(multipart.body, json({{"translatedText", expected}}));  // a repeated field is an array
+  // Longer than httplib's own 8 KB cap on urlencoded bodies.
+  std::string long_text;
+  for (int i = 0; i < 60; ++i) long_text += lines[0] + "\n";
+  Answer long_form = answer_of(client->Post("/translate", httplib::Params{{"q", long_text}, {"source", "en"}, {"target", "de"}}));
+  ASSERT_EQ(long_form.status, 200) << long_form.text;
+  EXPECT_EQ(long_form.body["translatedText"].get<std::string>().substr(0, expected[0].size() + 1), expected[0] + "\n");
+}
+
+TEST_F(Serve, AlternativesAreTheNBestTranslations) {
+  const std::vector<std::string> lines = sample_lines(2, 5);
+  // alternatives=2 asks for 3 hypotheses; the model's beam (4) is kept.
+  const std::vector<json> nbest = cli_json("translate -m en-de -b 4 -n 3", lines);
+  Answer a = post(server(), "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}, {"alternatives", 2}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(a.body["translatedText"][i], nbest[i]["text"]);
+    json expected = json::array();
+    for (size_t k = 1; k < nbest[i]["n_best"].size(); ++k) {
+      const json& t = nbest[i]["n_best"][k]["text"];
+      if (t != nbest[i]["text"] && std::find(expected.begin(), expected.end(), t) == expected.end()) expected.push_back(t);
+    }
+    EXPECT_EQ(a.body["alternatives"][i], expected);
+  }
+  Answer single = post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}, {"alternatives", 1}});
+  ASSERT_TRUE(single.body["alternatives"].is_array());
+  EXPECT_LE(single.body["alternatives"].size(), 1u);
+  EXPECT_FALSE(post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}}).body.contains("alternatives"));
+}
+
+TEST_F(Serve, HtmlKeepsTheMarkupAndTranslatesTheText) {
+  const std::vector<std::string> t = reference_texts(kHtmlRuns);
+  const auto esc = [](std::string s) {
+    std::string out;
+    for (char c : s) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+    return out;
+  };
+  const std::string html =
+      "<div class=\"card\" data-x='1'>\n  <p>A man is sleeping on a couch.</p><!-- not text -->\n"
+      "  <ul><li title=\"A title\">Two dogs &amp; a cat play in the snow.</li></ul>"
+      "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>A boy</em></div>";
+  const std::string expected =
+      "<div class=\"card\" data-x='1'>\n  <p>" + esc(t[0]) + "</p><!-- not text -->\n"
+      "  <ul><li title=\"A title\">" + esc(t[1]) + "</li></ul>"
+      "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>" + esc(t[2]) + "</em></div>";
+  Answer a = post(server(), "/translate", json{{"q", html}, {"source", "en"}, {"target", "de"}, {"format", "html"}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body["translatedText"], expected);
+  Answer alts = post(server(), "/translate",
+                     json{{"q", {html}}, {"source", "en"}, {"target", "de"}, {"format", "html"}, {"alternatives", 1}});
+  EXPECT_EQ(alts.body, json({{"translatedText", {expected}}, {"alternatives", {json::array()}}}));
+}
+
+TEST_F(Serve, MultilingualModelsServeEveryPairTheyKnow) {
+  const std::vector<std::string> lines = sample_lines(2);
+  const std::vector<std::string> expected =
+      texts_of(cli_json("translate -m '" + m2m100() + "' --source-lang en --target-lang fr", lines));
+  Answer a = post(server(), "/translate", json{{"q", lines}, {"source", "en"}, {"target", "fr"}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body["translatedText"], json(expected));
+  // The same through /v1, choosing the model by its languages.
+  Answer v1 = post(server(), "/v1/translate", json{{"text", lines}, {"source_lang", "en"}, {"target_lang", "fr"}});
+  ASSERT_EQ(v1.status, 200) << v1.text;
+  EXPECT_EQ(v1.body["model"], "m2m100");
+  EXPECT_EQ(v1.body["results"][1]["text"], expected[1]);
+}
+
+TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
+  const std::vector<std::string> lines = sample_lines(3, 8);
+  const json options = {{"beam_size", 3},         {"n_best", 2},        {"max_new_tokens", 12},
+                        {"min_new_tokens", 2},    {"length_penalty", 0.8}, {"no_repeat_ngram_size", 2},
+                        {"repetition_penalty", 1.1}, {"early_stopping", true}};
+  json request = options;
+  request["model"] = "en-de";
+  request["text"] = lines;
+  Answer a = post(server(), "/v1/translate", request);
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body["model"], "en-de");
+  expect_same_results(a.body["results"],
+                      cli_json("translate -m en-de -b 3 -n 2 --max-length 12 --min-length 2 --length-penalty 0.8 "
+                               "--no-repeat-ngram-size 2 --repetition-penalty 1.1 --early-stopping true",
+                               lines));
+  // Sampling: the same seed gives the command line's samples (a sampling request is batched alone).
+  const json sampling = {{"model", "en-de"}, {"text", lines}, {"sample", true}, {"seed", 7}, {"top_k", 20},
+                         {"top_p", 0.9},     {"temperature", 0.8}};
+  Answer s = post(server(), "/v1/translate", sampling);
+  ASSERT_EQ(s.status, 200) << s.text;
+  expect_same_results(s.body["results"],
+                      cli_json("translate -m en-de --sample true --seed 7 --top-k 20 --top-p 0.9 --temperature 0.8", lines));
+  // A string text, an empty text, no text.
+  Answer one = post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", ""}});
+  EXPECT_EQ(one.body["results"], json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])"));
+  EXPECT_EQ(post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", json::array()}}).body,
+            json({{"model", "en-de"}, {"results", json::array()}}));
+}
+
+TEST_F(Serve, V1SummarizeEqualsOrdoSummarize) {
+  std::ifstream in(ordo::testing::data_dir() + "/samples/dialogsum_dev30.jsonl");
+  std::string line;
+  std::getline(in, line);
+  const std::string dialogue = json::parse(line)["dialogue"];
+  const std::vector<json> cli = cli_json("summarize -m dialogsum --document", {dialogue});
+  Answer a = post(server(), "/v1/summarize", json{{"text", dialogue}});  // the only summarizer
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body["model"], "dialogsum");
+  expect_same_results(a.body["results"], cli);
+  EXPECT_EQ(post(server(), "/v1/summarize", json{{"text", "x"}, {"model", "en-de"}}).body["error"],
+            "Invalid request: unknown summarize model 'en-de' (served: dialogsum)");
+}
+
+TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
+  struct Case {
+    std::string path, type, body;
+    int status;
+    std::string error;  // the whole message, or its start when it ends with "..."
+  };
+  const std::string ok = R"("source": "en", "target": "de")";
+  const std::vector<Case> cases = {
+      {"/translate", "application/json", "{" + ok + "}", 400, "Invalid request: missing q parameter"},
+      {"/translate", "application/json", R"({"q": "", )" + ok + "}", 400, "Invalid request: missing q parameter"},
+      {"/translate", "application/json", R"({"q": "Hi", "target": "de"})", 400, "Invalid request: missing source parameter"},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "en"})", 400, "Invalid request: missing target parameter"},
+      {"/translate", "application/json", R"({"q": 5, )" + ok + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings, not number"},
+      {"/translate", "application/json", R"({"q": ["a", null], )" + ok + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings (element 1 is null)"},
+      {"/translate", "application/json", R"({"q": "a", "source": 1, "target": "de"})", 400,
+       "Invalid request: field 'source' must be a string"},
+      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "format": "pdf"})", 400,
+       "pdf format is not supported (text, html)"},
+      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": "two"})", 400,
+       "Invalid request: field 'alternatives' must be an integer between 0 and 15"},
+      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": 99})", 400,
+       "Invalid request: field 'alternatives' must be an integer between 0 and 15"},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
+       "xx is not supported (served languages: en, de, ..."},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
+       "yy is not supported (served languages: ..."},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "auto", "target": "de"})", 400,
+       "source 'auto' is not supported: ordo does not detect languages, and 99 source languages translate into de (en, ..."},
+      {"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: parse error at line 1, column 13: ..."},
+      {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
+      {"/translate", "application/json", "{\"q\": \"a\xff\", " + ok + "}", 400,
+       "Invalid JSON format: parse error at line 1, column 9: syntax error while parsing value - invalid string: ill-formed UTF-8 byte..."},
+      {"/translate", "application/x-www-form-urlencoded", "q=a%FF&source=en&target=de", 400,
+       "Invalid request: q: invalid UTF-8 at byte 2..."},
+      {"/translate", "application/x-www-form-urlencoded", "q=a&q=b%C0%80&source=en&target=de", 400,
+       "Invalid request: q[1]: invalid UTF-8 at byte 2..."},
+      {"/translate", "application/x-www-form-urlencoded", "q=a%ZZ&source=en&target=de", 400,
+       "Invalid request: malformed %-escape in form field 'q'"},
+      {"/translate", "application/json", R"({"q": ["1","2","3","4","5","6","7","8","9"], )" + ok + "}", 400,
+       "Invalid request: request (9) exceeds text limit (8)"},
+      {"/translate", "application/json", R"({"q": ")" + std::string(5001, 'a') + R"(", )" + ok + "}", 400,
+       "Invalid request: request (5001) exceeds text limit (5000)"},
+      {"/translate", "application/json", R"({"q": ["a", ")" + std::string(4000, 'a') + "\xC3\xA9\xC3\xA9" +
+           std::string(1000, 'a') + R"("], )" + ok + "}", 400, "Invalid request: request (5002) exceeds text limit (5000)"},
+      {"/translate", "application/json", R"({"q": ")" + std::string(65536, 'a') + R"(", )" + ok + "}", 413,
+       "Request body larger than 65536 bytes"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam": 2})", 400,
+       "Invalid request: unknown field 'beam' (known: model, text, api_key, beam_size, ..."},
+      {"/v1/translate", "application/json", R"({"model": "xx", "text": "Hi"})", 400,
+       "Invalid request: unknown translate model 'xx' (served: en-de, m2m100)"},
+      {"/v1/translate", "application/json", R"({"text": "Hi"})", 400,
+       "Invalid request: field 'model' is required (served translate models: en-de, m2m100)"},
+      {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
+       "Invalid request: field 'text' is required (a string or an array of strings)"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
+       "Invalid request: field 'beam_size' must be an integer between 1 and 16"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
+       "Invalid request: field 'temperature' must be a number between 0.001 and 100"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
+       "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
+       "Invalid request: field 'target_lang': model 'en-de' translates en into de, not 'fr'"},
+      {"/v1/translate", "application/json", R"({"model": "m2m100", "text": "Hi", "target_lang": "xx"})", 400,
+       "Invalid request: field 'target_lang': model 'm2m100' does not know language 'xx' (known: ..."},
+      {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
+       "Invalid JSON format: parse error at line 1, column 1: ..."},
+      {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
+      {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings (element 0 is array)"},
+      {"/translate", "application/json", R"({"q": [], )" + ok + "}", 400, "Invalid request: missing q parameter"},
+  };
+  for (const Case& c : cases) {
+    const Answer a = post(server(), c.path, c.body, c.type);
+    EXPECT_EQ(a.status, c.status) << c.body.substr(0, 200) << "\n" << a.text;
+    ASSERT_TRUE(a.body.is_object() && a.body["error"].is_string()) << a.text;
+    const std::string error = a.body["error"];
+    if (c.error.size() > 3 && c.error.compare(c.error.size() - 3, 3, "...") == 0)
+      EXPECT_EQ(error.substr(0, c.error.size() - 3), c.error.substr(0, c.error.size() - 3)) << error;
+    else
+      EXPECT_EQ(error, c.error);
+    EXPECT_EQ(a.body.size(), 1u) << a.text;  // LibreTranslate's shape: {"error": "..."}
+  }
+  EXPECT_EQ(get(server(), "/nowhere").status, 404);
+  // Still serving after all that.
+  EXPECT_EQ(post(server(), "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}}).status, 200);
+}
+
+// Exactness through batching: concurrent clients' sentences are batched together and each
+// still gets what `ordo translate` gives for it.
+TEST_F(Serve, ConcurrentClientsGetTheCommandLinesAnswers) {
+  const std::vector<std::string> lines = sample_lines(24, 20);
+  std::vector<json> cli;
+  for (const std::string& line : lines) cli.push_back(reference(line));
+  const std::string before = server().client()->Get("/metrics")->body;
+  const double batches_before = metric(before, R"(ordo_batch_sentences_count{model="en-de"})");
+  const double sentences_before = metric(before, R"(ordo_batch_sentences_sum{model="en-de"})");
+  constexpr int kClients = 8;
+  std::vector<json> served(lines.size());
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kClients; ++c)
+    clients.emplace_back([&, c] {
+      for (size_t i = static_cast<size_t>(c); i < lines.size(); i += kClients) {
+        // Half through LibreTranslate's API, half through ordo's.
+        Answer a = i % 2 ? post(server(), "/translate", json{{"q", lines[i]}, {"source", "en"}, {"target", "de"}})
+                         : post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", lines[i]}});
+        if (a.status != 200) {
+          ++failures;
+          continue;
+        }
+        served[i] = i % 2 ? json{{"text", a.body["translatedText"]}} : a.body["results"][0];
+      }
+    });
+  for (std::thread& t : clients) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(served[i]["text"], cli[i]["text"]) << lines[i];
+    if (i % 2 == 0) expect_same_results(json::array({served[i]}), {cli[i]});
+  }
+  const std::string after = server().client()->Get("/metrics")->body;
+  const double batches = metric(after, R"(ordo_batch_sentences_count{model="en-de"})") - std::max(0.0, batches_before);
+  const double sentences = metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
+  EXPECT_EQ(sentences, 24);
+  EXPECT_LT(batches, sentences) << "no two requests shared a batch";
+  EXPECT_GT(metric(after, R"(ordo_http_requests_total{route="/translate",status="200"})"), 0);
+  EXPECT_GT(metric(after, R"(ordo_generated_tokens_total{model="en-de"})"), 0);
+}
+
+TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6", "--timeout", "0.2"});
+  // Six long sentences (three captions each, full stops dropped), translated one at a time:
+  // far more than 0.2 s.
+  std::vector<std::string> lines;
+  std::vector<std::string> captions = sample_lines(18, 70);
+  for (std::string& c : captions) c.erase(std::remove(c.begin(), c.end(), '.'), c.end());
+  for (size_t i = 0; i < 18; i += 3) lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
+  Answer first;
+  std::thread busy([&] { first = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
+  // Bounded: until the server holds the first request's sentences in its queue.
+  for (int i = 0; i < 2000; ++i) {
+    const auto res = server.client()->Get("/metrics");
+    if (res && metric(res->body, "ordo_queue_sentences") >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const Answer full = post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e"}}, {"source", "en"}, {"target", "de"}});
+  busy.join();
+  EXPECT_EQ(full.status, 503) << full.text;
+  EXPECT_EQ(full.body["error"].get<std::string>().substr(0, 20), "the server is busy: ");
+  int retry_after = 0;
+  for (const auto& [name, value] : full.headers)
+    if (name == "Retry-After") retry_after = std::stoi(value);
+  EXPECT_GE(retry_after, 1);
+  // The first request timed out.
+  EXPECT_EQ(first.status, 504) << first.text;
+  EXPECT_EQ(first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
+  EXPECT_EQ(post(server, "/translate", json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}})
+                .body["error"],
+            "Invalid request: 7 sentences in one request, more than the queue holds (6)");
+  EXPECT_EQ(get(server, "/health").status, 200);
+  // The timed-out request's sentences left the queue: a short request is answered again.
+  Answer again;
+  for (int i = 0; i < 50 && again.status != 200; ++i) {
+    again = post(server, "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}});
+    if (again.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(again.status, 200) << again.text;
+}
+
+TEST(ServeAccess, ApiKeysAndCors) {
+  TempDir dir;
+  const std::string keys = dir.write("keys.txt", "# clients\nkey-one\n  key-two  \n\n");
+  // Models from a file: names, languages given for a folder, compute type, threads.
+  const std::string models = dir.write(
+      "models.json", R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
+                                    {"name": "tiny", "path": ")" + ordo::testing::fixture_dir("marian_opus_en_mg") +
+                         R"(", "source": "en", "target": "xx"}]})");
+  ServerProcess server({"--models", models, "--api-keys", keys, "--cors-origin", "https://app.example"});
+  const json request = {{"q", "Hello"}, {"source", "en"}, {"target", "de"}};
+  Answer none = post(server, "/translate", request);
+  EXPECT_EQ(none.status, 403);
+  EXPECT_EQ(none.body["error"],
+            "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
+  json wrong = request;
+  wrong["api_key"] = "key-three";
+  EXPECT_EQ(post(server, "/translate", wrong).body, json({{"error", "Invalid API key"}}));
+  EXPECT_EQ(post(server, "/translate", wrong).status, 403);
+  json right = request;
+  right["api_key"] = "key-two";
+  EXPECT_EQ(post(server, "/translate", right).status, 200);
+  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "Bearer key-one"}}).status, 200);
+  const Answer tiny = post(server, "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}}.dump(),
+                           "application/json", {{"Authorization", "Bearer key-one"}});
+  EXPECT_EQ(tiny.status, 200) << tiny.text;
+  EXPECT_LE(tiny.body["results"][0]["tokens"].size(), 3u);  // at most 3 generated, </s> not shown
+  EXPECT_EQ(post(server, "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}}).status, 403);
+  EXPECT_EQ(answer_of(server.client()->Post("/translate", httplib::Params{{"q", "Hello"}, {"source", "en"},
+                                                                          {"target", "de"}, {"api_key", "key-one"}}))
+                .status,
+            200);
+  EXPECT_EQ(get(server, "/languages").status, 200);  // as LibreTranslate: no key needed
+  const Answer m = get(server, "/v1/models");
+  ASSERT_EQ(m.status, 200) << m.text;
+  EXPECT_EQ(m.body["models"][0]["name"], "english-german");
+  EXPECT_EQ(m.body["models"][0]["compute_type"], "float32");
+  EXPECT_EQ(m.body["models"][0]["threads"], 1);
+  EXPECT_EQ(m.body["models"][1]["target"], "xx");
+  // Exactly one source language translates into de: "auto" means it.
+  json automatic = right;
+  automatic["source"] = "auto";
+  const Answer a = post(server, "/translate", automatic);
+  EXPECT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body["detectedLanguage"], json({{"confidence", 100.0}, {"language", "en"}}));
+  automatic["target"] = "en";
+  EXPECT_EQ(post(server, "/translate", automatic).body["error"],
+            "source 'auto' is not supported: ordo does not detect languages, and 0 source languages translate into en; "
+            "name the source language");
+  automatic["target"] = "xx";
+  automatic["q"] = "";
+  EXPECT_EQ(post(server, "/translate", automatic).body["error"], "Invalid request: missing q parameter");
+
+  // A browser at the allowed origin: preflight and answer carry the CORS headers; others do not.
+  auto client = server.client();
+  auto preflight = client->Options("/translate", {{"Origin", "https://app.example"},
+                                                  {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(preflight);
+  EXPECT_EQ(preflight->status, 204);
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
+  EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  auto allowed = client->Get("/languages", {{"Origin", "https://app.example"}});
+  EXPECT_EQ(allowed->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
+  auto other = client->Get("/languages", {{"Origin", "https://evil.example"}});
+  EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
+}
+
+TEST(ServeShutdown, SigtermFinishesWhatIsInFlightAndExitsZero) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "2"});
+  const std::vector<std::string> lines = sample_lines(8, 20);
+  const std::vector<std::string> expected = reference_texts(lines);
+  Answer in_flight;
+  std::thread client([&] { in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
+  for (int i = 0; i < 2000; ++i) {
+    const auto res = server.client()->Get("/metrics");
+    if (res && metric(res->body, "ordo_http_requests_in_flight") >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(server.stop(SIGTERM), 0) << server.stderr_text();
+  client.join();
+  ASSERT_EQ(in_flight.status, 200) << in_flight.text;
+  EXPECT_EQ(in_flight.body["translatedText"], json(expected));
+  EXPECT_NE(server.stderr_text().find("SIGTERM: finishing the requests in flight"), std::string::npos);
+  // Nothing listens any more.
+  httplib::Client gone("127.0.0.1", server.port());
+  gone.set_connection_timeout(2);
+  EXPECT_FALSE(gone.Get("/health"));
+}
+
+TEST(ServeStartup, ModelsThatDoNotLoadAndBadModelFilesAreErrors) {
+  const auto bad = ordo::testing::run_ordo("serve --port 0 --model /nonexistent/model");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("ordo: error: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("/nonexistent/model"), std::string::npos) << bad.err;
+  TempDir dir;
+  const std::string models = dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 0}]})");
+  const auto file = ordo::testing::run_ordo("serve --port 0 --models '" + models + "'");
+  EXPECT_EQ(file.exit_code, 1);
+  EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer between 1 and 1024"), std::string::npos) << file.err;
+}
+
+TEST_F(Serve, ABusyPortIsAnError) {
+  const auto busy = ordo::testing::run_ordo("serve --port " + std::to_string(server().port()) + " --model en-de");
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_NE(busy.err.find("cannot listen on 127.0.0.1:" + std::to_string(server().port())), std::string::npos) << busy.err;
+}
+
+}  // namespace

@@ -1,0 +1,176 @@
+// The real `ordo serve` binary on 127.0.0.1 with an ephemeral port, for tests: started with
+// its arguments, its port read from the line it prints, ready when GET /ready says so; every
+// wait bounded. Also `ordo translate/summarize` runs for the answers a server must equal.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.h"
+
+namespace ordo::testing {
+
+inline std::string ordo_binary() { return std::string(ORDO_BINARY_DIR) + "/ordo"; }
+
+class ServerProcess {
+ public:
+  // Starts `ordo serve --port 0 <args...>` and waits (at most `ready_seconds`) until it is ready.
+  explicit ServerProcess(std::vector<std::string> args, double ready_seconds = 60) {
+    int out[2];
+    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+    err_path_ = dir_.file("stderr");
+    std::vector<std::string> argv = {ordo_binary(), "serve", "--host", "127.0.0.1", "--port", "0"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (err >= 0) ::dup2(err, 2);
+      ::close(out[0]);
+      std::vector<char*> c_argv;
+      for (std::string& a : argv) c_argv.push_back(a.data());
+      c_argv.push_back(nullptr);
+      ::execv(c_argv[0], c_argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    out_fd_ = out[0];
+    const auto deadline = std::chrono::steady_clock::now() + seconds(ready_seconds);
+    const std::string marker = "listening on http://127.0.0.1:";
+    while (port_ == 0) {
+      const std::string line = read_line(deadline);
+      const size_t at = line.find(marker);
+      if (at != std::string::npos) port_ = std::stoi(line.substr(at + marker.size()));
+    }
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto client = this->client();
+      if (auto res = client->Get("/ready"); res && res->status == 200) return;
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        throw std::runtime_error("ordo serve exited before it was ready: " + stderr_text());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw std::runtime_error("ordo serve was not ready in time: " + stderr_text());
+  }
+
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_fd_ >= 0) ::close(out_fd_);
+  }
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+  std::unique_ptr<httplib::Client> client(int timeout_seconds = 60) const {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    c->set_connection_timeout(5);
+    c->set_read_timeout(timeout_seconds);
+    c->set_write_timeout(10);
+    return c;
+  }
+
+  // SIGTERM (or `signal`), then the exit status (waits at most `seconds`; -1 if it did not exit).
+  int stop(int signal = SIGTERM, double seconds = 30) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signal);
+    const auto deadline = std::chrono::steady_clock::now() + this->seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
+  std::string stderr_text() const {
+    std::ifstream in(err_path_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  static std::chrono::steady_clock::duration seconds(double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  }
+  std::string read_line(std::chrono::steady_clock::time_point deadline) {
+    std::string line;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) throw std::runtime_error("ordo serve printed no port in time: " + stderr_text());
+      pollfd p{out_fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char c;
+      const ssize_t n = ::read(out_fd_, &c, 1);
+      if (n <= 0) throw std::runtime_error("ordo serve exited: " + stderr_text());
+      if (c == '\n') return line;
+      line += c;
+    }
+  }
+
+  TempDir dir_;
+  std::string err_path_;
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  int port_ = 0;
+};
+
+struct CommandRun {
+  int exit_code;
+  std::string out, err;
+};
+
+// Runs `ordo <args>` with `input` on stdin.
+inline CommandRun run_ordo(const std::string& args, const std::string& input = "") {
+  TempDir dir;
+  const std::string in = dir.write("stdin", input);
+  const std::string command = ordo_binary() + " " + args + " < '" + in + "' > '" + dir.file("stdout") + "' 2> '" +
+                              dir.file("stderr") + "'";
+  const int status = std::system(command.c_str());
+  const auto read = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(dir.file("stdout")), read(dir.file("stderr"))};
+}
+
+// `ordo translate|summarize ... --json` on `inputs` (one per line): one JSON object per input.
+inline std::vector<nlohmann::json> cli_json(const std::string& args, const std::vector<std::string>& inputs) {
+  std::string input;
+  for (const std::string& s : inputs) input += s + "\n";
+  const CommandRun run = run_ordo(args + " --json -q", input);
+  if (run.exit_code != 0) throw std::runtime_error("ordo " + args + " failed: " + run.err);
+  std::vector<nlohmann::json> out;
+  std::stringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+}  // namespace ordo::testing

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Load benchmark of `ordo serve` (README "Serving"): requests/s and p50/p95/p99 latency at 1, 8
+# and 64 concurrent clients, each request one newstest2014 sentence, for the bundled en-de model
+# and the Marian 6+6 workload model of ordo-bench; one replica (2 threads, 2 batches at once)
+# and two replicas (1 thread each) behind HAProxy (tools/serve/haproxy.cfg); and the ratio of
+# served throughput at 64 clients to offline `ordo translate` on the same sentences with the
+# same two cores. The load comes from build/ordo-serve-load (a fixed number of requests, see
+# tools/serve/load_main.cpp). Needs haproxy (installed by the script; not needed by the tests).
+#
+# On a machine shared with other work, wall-clock figures move with the neighbours' load; the
+# CPU time the servers (and HAProxy) and the offline run used is measured too (/proc/PID/stat),
+# and "/ offline, per CPU s" compares sentences per CPU-second, which the neighbours disturb less.
+#
+#   bash tools/serve/bench.sh                          # ~6 minutes on an idle 2-core machine
+#   MODELS=bundled CLIENTS="1 64" bash tools/serve/bench.sh
+#
+#   MODELS    "bundled workload" (default)     CLIENTS   "1 8 64" (default)
+#   PER_CLIENT  requests per client in a cell (default 4 for bundled, 2 for workload; at least 16)
+#   DATA      shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${ORDO_BUILD_DIR:-$root/build}"
+models="${MODELS:-bundled workload}"
+clients="${CLIENTS:-1 8 64}"
+data="${DATA:-$root/../shared/data}"
+work="${WORK:-$root/runs/serve-bench}"
+base_port="${BASE_PORT:-18500}"
+source "$root/tools/lib/deps.sh"
+ordo_install_dependencies "${ORDO_BENCH_PACKAGES[@]}"
+mkdir -p "$work"
+sentences="$work/newstest2014.en.300"
+head -n 300 "$data/newstest/newstest2014.en" > "$sentences"
+[ -s "$sentences" ] || { echo "serve bench: no $data/newstest/newstest2014.en" >&2; exit 1; }
+
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2> /dev/null || true; done; wait 2> /dev/null || true; }
+trap cleanup EXIT
+
+wait_ready() {  # url, bounded 120 s
+  for _ in $(seq 1 1200); do
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' "$1/ready")" = 200 ]; then return 0; fi
+    sleep 0.1
+  done
+  echo "serve bench: $1 not ready" >&2
+  return 1
+}
+
+start_server() {  # port, model dir, threads, inter-threads
+  "$build/ordo" serve --port "$1" --model "$2" --threads "$3" --inter-threads "$4" --timeout 3600 \
+    > "$work/serve-$1.log" 2>&1 &
+  pids+=($!)
+  wait_ready "http://127.0.0.1:$1"
+}
+
+field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<< "$2"; }
+
+# CPU seconds (user + system) used so far by the processes `pids` (the servers, HAProxy).
+cpu_seconds() {
+  local ticks=0 hz
+  hz=$(getconf CLK_TCK)
+  for p in "${pids[@]}"; do
+    [ -r "/proc/$p/stat" ] || continue
+    ticks=$(( ticks + $(awk '{print $14 + $15}' "/proc/$p/stat") ))
+  done
+  echo "$ticks / $hz" | bc -l
+}
+
+results=()
+for name in $models; do
+  case "$name" in
+    bundled)
+      # POST /translate cuts texts into sentences: the offline run does the same.
+      dir="$root/models/en-de"; load_opts=(--api libre); offline_opts=(--split-sentences); label="bundled en-de"
+      per_client="${PER_CLIENT:-4}" ;;
+    workload)
+      dir=$("$build/ordo-bench" --model-only --work "$work")
+      # The random-weight model never learned to stop: 64 tokens at most, as in ordo-bench.
+      load_opts=(--api v1 --model marian-6x6-d512 --max-new-tokens 64); offline_opts=(--max-length 64)
+      label="workload 6+6 d512"; per_client="${PER_CLIENT:-2}" ;;
+    *) echo "serve bench: unknown model $name" >&2; exit 1 ;;
+  esac
+  max_clients=0
+  for c in $clients; do max_clients=$(( c > max_clients ? c : max_clients )); done
+  n_offline=$(( per_client * max_clients > 16 ? per_client * max_clients : 16 ))
+
+  # Offline: the sentences the largest cell sends, through `ordo translate`, the same two cores.
+  head -n "$n_offline" "$sentences" > "$work/offline.en"
+  TIMEFORMAT='%R %U %S'
+  { time "$build/ordo" translate -q -m "$dir" -i "$work/offline.en" -o /dev/null --threads 2 --inter-threads 2 \
+      "${offline_opts[@]}"; } 2> "$work/offline.time"
+  read -r wall user sys < "$work/offline.time"
+  offline=$(echo "$n_offline / $wall" | bc -l)
+  offline_cpu=$(echo "$n_offline / ($user + $sys)" | bc -l)
+  printf '%s: offline ordo translate, %d sentences: %.2f sentences/s, %.2f per CPU second (%.2f cores busy)\n' \
+    "$label" "$n_offline" "$offline" "$offline_cpu" "$(echo "($user + $sys) / $wall" | bc -l)" >&2
+
+  for setup in "1 replica" "2 replicas + HAProxy"; do
+    if [ "$setup" = "1 replica" ]; then
+      start_server "$base_port" "$dir" 2 2
+      url="http://127.0.0.1:$base_port"
+    else
+      start_server $((base_port + 1)) "$dir" 1 1
+      start_server $((base_port + 2)) "$dir" 1 1
+      ORDO_HAPROXY_BIND="127.0.0.1:$((base_port + 3))" ORDO_REPLICA1="127.0.0.1:$((base_port + 1))" \
+        ORDO_REPLICA2="127.0.0.1:$((base_port + 2))" haproxy -f "$root/tools/serve/haproxy.cfg" -db \
+        > "$work/haproxy.log" 2>&1 &
+      pids+=($!)
+      url="http://127.0.0.1:$((base_port + 3))"
+      wait_ready "$url"
+      sleep 2  # both replicas pass their first health check
+    fi
+    for c in $clients; do
+      n=$(( per_client * c > 16 ? per_client * c : 16 ))
+      # Warm-up (not counted): oneDNN kernels for the batch shapes, from the end of the file.
+      "$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$(( c < 16 ? 16 : c ))" \
+        --sentences <(tail -n 64 "$sentences") "${load_opts[@]}" > /dev/null || true
+      cpu_before=$(cpu_seconds)
+      r=$("$build/ordo-serve-load" --url "$url" --clients "$c" --requests "$n" --sentences "$sentences" \
+            "${load_opts[@]}" || true)
+      cpu=$(echo "$(cpu_seconds) - $cpu_before" | bc -l)
+      ok=$(( n - $(field errors "$r") ))
+      ratio=$(echo "$(field rps "$r") / $offline" | bc -l)
+      cpu_ratio=$(echo "$ok / $cpu / $offline_cpu" | bc -l)
+      busy=$(echo "$cpu / $(field seconds "$r")" | bc -l)
+      printf '%s, %s, %s clients: %s cpu_s=%.1f\n' "$label" "$setup" "$c" "$r" "$cpu" >&2
+      results+=("| $label | $setup | $c | $n | $(field rps "$r") | $(field p50_ms "$r") | $(field p95_ms "$r") | $(field p99_ms "$r") | $(field errors "$r") | $(printf %.2f "$ratio") | $(printf %.2f "$cpu_ratio") | $(printf %.2f "$busy") |")
+    done
+    cleanup
+    pids=()
+  done
+  results+=("| $label | offline \`ordo translate\` | - | $n_offline | $(printf %.2f "$offline") | | | | | 1.00 | 1.00 | $(printf %.2f "$(echo "($user + $sys) / $wall" | bc -l)") |")
+done
+
+echo "| model | setup | clients | requests | requests/s | p50 ms | p95 ms | p99 ms | errors | / offline | / offline, per CPU s | cores busy |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${results[@]}"
