@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses of tests/fuzz with clang-14 (AddressSanitizer + UBSan +
 # libFuzzer) and runs each for a bounded time (README, "Reliability").
 #   bash tools/fuzz.sh [SECONDS [HARNESS...]]     default: 60 s each, every harness
-#   harnesses: safetensors model_config vocab tokenizers cli_readers
+#   harnesses: safetensors model_config vocab tokenizers cli_readers server_requests
 # Seeds come from tests/data (and tests/fuzz/corpus); each harness's growing corpus is kept in
 # build-fuzz/corpus/<harness> between runs. A crash stops that harness, leaves its input in
 # build-fuzz/artifacts/<harness>/ and makes the script fail; once fixed, check the input in as
@@ -16,7 +16,7 @@ ordo_install_dependencies "${ORDO_SANITIZER_PACKAGES[@]}"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(safetensors model_config vocab tokenizers cli_readers)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(safetensors model_config vocab tokenizers cli_readers server_requests)
 build="${ORDO_FUZZ_DIR:-$root/build-fuzz}"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
@@ -49,6 +49,9 @@ seed() {  # seed HARNESS DIR: copies the harness's seed inputs into DIR
       head -n 20 "$data"/samples/multi30k_val100.en > "$out/lines"
       head -c 3000 "$data"/samples/dialogsum_dev30.jsonl > "$out/jsonl"
       printf 'first paragraph\nstill first\n\n \t\nsecond\r\n\r\nthird' > "$out/paragraphs" ;;
+    server_requests)
+      cp "$root"/tests/fuzz/corpus/server_requests/* "$out"/
+      head -n 10 "$data"/samples/multi30k_val100.en > "$out/lines" ;;
   esac
 }
 

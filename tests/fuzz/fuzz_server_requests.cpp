@@ -1,0 +1,74 @@
+// libFuzzer harness: what `ordo serve` parses from a client (src/server/request_fields.*,
+// text_layout.*): the body as JSON and as a urlencoded form, the fields the endpoints read
+// (q, source, target, format, alternatives, api_key and every decoding option), and the text
+// cut into sentences as format=text and format=html (Gumbo) do, then rebuilt. Refusal must be
+// an ApiError (answered with its status) or an ordo::Error; an unchanged text must rebuild
+// byte for byte.
+#include <string>
+#include <vector>
+
+#include "fuzz_util.h"
+#include "ordo/error.h"
+#include "ordo/text.h"
+#include "server/request_fields.h"
+#include "server/text_layout.h"
+
+namespace {
+
+void read_fields(const ordo::server::RequestFields& fields) {
+  using ordo::server::ApiError;
+  try {
+    bool is_list = false;
+    (void)fields.texts("q", is_list);
+    (void)fields.string("source");
+    (void)fields.string("target");
+    (void)fields.string("format");
+    (void)fields.string("api_key");
+    (void)fields.integer("alternatives", 0, 7);
+    (void)fields.names();
+  } catch (const ApiError&) {
+  }
+  try {
+    (void)ordo::server::decode_options(fields, 8, 1024);
+  } catch (const ApiError&) {
+  } catch (const ordo::Error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  using ordo::server::ApiError;
+  using ordo::server::RequestFields;
+  try {
+    read_fields(RequestFields::from_json(body));
+  } catch (const ApiError&) {
+  }
+  try {
+    read_fields(RequestFields::from_urlencoded(body));
+  } catch (const ApiError&) {
+  }
+  (void)ordo::server::utf8_length(body);
+
+  // The body as a text to translate. The server refuses invalid UTF-8 before this (and only
+  // invalid UTF-8 can keep ICU from breaking at a lone CR, which a sentence run turns into a
+  // space as it does line breaks), so only valid UTF-8 must rebuild byte for byte.
+  try {
+    ordo::check_utf8(body, "fuzz input");
+    const ordo::server::LineText text(body, "en");
+    if (text.rebuild(text.runs()) != body) ordo::fuzz::fail("format=text does not rebuild an unchanged text");
+  } catch (const ordo::Error&) {
+  }
+  try {
+    if (ordo::server::html_tag_count(body) <= ordo::server::kMaxHtmlTags) {
+      const ordo::server::HtmlText html(body, "de");
+      std::vector<std::string> upper = html.runs();
+      for (std::string& run : upper) run += " <&>";
+      (void)html.rebuild(upper);
+      (void)html.rebuild(html.runs());
+    }
+  } catch (const ordo::Error&) {
+  }
+  return 0;
+}
