@@ -157,7 +157,6 @@ class Service {
   const ServerConfig& config_;
   const std::set<std::string> keys_;
   std::atomic<bool> ready_{false}, draining_{false};
-  std::atomic<uint64_t> unmergeable_{0};
   std::unique_ptr<ModelSet> models_;
   Metrics metrics_;
   Batcher batcher_;
@@ -258,10 +257,9 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       throw ApiError(400, std::string("Invalid request: ") + e.what());
     }
   }
-  std::string settings = settings_key(options);
-  // Sampled outputs depend on the batch's random draws: a sampling request is batched alone,
-  // so that the same request (and seed) always gives the same answer.
-  if (options.sample.value_or(false)) settings += "#" + std::to_string(++unmergeable_);
+  // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
+  // random generator per sampled hypothesis), so any requests with equal settings may share.
+  const std::string settings = settings_key(options);
   const Translator* translator = model.translator.get();
   const auto ticket = batcher_.submit(
       model.name, settings,

@@ -65,18 +65,18 @@ std::vector<std::string> texts_of(const std::vector<json>& lines) {
   return out;
 }
 
-// Served /v1 results against `ordo ... --json` lines: the same texts and tokens, and scores
-// within 1e-4 (bitwise only with batch-invariant kernels: issue 18).
+// Served /v1 results against `ordo ... --json` lines: the same texts, tokens and scores, bit
+// for bit (the kernels are batch-invariant: tests/engine/batch_invariance_test.cpp).
 void expect_same_results(const json& served, const std::vector<json>& cli) {
   ASSERT_EQ(served.size(), cli.size());
   for (size_t i = 0; i < cli.size(); ++i) {
     EXPECT_EQ(served[i]["text"], cli[i]["text"]) << i;
     EXPECT_EQ(served[i]["tokens"], cli[i]["tokens"]) << i;
-    EXPECT_NEAR(served[i]["score"].get<double>(), cli[i]["score"].get<double>(), 1e-4) << i;
+    EXPECT_EQ(served[i]["score"], cli[i]["score"]) << i;  // bitwise: batch invariance
     ASSERT_EQ(served[i]["n_best"].size(), cli[i]["n_best"].size()) << i;
     for (size_t k = 0; k < cli[i]["n_best"].size(); ++k) {
       EXPECT_EQ(served[i]["n_best"][k]["text"], cli[i]["n_best"][k]["text"]) << i << "/" << k;
-      EXPECT_NEAR(served[i]["n_best"][k]["score"].get<double>(), cli[i]["n_best"][k]["score"].get<double>(), 1e-4);
+      EXPECT_EQ(served[i]["n_best"][k]["score"], cli[i]["n_best"][k]["score"]) << i << "/" << k;
     }
   }
 }
@@ -282,7 +282,7 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
                       cli_json("translate -m en-de -b 3 -n 2 --max-length 12 --min-length 2 --length-penalty 0.8 "
                                "--no-repeat-ngram-size 2 --repetition-penalty 1.1 --early-stopping true",
                                lines));
-  // Sampling: the same seed gives the command line's samples (a sampling request is batched alone).
+  // Sampling: the same seed gives the command line's samples, batched or not.
   const json sampling = {{"model", "en-de"}, {"text", lines}, {"sample", true}, {"seed", 7}, {"top_k", 20},
                          {"top_p", 0.9},     {"temperature", 0.8}};
   Answer s = post(server(), "/v1/translate", sampling);
@@ -438,6 +438,42 @@ TEST_F(Serve, ConcurrentClientsGetTheCommandLinesAnswers) {
   EXPECT_LT(batches, sentences) << "no two requests shared a batch";
   EXPECT_GT(metric(after, R"(ordo_http_requests_total{route="/translate",status="200"})"), 0);
   EXPECT_GT(metric(after, R"(ordo_generated_tokens_total{model="en-de"})"), 0);
+}
+
+// Sampling requests share batches too, and each still gets the command line's samples for
+// its seed (one random generator per hypothesis).
+TEST_F(Serve, ConcurrentSamplingRequestsShareBatchesAndKeepTheirSamples) {
+  const std::vector<std::string> lines = sample_lines(16, 30);
+  const std::vector<json> cli =
+      cli_json("translate -m en-de --sample true --seed 11 --top-k 30 --temperature 1.2 -n 2", lines);
+  const std::string before = server().client()->Get("/metrics")->body;
+  const double batches_before = metric(before, R"(ordo_batch_sentences_count{model="en-de"})");
+  const double sentences_before = metric(before, R"(ordo_batch_sentences_sum{model="en-de"})");
+  constexpr int kClients = 8;
+  std::vector<json> served(lines.size());
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kClients; ++c)
+    clients.emplace_back([&, c] {
+      for (size_t i = static_cast<size_t>(c); i < lines.size(); i += kClients) {
+        Answer a = post(server(), "/v1/translate",
+                        json{{"model", "en-de"}, {"text", lines[i]}, {"sample", true}, {"seed", 11},
+                             {"top_k", 30}, {"temperature", 1.2}, {"n_best", 2}});
+        if (a.status != 200) {
+          ++failures;
+          continue;
+        }
+        served[i] = a.body["results"][0];
+      }
+    });
+  for (std::thread& t : clients) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  for (size_t i = 0; i < lines.size(); ++i) expect_same_results(json::array({served[i]}), {cli[i]});
+  const std::string after = server().client()->Get("/metrics")->body;
+  const double batches = metric(after, R"(ordo_batch_sentences_count{model="en-de"})") - std::max(0.0, batches_before);
+  const double sentences = metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
+  EXPECT_EQ(sentences, 16);
+  EXPECT_LT(batches, sentences) << "no two sampling requests shared a batch";
 }
 
 TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
