@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -19,8 +20,19 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
+// oneDNN also keeps every kernel it creates in a process-wide cache (1024 by default), which
+// is what lets the layers of one shape share a kernel; at 1024 it held ~200 MB more than
+// needed on a server meeting thousands of batch shapes (README, "Batch invariance"). Each
+// PackedGemm keeps its own recent kernels (Impl::kernels), so a smaller cache only has to
+// cover the shapes of one forward pass. A user's ONEDNN_PRIMITIVE_CACHE_CAPACITY wins.
+constexpr int kPrimitiveCacheCapacity = 128;
+
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = [] {
+    if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") && !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
+      dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 
@@ -103,7 +115,7 @@ struct PackedGemm::Impl {
   // The kernels of the most recently used (rows, threads) shapes (oneDNN fixes both when it
   // creates one), least recently used first out. Unbounded, a server that sees every batch
   // shape kept one per shape forever (720 shapes: +1.8 GB). A shape that comes back is
-  // rebuilt in ~3 us while oneDNN's own primitive cache (1024 entries, process-wide) still
+  // rebuilt in ~3 us while oneDNN's own primitive cache (128 entries here, process-wide) still
   // holds it, ~130 us otherwise. Row r's result does not depend on the row count (tests/
   // engine/batch_invariance_test.cpp), so which kernel runs a batch never changes a bit.
   struct CachedKernel {
