@@ -221,10 +221,83 @@ struct HtmlDocument::Impl {
 
   void parse(const std::string& language);
   void collect(const GumboNode* root, std::vector<std::vector<Atom>>& out) const;
+  void add_text(size_t begin, size_t end, const std::string& text, std::vector<Atom>& out) const;
   bool finish(Block& block) const;
   void split(Block& block, const std::string& language);
   void rebuild_block(const Block& block, const std::vector<AlignedTranslation>& translations, std::string& out) const;
 };
+
+// The text of `html` as Gumbo decodes it (entities, CR LF), for a piece of a text node.
+std::string decoded_text(const std::string& piece) {
+  const std::string html = "<div>" + piece;
+  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
+      gumbo_parse(html.c_str()), [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+  std::string text;
+  std::vector<const GumboNode*> stack = {output->root};
+  while (!stack.empty()) {
+    const GumboNode* node = stack.back();
+    stack.pop_back();
+    if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE) text += node->v.text.text;
+    if (node->type != GUMBO_NODE_ELEMENT) continue;
+    const GumboVector& children = node->v.element.children;
+    for (unsigned i = children.length; i > 0; --i) stack.push_back(static_cast<const GumboNode*>(children.data[i - 1]));
+  }
+  return text;
+}
+
+// A text node. Gumbo merges the text on both sides of a tag it ignores (a stray end tag) into
+// one node whose source range covers the tag: such a node is cut at the tag, which is kept as
+// a point (when the pieces decode to the node's text; otherwise the "<" was text, as in <title>).
+void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& text, std::vector<Atom>& out) const {
+  std::vector<Atom> pieces;
+  size_t at = begin;
+  std::string joined;
+  for (size_t i = begin; i + 1 < end; ++i) {
+    const char next = source[i + 1];
+    if (source[i] != '<' || !(std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
+      continue;
+    size_t stop;
+    if (source.compare(i, 4, "<!--") == 0) {
+      const size_t close = source.find("-->", i + 4);
+      stop = close == std::string::npos || close + 3 > end ? end : close + 3;
+    } else {
+      const size_t close = source.find('>', i + 1);
+      stop = close == std::string::npos || close >= end ? end : close + 1;
+    }
+    if (i > at) {
+      Atom piece;
+      piece.begin = at;
+      piece.end = i;
+      piece.text = decoded_text(source.substr(at, i - at));
+      joined += piece.text;
+      pieces.push_back(std::move(piece));
+    }
+    Atom tag;
+    tag.kind = Atom::kPoint;
+    tag.begin = i;
+    tag.end = stop;
+    pieces.push_back(tag);
+    at = stop;
+    i = stop - 1;
+  }
+  if (!pieces.empty() && at < end) {
+    Atom piece;
+    piece.begin = at;
+    piece.end = end;
+    piece.text = decoded_text(source.substr(at, end - at));
+    joined += piece.text;
+    pieces.push_back(std::move(piece));
+  }
+  if (pieces.empty() || joined != text) {
+    Atom whole;
+    whole.begin = begin;
+    whole.end = end;
+    whole.text = text;
+    out.push_back(std::move(whole));
+    return;
+  }
+  for (Atom& piece : pieces) out.push_back(std::move(piece));
+}
 
 // Walks the tree (an explicit stack: deep input must not exhaust the thread's stack) and cuts
 // it into the atom lists of blocks.
@@ -265,13 +338,7 @@ void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<
       case GUMBO_NODE_TEXT:
       case GUMBO_NODE_WHITESPACE:
       case GUMBO_NODE_CDATA:
-        if (source_range(node->v.text.original_text, base, size, b, e)) {
-          Atom text;
-          text.begin = b;
-          text.end = e;
-          text.text = node->v.text.text;
-          current.push_back(std::move(text));
-        }
+        if (source_range(node->v.text.original_text, base, size, b, e)) add_text(b, e, node->v.text.text, current);
         continue;
       case GUMBO_NODE_COMMENT:
         if (source_range(node->v.text.original_text, base, size, b, e)) {
@@ -422,9 +489,16 @@ void HtmlDocument::Impl::split(Block& block, const std::string& language) {
       if (span.begin >= span.end || span.end > part.size()) continue;
       std::string sentence = part.substr(span.begin, span.end - span.begin);
       if (!has_words(sentence)) continue;
-      // A line break inside a sentence is a soft wrap: the model sees a space.
-      for (char& ch : sentence)
-        if (ch == '\n' || ch == '\r') ch = ' ';
+      // White space in HTML text is only a separator: the model sees single spaces.
+      std::string collapsed;
+      for (char ch : sentence) {
+        if (is_space(ch)) {
+          if (collapsed.empty() || collapsed.back() != ' ') collapsed += ' ';
+        } else {
+          collapsed += ch;
+        }
+      }
+      sentence = std::move(collapsed);
       block.sentences.push_back({cuts[c] + span.begin, cuts[c] + span.end});
       runs.push_back(std::move(sentence));
     }
@@ -567,6 +641,11 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
       const auto& words = ts.source_words;
       size_t k = 0;
       while (k < words.size() && words[k].end <= p) ++k;
+      // Touching the word before it ("word</b> next", "end<br>"): after that word's translation.
+      if (k > 0 && words[k - 1].end == p && !ts.targets_of[k - 1].empty()) {
+        const size_t j = *std::max_element(ts.targets_of[k - 1].begin(), ts.targets_of[k - 1].end());
+        return ts.target_words[j].end;
+      }
       if (k == words.size()) return ts.o_end;
       if (k == 0 && p <= words[0].begin) return ts.o_begin;
       if (!ts.targets_of[k].empty()) {
@@ -641,6 +720,7 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
     bool element;
     size_t index;  // element index or atom index
     size_t start, end;
+    bool space_after;  // points: followed by a space
   };
   std::vector<std::vector<Child>> children(block.elements.size() + 1);
   const auto slot = [](int parent) { return static_cast<size_t>(parent + 1); };
@@ -648,11 +728,15 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
     const Atom& atom = block.atoms[i];
     if (atom.kind == Atom::kPoint) {
       const size_t q = place_point(atom.at);
-      children[slot(block.point_parent[i])].push_back({false, i, q, q});
+      // Between spaces in the source ("Run <code>ls</code> now"): a space after it, too.
+      const size_t p = atom.at;
+      const bool spaced = p > 0 && p < text.size() && is_space(text[p - 1]) && is_space(text[p]) && q > 0 &&
+                          q < target.text.size() && target.text[q - 1] == ' ' && !is_space(target.text[q]);
+      children[slot(block.point_parent[i])].push_back({false, i, q, q, spaced});
     } else if (atom.kind == Atom::kOpen) {
       for (size_t e = 0; e < block.elements.size(); ++e)
         if (block.elements[e].open == i) {
-          children[slot(block.elements[e].parent)].push_back({true, e, oa[e], ob[e]});
+          children[slot(block.elements[e].parent)].push_back({true, e, oa[e], ob[e], false});
           break;
         }
     }
@@ -723,6 +807,7 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
       f.cursor = q;
       const Atom& point = block.atoms[child.index];
       out.append(source, point.begin, point.end - point.begin);
+      if (child.space_after) out += ' ';
       continue;
     }
     const size_t s = std::min(std::max(child.start, f.cursor), f.hi);
