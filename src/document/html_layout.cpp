@@ -724,6 +724,8 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
   };
   std::vector<std::vector<Child>> children(block.elements.size() + 1);
   const auto slot = [](int parent) { return static_cast<size_t>(parent + 1); };
+  std::vector<int> element_at(block.atoms.size(), -1);  // open tag atom -> element
+  for (size_t e = 0; e < block.elements.size(); ++e) element_at[block.elements[e].open] = static_cast<int>(e);
   for (size_t i = 0; i < block.atoms.size(); ++i) {
     const Atom& atom = block.atoms[i];
     if (atom.kind == Atom::kPoint) {
@@ -733,12 +735,9 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
       const bool spaced = p > 0 && p < text.size() && is_space(text[p - 1]) && is_space(text[p]) && q > 0 &&
                           q < target.text.size() && target.text[q - 1] == ' ' && !is_space(target.text[q]);
       children[slot(block.point_parent[i])].push_back({false, i, q, q, spaced});
-    } else if (atom.kind == Atom::kOpen) {
-      for (size_t e = 0; e < block.elements.size(); ++e)
-        if (block.elements[e].open == i) {
-          children[slot(block.elements[e].parent)].push_back({true, e, oa[e], ob[e], false});
-          break;
-        }
+    } else if (atom.kind == Atom::kOpen && element_at[i] >= 0) {
+      const size_t e = static_cast<size_t>(element_at[i]);
+      children[slot(block.elements[e].parent)].push_back({true, e, oa[e], ob[e], false});
     }
   }
   // Emit: children sorted by where they start in the target, kept inside their parent and
