@@ -98,6 +98,7 @@ std::string settings_key(const DecodeOptions& o) {
   put("temperature", o.temperature);
   put("top_k", o.top_k);
   put("top_p", o.top_p);
+  if (o.return_attention) j["return_attention"] = true;  // format=html: alignments for inline tags
   put("seed", o.seed);
   j["preset"] = reinterpret_cast<uintptr_t>(o.preset.get());
   return j.dump();
