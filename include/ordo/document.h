@@ -7,9 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "ordo/alignment.h"
 #include "ordo/export.h"
 #include "ordo/options.h"
 #include "ordo/translator.h"
@@ -42,5 +45,65 @@ ORDO_API std::vector<DocumentTranslation> translate_documents(const Translator& 
                                                               const std::vector<std::string>& units,
                                                               const DecodeOptions& options = {},
                                                               const std::string& language = "");
+
+// ---------------------------------------------------------------- HTML
+// Web pages are translated block by block: the text of each block-level element (p, li, td,
+// h1, title, ...) is cut into sentences, and a sentence is translated whole even when inline
+// elements (<b>, <a href>, <span>, ...) cut through it; each inline element is then put back
+// around the target words its source words align to (the model's own cross-attention, as
+// word_alignment() gives it). Everything that is not translated text (tags with their
+// attributes, comments, the doctype, entities of untranslated text, white space between
+// blocks, script/style/pre/code) is copied from the source byte for byte: Gumbo, a complete
+// HTML5 parser, says where each node lies in the source, and only the bytes of the blocks'
+// text are rewritten.
+
+// One sentence's translation as the HTML layout needs it.
+struct AlignedTranslation {
+  std::string text;
+  // Source word - target word links (word_alignment()); words are cut at white space and the
+  // counts below are the words the model's pieces make. With no links, inline elements are
+  // placed by relative position.
+  std::vector<AlignmentLink> words;
+  int64_t source_words = 0, target_words = 0;
+};
+
+// The best (or `hypothesis`-th) translation of a result and its word alignment (empty without
+// DecodeOptions::return_attention).
+ORDO_API AlignedTranslation aligned_translation(const TranslationResult& result, size_t hypothesis = 0);
+
+// An HTML document or fragment cut into the sentences to translate; rebuild() puts the
+// translations back. Used by translate_html() and by `ordo serve`'s format=html, which
+// batches the sentences of many requests itself.
+class ORDO_API HtmlDocument {
+ public:
+  // `language`: the source language, for the sentence rules ("" = ICU's root rules).
+  HtmlDocument(const std::string& html, const std::string& language);
+  ~HtmlDocument();
+  HtmlDocument(HtmlDocument&&) noexcept;
+  HtmlDocument& operator=(HtmlDocument&&) noexcept;
+
+  // The sentences to translate, in document order, entities decoded, line breaks as spaces.
+  // Sentences of only punctuation or symbols ("|", "»") are left as they are.
+  const std::vector<std::string>& sentences() const;
+  // Whether some sentence has inline markup in it (then word alignments place it better:
+  // translate with DecodeOptions::return_attention).
+  bool needs_alignment() const;
+  // The source with sentence i replaced by translations[i] (HTML-escaped) and the inline
+  // markup of each block placed around the aligned target words.
+  std::string rebuild(const std::vector<AlignedTranslation>& translations) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Translates an HTML document or fragment as above (return_attention is set when inline
+// markup needs it). The sentence rules follow `language` as in translate_documents().
+ORDO_API std::string translate_html(const Translator& translator, const std::string& html,
+                                    const DecodeOptions& options = {}, const std::string& language = "");
+
+// Start tags in `html`: an upper bound of its tree's depth, for callers that limit it (Gumbo
+// frees its tree recursively).
+ORDO_API size_t html_tag_count(const std::string& html);
 
 }  // namespace ordo

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
@@ -96,6 +98,51 @@ void plot_attention(const TranslationResult& result, const std::string& path) {
   plot::draw_heatmap(a.averaged, a.target_length, a.source_length, spec, path);
 }
 
+// --format html: the whole input is one HTML document or fragment, written back translated.
+void check_html_options(const GenerateArgs& args) {
+  const auto refuse = [](const std::string& option, const std::string& why) {
+    throw Error(option + " cannot be combined with --format html (" + why + ")");
+  };
+  if (args.whole_document || args.paragraphs)
+    refuse(args.whole_document ? "--document" : "--paragraphs", "the whole input is one HTML document; its blocks are "
+                                                                "the units");
+  if (args.split_sentences || args.no_split_sentences)
+    refuse(args.split_sentences ? "--split-sentences" : "--no-split-sentences",
+           "HTML blocks are always split into sentences");
+  if (args.json) refuse("--json", "the output is the translated HTML");
+  if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "a page is rebuilt from the best translation");
+  if (args.attention || !args.alignment.empty() || !args.attention_plot.empty())
+    refuse(args.attention ? "--attention" : !args.alignment.empty() ? "--alignment" : "--attention-plot",
+           "alignments are used to place the inline tags");
+}
+
+std::string read_all(const std::string& input) {
+  if (input.empty() || input == "-") {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) throw Error("stdin: read error");
+    return text;
+  }
+  std::ifstream file(input, std::ios::binary);
+  if (!file) throw Error(input + ": cannot open the input file");
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) throw Error(input + ": read error");
+  return text;
+}
+
+void write_all(const std::string& output, const std::string& text) {
+  if (output.empty() || output == "-") {
+    std::cout << text;
+    std::cout.flush();
+    if (!std::cout) throw Error("stdout: write error");
+    return;
+  }
+  std::ofstream file(output, std::ios::binary | std::ios::trunc);
+  if (!file) throw Error(output + ": cannot create the output file");
+  file << text;
+  file.flush();
+  if (!file) throw Error(output + ": write error");
+}
+
 void warn_truncated(const TranslationResult& result, const std::string& where, const std::string& unit_name) {
   if (result.truncated_tokens > 0)
     std::cerr << "ordo: warning: " << where << ": " << unit_name << " longer than the model accepts; "
@@ -146,6 +193,10 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                     "Draw each input's attention (target x source pieces) into DIR/<line>.png");
     cmd->add_option("--attention-plot-format", args.attention_plot_format, "png (default) or svg")
         ->check(CLI::IsMember({"png", "svg"}));
+    cmd->add_option("--format", args.format,
+                    "text (default) or html: the whole input is one HTML document or fragment; its text is\n"
+                    "translated sentence by sentence and its markup kept byte for byte")
+        ->check(CLI::IsMember({"text", "html"}));
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
@@ -200,6 +251,8 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
 int run_generate(const Task& task, const GenerateArgs& args) {
   const std::string model_dir = resolve_model_dir(args.model, task.default_model);
   if (args.whole_document && args.paragraphs) throw Error("--document and --paragraphs exclude each other");
+  const bool html = args.format == "html";
+  if (html) check_html_options(args);
   DecodeOptions decode = args.decode;
   decode.preset = find_preset(args.preset.empty() ? task.default_preset : args.preset);
   decode.batch_size = args.batch_size.value_or(decode.preset->batch_size);
@@ -227,6 +280,24 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     if (error) throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
   }
   refuse_output_over_input(args.input, args.output);
+  if (html) {
+    const std::string page = read_all(args.input);
+    check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
+    ModelOptions model_options;
+    model_options.threads = args.threads;
+    model_options.inter_threads = args.inter_threads;
+    model_options.compute_type = parse_compute_type(args.compute_type);
+    const Translator model(model_dir, model_options);
+    if (args.print_config) {
+      std::cout << "model: " << model_dir << "\n";
+      for (const ResolvedSetting& s : model.resolved_settings(decode))
+        std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
+      return 0;
+    }
+    (void)model.resolved_settings(decode);  // bad decoding options fail before the page is run
+    write_all(args.output, translate_html(model, page, decode));
+    return 0;
+  }
   DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   ModelOptions model_options;
   model_options.threads = args.threads;

@@ -25,6 +25,7 @@ struct GenerateArgs {
   bool split_sentences = false, no_split_sentences = false;  // translate only
   bool attention = false, alignment_words = false;            // translate only
   std::string alignment, attention_plot, attention_plot_format = "png";
+  std::string format = "text";                                // translate only: text or html
   int threads = 0;
   int inter_threads = 1;
   int batch_tokens = 0;

@@ -3,13 +3,12 @@
 // separators.
 #include "io/file.h"
 #include "io/json_file.h"
+#include "document/model_language.h"
 #include "ordo/document.h"
 
 namespace ordo {
-namespace {
+namespace document {
 
-// The source language a model folder declares: Marian's tokenizer_config.json source_lang,
-// M2M100/NLLB's src_lang; "" when it declares none.
 std::string model_source_language(const std::string& model_dir) {
   const std::string path = model_dir + "/tokenizer_config.json";
   if (!io::path_exists(path)) return "";
@@ -20,6 +19,9 @@ std::string model_source_language(const std::string& model_dir) {
     if (auto value = fields.optional_string(key)) return *value;
   return "";
 }
+
+}  // namespace document
+namespace {
 
 // A sentence as the model sees it: soft line breaks inside it become spaces.
 std::string sentence_text(const std::string& unit, const SentenceSpan& span) {
@@ -35,7 +37,7 @@ std::vector<DocumentTranslation> translate_documents(const Translator& translato
                                                      const DecodeOptions& options, const std::string& language) {
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
-                                                 : model_source_language(translator.model_dir());
+                                                 : document::model_source_language(translator.model_dir());
   std::vector<DocumentTranslation> out(units.size());
   std::vector<std::string> sentences;
   for (size_t u = 0; u < units.size(); ++u) {

@@ -98,6 +98,7 @@ std::string settings_key(const DecodeOptions& o) {
   put("temperature", o.temperature);
   put("top_k", o.top_k);
   put("top_p", o.top_p);
+  if (o.return_attention) j["return_attention"] = true;  // format=html: alignments for inline tags
   put("seed", o.seed);
   j["preset"] = reinterpret_cast<uintptr_t>(o.preset.get());
   return j.dump();
@@ -331,18 +332,20 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   // Every text cut into sentences (lines, or the text runs of the HTML); all of them go to
   // the batcher as one request.
   std::vector<std::unique_ptr<LineText>> lines;
-  std::vector<std::unique_ptr<HtmlText>> htmls;
+  std::vector<std::unique_ptr<HtmlDocument>> htmls;
   std::vector<std::string> sentences;
   std::vector<size_t> first(texts.size() + 1, 0);
   for (size_t i = 0; i < texts.size(); ++i) {
     first[i] = sentences.size();
     const std::vector<std::string>* runs;
     if (format == "html") {
-      if (html_tag_count(texts[i]) > kMaxHtmlTags)
+      if (ordo::html_tag_count(texts[i]) > kMaxHtmlTags)
         throw ApiError(400, "Invalid request: " + (is_list ? "q[" + std::to_string(i) + "]" : std::string("q")) +
                                 " has more than " + std::to_string(kMaxHtmlTags) + " HTML tags");
-      htmls.push_back(std::make_unique<HtmlText>(texts[i], source));
-      runs = &htmls.back()->runs();
+      htmls.push_back(std::make_unique<HtmlDocument>(texts[i], source));
+      runs = &htmls.back()->sentences();
+      // Inline tags go back around the words they align to.
+      if (htmls.back()->needs_alignment()) options.return_attention = true;
     } else {
       lines.push_back(std::make_unique<LineText>(texts[i], source));
       runs = &lines.back()->runs();
@@ -362,8 +365,14 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   };
   Json translated = Json::array(), alternative_lists = Json::array();
   for (size_t i = 0; i < texts.size(); ++i) {
-    const std::string best = format == "html" ? htmls[i]->rebuild(hypothesis_texts(i, 0))
-                                              : lines[i]->rebuild(hypothesis_texts(i, 0));
+    std::string best;
+    if (format == "html") {
+      std::vector<AlignedTranslation> aligned;
+      for (size_t s = first[i]; s < first[i + 1]; ++s) aligned.push_back(aligned_translation(results[s]));
+      best = htmls[i]->rebuild(aligned);
+    } else {
+      best = lines[i]->rebuild(hypothesis_texts(i, 0));
+    }
     translated.push_back(best);
     // LibreTranslate gives no alternatives for HTML, and leaves out duplicates of the best.
     Json alts = Json::array();

@@ -1,13 +1,15 @@
 // libFuzzer harness: what `ordo serve` parses from a client (src/server/request_fields.*,
 // text_layout.*): the body as JSON and as a urlencoded form, the fields the endpoints read
 // (q, source, target, format, alternatives, api_key and every decoding option), and the text
-// cut into sentences as format=text and format=html (Gumbo) do, then rebuilt. Refusal must be
+// cut into sentences as format=text and format=html (ordo::HtmlDocument, Gumbo) do, then
+// rebuilt (HTML with and without word alignments). Refusal must be
 // an ApiError (answered with its status) or an ordo::Error; an unchanged text must rebuild
 // byte for byte.
 #include <string>
 #include <vector>
 
 #include "fuzz_util.h"
+#include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/text.h"
 #include "server/request_fields.h"
@@ -61,12 +63,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ordo::Error&) {
   }
   try {
-    if (ordo::server::html_tag_count(body) <= ordo::server::kMaxHtmlTags) {
-      const ordo::server::HtmlText html(body, "de");
-      std::vector<std::string> upper = html.runs();
-      for (std::string& run : upper) run += " <&>";
-      (void)html.rebuild(upper);
-      (void)html.rebuild(html.runs());
+    if (ordo::html_tag_count(body) <= ordo::server::kMaxHtmlTags) {
+      const ordo::HtmlDocument html(body, "de");
+      std::vector<ordo::AlignedTranslation> plain, aligned;
+      for (const std::string& sentence : html.sentences()) {
+        plain.push_back({sentence + " <&>", {}, 0, 0});
+        // Every word linked to the reverse word, and one link out of range.
+        ordo::AlignedTranslation reversed{sentence, {}, 0, 0};
+        int64_t words = 1;
+        for (char c : sentence) words += c == ' ';
+        for (int64_t w = 0; w < words; ++w) reversed.words.push_back({w, words - 1 - w});
+        reversed.words.push_back({words + 3, 0});
+        reversed.source_words = reversed.target_words = words;
+        aligned.push_back(std::move(reversed));
+      }
+      (void)html.rebuild(plain);
+      (void)html.rebuild(aligned);
+      (void)html.rebuild({});
     }
   } catch (const ordo::Error&) {
   }

@@ -1,4 +1,4 @@
-// src/server/ pieces without a model: HTML and line layouts, request fields, Prometheus text.
+// src/server/ pieces without a model: HTML (ordo::HtmlDocument, shared with the CLI) and line layouts, request fields, Prometheus text.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "ordo/document.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
 #include "server/text_layout.h"
@@ -15,18 +16,25 @@
 namespace {
 
 using ordo::server::ApiError;
-using ordo::server::HtmlText;
+using ordo::HtmlDocument;
 using ordo::server::LineText;
 using ordo::server::RequestFields;
 
-// Replaces each run by "<run upper-cased>" so that every replaced byte is visible.
-std::vector<std::string> marked(const std::vector<std::string>& runs) {
-  std::vector<std::string> out;
-  for (const std::string& r : runs) out.push_back("[" + r + "]");
+// Replaces each sentence by "[sentence]" so that every replaced byte is visible (no word
+// alignments: inline tags are placed by relative position).
+std::vector<ordo::AlignedTranslation> marked(const std::vector<std::string>& runs) {
+  std::vector<ordo::AlignedTranslation> out;
+  for (const std::string& r : runs) out.push_back({"[" + r + "]", {}, 0, 0});
   return out;
 }
 
-TEST(HtmlText, TranslatesTextNodesAndKeepsMarkupByteForByte) {
+std::vector<ordo::AlignedTranslation> plain(const std::vector<std::string>& texts) {
+  std::vector<ordo::AlignedTranslation> out;
+  for (const std::string& t : texts) out.push_back({t, {}, 0, 0});
+  return out;
+}
+
+TEST(HtmlDocument, TranslatesBlocksAndKeepsMarkupByteForByte) {
   const std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><title>A title</title>"
       "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
@@ -34,44 +42,44 @@ TEST(HtmlText, TranslatesTextNodesAndKeepsMarkupByteForByte) {
       "<p>Tom &amp; Jerry &lt;3</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
       "<noscript>Enable scripts</noscript><template><p>later</p></template>"
       "<table><tr><td>Cell one</td></tr></table></body></html>";
-  const HtmlText layout(html, "en");
-  EXPECT_EQ(layout.runs(), (std::vector<std::string>{"A title", "Hello", "brave", "new world.", "Tom & Jerry <3",
-                                                      "Cell one"}));
+  const HtmlDocument layout(html, "en");
+  // A sentence with inline tags is one sentence.
+  EXPECT_EQ(layout.sentences(),
+            (std::vector<std::string>{"A title", "Hello brave new world.", "Tom & Jerry <3", "Cell one"}));
   const std::string expected =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><title>[A title]</title>"
       "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
-      "<body class='x'  data-n=1>\n  <p>[Hello] <b>[brave]</b> [new world.]</p><!-- a comment -->"
+      "<body class='x'  data-n=1>\n  <p>[Hello <b>brave</b> new world.]</p><!-- a comment -->"
       "<p>[Tom &amp; Jerry &lt;3]</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
       "<noscript>Enable scripts</noscript><template><p>later</p></template>"
       "<table><tr><td>[Cell one]</td></tr></table></body></html>";
-  EXPECT_EQ(layout.rebuild(marked(layout.runs())), expected);
-  // Untranslated (the runs themselves): the input back, except entities now written once.
-  EXPECT_EQ(HtmlText("<p>a <i>b</i></p>", "en").rebuild({"a", "b"}), "<p>a <i>b</i></p>");
+  EXPECT_EQ(layout.rebuild(marked(layout.sentences())), expected);
+  EXPECT_EQ(HtmlDocument("<p>a <i>b</i></p>", "en").rebuild(plain({"a b"})), "<p>a <i>b</i></p>");
 }
 
-TEST(HtmlText, FragmentsLinesAndOddInput) {
-  EXPECT_EQ(HtmlText("Just text, no tags.", "en").rebuild({"X"}), "X");
-  const HtmlText lines("<p>\n  First line.\r\n  Second line.\n</p>", "en");
-  EXPECT_EQ(lines.runs(), (std::vector<std::string>{"First line.", "Second line."}));
-  EXPECT_EQ(lines.rebuild({"1", "2"}), "<p>\r\n  1\r\n  2\r\n</p>");
+TEST(HtmlDocument, FragmentsLinesAndOddInput) {
+  EXPECT_EQ(HtmlDocument("Just text, no tags.", "en").rebuild(plain({"X"})), "X");
+  const HtmlDocument lines("<p>\n  First line.\r\n  Second line.\n</p>", "en");
+  EXPECT_EQ(lines.sentences(), (std::vector<std::string>{"First line.", "Second line."}));
+  EXPECT_EQ(lines.rebuild(plain({"1", "2"})), "<p>\r\n  1\r\n  2\r\n</p>");
   for (const std::string odd : {std::string(""), std::string("<"), std::string("</p></div>"),
                                 std::string("<p unclosed=\"a>b"), std::string("<table>stray<tr>text</table>"),
                                 std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
-    const HtmlText layout(odd, "en");
-    EXPECT_NO_THROW(layout.rebuild(marked(layout.runs())));
+    const HtmlDocument layout(odd, "en");
+    EXPECT_NO_THROW(layout.rebuild(marked(layout.sentences())));
   }
-  EXPECT_TRUE(HtmlText("<p> · </p><p>—</p><p>123</p>", "en").runs() == std::vector<std::string>{"123"});
+  EXPECT_TRUE(HtmlDocument("<p> · </p><p>—</p><p>123</p>", "en").sentences() == std::vector<std::string>{"123"});
 }
 
-TEST(HtmlText, DeepNestingAndTagCount) {
+TEST(HtmlDocument, DeepNestingAndTagCount) {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<div>";
   deep += "Deep text.";
-  const HtmlText layout(deep, "en");
-  EXPECT_EQ(layout.runs(), std::vector<std::string>{"Deep text."});
-  EXPECT_EQ(layout.rebuild({"X"}), deep.substr(0, deep.size() - 10) + "X");
-  EXPECT_EQ(ordo::server::html_tag_count(deep), 5000u);
-  EXPECT_EQ(ordo::server::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+  const HtmlDocument layout(deep, "en");
+  EXPECT_EQ(layout.sentences(), std::vector<std::string>{"Deep text."});
+  EXPECT_EQ(layout.rebuild(plain({"X"})), deep.substr(0, deep.size() - 10) + "X");
+  EXPECT_EQ(ordo::html_tag_count(deep), 5000u);
+  EXPECT_EQ(ordo::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
 }
 
 TEST(LineText, LinesBlankLinesAndCrLf) {
@@ -88,9 +96,9 @@ TEST(LineText, SentencesOfALine) {
   EXPECT_EQ(text.runs(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
                                                    "Next line"}));
   EXPECT_EQ(text.rebuild({"1", "2", "3", "4"}), "1 2  3\n4");
-  const HtmlText html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
-  EXPECT_EQ(html.runs(), (std::vector<std::string>{"A sentence that wraps.", "<Second> one."}));
-  EXPECT_EQ(html.rebuild({"A & B.", "C."}), "<p>A &amp; B. C.</p><p>|</p>");
+  const HtmlDocument html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
+  EXPECT_EQ(html.sentences(), (std::vector<std::string>{"A sentence that wraps.", "<Second> one."}));
+  EXPECT_EQ(html.rebuild(plain({"A & B.", "C."})), "<p>A &amp; B. C.</p><p>|</p>");
 }
 
 int status_of(const std::function<void()>& f) {

@@ -1,0 +1,854 @@
+// The HTML layout (ordo::HtmlDocument): which bytes of a page are translated text, and how the
+// translations and the inline markup go back. Shared by `ordo translate --format html` and
+// `ordo serve`'s format=html.
+//
+// Gumbo parses the page (HTML5's error repair included) and gives each node's source bytes.
+// The tree is walked once: block-level elements (anything not listed as inline below) end a
+// block; the text nodes, inline tags, void elements and comments between two block boundaries
+// are one block, a contiguous byte range of the source. Only these ranges are rewritten; all
+// other bytes are copied. Inside a block:
+//   - the text nodes, entities decoded, are the block's text, cut into sentences (ICU rules;
+//     <br> is a hard boundary: lines of an address or a poem are not one sentence);
+//   - an inline element is an interval of that text; its start and end tags are copied as
+//     written and put around the target words that the source words inside it align to (the
+//     hull of them, trailing/leading punctuation the source element did not cover left out);
+//     siblings are kept disjoint and children inside parents, so the output nests as the input
+//     did (siblings may swap places when the translation reorders words);
+//   - an element whose words align nowhere wraps nothing, at the place of its first word;
+//   - void elements, comments, <code>/<script>-like elements (copied whole, not translated) and
+//     stray tags Gumbo ignored are points: placed before the target word aligned to the source
+//     word after them;
+//   - text between sentences is copied (as written where it is whole text nodes or has no
+//     entities).
+// A block whose tags Gumbo reordered (foster-parented table text, misnested formatting
+// elements) falls back to translating each of its text nodes in place, sentence by sentence.
+#include <gumbo.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <memory>
+
+#include "ordo/document.h"
+
+namespace ordo {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+uint32_t code_point_at(const std::string& text, size_t i, size_t* length) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  uint32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
+  for (size_t k = 1; k < n && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  if (length) *length = n;
+  return cp;
+}
+
+bool is_symbol(uint32_t cp) {
+  if (cp < 0x80) return !std::isalnum(static_cast<int>(cp));
+  return (cp >= 0xA0 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF01 && cp <= 0xFF0F) ||
+         (cp >= 0x1F000 && cp <= 0x1FAFF);
+}
+
+// Punctuation a word can carry that an inline element around the word need not: . , ; : ! ?
+// quotes, brackets, dashes, ellipsis.
+bool is_punctuation(uint32_t cp) {
+  if (cp < 0x80) return cp > 0x20 && std::ispunct(static_cast<int>(cp));
+  return cp == 0xAB || cp == 0xBB || (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x3001 && cp <= 0x3011) ||
+         cp == 0xFF0C || cp == 0xFF0E || cp == 0xFF01 || cp == 0xFF1F;
+}
+
+// Start of the UTF-8 character that ends at `end`.
+size_t previous_char(const std::string& text, size_t end) {
+  size_t i = end - 1;
+  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+// Whether a text has something to translate: a letter or digit, or a character outside the
+// punctuation and symbol blocks. "|", "»", "—" or "·" between tags stay as they are instead of
+// going through the model (which would make up words for them).
+bool has_words(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t n = 1;
+    if (!is_symbol(code_point_at(text, i, &n))) return true;
+    i += n;
+  }
+  return false;
+}
+
+std::string escape_html_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+enum class Role { kBlock, kInline, kVoid, kBreak, kOpaque, kSkipped };
+
+// How an element takes part in the text. Unknown (custom) elements count as inline.
+Role role_of(const GumboNode* node) {
+  if (node->type == GUMBO_NODE_TEMPLATE) return Role::kOpaque;
+  switch (node->v.element.tag) {
+    case GUMBO_TAG_A: case GUMBO_TAG_ABBR: case GUMBO_TAG_ACRONYM: case GUMBO_TAG_B: case GUMBO_TAG_BDI:
+    case GUMBO_TAG_BDO: case GUMBO_TAG_BIG: case GUMBO_TAG_CITE: case GUMBO_TAG_DATA: case GUMBO_TAG_DFN:
+    case GUMBO_TAG_EM: case GUMBO_TAG_FONT: case GUMBO_TAG_I: case GUMBO_TAG_INS: case GUMBO_TAG_DEL:
+    case GUMBO_TAG_MARK: case GUMBO_TAG_Q: case GUMBO_TAG_S: case GUMBO_TAG_SMALL: case GUMBO_TAG_SPAN:
+    case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG: case GUMBO_TAG_SUB: case GUMBO_TAG_SUP: case GUMBO_TAG_TIME:
+    case GUMBO_TAG_TT: case GUMBO_TAG_U: case GUMBO_TAG_LABEL: case GUMBO_TAG_NOBR: case GUMBO_TAG_BUTTON:
+    case GUMBO_TAG_OUTPUT: case GUMBO_TAG_RUBY: case GUMBO_TAG_RB: case GUMBO_TAG_RT: case GUMBO_TAG_RP:
+    case GUMBO_TAG_UNKNOWN:
+      return Role::kInline;
+    case GUMBO_TAG_BR:
+      return Role::kBreak;
+    case GUMBO_TAG_IMG: case GUMBO_TAG_WBR: case GUMBO_TAG_INPUT: case GUMBO_TAG_EMBED: case GUMBO_TAG_AREA:
+    case GUMBO_TAG_SOURCE: case GUMBO_TAG_TRACK:
+      return Role::kVoid;
+    case GUMBO_TAG_CODE: case GUMBO_TAG_KBD: case GUMBO_TAG_SAMP: case GUMBO_TAG_VAR: case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT: case GUMBO_TAG_TEXTAREA: case GUMBO_TAG_SVG:
+    case GUMBO_TAG_MATH: case GUMBO_TAG_SELECT: case GUMBO_TAG_IFRAME: case GUMBO_TAG_OBJECT:
+    case GUMBO_TAG_VIDEO: case GUMBO_TAG_AUDIO: case GUMBO_TAG_CANVAS: case GUMBO_TAG_TEMPLATE:
+      return Role::kOpaque;
+    case GUMBO_TAG_PRE: case GUMBO_TAG_LISTING: case GUMBO_TAG_XMP: case GUMBO_TAG_PLAINTEXT:
+      return Role::kSkipped;
+    default:
+      return Role::kBlock;
+  }
+}
+
+const GumboVector& children_of(const GumboNode* node) {
+  return node->type == GUMBO_NODE_DOCUMENT ? node->v.document.children : node->v.element.children;
+}
+
+// What a block is made of, in tree order.
+struct Atom {
+  enum Kind { kText, kOpen, kClose, kPoint } kind = kText;
+  size_t begin = 0, end = 0;  // source bytes (empty for tags the parser made up)
+  std::string text;           // kText: decoded
+  int element = -1;           // kOpen/kClose: which element
+  bool hard_break = false;    // <br>
+  size_t at = 0;              // offset in the block's text
+};
+
+struct Element {
+  int parent = -1;                // element index, -1 = the block
+  size_t open = 0, close = 0;     // atom indices
+  size_t a = 0, b = 0;            // interval of the block's text
+};
+
+struct Block {
+  size_t begin = 0, end = 0;  // source bytes replaced
+  std::vector<Atom> atoms;
+  std::string text;
+  std::vector<SentenceSpan> sentences;
+  size_t first_run = 0;
+  std::vector<Element> elements;  // paired inline elements, parents before children
+  std::vector<int> point_parent;  // per atom: the element a point or text is in (-1 = block)
+};
+
+// The source bytes [begin, end) of a string piece, if it lies in the source.
+bool source_range(const GumboStringPiece& piece, const char* base, size_t size, size_t& begin, size_t& end) {
+  if (piece.data == nullptr || piece.length == 0) return false;
+  if (piece.data < base || piece.data + piece.length > base + size) return false;
+  begin = static_cast<size_t>(piece.data - base);
+  end = begin + piece.length;
+  return true;
+}
+
+// Whether an element's tags are the source's own (not made up or cloned by error repair).
+bool own_tags(const GumboNode* node) {
+  const unsigned made = GUMBO_INSERTION_BY_PARSER | GUMBO_INSERTION_RECONSTRUCTED_FORMATTING_ELEMENT |
+                        GUMBO_INSERTION_ADOPTION_AGENCY_CLONED | GUMBO_INSERTION_CONVERTED_FROM_END_TAG |
+                        GUMBO_INSERTION_FROM_IMAGE | GUMBO_INSERTION_FROM_ISINDEX;
+  return (node->parse_flags & made) == 0;
+}
+
+// The source bytes a subtree covers (its tags and text), for elements copied whole.
+bool subtree_range(const GumboNode* root, const char* base, size_t size, size_t& begin, size_t& end) {
+  bool any = false;
+  std::vector<const GumboNode*> stack = {root};
+  while (!stack.empty()) {
+    const GumboNode* node = stack.back();
+    stack.pop_back();
+    size_t b, e;
+    const auto take = [&](const GumboStringPiece& piece) {
+      if (!source_range(piece, base, size, b, e)) return;
+      begin = any ? std::min(begin, b) : b;
+      end = any ? std::max(end, e) : e;
+      any = true;
+    };
+    if (node->type == GUMBO_NODE_ELEMENT || node->type == GUMBO_NODE_TEMPLATE) {
+      take(node->v.element.original_tag);
+      take(node->v.element.original_end_tag);
+      const GumboVector& children = node->v.element.children;
+      for (unsigned i = 0; i < children.length; ++i) stack.push_back(static_cast<const GumboNode*>(children.data[i]));
+    } else if (node->type != GUMBO_NODE_DOCUMENT) {
+      take(node->v.text.original_text);
+    }
+  }
+  return any;
+}
+
+// Words of text[begin, end): runs of non-space bytes.
+std::vector<SentenceSpan> words_of(const std::string& text, size_t begin, size_t end) {
+  std::vector<SentenceSpan> words;
+  for (size_t i = begin; i < end;) {
+    while (i < end && is_space(text[i])) ++i;
+    if (i >= end) break;
+    const size_t start = i;
+    while (i < end && !is_space(text[i])) ++i;
+    words.push_back({start, i});
+  }
+  return words;
+}
+
+}  // namespace
+
+struct HtmlDocument::Impl {
+  std::string source;
+  std::vector<Block> blocks;
+  std::vector<std::string> runs;
+  bool needs_alignment = false;
+
+  void parse(const std::string& language);
+  void collect(const GumboNode* root, std::vector<std::vector<Atom>>& out) const;
+  void add_text(size_t begin, size_t end, const std::string& text, std::vector<Atom>& out) const;
+  bool finish(Block& block) const;
+  void split(Block& block, const std::string& language);
+  void rebuild_block(const Block& block, const std::vector<AlignedTranslation>& translations, std::string& out) const;
+};
+
+// The text of `html` as Gumbo decodes it (entities, CR LF), for a piece of a text node.
+std::string decoded_text(const std::string& piece) {
+  const std::string html = "<div>" + piece;
+  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
+      gumbo_parse(html.c_str()), [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+  std::string text;
+  std::vector<const GumboNode*> stack = {output->root};
+  while (!stack.empty()) {
+    const GumboNode* node = stack.back();
+    stack.pop_back();
+    if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE) text += node->v.text.text;
+    if (node->type != GUMBO_NODE_ELEMENT) continue;
+    const GumboVector& children = node->v.element.children;
+    for (unsigned i = children.length; i > 0; --i) stack.push_back(static_cast<const GumboNode*>(children.data[i - 1]));
+  }
+  return text;
+}
+
+// A text node. Gumbo merges the text on both sides of a tag it ignores (a stray end tag) into
+// one node whose source range covers the tag: such a node is cut at the tag, which is kept as
+// a point (when the pieces decode to the node's text; otherwise the "<" was text, as in <title>).
+void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& text, std::vector<Atom>& out) const {
+  std::vector<Atom> pieces;
+  size_t at = begin;
+  std::string joined;
+  for (size_t i = begin; i + 1 < end; ++i) {
+    const char next = source[i + 1];
+    if (source[i] != '<' || !(std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
+      continue;
+    size_t stop;
+    if (source.compare(i, 4, "<!--") == 0) {
+      const size_t close = source.find("-->", i + 4);
+      stop = close == std::string::npos || close + 3 > end ? end : close + 3;
+    } else {
+      const size_t close = source.find('>', i + 1);
+      stop = close == std::string::npos || close >= end ? end : close + 1;
+    }
+    if (i > at) {
+      Atom piece;
+      piece.begin = at;
+      piece.end = i;
+      piece.text = decoded_text(source.substr(at, i - at));
+      joined += piece.text;
+      pieces.push_back(std::move(piece));
+    }
+    Atom tag;
+    tag.kind = Atom::kPoint;
+    tag.begin = i;
+    tag.end = stop;
+    pieces.push_back(tag);
+    at = stop;
+    i = stop - 1;
+  }
+  if (!pieces.empty() && at < end) {
+    Atom piece;
+    piece.begin = at;
+    piece.end = end;
+    piece.text = decoded_text(source.substr(at, end - at));
+    joined += piece.text;
+    pieces.push_back(std::move(piece));
+  }
+  if (pieces.empty() || joined != text) {
+    Atom whole;
+    whole.begin = begin;
+    whole.end = end;
+    whole.text = text;
+    out.push_back(std::move(whole));
+    return;
+  }
+  for (Atom& piece : pieces) out.push_back(std::move(piece));
+}
+
+// Walks the tree (an explicit stack: deep input must not exhaust the thread's stack) and cuts
+// it into the atom lists of blocks.
+void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<Atom>>& out) const {
+  const char* base = source.data();
+  const size_t size = source.size();
+  std::vector<Atom> current;
+  int elements = 0;
+  const auto flush = [&] {
+    if (!current.empty()) out.push_back(std::move(current));
+    current.clear();
+  };
+  // A stack entry is a node to enter, or (node, true) for the end of an inline element.
+  struct Entry {
+    const GumboNode* node;
+    bool leave;
+    int element;
+  };
+  std::vector<Entry> stack = {{root, false, -1}};
+  while (!stack.empty()) {
+    const Entry entry = stack.back();
+    stack.pop_back();
+    const GumboNode* node = entry.node;
+    if (entry.leave) {
+      if (node == nullptr) {
+        flush();  // end of a block-level element
+        continue;
+      }
+      Atom close;
+      close.kind = Atom::kClose;
+      close.element = entry.element;
+      if (own_tags(node)) source_range(node->v.element.original_end_tag, base, size, close.begin, close.end);
+      current.push_back(close);
+      continue;
+    }
+    size_t b = 0, e = 0;
+    switch (node->type) {
+      case GUMBO_NODE_TEXT:
+      case GUMBO_NODE_WHITESPACE:
+      case GUMBO_NODE_CDATA:
+        if (source_range(node->v.text.original_text, base, size, b, e)) add_text(b, e, node->v.text.text, current);
+        continue;
+      case GUMBO_NODE_COMMENT:
+        if (source_range(node->v.text.original_text, base, size, b, e)) {
+          Atom point;
+          point.kind = Atom::kPoint;
+          point.begin = b;
+          point.end = e;
+          current.push_back(point);
+        }
+        continue;
+      case GUMBO_NODE_DOCUMENT:
+        break;
+      case GUMBO_NODE_ELEMENT:
+      case GUMBO_NODE_TEMPLATE: {
+        const Role role = role_of(node);
+        if (role == Role::kInline) {
+          Atom open;
+          open.kind = Atom::kOpen;
+          open.element = elements++;
+          if (own_tags(node)) source_range(node->v.element.original_tag, base, size, open.begin, open.end);
+          current.push_back(open);
+          stack.push_back({node, true, open.element});
+          break;
+        }
+        if (role == Role::kVoid || role == Role::kBreak || role == Role::kOpaque) {
+          Atom point;
+          point.kind = Atom::kPoint;
+          point.hard_break = role == Role::kBreak;
+          if (role == Role::kOpaque ? subtree_range(node, base, size, b, e)
+                                    : own_tags(node) && source_range(node->v.element.original_tag, base, size, b, e)) {
+            point.begin = b;
+            point.end = e;
+          }
+          current.push_back(point);
+          continue;
+        }
+        flush();
+        if (role == Role::kSkipped) continue;
+        stack.push_back({nullptr, true, -1});
+        break;
+      }
+    }
+    const GumboVector& children = children_of(node);
+    for (unsigned i = children.length; i > 0; --i)
+      stack.push_back({static_cast<const GumboNode*>(children.data[i - 1]), false, -1});
+  }
+  flush();
+}
+
+// Checks that a block's atoms lie in source order, adds the bytes between them (tags the parser
+// dropped) as points, pairs the tags and places everything on the block's text. False when the
+// order is not the source's.
+bool HtmlDocument::Impl::finish(Block& block) const {
+  std::vector<Atom> atoms;
+  bool started = false;
+  size_t last = 0;
+  for (Atom& atom : block.atoms) {
+    if (atom.begin == atom.end) {  // no source bytes
+      atoms.push_back(std::move(atom));
+      continue;
+    }
+    if (started && atom.begin < last) return false;
+    if (started && atom.begin > last) {
+      Atom gap;
+      gap.kind = Atom::kPoint;
+      gap.begin = last;
+      gap.end = atom.begin;
+      atoms.push_back(gap);
+    }
+    if (!started) block.begin = atom.begin;
+    started = true;
+    last = atom.end;
+    atoms.push_back(std::move(atom));
+  }
+  if (!started) return false;
+  block.end = last;
+  block.atoms = std::move(atoms);
+
+  // Pair the tags: an element whose other tag lies in another block is a point here.
+  std::vector<int> open_at, close_at;
+  for (size_t i = 0; i < block.atoms.size(); ++i) {
+    const Atom& atom = block.atoms[i];
+    if (atom.kind != Atom::kOpen && atom.kind != Atom::kClose) continue;
+    std::vector<int>& at = atom.kind == Atom::kOpen ? open_at : close_at;
+    if (at.size() <= static_cast<size_t>(atom.element)) at.resize(static_cast<size_t>(atom.element) + 1, -1);
+    at[static_cast<size_t>(atom.element)] = static_cast<int>(i);
+  }
+  std::vector<int> element_of(std::max(open_at.size(), close_at.size()), -1);
+  std::vector<int> stack;
+  block.point_parent.assign(block.atoms.size(), -1);
+  for (size_t i = 0; i < block.atoms.size(); ++i) {
+    Atom& atom = block.atoms[i];
+    atom.at = block.text.size();
+    const int parent = stack.empty() ? -1 : stack.back();
+    block.point_parent[i] = parent;
+    if (atom.kind == Atom::kText) {
+      block.text += atom.text;
+      continue;
+    }
+    if (atom.kind == Atom::kPoint) continue;
+    const size_t id = static_cast<size_t>(atom.element);
+    const bool paired = id < open_at.size() && id < close_at.size() && open_at[id] >= 0 && close_at[id] >= 0;
+    if (!paired) {
+      atom.kind = Atom::kPoint;
+      continue;
+    }
+    if (atom.kind == Atom::kOpen) {
+      Element element;
+      element.parent = parent;
+      element.open = i;
+      element.a = atom.at;
+      element_of[id] = static_cast<int>(block.elements.size());
+      stack.push_back(element_of[id]);
+      block.elements.push_back(element);
+    } else {
+      if (stack.empty() || stack.back() != element_of[id]) return false;
+      stack.pop_back();
+      Element& element = block.elements[static_cast<size_t>(element_of[id])];
+      element.close = i;
+      element.b = atom.at;
+    }
+  }
+  return stack.empty();
+}
+
+// The block's sentences: the text between hard breaks cut with ICU's rules; sentences with no
+// words are left as text.
+void HtmlDocument::Impl::split(Block& block, const std::string& language) {
+  std::vector<size_t> cuts = {0};
+  for (const Atom& atom : block.atoms)
+    if (atom.kind == Atom::kPoint && atom.hard_break) cuts.push_back(atom.at);
+  cuts.push_back(block.text.size());
+  block.first_run = runs.size();
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    if (cuts[c + 1] <= cuts[c]) continue;
+    const std::string part = block.text.substr(cuts[c], cuts[c + 1] - cuts[c]);
+    std::vector<SentenceSpan> spans;
+    try {
+      spans = split_sentences(part, language);
+    } catch (const std::exception&) {  // not expected (Gumbo's text is valid UTF-8): the part whole
+      spans.clear();
+      size_t a = 0, b = part.size();
+      while (a < b && is_space(part[a])) ++a;
+      while (b > a && is_space(part[b - 1])) --b;
+      if (a < b) spans.push_back({a, b});
+    }
+    for (const SentenceSpan& span : spans) {
+      if (span.begin >= span.end || span.end > part.size()) continue;
+      std::string sentence = part.substr(span.begin, span.end - span.begin);
+      if (!has_words(sentence)) continue;
+      // White space in HTML text is only a separator: the model sees single spaces.
+      std::string collapsed;
+      for (char ch : sentence) {
+        if (is_space(ch)) {
+          if (collapsed.empty() || collapsed.back() != ' ') collapsed += ' ';
+        } else {
+          collapsed += ch;
+        }
+      }
+      sentence = std::move(collapsed);
+      block.sentences.push_back({cuts[c] + span.begin, cuts[c] + span.end});
+      runs.push_back(std::move(sentence));
+    }
+  }
+}
+
+void HtmlDocument::Impl::parse(const std::string& language) {
+  GumboOptions options = kGumboDefaultOptions;
+  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
+      gumbo_parse_with_options(&options, source.data(), source.size()),
+      [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+  if (!output) return;
+  std::vector<std::vector<Atom>> lists;
+  collect(output->document, lists);
+  std::vector<Block> candidates;
+  for (std::vector<Atom>& atoms : lists) {
+    bool has_text = false;
+    for (const Atom& atom : atoms) has_text = has_text || (atom.kind == Atom::kText && atom.begin < atom.end);
+    if (!has_text) continue;
+    Block block;
+    block.atoms = atoms;
+    if (finish(block)) {
+      candidates.push_back(std::move(block));
+      continue;
+    }
+    // Reordered by error repair: each text node on its own.
+    for (const Atom& atom : atoms) {
+      if (atom.kind != Atom::kText || atom.begin == atom.end) continue;
+      Block single;
+      single.atoms = {atom};
+      if (finish(single)) candidates.push_back(std::move(single));
+    }
+  }
+  // Replace in source order; a block overlapping another is left alone.
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Block& x, const Block& y) { return x.begin < y.begin; });
+  size_t last_end = 0;
+  for (Block& block : candidates) {
+    if (block.begin < last_end) continue;
+    split(block, language);
+    if (block.sentences.empty()) continue;
+    last_end = block.end;
+    for (const Atom& atom : block.atoms)
+      if (atom.kind != Atom::kText) {
+        const bool inside = std::any_of(block.sentences.begin(), block.sentences.end(), [&](const SentenceSpan& s) {
+          return atom.at > s.begin && atom.at < s.end;
+        });
+        needs_alignment = needs_alignment || inside || !block.elements.empty();
+      }
+    blocks.push_back(std::move(block));
+  }
+}
+
+namespace {
+
+// The translated block's text and where everything of the source text went.
+struct Target {
+  std::string text;  // unescaped
+  struct Segment {
+    bool keep;          // source text copied (else a translation)
+    size_t o_begin, o_end;
+    size_t b_begin;     // keep: where it starts in the block's text
+  };
+  std::vector<Segment> segments;
+  struct Sentence {
+    size_t o_begin, o_end;
+    std::vector<SentenceSpan> source_words;          // in the block's text
+    std::vector<SentenceSpan> target_words;          // in `text`
+    std::vector<std::vector<size_t>> targets_of;     // source word -> target words
+  };
+  std::vector<Sentence> sentences;
+};
+
+}  // namespace
+
+void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<AlignedTranslation>& translations,
+                                       std::string& out) const {
+  const std::string& text = block.text;
+  Target target;
+  size_t copied = 0;
+  const auto keep = [&](size_t to) {
+    if (to > copied) {
+      target.segments.push_back({true, target.text.size(), target.text.size() + (to - copied), copied});
+      target.text.append(text, copied, to - copied);
+    }
+  };
+  for (size_t s = 0; s < block.sentences.size(); ++s) {
+    const SentenceSpan& span = block.sentences[s];
+    keep(span.begin);
+    const size_t run = block.first_run + s;
+    static const AlignedTranslation kNone;
+    const AlignedTranslation& tr = run < translations.size() ? translations[run] : kNone;
+    Target::Sentence sentence;
+    sentence.o_begin = target.text.size();
+    target.text += tr.text;
+    sentence.o_end = target.text.size();
+    target.segments.push_back({false, sentence.o_begin, sentence.o_end, 0});
+    sentence.source_words = words_of(text, span.begin, span.end);
+    sentence.target_words = words_of(target.text, sentence.o_begin, sentence.o_end);
+    const size_t n = sentence.source_words.size(), m = sentence.target_words.size();
+    sentence.targets_of.assign(n, {});
+    if (n > 0 && m > 0) {
+      // The model's words and ours (cut at white space) are the same in the usual case;
+      // otherwise indices are scaled.
+      const auto scale = [](int64_t index, int64_t theirs, size_t ours) {
+        if (theirs <= 0 || static_cast<size_t>(theirs) == ours) return static_cast<size_t>(index);
+        return std::min(ours - 1, static_cast<size_t>(index * static_cast<int64_t>(ours) / theirs));
+      };
+      if (!tr.words.empty()) {
+        for (const AlignmentLink& link : tr.words) {
+          if (link.source < 0 || link.target < 0) continue;
+          const size_t i = scale(link.source, tr.source_words, n), j = scale(link.target, tr.target_words, m);
+          if (i < n && j < m) sentence.targets_of[i].push_back(j);
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i) {  // no alignment: by relative position
+          const size_t from = i * m / n, to = std::max(from + 1, (i + 1) * m / n);
+          for (size_t j = from; j < to && j < m; ++j) sentence.targets_of[i].push_back(j);
+        }
+      }
+    }
+    target.sentences.push_back(std::move(sentence));
+    copied = span.end;
+  }
+  keep(text.size());
+
+  // Where a point at text offset p goes.
+  const auto place_point = [&](size_t p) -> size_t {
+    size_t o = 0;
+    for (const Target::Segment& seg : target.segments)
+      if (seg.keep && p >= seg.b_begin && p <= seg.b_begin + (seg.o_end - seg.o_begin))
+        return seg.o_begin + (p - seg.b_begin);
+    for (size_t s = 0; s < block.sentences.size(); ++s) {
+      const SentenceSpan& span = block.sentences[s];
+      const Target::Sentence& ts = target.sentences[s];
+      if (p <= span.begin) return ts.o_begin;
+      if (p >= span.end) {
+        o = ts.o_end;
+        continue;
+      }
+      const auto& words = ts.source_words;
+      size_t k = 0;
+      while (k < words.size() && words[k].end <= p) ++k;
+      // Touching the word before it ("word</b> next", "end<br>"): after that word's translation.
+      if (k > 0 && words[k - 1].end == p && !ts.targets_of[k - 1].empty()) {
+        const size_t j = *std::max_element(ts.targets_of[k - 1].begin(), ts.targets_of[k - 1].end());
+        return ts.target_words[j].end;
+      }
+      if (k == words.size()) return ts.o_end;
+      if (k == 0 && p <= words[0].begin) return ts.o_begin;
+      if (!ts.targets_of[k].empty()) {
+        const size_t j = *std::min_element(ts.targets_of[k].begin(), ts.targets_of[k].end());
+        return ts.target_words[j].begin;
+      }
+      // Unaligned: the same relative place, at a word start.
+      const size_t q = ts.o_begin + (p - span.begin) * (ts.o_end - ts.o_begin) / (span.end - span.begin);
+      for (const SentenceSpan& w : ts.target_words)
+        if (w.begin >= q) return w.begin;
+      return ts.o_end;
+    }
+    return o;
+  };
+
+  // Each element's interval of the target text.
+  std::vector<size_t> oa(block.elements.size()), ob(block.elements.size());
+  for (size_t e = 0; e < block.elements.size(); ++e) {
+    const Element& element = block.elements[e];
+    bool any = false;
+    size_t lo = 0, hi = 0;
+    const auto take = [&](size_t x, size_t y) {
+      if (x >= y) return;
+      lo = any ? std::min(lo, x) : x;
+      hi = any ? std::max(hi, y) : y;
+      any = true;
+    };
+    for (const Target::Segment& seg : target.segments) {
+      if (!seg.keep) continue;
+      const size_t b0 = seg.b_begin, b1 = seg.b_begin + (seg.o_end - seg.o_begin);
+      const size_t x = std::max(b0, element.a), y = std::min(b1, element.b);
+      if (x < y) take(seg.o_begin + (x - b0), seg.o_begin + (y - b0));
+    }
+    bool translated = false;
+    for (const Target::Sentence& ts : target.sentences)
+      for (size_t i = 0; i < ts.source_words.size(); ++i) {
+        const SentenceSpan& w = ts.source_words[i];
+        if (w.end <= element.a || w.begin >= element.b) continue;
+        for (size_t j : ts.targets_of[i]) {
+          take(ts.target_words[j].begin, ts.target_words[j].end);
+          translated = true;
+        }
+      }
+    if (!any) {
+      oa[e] = ob[e] = place_point(element.a);
+      continue;
+    }
+    if (translated) {
+      // Punctuation the target words carry but the source element did not cover stays outside.
+      size_t sa = element.a, sb = element.b;
+      while (sa < sb && is_space(text[sa])) ++sa;
+      while (sb > sa && is_space(text[sb - 1])) --sb;
+      if (sa < sb) {
+        if (!is_punctuation(code_point_at(text, previous_char(text, sb), nullptr)))
+          while (hi > lo && is_punctuation(code_point_at(target.text, previous_char(target.text, hi), nullptr)))
+            hi = previous_char(target.text, hi);
+        if (!is_punctuation(code_point_at(text, sa, nullptr)))
+          while (lo < hi) {
+            size_t n = 1;
+            if (!is_punctuation(code_point_at(target.text, lo, &n))) break;
+            lo += n;
+          }
+      }
+      if (lo == hi) lo = hi = place_point(element.a);
+    }
+    oa[e] = lo;
+    ob[e] = hi;
+  }
+
+  // The tree: children of each element (and of the block, -1) in source order.
+  struct Child {
+    bool element;
+    size_t index;  // element index or atom index
+    size_t start, end;
+    bool space_after;  // points: followed by a space
+  };
+  std::vector<std::vector<Child>> children(block.elements.size() + 1);
+  const auto slot = [](int parent) { return static_cast<size_t>(parent + 1); };
+  std::vector<int> element_at(block.atoms.size(), -1);  // open tag atom -> element
+  for (size_t e = 0; e < block.elements.size(); ++e) element_at[block.elements[e].open] = static_cast<int>(e);
+  for (size_t i = 0; i < block.atoms.size(); ++i) {
+    const Atom& atom = block.atoms[i];
+    if (atom.kind == Atom::kPoint) {
+      const size_t q = place_point(atom.at);
+      // Between spaces in the source ("Run <code>ls</code> now"): a space after it, too.
+      const size_t p = atom.at;
+      const bool spaced = p > 0 && p < text.size() && is_space(text[p - 1]) && is_space(text[p]) && q > 0 &&
+                          q < target.text.size() && target.text[q - 1] == ' ' && !is_space(target.text[q]);
+      children[slot(block.point_parent[i])].push_back({false, i, q, q, spaced});
+    } else if (atom.kind == Atom::kOpen && element_at[i] >= 0) {
+      const size_t e = static_cast<size_t>(element_at[i]);
+      children[slot(block.elements[e].parent)].push_back({true, e, oa[e], ob[e], false});
+    }
+  }
+  // Emit: children sorted by where they start in the target, kept inside their parent and
+  // apart from their siblings.
+  const auto emit_text = [&](size_t x, size_t y) {
+    for (const Target::Segment& seg : target.segments) {
+      const size_t from = std::max(x, seg.o_begin), to = std::min(y, seg.o_end);
+      if (from >= to) continue;
+      if (!seg.keep) {
+        out += escape_html_text(target.text.substr(from, to - from));
+        continue;
+      }
+      // Source text: as written where the bytes are known.
+      const size_t b0 = seg.b_begin + (from - seg.o_begin), b1 = seg.b_begin + (to - seg.o_begin);
+      for (const Atom& atom : block.atoms) {
+        if (atom.kind != Atom::kText) continue;
+        const size_t t0 = atom.at, t1 = atom.at + atom.text.size();
+        const size_t x0 = std::max(b0, t0), x1 = std::min(b1, t1);
+        if (x0 >= x1) continue;
+        const bool raw_same = atom.end - atom.begin == atom.text.size() &&
+                              source.compare(atom.begin, atom.end - atom.begin, atom.text) == 0;
+        if (raw_same) {
+          out.append(source, atom.begin + (x0 - t0), x1 - x0);
+        } else if (x0 == t0 && x1 == t1) {
+          out.append(source, atom.begin, atom.end - atom.begin);
+        } else {
+          std::string part = escape_html_text(atom.text.substr(x0 - t0, x1 - x0));
+          // The parser turned the source's CR LF into LF.
+          if (source.substr(atom.begin, atom.end - atom.begin).find("\r\n") != std::string::npos)
+            for (size_t at = part.find('\n'); at != std::string::npos; at = part.find('\n', at + 2)) part.insert(at, "\r");
+          out += part;
+        }
+      }
+    }
+  };
+  // Iterative walk over (element, cursor) frames.
+  struct Frame {
+    int element;
+    size_t lo, hi, cursor, next;
+    std::vector<Child> kids;
+  };
+  const auto make_frame = [&](int element, size_t lo, size_t hi) {
+    Frame f{element, lo, hi, lo, 0, children[slot(element)]};
+    std::stable_sort(f.kids.begin(), f.kids.end(), [](const Child& x, const Child& y) { return x.start < y.start; });
+    return f;
+  };
+  std::vector<Frame> frames;
+  frames.push_back(make_frame(-1, 0, target.text.size()));
+  while (!frames.empty()) {
+    Frame& f = frames.back();
+    if (f.next == f.kids.size()) {
+      if (f.hi > f.cursor) emit_text(f.cursor, f.hi);
+      const int element = f.element;
+      frames.pop_back();
+      if (element >= 0) {
+        const Atom& close = block.atoms[block.elements[static_cast<size_t>(element)].close];
+        out.append(source, close.begin, close.end - close.begin);
+        if (!frames.empty()) frames.back().cursor = std::max(frames.back().cursor, f.hi);
+      }
+      continue;
+    }
+    Child child = f.kids[f.next++];
+    if (!child.element) {
+      const size_t q = std::min(std::max(child.start, f.cursor), f.hi);
+      if (q > f.cursor) emit_text(f.cursor, q);
+      f.cursor = q;
+      const Atom& point = block.atoms[child.index];
+      out.append(source, point.begin, point.end - point.begin);
+      if (child.space_after) out += ' ';
+      continue;
+    }
+    const size_t s = std::min(std::max(child.start, f.cursor), f.hi);
+    const size_t e = std::min(std::max(child.end, s), f.hi);
+    if (s > f.cursor) emit_text(f.cursor, s);
+    f.cursor = e;
+    const Atom& open = block.atoms[block.elements[child.index].open];
+    out.append(source, open.begin, open.end - open.begin);
+    frames.push_back(make_frame(static_cast<int>(child.index), s, e));
+  }
+}
+
+HtmlDocument::HtmlDocument(const std::string& html, const std::string& language) : impl_(std::make_unique<Impl>()) {
+  impl_->source = html;
+  impl_->parse(language);
+}
+HtmlDocument::~HtmlDocument() = default;
+HtmlDocument::HtmlDocument(HtmlDocument&&) noexcept = default;
+HtmlDocument& HtmlDocument::operator=(HtmlDocument&&) noexcept = default;
+
+const std::vector<std::string>& HtmlDocument::sentences() const { return impl_->runs; }
+bool HtmlDocument::needs_alignment() const { return impl_->needs_alignment; }
+
+std::string HtmlDocument::rebuild(const std::vector<AlignedTranslation>& translations) const {
+  const std::string& source = impl_->source;
+  std::string out;
+  out.reserve(source.size() + source.size() / 4);
+  size_t pos = 0;
+  for (const Block& block : impl_->blocks) {
+    out.append(source, pos, block.begin - pos);
+    impl_->rebuild_block(block, translations, out);
+    pos = block.end;
+  }
+  out.append(source, pos, std::string::npos);
+  return out;
+}
+
+size_t html_tag_count(const std::string& html) {
+  size_t tags = 0;
+  for (size_t i = 0; i + 1 < html.size(); ++i)
+    if (html[i] == '<' && std::isalpha(static_cast<unsigned char>(html[i + 1]))) ++tags;
+  return tags;
+}
+
+}  // namespace ordo

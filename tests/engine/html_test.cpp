@@ -1,0 +1,276 @@
+// HTML documents (ordo::HtmlDocument, src/document/html_layout.cpp): which text is translated,
+// that every other byte is kept, where inline tags go back (given word alignments), and
+// `ordo translate --format html` through the binary with the bundled en-de model.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "ordo/ordo.h"
+#include "support/temp_dir.h"
+
+namespace ordo {
+namespace {
+
+using Sentences = std::vector<std::string>;
+
+// A translation of `text` with its words linked as `links` ("0-0 1-2": source-target).
+AlignedTranslation aligned(const std::string& text, const std::vector<std::pair<int, int>>& links, int source_words) {
+  AlignedTranslation out;
+  out.text = text;
+  for (auto [s, t] : links) out.words.push_back({s, t});
+  out.source_words = source_words;
+  int words = 0;
+  bool in_word = false;
+  for (char c : text) {
+    if (c != ' ' && !in_word) ++words;
+    in_word = c != ' ';
+  }
+  out.target_words = words;
+  return out;
+}
+
+// Each sentence translated as itself, word i to word i.
+std::vector<AlignedTranslation> identity(const HtmlDocument& doc) {
+  std::vector<AlignedTranslation> out;
+  for (const std::string& s : doc.sentences()) {
+    std::vector<std::pair<int, int>> links;
+    int words = 0;
+    bool in_word = false;
+    for (char c : s) {
+      if (c != ' ' && !in_word) {
+        links.push_back({words, words});
+        ++words;
+      }
+      in_word = c != ' ';
+    }
+    out.push_back(aligned(s, links, words));
+  }
+  return out;
+}
+
+TEST(HtmlLayout, BlocksAreSentencesAndInlineTagsFollowTheAlignment) {
+  const std::string html = "<p class=intro>Hello <b>brave</b> new world.</p>";
+  const HtmlDocument doc(html, "en");
+  EXPECT_EQ(doc.sentences(), Sentences{"Hello brave new world."});
+  EXPECT_TRUE(doc.needs_alignment());
+  // Word order changes: <b> follows "brave" to where its translation is.
+  EXPECT_EQ(doc.rebuild({aligned("Hallo neue mutige Welt.", {{0, 0}, {1, 2}, {2, 1}, {3, 3}}, 4)}),
+            "<p class=intro>Hallo neue <b>mutige</b> Welt.</p>");
+  // One source word to two target words: the element wraps both.
+  EXPECT_EQ(doc.rebuild({aligned("Hallo du tapfere neue Welt.", {{0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}}, 4)}),
+            "<p class=intro>Hallo <b>du tapfere</b> neue Welt.</p>");
+  // No alignment at all: by relative position.
+  EXPECT_EQ(doc.rebuild({aligned("Hallo mutige neue Welt.", {}, 0)}), "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
+  // Aligned nowhere: the element wraps nothing, where its first word's place is.
+  EXPECT_EQ(doc.rebuild({aligned("Hallo neue Welt.", {{0, 0}, {2, 1}, {3, 2}}, 4)}),
+            "<p class=intro>Hallo <b></b>neue Welt.</p>");
+}
+
+TEST(HtmlLayout, NestedTagsLinksAndPunctuation) {
+  const std::string html =
+      "<li>Read <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>the <i>new <b>book</b></i></a>.</li>";
+  const HtmlDocument doc(html, "en");
+  ASSERT_EQ(doc.sentences(), Sentences{"Read the new book."});
+  // "book." carries the full stop the link does not: it stays outside </a>.
+  EXPECT_EQ(doc.rebuild(identity(doc)), html);
+  EXPECT_EQ(doc.rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
+            "<li>Lies <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>das <i>neue <b>Buch</b></i></a>.</li>");
+  // Reordered: each element wraps the hull of its words' translations, children inside parents.
+  EXPECT_EQ(doc.rebuild({aligned("Buch lies das neue.", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, 4)}),
+            "<li><a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3><i><b>Buch</b> lies das neue</i></a>.</li>");
+}
+
+TEST(HtmlLayout, MarkupOutsideTextIsKeptByteForByte) {
+  const std::string html =
+      "<!DOCTYPE html>\n<html lang=en><head><title>The title</title>\n"
+      "<style>p { color: red }</style><script>var s = \"Do not translate.\";</script></head>\n"
+      "<body>\n  <!-- A comment. -->\n  <h1 id=\"top\" >Big news</h1>\n"
+      "  <p>Tom &amp; Jerry &lt;3 &#8212; fun.</p>\n"
+      "  <p>&nbsp;</p>\n"
+      "  <pre>Keep   this text.</pre>\n"
+      "  <p>Run <code>ls -l</code> now.<br/>Next line.<img src=a.png alt=\"An image\"></p>\n"
+      "</body></html>\n";
+  const HtmlDocument doc(html, "en");
+  EXPECT_EQ(doc.sentences(), (Sentences{"The title", "Big news", "Tom & Jerry <3 \u2014 fun.", "Run now.", "Next line."}));
+  // Unchanged sentences give the page back as it was (translated text is written as UTF-8,
+  // only &, < and > escaped: the entity of a translated sentence is not kept).
+  std::string same = html;
+  same.replace(same.find("&#8212;"), 7, "\u2014");
+  EXPECT_EQ(doc.rebuild(identity(doc)), same);
+  std::vector<AlignedTranslation> t = {aligned("Der Titel", {{0, 0}, {1, 1}}, 2),
+                                       aligned("Große Neuigkeiten", {{0, 0}, {1, 1}}, 2),
+                                       aligned("Tom & Jerry <3 — Spaß.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}, 6),
+                                       aligned("Führe jetzt aus.", {{0, 0}, {1, 1}, {0, 2}}, 2),
+                                       aligned("Nächste Zeile.", {{0, 0}, {1, 1}}, 2)};
+  EXPECT_EQ(doc.rebuild(t),
+            "<!DOCTYPE html>\n<html lang=en><head><title>Der Titel</title>\n"
+            "<style>p { color: red }</style><script>var s = \"Do not translate.\";</script></head>\n"
+            "<body>\n  <!-- A comment. -->\n  <h1 id=\"top\" >Große Neuigkeiten</h1>\n"
+            "  <p>Tom &amp; Jerry &lt;3 — Spaß.</p>\n"
+            "  <p>&nbsp;</p>\n"
+            "  <pre>Keep   this text.</pre>\n"
+            "  <p>Führe <code>ls -l</code> jetzt aus.<br/>Nächste Zeile.<img src=a.png alt=\"An image\"></p>\n"
+            "</body></html>\n");
+}
+
+TEST(HtmlLayout, FragmentsWhitespaceAndLineEnds) {
+  EXPECT_EQ(HtmlDocument("Just text, no tags.", "en").rebuild({aligned("X", {}, 0)}), "X");
+  const HtmlDocument lines("<p>\n  First line.\r\n  Second <i>line</i>.\n</p>", "en");
+  EXPECT_EQ(lines.sentences(), (Sentences{"First line.", "Second line."}));
+  EXPECT_EQ(lines.rebuild({aligned("1", {}, 0), aligned("2 3", {{0, 0}, {1, 1}}, 2)}),
+            "<p>\r\n  1\r\n  2 <i>3</i>\n</p>");
+  // Sentences of only symbols are not sent; a fragment with one inline element.
+  EXPECT_EQ(HtmlDocument("<p> · </p><p>—</p><p>123</p>", "en").sentences(), Sentences{"123"});
+  const HtmlDocument span("<span>Hello</span> <em>world</em>", "en");
+  EXPECT_EQ(span.sentences(), Sentences{"Hello world"});
+  EXPECT_EQ(span.rebuild({aligned("Hallo Welt", {{0, 0}, {1, 1}}, 2)}), "<span>Hallo</span> <em>Welt</em>");
+  EXPECT_EQ(span.rebuild({aligned("Welt Hallo", {{0, 1}, {1, 0}}, 2)}), "<em>Welt</em> <span>Hallo</span>");
+}
+
+TEST(HtmlLayout, MalformedHtmlKeepsTheSourceBytes) {
+  // What Gumbo repairs (unclosed and misnested tags, stray end tags, table text, unquoted
+  // attributes, an unterminated comment) is not repaired in the output: translating each
+  // sentence as itself gives the input back.
+  for (const std::string html : {
+           std::string("<p>One <b>two</p><p>three</b> four</p>"),
+           std::string("<p>Unclosed <i>italic text."),
+           std::string("<div>Stray </span>end tag here.</div>"),
+           std::string("<table>Foster text<tr><td>Cell text</td></tr></table>"),
+           std::string("<b>Bold <i>both</b> italic</i> plain."),
+           std::string("<p>Open <b>bold<div>block inside</div> after</b> end.</p>"),
+           std::string("<a href=x title=\"unterminated>Link text</a> rest."),
+           std::string("<p>Text <!-- unterminated comment"),
+           std::string("<ul><li>One<li>Two<li>Three</ul>"),
+           std::string("</p>Text before any tag.<p>"),
+       }) {
+    const HtmlDocument doc(html, "en");
+    EXPECT_EQ(doc.rebuild(identity(doc)), html) << html;
+    // Another translation: still no crash, and no byte before the first text changes.
+    std::vector<AlignedTranslation> other;
+    for (const std::string& s : doc.sentences()) other.push_back(aligned("X & " + s, {{0, 2}}, 1));
+    EXPECT_NO_THROW(doc.rebuild(other));
+  }
+}
+
+TEST(HtmlLayout, DeepNestingAndTagCount) {
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "<span>";
+  deep += "Deep text.";
+  const HtmlDocument doc(deep, "en");
+  EXPECT_EQ(doc.sentences(), Sentences{"Deep text."});
+  EXPECT_EQ(doc.rebuild({aligned("X", {}, 0)}), deep.substr(0, deep.size() - 10) + "X");
+  EXPECT_EQ(html_tag_count(deep), 5000u);
+  EXPECT_EQ(html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+}
+
+// ---------------------------------------------------------------- through the binary
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CliRun ordo_cli(const std::string& args, const std::string& input) {
+  testing::TempDir dir;
+  const std::string in = dir.write("stdin", input);
+  const std::string command = std::string(ORDO_BINARY_DIR) + "/ordo " + args + " < '" + in + "' > '" +
+                              dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
+}
+
+std::string model_arg() { return "-q -m '" + std::string(ORDO_SOURCE_DIR) + "/models/en-de'"; }
+
+// The plain translation of each line, as `ordo translate` gives it.
+Sentences plain(const Sentences& lines) {
+  std::string input;
+  for (const std::string& l : lines) input += l + "\n";
+  const CliRun run = ordo_cli("translate " + model_arg(), input);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  Sentences out;
+  std::stringstream s(run.out);
+  for (std::string line; std::getline(s, line);) out.push_back(line);
+  EXPECT_EQ(out.size(), lines.size());
+  return out;
+}
+
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  return out;
+}
+
+std::string without(std::string text, const Sentences& tags) {
+  for (const std::string& tag : tags)
+    for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag)) text.erase(at, tag.size());
+  return text;
+}
+
+TEST(HtmlCli, TranslatesTheTextAndKeepsTheMarkup) {
+  const Sentences source = {"A Small Test Page",          "Two men are playing soccer in a park.",
+                            "A dog runs through the grass.", "A woman is reading a book.",
+                            "A man is riding a red bicycle down the street.", "A child is eating an apple."};
+  const Sentences german = plain(source);
+  const std::string page =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + source[0] +
+      "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
+      "<p class='x' data-a=\"1&amp;2\">" + source[1] + " " + source[2] + "</p>\n<ul>\n  <li>" + source[3] +
+      "</li>\n</ul>\n<p>A man is riding a <b>red</b> bicycle down the street.</p>\n"
+      "<div>A child is eating <a href=\"/apple?id=1&amp;x=2\">an apple</a>.</div>\n<pre>A man is here.</pre>\n"
+      "</body></html>\n";
+  const CliRun run = ordo_cli("translate --format html " + model_arg(), page);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Blocks without inline tags: exactly the page with each sentence replaced by its plain translation.
+  const std::string head = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escaped(german[0]) +
+                           "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
+                           "<p class='x' data-a=\"1&amp;2\">" + escaped(german[1]) + " " + escaped(german[2]) +
+                           "</p>\n<ul>\n  <li>" + escaped(german[3]) + "</li>\n</ul>\n<p>";
+  ASSERT_EQ(run.out.substr(0, head.size()), head);
+  const std::string tail = "</div>\n<pre>A man is here.</pre>\n</body></html>\n";
+  ASSERT_GE(run.out.size(), head.size() + tail.size());
+  EXPECT_EQ(run.out.substr(run.out.size() - tail.size()), tail);
+  // Sentences with inline tags: the same words as without them, the tags around some of them.
+  const std::string middle = run.out.substr(head.size(), run.out.size() - head.size() - tail.size());
+  const size_t p_end = middle.find("</p>\n<div>");
+  ASSERT_NE(p_end, std::string::npos) << middle;
+  const std::string bold = middle.substr(0, p_end), link = middle.substr(p_end + 10);
+  EXPECT_EQ(without(bold, {"<b>", "</b>"}), escaped(german[4]));
+  EXPECT_EQ(without(link, {"<a href=\"/apple?id=1&amp;x=2\">", "</a>"}), escaped(german[5]));
+  EXPECT_NE(bold.find("<b>"), std::string::npos);
+  EXPECT_LT(bold.find("<b>") + 3, bold.find("</b>")) << bold;  // wraps a word
+  EXPECT_NE(link.find("<a href=\"/apple?id=1&amp;x=2\">"), std::string::npos);
+  EXPECT_LT(link.find("\">") + 2, link.find("</a>")) << link;
+}
+
+TEST(HtmlCli, FilesAndErrors) {
+  testing::TempDir dir;
+  const std::string in = dir.write("page.html", "<p>A dog runs.</p>");
+  CliRun run = ordo_cli("translate --format html " + model_arg() + " -i '" + in + "' -o '" + dir.file("out.html") + "'", "");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(read_file(dir.file("out.html")), "<p>" + escaped(plain({"A dog runs."})[0]) + "</p>");
+  for (const std::string option : {"--json", "--paragraphs", "--document", "--split-sentences", "--alignment hard",
+                                   "--beam-size 2 --n-best 2"}) {
+    run = ordo_cli("translate --format html " + model_arg() + " " + option, "<p>Hi.</p>");
+    EXPECT_EQ(run.exit_code, 1) << option;
+    EXPECT_NE(run.err.find("--format html"), std::string::npos) << option << ": " << run.err;
+  }
+  run = ordo_cli("translate --format xml " + model_arg(), "");
+  EXPECT_NE(run.exit_code, 0);
+  run = ordo_cli("translate --format html " + model_arg(), "<p>bad \xff byte</p>");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("UTF-8"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace ordo
