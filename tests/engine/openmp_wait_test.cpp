@@ -17,16 +17,16 @@ namespace {
 
 using ordo::testing::TempDir;
 
-struct Run {
+struct Outcome {
   int status = -1;
   std::string out, err;
 };
 
-Run run(const std::string& environment, const std::string& binary = std::string(ORDO_BINARY_DIR) + "/ordo") {
+Outcome run(const std::string& environment, const std::string& binary = std::string(ORDO_BINARY_DIR) + "/ordo") {
   TempDir dir;
   const std::string command = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + environment + " OMP_DISPLAY_ENV=verbose '" +
                               binary + "' --version > '" + dir.file("out") + "' 2> '" + dir.file("err") + "'";
-  Run r;
+  Outcome r;
   r.status = std::system(command.c_str());
   const auto slurp = [](const std::string& path) {
     std::ifstream in(path);
@@ -40,7 +40,7 @@ Run run(const std::string& environment, const std::string& binary = std::string(
 }
 
 // The spin count libgomp reports, e.g. "300000" (its default), "0" (passive).
-std::string spin_count(const Run& r) {
+std::string spin_count(const Outcome& r) {
   const std::string key = "GOMP_SPINCOUNT = '";
   const size_t at = r.err.find(key);
   if (at == std::string::npos) return "(not reported: is the OpenMP runtime libgomp?)\n" + r.err;
@@ -48,7 +48,7 @@ std::string spin_count(const Run& r) {
 }
 
 TEST(OpenMPWaitPolicy, PassiveUnlessTheUserChose) {
-  const Run plain = run("");
+  const Outcome plain = run("");
   ASSERT_EQ(plain.status, 0) << plain.err;
   EXPECT_NE(plain.out.find("ordo "), std::string::npos) << plain.out;
   EXPECT_EQ(spin_count(plain), "0") << "OMP_WAIT_POLICY=passive did not reach libgomp before it started";
@@ -64,7 +64,7 @@ TEST(OpenMPWaitPolicy, TheUsersPolicyIsKept) {
 TEST(OpenMPWaitPolicy, LauncherWithoutItsModuleFailsInOneLine) {
   TempDir dir;
   ASSERT_EQ(std::system(("cp '" + std::string(ORDO_BINARY_DIR) + "/ordo' '" + dir.file("ordo") + "'").c_str()), 0);
-  const Run r = run("", dir.file("ordo"));
+  const Outcome r = run("", dir.file("ordo"));
   ASSERT_TRUE(WIFEXITED(r.status));
   EXPECT_EQ(WEXITSTATUS(r.status), 2);
   EXPECT_EQ(r.err.rfind("ordo: error: cannot load libordo_cli.so", 0), 0u) << r.err;
