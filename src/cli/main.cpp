@@ -1,4 +1,6 @@
-// The `ordo` command line: subcommands over the public library API (include/ordo/).
+// The `ordo` command line: subcommands over the public library API (include/ordo/). Built as
+// libordo_cli.so, loaded and run by the `ordo` launcher (launcher.cpp) once OpenMP's wait policy
+// is set.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -8,7 +10,7 @@
 #include "cli/serve_command.h"
 #include "ordo/ordo.h"
 
-int main(int argc, char** argv) {
+extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, char** argv) {
   CLI::App app{"ordo: translation and summarization with encoder-decoder transformers\n"
                "(Marian/opus-mt, Pegasus, M2M100/NLLB) loaded from Hugging Face model folders.\n\n"
                "  echo \"The cat sat on the mat.\" | ordo translate\n"

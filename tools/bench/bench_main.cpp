@@ -6,6 +6,7 @@
 //   build/ordo-bench --runs 1        # quick look
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,12 +14,15 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <memory>
 #include <thread>
 
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <dnnl.h>
 
+#include "bench/background_load.h"
+#include "cli/openmp_wait.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
 #include "train/marian_export.h"
@@ -132,9 +136,21 @@ std::vector<std::string> read_lines(const std::string& path, size_t limit) {
   return lines;
 }
 
+// --background-load: the cores shared with a niced build-like neighbour (README, "Shared
+// cores"). It ends with the benchmark, and by itself after two hours at most.
+std::unique_ptr<bench::BackgroundLoad> start_background_load(bool on) {
+  if (!on) return nullptr;
+  auto load = std::make_unique<bench::BackgroundLoad>(2 * 3600.0);
+  std::printf("background load: a busy loop at nice 10 on core %d (pid %d)\n", load->core(), load->pid());
+  return load;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The wait policy `ordo` runs with (cli/openmp_wait.h): GNU OpenMP has read its environment
+  // already, so set it and start again (GOMP_SPINCOUNT=300000 measures libgomp's default).
+  if (ordo::cli::choose_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
   CLI::App app{"ordo-bench: decoding speed on the issue-4 workload and on real sentences"};
   int runs = 5;
   std::string work = "runs/bench";
@@ -154,6 +170,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   bool model_only = false;
   app.add_flag("--model-only", model_only, "Write the workload model (<work>/marian-6x6-d512), print its folder, exit");
+  bool background_load = false;
+  app.add_flag("--background-load", background_load,
+               "Measure with a neighbour: a niced (10) busy loop on the last core, for the whole run");
   CLI11_PARSE(app, argc, argv);
   try {
     ::mkdir("runs", 0755);
@@ -165,6 +184,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", model_dir.c_str());
       return 0;
     }
+    const std::unique_ptr<bench::BackgroundLoad> load = start_background_load(background_load);
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const char* spin = std::getenv("GOMP_SPINCOUNT");
+    std::printf("OpenMP: OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n", policy ? policy : "(unset)", spin ? spin : "(unset)");
     const double peak1 = sgemm_gflops(1), peak2 = sgemm_gflops(2);
     std::printf("machine: %u cores; oneDNN sgemm 1024^3: %.0f GFLOPS (1 thread), %.0f GFLOPS (2 threads)\n\n",
                 std::thread::hardware_concurrency(), peak1, peak2);

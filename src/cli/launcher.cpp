@@ -1,0 +1,55 @@
+// `ordo`: sets OpenMP's wait policy (cli/openmp_wait.h), then loads the command line
+// (libordo_cli.so, src/cli/main.cpp) and runs it. The command line is a module rather than this
+// executable's own code because linking LibTorch here would start GNU OpenMP, which reads its
+// environment once, before main() runs; loading it afterwards costs nothing extra.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/openmp_wait.h"
+
+namespace {
+
+std::string executable_dir() {
+  char buffer[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) return ".";
+  const std::string path(buffer, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool chosen = ordo::cli::choose_openmp_wait_policy();
+  const std::string dir = executable_dir();
+  // Build tree: next to this executable; install tree: <prefix>/<libdir>, relative or configured.
+  const std::vector<std::string> candidates = {dir + "/" ORDO_CLI_MODULE_NAME,
+                                               dir + "/../" ORDO_CLI_INSTALL_LIBDIR "/" ORDO_CLI_MODULE_NAME,
+                                               ORDO_CLI_INSTALL_FULL_LIBDIR "/" ORDO_CLI_MODULE_NAME};
+  std::string errors;
+  void* module = nullptr;
+  for (const std::string& path : candidates) {
+    if (::access(path.c_str(), F_OK) != 0) continue;
+    if ((module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    errors += std::string("; ") + ::dlerror();
+  }
+  if (!module) {
+    std::fprintf(stderr, "ordo: error: cannot load %s (looked next to %s and in %s)%s\n", ORDO_CLI_MODULE_NAME,
+                 dir.c_str(), ORDO_CLI_INSTALL_FULL_LIBDIR, errors.c_str());
+    return 2;
+  }
+  // OpenMP has read it: programs ordo starts see the user's environment.
+  if (chosen) ::unsetenv("OMP_WAIT_POLICY");
+  using Main = int (*)(int, char**);
+  const auto run = reinterpret_cast<Main>(::dlsym(module, "ordo_cli_main"));
+  if (!run) {
+    std::fprintf(stderr, "ordo: error: %s has no ordo_cli_main\n", ORDO_CLI_MODULE_NAME);
+    return 2;
+  }
+  return run(argc, argv);
+}
