@@ -1,5 +1,7 @@
 #include "models/seq2seq_model.h"
 
+#include <malloc.h>
+
 #include <cmath>
 #include <sstream>
 #include <tuple>
@@ -136,15 +138,20 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir) {
 }
 
 std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, io::ModelConfig config,
-                                                 FamilySpec family) {
+                                                 FamilySpec family, std::optional<nn::GemmType> pack_as) {
   const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
   check_sizes_against(config, *weights);
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
-  model->load_weights(*weights);
+  model->load_weights(*weights, pack_as);
+#ifdef __GLIBC__
+  // The float32 copies freed while packing sit in malloc's heap as free chunks; give the pages
+  // back so that the resident set is the packed model's.
+  if (pack_as) ::malloc_trim(0);
+#endif
   return model;
 }
 
-void Seq2SeqModel::load_weights(const Checkpoint& weights) {
+void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::GemmType> pack_as) {
   // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
   // decoder embedding is also its output projection (model.decoder.output_projection).
   if (shares_embeddings(config_)) {
@@ -175,8 +182,13 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights) {
   const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
     assign(weights, name, param);
   };
-  encoder_.visit("model.encoder", load);
-  decoder_.visit("model.decoder", load);
+  encoder_.visit("model.encoder", load, [&](size_t i) {
+    if (pack_as) encoder_.layers[i].pack(*pack_as);
+  });
+  decoder_.visit("model.decoder", load, [&](size_t i) {
+    if (pack_as) decoder_.layers[i].pack(*pack_as);
+  });
+  if (pack_as) output_.pack(*pack_as);
 }
 
 void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {

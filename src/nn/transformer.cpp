@@ -35,9 +35,12 @@ at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& 
   return x;
 }
 
-void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
-  for (size_t i = 0; i < layers.size(); ++i)
+void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor,
+                               const std::function<void(size_t)>& after_layer) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+    if (after_layer) after_layer(i);
+  }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
@@ -95,9 +98,12 @@ at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& stat
   return x;
 }
 
-void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
-  for (size_t i = 0; i < layers.size(); ++i)
+void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor,
+                               const std::function<void(size_t)>& after_layer) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+    if (after_layer) after_layer(i);
+  }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);

@@ -42,17 +42,22 @@ def load_safetensors(path):
     return out
 
 
-def specials(model_type, vocab_size):
+def specials(config):
+    """The special tokens by id, as the model's config.json places them."""
+    model_type, vocab_size = config["model_type"], config["vocab_size"]
     if model_type == "marian":
-        return {0: "</s>", 1: "<unk>", vocab_size - 1: "<pad>"}
-    if model_type == "pegasus":
-        return {0: "<pad>", 1: "</s>", 105: "<unk>"}
-    return {0: "<s>", 1: "<pad>", 2: "</s>", 3: "<unk>"}  # m2m_100 / nllb
+        sp = {1: "<unk>", config["pad_token_id"]: "<pad>"}
+    elif model_type == "pegasus":
+        sp = {105: "<unk>", config["pad_token_id"]: "<pad>"}
+    else:  # m2m_100 / nllb
+        sp = {0: "<s>", 3: "<unk>", config["pad_token_id"]: "<pad>"}
+    sp[config["eos_token_id"]] = "</s>"
+    return sp
 
 
-def token_names(model_type, vocab_size):
-    sp = specials(model_type, vocab_size)
-    return [sp.get(i, "t%d" % i) for i in range(vocab_size)]
+def token_names(config):
+    sp = specials(config)
+    return [sp.get(i, "t%d" % i) for i in range(config["vocab_size"])]
 
 
 def sinusoids_marian(n, d):
@@ -77,9 +82,11 @@ def sinusoids_fairseq(n, d, padding_idx):
 
 
 def convert(hf_dir, out_dir, quantization):
-    sys.modules.setdefault("transformers", types.SimpleNamespace(Conv1D=type("Conv1D", (), {})))
     from ctranslate2.converters import transformers as ct2_hf
     from ctranslate2.converters.converter import Converter
+
+    # The loaders only ask transformers whether a module is a GPT-2 Conv1D: none here is.
+    ct2_hf.transformers = types.SimpleNamespace(Conv1D=type("Conv1D", (), {}))
 
     config = json.load(open(os.path.join(hf_dir, "config.json")))
     tensors = load_safetensors(os.path.join(hf_dir, "model.safetensors"))
@@ -127,8 +134,8 @@ def convert(hf_dir, out_dir, quantization):
     if "final_logits_bias" in tensors:
         model.final_logits_bias = tensors["final_logits_bias"]
 
-    names = token_names(model_type, vocab)
-    sp = specials(model_type, vocab)
+    names = token_names(config)
+    sp = specials(config)
     by_name = {v: k for k, v in sp.items()}
     tok = ns(bos_token="<s>" if "<s>" in by_name else "</s>", eos_token="</s>", unk_token="<unk>",
              pad_token="<pad>", unk_token_id=by_name["<unk>"], special_tokens_map={},
