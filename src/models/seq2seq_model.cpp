@@ -144,9 +144,7 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
 #ifdef __GLIBC__
-  // The float32 copies freed while packing sit in malloc's heap as free chunks; give the pages
-  // back so that the resident set is the packed model's.
-  if (pack_as) ::malloc_trim(0);
+  if (pack_as) ::malloc_trim(0);  // the output projection's temporaries (see load_weights)
 #endif
   return model;
 }
@@ -182,11 +180,23 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
   const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
     assign(weights, name, param);
   };
+  // After each packed layer its float32 copies are free chunks in malloc's heap (too small
+  // for their own mappings): trimmed there and then, they never add up (measured on tc-big
+  // int8: the resident set climbed to 990 MB while loading, 636 MB after one trim at the end).
+  const auto trim = [] {
+#ifdef __GLIBC__
+    ::malloc_trim(0);
+#endif
+  };
   encoder_.visit("model.encoder", load, [&](size_t i) {
-    if (pack_as) encoder_.layers[i].pack(*pack_as);
+    if (!pack_as) return;
+    encoder_.layers[i].pack(*pack_as);
+    trim();
   });
   decoder_.visit("model.decoder", load, [&](size_t i) {
-    if (pack_as) decoder_.layers[i].pack(*pack_as);
+    if (!pack_as) return;
+    decoder_.layers[i].pack(*pack_as);
+    trim();
   });
   if (pack_as) output_.pack(*pack_as);
 }
