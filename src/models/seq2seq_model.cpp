@@ -198,7 +198,21 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     decoder_.layers[i].pack(*pack_as);
     trim();
   });
-  if (pack_as) output_.pack(*pack_as);
+  if (pack_as) {
+    output_.pack(*pack_as);
+    compact_embeddings(*pack_as);
+  }
+}
+
+void Seq2SeqModel::compact_embeddings(nn::GemmType type) {
+  // With reduced-precision GEMMs the token embeddings are only looked up (the output
+  // projection has its packed copy): bfloat16 rows halve the largest tensor of a big-vocabulary
+  // model (1 GB in float32 for NLLB's 256k tokens). float32 keeps them exact.
+  if (type == nn::GemmType::kFloat32) return;
+  const bool shared = decoder_.embed.tokens.is_same(encoder_.embed.tokens);
+  if (output_.packed && output_.weight.is_same(decoder_.embed.tokens)) output_.weight = at::Tensor();
+  encoder_.embed.tokens = encoder_.embed.tokens.to(at::kBFloat16);
+  decoder_.embed.tokens = shared ? encoder_.embed.tokens : decoder_.embed.tokens.to(at::kBFloat16);
 }
 
 void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
@@ -224,6 +238,7 @@ void Seq2SeqModel::pack(nn::GemmType type) {
   encoder_.pack(type);
   decoder_.pack(type);
   output_.pack(type);
+  compact_embeddings(type);
 }
 
 at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask) const {

@@ -57,6 +57,8 @@ class Seq2SeqModel {
   nn::TransformerDecoder& decoder() { return decoder_; }
 
  private:
+  void compact_embeddings(nn::GemmType type);  // after packing: see seq2seq_model.cpp
+
   io::ModelConfig config_;
   FamilySpec family_;
   nn::TransformerEncoder encoder_;
