@@ -1,3 +1,8 @@
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include "io/file.h"
 #include "io/safetensors.h"
 #include "models/checkpoint.h"
@@ -13,13 +18,33 @@ class SafetensorsCheckpoint : public Checkpoint {
   const std::string& path() const override { return file_.path(); }
   bool contains(const std::string& name) const override { return file_.contains(name); }
   std::vector<int64_t> shape(const std::string& name) const override { return file_.get(name).shape; }
+  // One copy out of the mapping (float32 straight into the tensor), then the mapped pages are
+  // handed back: read once, they would otherwise stay in the process's resident set next to
+  // the copy (and later the packed weights) until the file is closed.
   at::Tensor get(const std::string& name) const override {
     const io::TensorView& view = file_.get(name);
-    std::vector<float> values = io::to_float32(view);
-    return at::from_blob(values.data(), view.shape, at::kFloat).clone();
+    at::Tensor out;
+    if (view.dtype == io::DType::F32) {
+      out = at::empty(view.shape, at::kFloat);
+      if (view.nbytes > 0) std::memcpy(out.data_ptr<float>(), view.data, view.nbytes);
+    } else {
+      std::vector<float> values = io::to_float32(view);
+      out = at::from_blob(values.data(), view.shape, at::kFloat).clone();
+    }
+    release_pages(view);
+    return out;
   }
 
  private:
+  // MADV_DONTNEED on a private read-only file mapping drops the pages; reading them again
+  // (a tied tensor looked up twice) faults them back in from the file.
+  static void release_pages(const io::TensorView& view) {
+    static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(view.data);
+    const uintptr_t first = begin & ~(page - 1), last = (begin + view.nbytes + page - 1) & ~(page - 1);
+    if (view.nbytes > 0) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
+
   io::SafetensorsFile file_;
 };
 

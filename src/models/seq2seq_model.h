@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "io/model_config.h"
@@ -22,12 +23,14 @@ class Seq2SeqModel {
   static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir);
   // The same with config.json already read (and its family chosen). The sizes the config gives
   // are checked against the checkpoint's tensor shapes before anything is allocated.
+  // With `pack_as`, each layer is packed as soon as it is read (inference only, as pack()):
+  // the whole model never sits in memory in float32 next to its packed copy.
   static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config,
-                                            FamilySpec family);
+                                            FamilySpec family, std::optional<nn::GemmType> pack_as = std::nullopt);
 
   // Fills every parameter from a checkpoint, checking presence and shape; tied weights
   // (shared embeddings, output projection) are resolved the way Hugging Face ties them.
-  void load_weights(const Checkpoint& weights);
+  void load_weights(const Checkpoint& weights, std::optional<nn::GemmType> pack_as = std::nullopt);
 
   // Every parameter under its Hugging Face name, each tensor once (tied ones are visited under
   // the name save_pretrained() writes them with).
@@ -54,6 +57,8 @@ class Seq2SeqModel {
   nn::TransformerDecoder& decoder() { return decoder_; }
 
  private:
+  void compact_embeddings(nn::GemmType type);  // after packing: see seq2seq_model.cpp
+
   io::ModelConfig config_;
   FamilySpec family_;
   nn::TransformerEncoder encoder_;

@@ -209,8 +209,19 @@ PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmTyp
     source = source.to(at::kBFloat16);
     source_dt = dt::bf16;
   } else if (type == GemmType::kInt8) {
-    const at::Tensor scale = source.abs().amax(1).clamp_min(1e-12) / 127.0;  // [out]
-    source = at::round(source / scale.unsqueeze(1)).clamp(-127, 127).to(at::kChar).contiguous();
+    // Scales and values in slices of rows: whole-matrix temporaries would hold three float32
+    // copies of a 256k-vocabulary output projection at once (the peak of the whole load).
+    const at::Tensor scale = at::empty({m.out}, at::kFloat);  // [out]
+    at::Tensor quantized = at::empty({m.out, m.in}, at::kChar);
+    constexpr int64_t kRows = 1024;
+    for (int64_t r = 0; r < m.out; r += kRows) {
+      const int64_t n = std::min(kRows, m.out - r);
+      const at::Tensor rows = source.narrow(0, r, n);
+      scale.narrow(0, r, n).copy_(rows.abs().amax(1).clamp_min(1e-12) / 127.0);
+      at::Tensor slice = rows / scale.narrow(0, r, n).unsqueeze(1);
+      quantized.narrow(0, r, n).copy_(slice.round_().clamp_(-127, 127));
+    }
+    source = quantized;
     m.weight_scales.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + m.out);
     source_dt = dt::s8;
   }

@@ -9,6 +9,7 @@ Embedder::Embedder(const StackShape& shape_)
 
 at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
   at::Tensor x = at::embedding(tokens, ids);
+  if (x.scalar_type() != at::kFloat) x = x.to(at::kFloat);  // bfloat16 table (reduced-precision models)
   if (shape.embed_scale != 1.0) x = x * shape.embed_scale;
   if (shape.positions_from_ids) {
     const at::Tensor is_token = ids.ne(shape.padding_idx).to(at::kLong);
@@ -35,9 +36,12 @@ at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& 
   return x;
 }
 
-void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
-  for (size_t i = 0; i < layers.size(); ++i)
+void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor,
+                               const std::function<void(size_t)>& after_layer) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+    if (after_layer) after_layer(i);
+  }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
@@ -95,9 +99,12 @@ at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& stat
   return x;
 }
 
-void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor) {
-  for (size_t i = 0; i < layers.size(); ++i)
+void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor,
+                               const std::function<void(size_t)>& after_layer) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
+    if (after_layer) after_layer(i);
+  }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,9 @@ class TransformerEncoder {
   // ids, attention_mask: [batch, src_len] (mask 1 = token, 0 = padding) -> [batch, src_len, dim].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask) const;
   // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
-  void visit(const std::string& prefix, const ParamVisitor& visitor);
+  // `after_layer(i)` runs once layer i's parameters are visited (loading packs it there).
+  void visit(const std::string& prefix, const ParamVisitor& visitor,
+             const std::function<void(size_t)>& after_layer = {});
   void pack(GemmType type);  // inference: see Linear::pack
 };
 
@@ -93,7 +96,8 @@ class TransformerDecoder {
   DecoderState start(const at::Tensor& encoder_out, const at::Tensor& encoder_attention_mask) const;
   // ids [rows, new_len] -> hidden states [rows, new_len, dim]; advances `state`.
   at::Tensor forward(const at::Tensor& ids, DecoderState& state) const;
-  void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void visit(const std::string& prefix, const ParamVisitor& visitor,
+             const std::function<void(size_t)>& after_layer = {});  // as the encoder's
   void pack(GemmType type);  // inference: see Linear::pack
 };
 

@@ -369,8 +369,9 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   if (ids.limit > config.vocab_size)
     throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
                 config.path + ": vocab_size " + std::to_string(config.vocab_size) + ")");
-  impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family));
-  impl_->model->pack(gemm_type(model_options.compute_type));
+  // Packed layer by layer while loading: peak memory is the packed model plus one layer.
+  impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family),
+                                            gemm_type(model_options.compute_type));
 }
 
 Translator::~Translator() = default;

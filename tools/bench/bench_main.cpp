@@ -23,6 +23,7 @@
 
 #include "bench/background_load.h"
 #include "cli/openmp_wait.h"
+#include "bench/real_sizes.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
 #include "train/marian_export.h"
@@ -173,7 +174,40 @@ int main(int argc, char** argv) {
   bool background_load = false;
   app.add_flag("--background-load", background_load,
                "Measure with a neighbour: a niced (10) busy loop on the last core, for the whole run");
+  bench::RealSizeOptions real;
+  app.add_option("--shape", real.shapes, "Real model sizes instead of the workload: tc-big, nllb-600m, pegasus-large")
+      ->delimiter(',');
+  app.add_option("--report", real.reports, "With --shape: throughput, memory, startup, latency")->delimiter(',');
+  app.add_option("--beams", real.beams, "With --shape: beam sizes (1 = greedy)")->delimiter(',');
+  app.add_option("--sentences", real.sentences, "With --shape: throughput batch (sentences x 30 source tokens)");
+  app.add_option("--tokens", real.tokens, "With --shape: tokens generated per sentence in the throughput batch");
+  app.add_option("--latency-sentences", real.latency_sentences, "With --shape: newstest lines for latency");
+  app.add_option("--memory-sentences", real.memory_sentences, "With --shape: newstest lines for the memory run");
+  app.add_option("--peer-python", real.peer_python,
+                 "Python with CTranslate2 importable (e.g. /usr/bin/python3, PYTHONPATH set): adds its column");
   CLI11_PARSE(app, argc, argv);
+  if (!real.shapes.empty()) {
+    try {
+      real.compute_types = compute_types;
+      real.cells = cells;
+      real.runs = runs == 5 ? 3 : runs;
+      real.work = work;
+      real.data = data;
+      real.fixtures = std::string(ORDO_SOURCE_DIR) + "/tests/data/hf";
+      real.peer_script = std::string(ORDO_SOURCE_DIR) + "/tools/bench/ct2_peer.py";
+      char self[4096];
+      const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+      const std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("ordo-bench");
+      real.ordo_binary = exe.substr(0, exe.rfind('/') + 1) + "ordo";
+      ::mkdir("runs", 0755);
+      ::mkdir(work.c_str(), 0755);
+      const std::unique_ptr<bench::BackgroundLoad> load = start_background_load(background_load);
+      return bench::run_real_sizes(real);
+    } catch (const std::exception& e) {
+      std::cerr << "ordo-bench: error: " << e.what() << "\n";
+      return 1;
+    }
+  }
   try {
     ::mkdir("runs", 0755);
     ::mkdir(work.c_str(), 0755);

@@ -27,7 +27,7 @@ ORDO_PACKAGES=(
 ORDO_SANITIZER_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 
 # Only for the serving load benchmark (tools/serve/bench.sh), not for builds or tests.
-ORDO_BENCH_PACKAGES=(haproxy curl bc)
+ORDO_BENCH_PACKAGES=(haproxy curl bc time)  # time: peak RSS in ordo-bench --shape
 
 ordo_missing_packages() {  # [extra packages...]
   local missing=()

@@ -1,0 +1,402 @@
+#include "bench/real_sizes.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+
+#include "io/model_config.h"
+#include "ordo/ordo.h"
+#include "train/random_checkpoint.h"
+
+namespace ordo::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Ids = std::vector<std::vector<int64_t>>;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// A child process: seconds to its first stdout line, in all, its peak resident set and output.
+struct ProcessRun {
+  double first_line_s = 0, total_s = 0, peak_mb = 0;
+  int status = -1;
+  std::string output;
+};
+
+// Peak memory comes from GNU time when it is installed: a child forked from this process
+// starts with this process's resident set as its high-water mark (the kernel copies it at fork
+// and keeps it across exec), so wait4's ru_maxrss would never be below ordo-bench's own size.
+const char* kTime = "/usr/bin/time";
+
+ProcessRun run_process(std::vector<std::string> argv, const std::string& stdin_path) {
+  const std::string peak_file = "/tmp/ordo-bench-peak-" + std::to_string(::getpid());
+  const bool timed = exists(kTime);
+  if (timed) argv.insert(argv.begin(), {kTime, "-f", "%M", "-o", peak_file});
+  int out_pipe[2];
+  if (::pipe(out_pipe) != 0) throw Error("ordo-bench: pipe failed");
+  const auto start = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error("ordo-bench: fork failed");
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    const int in = ::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY);
+    if (in >= 0) ::dup2(in, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ProcessRun run;
+  char buffer[65536];
+  bool first = true;
+  for (ssize_t n; (n = ::read(out_pipe[0], buffer, sizeof buffer)) > 0;) {
+    run.output.append(buffer, static_cast<size_t>(n));
+    if (first && run.output.find('\n') != std::string::npos) {
+      run.first_line_s = seconds_since(start);
+      first = false;
+    }
+  }
+  ::close(out_pipe[0]);
+  rusage usage{};
+  ::wait4(pid, &run.status, 0, &usage);
+  run.total_s = seconds_since(start);
+  run.peak_mb = usage.ru_maxrss / 1024.0;
+  if (timed) {
+    std::ifstream peak(peak_file);
+    std::string line, last;
+    while (std::getline(peak, line))
+      if (!line.empty()) last = line;  // "Command exited with non-zero status" comes first
+    run.peak_mb = last.empty() ? 0 : std::atof(last.c_str()) / 1024.0;
+    std::remove(peak_file.c_str());
+  }
+  return run;
+}
+
+// The last line of a peer command's output, as JSON (null when the command failed).
+nlohmann::json peer_json(const ProcessRun& run) {
+  if (run.status != 0) return nullptr;
+  std::istringstream lines(run.output);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '{') last = line;
+  return last.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(last, nullptr, false);
+}
+
+std::string write_ids(const std::string& path, const Ids& ids) {
+  std::ofstream out(path);
+  out << nlohmann::json(ids).dump() << "\n";
+  if (!out) throw Error(path + ": cannot write");
+  return path;
+}
+
+std::vector<std::string> read_lines(const std::string& path, size_t limit) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; lines.size() < limit && std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string ratio(double ordo, double peer, bool higher_is_better) {
+  if (peer <= 0 || ordo <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", higher_is_better ? ordo / peer : peer / ordo);
+  return text;
+}
+
+std::string fmt(double v, const char* f) {
+  if (v <= 0) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof text, f, v);
+  return text;
+}
+
+struct Peer {
+  const RealSizeOptions* options = nullptr;
+  bool available = false;
+  std::vector<std::string> compute_types;  // what the peer supports on this CPU
+
+  std::vector<std::string> command(std::vector<std::string> args) const {
+    args.insert(args.begin(), {options->peer_python, options->peer_script});
+    return args;
+  }
+  bool supports(const std::string& compute) const {
+    return available && std::find(compute_types.begin(), compute_types.end(), compute) != compute_types.end();
+  }
+  // The checkpoint converted by CTranslate2's converter for `compute` (once; kept in work/).
+  std::string converted(const std::string& hf_dir, const std::string& compute) const {
+    const std::string dir = hf_dir + "-ct2-" + compute;
+    if (exists(dir + "/model.bin")) return dir;
+    const auto start = Clock::now();
+    const ProcessRun run = run_process(command({"convert", hf_dir, dir, compute}), "");
+    if (run.status != 0) throw Error("ct2_peer.py convert " + hf_dir + " failed:\n" + run.output);
+    std::printf("(converted %s for CTranslate2 %s in %.0f s)\n", hf_dir.c_str(), compute.c_str(), seconds_since(start));
+    return dir;
+  }
+};
+
+}  // namespace
+
+int run_real_sizes(const RealSizeOptions& o) {
+  Peer peer;
+  peer.options = &o;
+  if (!o.peer_python.empty()) {
+    const ProcessRun check = run_process({o.peer_python, o.peer_script, "check"}, "");
+    const nlohmann::json j = peer_json(check);
+    if (j.is_object()) {
+      peer.available = true;
+      peer.compute_types = j["compute_types"].get<std::vector<std::string>>();
+      std::printf("peer: CTranslate2 %s (compute types %s) through %s\n", j["version"].get<std::string>().c_str(),
+                  j["compute_types"].dump().c_str(), o.peer_python.c_str());
+    } else {
+      std::printf("peer column skipped: %s cannot import ctranslate2 (%s)\n", o.peer_python.c_str(),
+                  check.output.empty() ? "no output" : check.output.substr(0, 200).c_str());
+    }
+  }
+  if (!exists(kTime)) std::printf("note: %s missing (Debian package time): peak RSS figures include ordo-bench's own size\n", kTime);
+  std::printf("machine: %u cores; load average at start %s\n\n", std::thread::hardware_concurrency(),
+              load_average().c_str());
+  const std::vector<std::string> news = read_lines(o.data + "/newstest/newstest2014.en",
+                                                   static_cast<size_t>(std::max(o.latency_sentences, o.memory_sentences)));
+
+  for (const std::string& shape_name : o.shapes) {
+    const train::BigShape shape = train::big_shape(shape_name);
+    const std::string dir = o.work + "/" + shape.name;
+    auto start = Clock::now();
+    train::write_random_model(dir, shape, o.fixtures);
+    const io::ModelConfig config = io::load_model_config(dir + "/config.json");
+    std::printf("## %s: %lld+%lld layers, d %lld, ffn %lld, %lld heads, vocabulary %lld (%s; ready in %.0f s)\n\n",
+                shape.name.c_str(), static_cast<long long>(shape.layers), static_cast<long long>(shape.layers),
+                static_cast<long long>(shape.d_model), static_cast<long long>(shape.ffn_dim),
+                static_cast<long long>(shape.heads), static_cast<long long>(shape.vocab_size), dir.c_str(),
+                seconds_since(start));
+    std::fflush(stdout);
+    const auto has = [&](const std::string& r) { return std::find(o.reports.begin(), o.reports.end(), r) != o.reports.end(); };
+
+    // Random source ids away from the special tokens, ending with </s>.
+    Ids batch;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int64_t> id(110, 2000);
+    for (int s = 0; s < o.sentences; ++s) {
+      std::vector<int64_t> ids;
+      for (int t = 0; t < 29; ++t) ids.push_back(id(rng));
+      ids.push_back(config.eos_token_id);
+      batch.push_back(ids);
+    }
+    const std::string batch_file = write_ids(dir + "/bench_batch.json", batch);
+
+    if (has("throughput")) {
+      std::printf("| %s throughput (tok/s, %d sentences x 30 -> %d tokens) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | load avg |\n",
+                  shape.name.c_str(), o.sentences, o.tokens);
+      std::printf("|---|---|---|---|---|---|---|---|\n");
+      for (const std::string& compute : o.compute_types) {
+        ModelOptions model_options;
+        model_options.compute_type = parse_compute_type(compute);
+        const Translator translator(dir, model_options);
+        const std::string peer_dir = peer.supports(compute) ? peer.converted(dir, compute) : "";
+        for (const std::string& cell : o.cells) {
+          if (cell != "1" && cell != "2" && cell != "2x1") throw Error("--cells: unknown cell '" + cell + "'");
+          const int threads = cell == "1" ? 1 : 2, parallel = cell == "2x1" ? 2 : 0;
+          for (int beam : o.beams) {
+            DecodeOptions options;
+            options.beam_size = beam;
+            options.max_new_tokens = options.min_new_tokens = o.tokens;
+            options.batch_size = parallel ? (o.sentences + 1) / 2 : o.sentences;
+            const Ids halves[2] = {Ids(batch.begin(), batch.begin() + (o.sentences + 1) / 2),
+                                   Ids(batch.begin() + (o.sentences + 1) / 2, batch.end())};
+            const auto once = [&] {
+              if (!parallel) {
+                at::set_num_threads(threads);
+                translator.translate_ids(batch, options);
+                return;
+              }
+              std::vector<std::thread> workers;
+              for (int p = 0; p < 2; ++p)
+                workers.emplace_back([&, p] {
+                  at::set_num_threads(1);
+                  translator.translate_ids(halves[p], options);
+                });
+              for (auto& t : workers) t.join();
+            };
+            once();
+            std::vector<double> rates;
+            for (int r = 0; r < o.runs; ++r) {
+              const auto t0 = Clock::now();
+              once();
+              rates.push_back(o.sentences * o.tokens / seconds_since(t0));
+            }
+            const double ordo_rate = median(rates);
+            double peer_rate = 0;
+            if (!peer_dir.empty()) {
+              const nlohmann::json j = peer_json(run_process(
+                  peer.command({"throughput", peer_dir, batch_file, "--compute-type", compute, "--intra",
+                                std::to_string(parallel ? 1 : threads), "--inter", std::to_string(parallel ? 2 : 1),
+                                "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
+                                std::to_string(o.runs)}),
+                  ""));
+              if (j.is_object()) peer_rate = j["tokens_per_s"].get<double>();
+            }
+            std::printf("| | %s | %s | %d | %.1f | %s | %s | %s |\n", compute.c_str(),
+                        parallel ? "2 x 1" : cell.c_str(), beam, ordo_rate, fmt(peer_rate, "%.1f").c_str(),
+                        ratio(ordo_rate, peer_rate, true).c_str(), load_average().c_str());
+            std::fflush(stdout);
+          }
+        }
+      }
+      std::printf("\n");
+    }
+
+    if ((has("memory") || has("startup")) && !news.empty()) {
+      // One `ordo translate` process (and one peer process) per compute type: peak resident set
+      // over `memory_sentences` newstest lines (beam 4, 1 thread, exactly memory_tokens tokens
+      // each), and start-up = process start to the first output line with one line (2 threads).
+      const std::vector<std::string> lines(news.begin(), news.begin() + std::min<size_t>(news.size(), o.memory_sentences));
+      const std::string text_file = dir + "/bench_lines.txt", one_file = dir + "/bench_one_line.txt";
+      {
+        std::ofstream t(text_file), one(one_file);
+        for (const std::string& l : lines) t << l << "\n";
+        one << lines[0] << "\n";
+      }
+      Ids line_ids, one_ids;
+      {
+        const Translator tokenizer_only(dir);  // float32 load; only its tokenizer is used
+        for (const std::string& l : lines) line_ids.push_back(tokenizer_only.encode(l));
+      }
+      one_ids.push_back(line_ids[0]);
+      const std::string ids_file = write_ids(dir + "/bench_lines.json", line_ids);
+      const std::string one_ids_file = write_ids(dir + "/bench_one_line.json", one_ids);
+      const std::string tokens = std::to_string(o.memory_tokens);
+      std::printf("| %s | compute | ordo | CTranslate2 | CT2/ordo (>1: ordo better) | load avg |\n", shape.name.c_str());
+      std::printf("|---|---|---|---|---|---|\n");
+      for (const std::string& compute : o.compute_types) {
+        const std::string peer_dir = peer.supports(compute) ? peer.converted(dir, compute) : "";
+        const auto ordo_cmd = [&](int threads, int beam) {
+          return std::vector<std::string>{o.ordo_binary, "translate", "-m", dir, "--compute-type", compute, "-t",
+                                          std::to_string(threads), "-b", std::to_string(beam), "--max-length", tokens,
+                                          "--min-length", tokens, "--batch-size", "1", "-q"};
+        };
+        const auto peer_cmd = [&](const std::string& ids, int threads, int beam) {
+          return peer.command({"lines", peer_dir, ids, "--compute-type", compute, "--intra", std::to_string(threads),
+                               "--beam", std::to_string(beam), "--tokens", tokens});
+        };
+        if (has("memory")) {
+          const ProcessRun mine = run_process(ordo_cmd(1, 4), text_file);
+          if (mine.status != 0) throw Error("ordo translate failed on " + dir + " (" + compute + ")");
+          ProcessRun theirs;
+          if (!peer_dir.empty()) theirs = run_process(peer_cmd(ids_file, 1, 4), "");
+          const double peer_mb = theirs.status == 0 ? theirs.peak_mb : 0;
+          std::printf("| peak RSS (MB), %zu lines, beam 4, 1 thread | %s | %.0f | %s | %s | %s |\n", lines.size(),
+                      compute.c_str(), mine.peak_mb, fmt(peer_mb, "%.0f").c_str(),
+                      ratio(mine.peak_mb, peer_mb, false).c_str(), load_average().c_str());
+          std::fflush(stdout);
+        }
+        if (has("startup")) {
+          const ProcessRun mine = run_process(ordo_cmd(2, 1), one_file);
+          if (mine.status != 0) throw Error("ordo translate failed on " + dir + " (" + compute + ")");
+          ProcessRun theirs;
+          if (!peer_dir.empty()) theirs = run_process(peer_cmd(one_ids_file, 2, 1), "");
+          const double peer_s = theirs.status == 0 ? theirs.first_line_s : 0;
+          std::printf("| start-up to first line (s), 1 line, greedy, 2 threads | %s | %.2f | %s | %s | %s |\n",
+                      compute.c_str(), mine.first_line_s, fmt(peer_s, "%.2f").c_str(),
+                      ratio(mine.first_line_s, peer_s, false).c_str(), load_average().c_str());
+          std::fflush(stdout);
+        }
+      }
+      std::printf("\n");
+    }
+
+    if (has("latency") && !news.empty()) {
+      // Batch 1, one newstest sentence at a time, exactly as many target tokens as source ids.
+      std::printf("| %s latency (ms, batch 1, %d newstest sentences) | compute | threads | beam | ordo p50 | CT2 p50 | ordo p95 | CT2 p95 | p50 CT2/ordo | p95 CT2/ordo | load avg |\n",
+                  shape.name.c_str(), o.latency_sentences);
+      std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+      for (const std::string& compute : o.compute_types) {
+        ModelOptions model_options;
+        model_options.compute_type = parse_compute_type(compute);
+        const Translator translator(dir, model_options);
+        Ids ids;
+        for (size_t i = 0; i < news.size() && static_cast<int>(i) < o.latency_sentences; ++i)
+          ids.push_back(translator.encode(news[i]));
+        const std::string ids_file = write_ids(dir + "/bench_latency.json", ids);
+        const std::string peer_dir = peer.supports(compute) ? peer.converted(dir, compute) : "";
+        for (const std::string& cell : o.cells) {
+          if (cell == "2x1") continue;
+          const int threads = cell == "1" ? 1 : 2;
+          for (int beam : o.beams) {
+            at::set_num_threads(threads);
+            std::vector<double> ms;
+            for (size_t i = 0; i <= ids.size(); ++i) {
+              const std::vector<int64_t>& src = ids[i == 0 ? 0 : i - 1];  // the first run warms up
+              DecodeOptions options;
+              options.beam_size = beam;
+              options.max_new_tokens = options.min_new_tokens = static_cast<int>(src.size());
+              const auto t0 = Clock::now();
+              translator.translate_ids({src}, options);
+              if (i > 0) ms.push_back(1000 * seconds_since(t0));
+            }
+            double p50 = 0, p95 = 0;
+            if (!peer_dir.empty()) {
+              const nlohmann::json j = peer_json(run_process(
+                  peer.command({"latency", peer_dir, ids_file, "--compute-type", compute, "--intra",
+                                std::to_string(threads), "--beam", std::to_string(beam)}),
+                  ""));
+              if (j.is_object()) {
+                p50 = 1000 * j["p50"].get<double>();
+                p95 = 1000 * j["p95"].get<double>();
+              }
+            }
+            const double mine50 = percentile(ms, 0.5), mine95 = percentile(ms, 0.95);
+            std::printf("| | %s | %d | %d | %.0f | %s | %.0f | %s | %s | %s | %s |\n", compute.c_str(), threads, beam,
+                        mine50, fmt(p50, "%.0f").c_str(), mine95, fmt(p95, "%.0f").c_str(),
+                        ratio(mine50, p50, false).c_str(), ratio(mine95, p95, false).c_str(), load_average().c_str());
+            std::fflush(stdout);
+          }
+        }
+      }
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
+}  // namespace ordo::bench

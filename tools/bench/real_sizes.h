@@ -1,0 +1,33 @@
+// ordo-bench --shape: the real model sizes of issue 17 (tc-big, NLLB-600M, Pegasus-large) with
+// random weights, and the same checkpoints in CTranslate2 when --peer-python can import it.
+// Each figure is printed for ordo, the peer and their ratio, measured interleaved in one run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ordo::bench {
+
+struct RealSizeOptions {
+  std::vector<std::string> shapes;         // tc-big, nllb-600m, pegasus-large
+  std::vector<std::string> compute_types;  // float32, bfloat16, int8
+  std::vector<std::string> cells;          // 1, 2, 2x1
+  std::vector<int> beams = {1, 4};
+  std::vector<std::string> reports = {"throughput"};  // throughput, memory, startup, latency
+  int runs = 3;
+  int sentences = 8;           // throughput batch: sentences x 30 source tokens
+  int tokens = 32;             // throughput: generated tokens per sentence (exactly)
+  int latency_sentences = 200; // newstest lines, one at a time
+  int memory_sentences = 10;   // newstest lines for the start-up / memory process
+  int memory_tokens = 32;      // tokens generated per line in that process
+  std::string work;            // where the random models and converted peers go
+  std::string data;            // shared data folder (newstest/newstest2014.en)
+  std::string fixtures;        // tests/data/hf
+  std::string peer_python;     // "" = no peer column
+  std::string peer_script;     // tools/bench/ct2_peer.py
+  std::string ordo_binary;     // build/ordo
+};
+
+int run_real_sizes(const RealSizeOptions& options);
+
+}  // namespace ordo::bench
