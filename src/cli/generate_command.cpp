@@ -149,6 +149,24 @@ void warn_truncated(const TranslationResult& result, const std::string& where, c
               << result.truncated_tokens << " tokens dropped\n";
 }
 
+ModelOptions model_options_of(const GenerateArgs& args) {
+  ModelOptions o;
+  o.threads = args.threads;
+  o.inter_threads = args.inter_threads;
+  o.compute_type = parse_compute_type(args.compute_type);
+  return o;
+}
+
+// --print-config: the resolved decoding settings and where each comes from; true if printed.
+bool print_config(const GenerateArgs& args, const std::string& model_dir, const Translator& model,
+                  const DecodeOptions& decode) {
+  if (!args.print_config) return false;
+  std::cout << "model: " << model_dir << "\n";
+  for (const ResolvedSetting& s : model.resolved_settings(decode))
+    std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
+  return true;
+}
+
 }  // namespace
 
 Task translate_task() { return {"translate", "en-de", "translation", "sentence"}; }
@@ -283,34 +301,15 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (html) {
     const std::string page = read_all(args.input);
     check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
-    ModelOptions model_options;
-    model_options.threads = args.threads;
-    model_options.inter_threads = args.inter_threads;
-    model_options.compute_type = parse_compute_type(args.compute_type);
-    const Translator model(model_dir, model_options);
-    if (args.print_config) {
-      std::cout << "model: " << model_dir << "\n";
-      for (const ResolvedSetting& s : model.resolved_settings(decode))
-        std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
-      return 0;
-    }
+    const Translator model(model_dir, model_options_of(args));
+    if (print_config(args, model_dir, model, decode)) return 0;
     (void)model.resolved_settings(decode);  // bad decoding options fail before the page is run
     write_all(args.output, translate_html(model, page, decode));
     return 0;
   }
   DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
-  ModelOptions model_options;
-  model_options.threads = args.threads;
-  model_options.inter_threads = args.inter_threads;
-  model_options.compute_type = parse_compute_type(args.compute_type);
-  const Translator model(model_dir, model_options);
-
-  if (args.print_config) {
-    std::cout << "model: " << model_dir << "\n";
-    for (const ResolvedSetting& s : model.resolved_settings(decode))
-      std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
-    return 0;
-  }
+  const Translator model(model_dir, model_options_of(args));
+  if (print_config(args, model_dir, model, decode)) return 0;
 
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);

@@ -13,6 +13,7 @@
 #include "nn/packed_gemm.h"
 #include "ordo/alignment.h"
 #include "support/fixtures.h"
+#include "support/cli_run.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -20,27 +21,11 @@ namespace {
 using nlohmann::json;
 using ordo::testing::TempDir;
 
-struct CliRun {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ordo::testing::CliRun;
+using ordo::testing::read_file;
 
 // Runs `ordo <args>` with `input` on stdin.
-CliRun ordo(const std::string& args, const std::string& input = "") {
-  TempDir dir;
-  const std::string in = dir.write("stdin", input);
-  const std::string command = std::string(ORDO_BINARY_DIR) + "/ordo " + args + " < '" + in + "' > '" +
-                              dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
-}
+CliRun ordo(const std::string& args, const std::string& input = "") { return ordo::testing::run_ordo(args, input); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -182,10 +167,7 @@ TEST(Cli, OptionErrorsAndHelp) {
 }
 
 // Runs a shell command line (for redirections the ordo() helper does not make).
-CliRun shell(const std::string& command, const TempDir& dir) {
-  const int status = std::system((command + " > '" + dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'").c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
-}
+CliRun shell(const std::string& command, const TempDir& dir) { return ordo::testing::run_shell(command, dir); }
 
 TEST(CliPositions, PrintsTheTextbookTable) {
   // The table published for n = 100, d = 4 (positions 0-3), as printed. (The published

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "ordo/ordo.h"
+#include "support/cli_run.h"
 #include "support/temp_dir.h"
 
 namespace ordo {
@@ -169,26 +170,10 @@ TEST(HtmlLayout, DeepNestingAndTagCount) {
 
 // ---------------------------------------------------------------- through the binary
 
-struct CliRun {
-  int exit_code;
-  std::string out, err;
-};
+using testing::CliRun;
+using testing::read_file;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CliRun ordo_cli(const std::string& args, const std::string& input) {
-  testing::TempDir dir;
-  const std::string in = dir.write("stdin", input);
-  const std::string command = std::string(ORDO_BINARY_DIR) + "/ordo " + args + " < '" + in + "' > '" +
-                              dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir.file("stdout")), read_file(dir.file("stderr"))};
-}
+CliRun ordo_cli(const std::string& args, const std::string& input) { return testing::run_ordo(args, input); }
 
 std::string model_arg() { return "-q -m '" + std::string(ORDO_SOURCE_DIR) + "/models/en-de'"; }
 
