@@ -29,9 +29,10 @@ configure() {  # configure BUILD_DIR FLAGS [cmake options...]
   local build="$1" flags="$2"; shift 2
   cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-    -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" "$@" >&2
+    -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" -DORDO_CLI_LAUNCHER=OFF "$@" >&2
 }
 
+# ORDO_CLI_LAUNCHER=OFF: `ordo` as one executable (CMakeLists.txt says why).
 export LLVM_SYMBOLIZER_PATH="${LLVM_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-14 || true)}"
 
 run_asan() {

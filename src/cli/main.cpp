@@ -55,3 +55,8 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   }
   return 0;
 }
+
+#ifdef ORDO_CLI_EXECUTABLE
+// ORDO_CLI_LAUNCHER=OFF (sanitizer builds): `ordo` is this one executable, no launcher.
+int main(int argc, char** argv) { return ordo_cli_main(argc, argv); }
+#endif
