@@ -252,6 +252,15 @@ void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& t
   std::vector<Atom> pieces;
   size_t at = begin;
   std::string joined;
+  // The text source[from, to) as a piece of its own, entities decoded.
+  const auto add_piece = [&](size_t from, size_t to) {
+    Atom piece;
+    piece.begin = from;
+    piece.end = to;
+    piece.text = decoded_text(source.substr(from, to - from));
+    joined += piece.text;
+    pieces.push_back(std::move(piece));
+  };
   for (size_t i = begin; i + 1 < end; ++i) {
     const char next = source[i + 1];
     if (source[i] != '<' || !(std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
@@ -264,14 +273,7 @@ void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& t
       const size_t close = source.find('>', i + 1);
       stop = close == std::string::npos || close >= end ? end : close + 1;
     }
-    if (i > at) {
-      Atom piece;
-      piece.begin = at;
-      piece.end = i;
-      piece.text = decoded_text(source.substr(at, i - at));
-      joined += piece.text;
-      pieces.push_back(std::move(piece));
-    }
+    if (i > at) add_piece(at, i);
     Atom tag;
     tag.kind = Atom::kPoint;
     tag.begin = i;
@@ -280,14 +282,7 @@ void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& t
     at = stop;
     i = stop - 1;
   }
-  if (!pieces.empty() && at < end) {
-    Atom piece;
-    piece.begin = at;
-    piece.end = end;
-    piece.text = decoded_text(source.substr(at, end - at));
-    joined += piece.text;
-    pieces.push_back(std::move(piece));
-  }
+  if (!pieces.empty() && at < end) add_piece(at, end);
   if (pieces.empty() || joined != text) {
     Atom whole;
     whole.begin = begin;

@@ -16,6 +16,8 @@ void write_json(const std::string& path, const nlohmann::ordered_json& json) {
   if (!out) throw Error(path + ": cannot write");
 }
 
+}  // namespace
+
 void copy_file(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
   if (!in) throw Error(from + ": cannot open");
@@ -23,8 +25,6 @@ void copy_file(const std::string& from, const std::string& to) {
   out << in.rdbuf();
   if (!out) throw Error(to + ": cannot write");
 }
-
-}  // namespace
 
 int64_t write_tokenizer_files(const std::string& dir, const std::string& spm_model, const std::string& spm_vocab,
                               const std::string& source_lang, const std::string& target_lang) {

@@ -30,4 +30,8 @@ io::ModelConfig marian_config(const MarianShape& shape, int64_t vocab_size);
 void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape,
                        io::DType dtype, double dropout);
 
+// Copies a file byte for byte (a tokenizer file into a model folder); ordo::Error naming the
+// file that cannot be read or written.
+void copy_file(const std::string& from, const std::string& to);
+
 }  // namespace ordo::train

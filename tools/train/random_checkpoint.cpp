@@ -13,6 +13,7 @@
 #include "models/family.h"
 #include "models/seq2seq_model.h"
 #include "ordo/error.h"
+#include "train/marian_export.h"
 #include "train/training_forward.h"
 
 namespace ordo::train {
@@ -21,14 +22,6 @@ namespace {
 bool exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
-}
-
-void copy_file(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in) throw Error(from + ": cannot open");
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  if (!out) throw Error(to + ": cannot write");
 }
 
 void write_json(const std::string& path, const nlohmann::json& json) {
