@@ -143,9 +143,6 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
   check_sizes_against(config, *weights);
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
-#ifdef __GLIBC__
-  if (pack_as) ::malloc_trim(0);  // the output projection's temporaries (see load_weights)
-#endif
   return model;
 }
 
@@ -201,6 +198,7 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
   if (pack_as) {
     output_.pack(*pack_as);
     compact_embeddings(*pack_as);
+    trim();  // the output projection's temporaries
   }
 }
 
