@@ -4,6 +4,11 @@
 // Resumable: the whole training state (weights, Adam moments, position in the data) is saved
 // to <work>/resume.safetensors every few minutes, on SIGINT/SIGTERM, and at the end; the same
 // command continues from it. The model with the best validation BLEU is kept in <work>/best.
+//
+// --init FOLDER starts from a trained Marian folder (its weights, shape and joint vocabulary)
+// instead of random weights: continued training on new data, e.g. back-translated pairs.
+// --average N keeps the parameters of the last N validations and, at the end, writes their
+// mean to <work>/averaged (and to best/ when it validates better): see train/averaging.h.
 #include <sys/stat.h>
 
 #include <atomic>
@@ -14,15 +19,18 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <ATen/Parallel.h>
 
 #include "io/safetensors.h"
 #include "metrics/bleu.h"
 #include "metrics/rouge.h"
+#include "models/checkpoint.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
 #include "train/spm_train.h"
 #include "train/adam.h"
+#include "train/averaging.h"
 #include "train/corpus.h"
 #include "train/marian_export.h"
 #include "train/training_forward.h"
@@ -48,6 +56,9 @@ struct Args {
   std::string metric = "bleu";
   int threads = 0;
   uint64_t seed = 1;
+  std::string init;          // a Marian folder to start from ("" = random weights)
+  int64_t average = 0;       // checkpoints kept and averaged at the end (0 = none)
+  bool average_only = false;  // average what <work>/checkpoints holds, without training
 };
 
 bool exists(const std::string& p) {
@@ -113,8 +124,62 @@ Progress load_resume(const std::string& path, train::Adam& adam) {
   return p;
 }
 
-int run(const Args& a) {
+// --init: checks that `dir` holds a model ordo-train can continue (Marian layout, one joint
+// vocabulary, as ordo-train writes them) and takes its shape into `a`.
+void take_initial_shape(Args& a) {
+  const io::ModelConfig c = io::load_model_config(a.init + "/config.json");
+  auto refuse = [&](const std::string& why) {
+    throw Error(c.path + ": --init needs a Marian model of ordo-train's layout: " + why);
+  };
+  if (c.model_type != "marian") refuse("model_type is '" + c.model_type + "'");
+  if (c.encoder_layers != c.decoder_layers || c.encoder_attention_heads != c.decoder_attention_heads ||
+      c.encoder_ffn_dim != c.decoder_ffn_dim)
+    refuse("encoder and decoder differ in layers, heads or ffn_dim");
+  if (c.normalize_before || c.normalize_embedding) refuse("pre-norm layers");
+  if (!c.share_encoder_decoder_embeddings || c.vocab_size != c.decoder_vocab_size)
+    refuse("separate source and target vocabularies");
+  std::ifstream source(a.init + "/source.spm", std::ios::binary), target(a.init + "/target.spm", std::ios::binary);
+  const std::string s((std::istreambuf_iterator<char>(source)), {}), t((std::istreambuf_iterator<char>(target)), {});
+  if (s.empty() || s != t) refuse("source.spm and target.spm are missing or not one joint model");
+  a.shape.d_model = c.d_model;
+  a.shape.layers = c.encoder_layers;
+  a.shape.heads = c.encoder_attention_heads;
+  a.shape.ffn_dim = c.encoder_ffn_dim;
+  a.shape.max_positions = c.max_position_embeddings;
+  a.shape.activation = c.activation_function;
+}
+
+// --init: the folder's SentencePiece model becomes <work>/spm.model, and its vocab.json (the
+// pieces in id order, <pad> last) <work>/spm.vocab, so that training goes on in its ids.
+void take_initial_vocabulary(const std::string& init, const std::string& spm_prefix) {
+  const std::string vocab_path = init + "/vocab.json";
+  std::ifstream in(vocab_path);
+  if (!in) throw Error(vocab_path + ": cannot open");
+  nlohmann::json vocab;
+  try {
+    vocab = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(vocab_path + ": not valid JSON (" + e.what() + ")");
+  }
+  std::vector<std::string> pieces(vocab.size());
+  for (const auto& [piece, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<size_t>() >= pieces.size() ||
+        !pieces[id.get<size_t>()].empty())
+      throw Error(vocab_path + ": piece '" + piece + "' has an id that is not unique in 0.." +
+                  std::to_string(pieces.size() - 1));
+    pieces[id.get<size_t>()] = piece;
+  }
+  if (pieces.empty() || pieces.back() != "<pad>")
+    throw Error(vocab_path + ": <pad> must be the last id (ordo-train's layout)");
+  std::ofstream out(spm_prefix + ".vocab");
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) out << pieces[i] << "\t0\n";
+  if (!out) throw Error(spm_prefix + ".vocab: cannot write");
+  train::copy_file(init + "/source.spm", spm_prefix + ".model");
+}
+
+int run(Args a) {
   if (a.threads > 0) at::set_num_threads(a.threads);
+  if (!a.init.empty()) take_initial_shape(a);
   ::mkdir(a.work.c_str(), 0755);
   const std::string current = a.work + "/current", best = a.work + "/best";
   ::mkdir(current.c_str(), 0755);
@@ -122,6 +187,7 @@ int run(const Args& a) {
 
   // 1. Joint SentencePiece model (trained once, on both sides of the training data).
   const std::string spm_prefix = a.work + "/spm";
+  if (!exists(spm_prefix + ".model") && !a.init.empty()) take_initial_vocabulary(a.init, spm_prefix);
   if (!exists(spm_prefix + ".model")) {
     const std::string joined = a.work + "/spm_input.txt";
     {
@@ -165,6 +231,11 @@ int run(const Args& a) {
   // 3. Model and optimizer.
   models::Seq2SeqModel model(train::marian_config(a.shape, vocab_size), models::marian_family());
   train::initialise(model, a.seed);
+  const std::string resume = a.work + "/resume.safetensors";
+  if (!a.init.empty() && !exists(resume)) {
+    model.load_weights(*models::open_checkpoint(a.init));
+    std::cerr << "initialised from " << a.init << "\n";
+  }
   train::Adam adam(a.lr, a.warmup);
   int64_t parameters = 0;
   model.visit([&](const std::string& name, at::Tensor& p) {
@@ -173,7 +244,6 @@ int run(const Args& a) {
     adam.add(name, p);
     parameters += p.numel();
   });
-  const std::string resume = a.work + "/resume.safetensors";
   Progress progress;
   if (exists(resume)) {
     progress = load_resume(resume, adam);
@@ -186,7 +256,11 @@ int run(const Args& a) {
   const train::TrainingOptions options{a.dropout, a.label_smoothing};
   std::ofstream log(a.work + "/log.tsv", std::ios::app);
 
-  auto validate = [&]() {
+  // Validation loss and greedy metric of the model as it is now (its weights in `current`).
+  struct Score {
+    double loss = 0, metric = 0;
+  };
+  auto score = [&]() {
     at::NoGradGuard no_grad;
     double loss = 0;
     int64_t tokens = 0;
@@ -203,24 +277,63 @@ int run(const Args& a) {
     decode.batch_size = 64;
     std::vector<std::string> hyps;
     for (const TranslationResult& r : translator.translate(valid_sources, decode)) hyps.push_back(r.hypotheses[0].text);
-    double score;
-    if (a.metric == "rougeL") {
-      score = metrics::corpus_rouge(hyps, {valid_refs}).rougeL.fmeasure;
-    } else {
-      score = metrics::corpus_bleu(hyps, {valid_refs}).score;
-    }
-    const bool improved = score > progress.best;
+    Score s;
+    s.loss = loss / tokens;
+    s.metric = a.metric == "rougeL" ? metrics::corpus_rouge(hyps, {valid_refs}).rougeL.fmeasure
+                                    : metrics::corpus_bleu(hyps, {valid_refs}).score;
+    return s;
+  };
+  const std::string checkpoints = a.work + "/checkpoints";
+  auto validate = [&]() {
+    const Score s = score();
+    const bool improved = s.metric > progress.best;
     if (improved) {
-      progress.best = score;
+      progress.best = s.metric;
       train::write_model_files(best, model, a.shape, io::DType::F16, a.dropout);
+    }
+    if (a.average > 0) {
+      ::mkdir(checkpoints.c_str(), 0755);
+      train::save_checkpoint(checkpoints, progress.step, model, a.average);
     }
     char line[256];
     std::snprintf(line, sizeof(line), "valid step %ld | loss %.3f | ppl %.2f | greedy %s %.2f%s", progress.step,
-                  loss / tokens, std::exp(loss / tokens), a.metric.c_str(), score, improved ? " | best" : "");
+                  s.loss, std::exp(s.loss), a.metric.c_str(), s.metric, improved ? " | best" : "");
     std::cerr << line << "\n";
-    log << "valid\t" << progress.step << "\t" << progress.epoch << "\t" << loss / tokens << "\t" << score << "\n";
+    log << "valid\t" << progress.step << "\t" << progress.epoch << "\t" << s.loss << "\t" << s.metric << "\n";
     log.flush();
   };
+  // The mean of the kept checkpoints, validated like the others; it replaces best/ only if it
+  // validates better (selection on the validation set, never on a test set).
+  auto average = [&]() {
+    const std::vector<std::string> files = train::list_checkpoints(checkpoints);
+    if (files.size() < 2) {
+      std::cerr << "averaging: " << files.size() << " checkpoint(s) in " << checkpoints << ", nothing to average\n";
+      return;
+    }
+    train::average_checkpoints(files, model);
+    const Score s = score();
+    const std::string averaged = a.work + "/averaged";
+    ::mkdir(averaged.c_str(), 0755);
+    train::write_tokenizer_files(averaged, spm_prefix + ".model", spm_prefix + ".vocab", a.source_lang, a.target_lang);
+    train::write_model_files(averaged, model, a.shape, io::DType::F16, a.dropout);
+    const bool improved = s.metric > progress.best;
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "averaged %zu checkpoints (%s .. %s) | loss %.3f | greedy %s %.2f (best single %.2f)%s -> %s",
+                  files.size(), files.front().c_str(), files.back().c_str(), s.loss, a.metric.c_str(), s.metric,
+                  progress.best, improved ? " | best" : "", averaged.c_str());
+    std::cerr << line << "\n";
+    log << "averaged\t" << progress.step << "\t" << files.size() << "\t" << s.loss << "\t" << s.metric << "\n";
+    log.flush();
+    if (improved) {
+      progress.best = s.metric;
+      train::write_model_files(best, model, a.shape, io::DType::F16, a.dropout);
+    }
+  };
+  if (a.average_only) {
+    average();
+    return 0;
+  }
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -283,6 +396,7 @@ int run(const Args& a) {
     validate();
     progress.elapsed = elapsed();
     save_resume(resume, adam, progress);
+    if (a.average > 0) average();
     std::cerr << "finished " << a.max_epochs << " epochs; best validation " << a.metric << " " << progress.best
               << "; best model in " << best << "\n";
   }
@@ -326,6 +440,16 @@ int main(int argc, char** argv) {
   app.add_option("--save-minutes", a.save_minutes, "Save the resume state this often");
   app.add_option("--threads", a.threads);
   app.add_option("--seed", a.seed);
+  app.add_option("--init", a.init,
+                 "Start from this Marian folder's weights, shape and joint vocabulary (made by ordo-train) "
+                 "instead of random weights; ignored when resuming")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--average", a.average,
+                 "Keep the parameters of the last N validations in <work>/checkpoints and, at the end, "
+                 "write their mean to <work>/averaged (and best/ if it validates better)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
+  app.add_flag("--average-only", a.average_only,
+               "Only average the checkpoints <work>/checkpoints holds (no training)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(a);

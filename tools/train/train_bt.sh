@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Continues a bundled Multi30k translator on real + back-translated pairs (the recipe behind
+# models/en-de and models/de-en; see models/README.md):
+#   bash tools/train/back_translate.sh de en beam      # synthetic English for German captions
+#   bash tools/train/train_bt.sh en de beam [ordo-train flags, e.g. --max-minutes 60]
+# trains en-de from models/en-de (--init) on Multi30k task-1 `train` (29,000 real pairs, twice)
+# + the 145,000 task-2 German captions with their back-translations as sources, selects on
+# `val` by greedy BLEU, and averages the last 6 validation checkpoints at the end.
+# Resumable: rerun the same command; state in runs/<src>-<tgt>.bt-<mode>/.
+# ORDO_BT_INIT=<folder> starts from another model than models/<src>-<tgt>.
+set -euo pipefail
+if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
+  echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
+  exit 2
+fi
+src="$1" tgt="$2" mode="$3"
+shift 3
+source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
+data="$shared_data/multi30k"
+synthetic="$root/runs/bt/$tgt-$src.$mode"   # real $tgt captions, translated into $src
+work="$root/runs/$src-$tgt.bt-$mode"
+mkdir -p "$work"
+if [[ ! -s "$work/train.$tgt" ]]; then
+  for n in 1 2 3 4 5; do
+    [[ -s "$synthetic/train.$n.$src" ]] || { echo "$0: $synthetic/train.$n.$src missing: run back_translate.sh $tgt $src $mode first" >&2; exit 1; }
+  done
+  # Real pairs twice (so that they are ~30 % of what the model sees), then the synthetic pairs
+  # whose two sides are non-empty and within a 1:3 word-count ratio (drops the rare runaway
+  # repetition of a sampled or beam output).
+  # (Tabs inside a caption become spaces, as SentencePiece would make them anyway.)
+  pair() { paste <(tr '\t' ' ' < "$1") <(tr '\t' ' ' < "$2"); }
+  {
+    pair "$data/train.$src" "$data/train.$tgt"
+    pair "$data/train.$src" "$data/train.$tgt"
+    for n in 1 2 3 4 5; do pair "$synthetic/train.$n.$src" "$synthetic/train.$n.$tgt"; done |
+      awk -F'\t' 'NF == 2 { s = split($1, a, " "); t = split($2, b, " ");
+                   if (s > 0 && t > 0 && s <= 3 * t && t <= 3 * s) print }'
+  } > "$work/pairs.tmp"
+  cut -f1 "$work/pairs.tmp" > "$work/train.$src"
+  cut -f2 "$work/pairs.tmp" > "$work/train.$tgt.tmp"
+  rm "$work/pairs.tmp"
+  mv "$work/train.$tgt.tmp" "$work/train.$tgt"
+  echo "$(wc -l < "$work/train.$tgt") training pairs in $work/train.{$src,$tgt}" >&2
+fi
+# Continued training: a new warm-up (Adam starts afresh) to a lower peak than from scratch.
+exec "$build/ordo-train" --init "${ORDO_BT_INIT:-$root/models/$src-$tgt}" \
+  --train-source "$work/train.$src" --train-target "$work/train.$tgt" \
+  --valid-source "$data/val.$src" --valid-target "$data/val.$tgt" \
+  --work "$work" --source-lang "$src" --target-lang "$tgt" \
+  --batch-tokens 3000 --lr 5e-4 --warmup 400 --dropout 0.2 --label-smoothing 0.1 \
+  --max-epochs 3 --valid-every 250 --average 6 --threads "$OMP_NUM_THREADS" "$@"
