@@ -185,6 +185,14 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     ::malloc_trim(0);
 #endif
   };
+  // The output projection first: when it is tied, its packed copy then serves the embedding
+  // lookups and the float32 table is released before the layers arrive (the peak stays that of
+  // the finished model).
+  if (pack_as) {
+    output_.pack(*pack_as);
+    compact_embeddings(*pack_as);
+    trim();  // the output projection's temporaries
+  }
   encoder_.visit("model.encoder", load, [&](size_t i) {
     if (!pack_as) return;
     encoder_.layers[i].pack(*pack_as);
@@ -195,20 +203,30 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     decoder_.layers[i].pack(*pack_as);
     trim();
   });
-  if (pack_as) {
-    output_.pack(*pack_as);
-    compact_embeddings(*pack_as);
-    trim();  // the output projection's temporaries
-  }
 }
 
 void Seq2SeqModel::compact_embeddings(nn::GemmType type) {
-  // With reduced-precision GEMMs the token embeddings are only looked up (the output
-  // projection has its packed copy): bfloat16 rows halve the largest tensor of a big-vocabulary
-  // model (1 GB in float32 for NLLB's 256k tokens). float32 keeps them exact.
-  if (type == nn::GemmType::kFloat32) return;
+  // A tied embedding table and the output projection's packed copy hold the same rows: the
+  // lookups read them back out of the packed copy (exact in float32 and bfloat16, int8 rows
+  // dequantized as CTranslate2's int8 embeddings are), and the table goes (1 GB in float32
+  // for NLLB's 256k tokens). Where the packed layout cannot be read back (PackedGemm::
+  // rows_readable), reduced precision keeps a bfloat16 table and float32 the table itself.
   const bool shared = decoder_.embed.tokens.is_same(encoder_.embed.tokens);
-  if (output_.packed && output_.weight.is_same(decoder_.embed.tokens)) output_.weight = at::Tensor();
+  const bool tied = output_.packed && output_.weight.defined() && output_.weight.is_same(decoder_.embed.tokens);
+  if (tied && output_.packed->rows_readable()) {
+    output_.weight = at::Tensor();
+    decoder_.embed.tokens = at::Tensor();
+    decoder_.embed.packed_rows = output_.packed;
+    if (shared) {
+      encoder_.embed.tokens = at::Tensor();
+      encoder_.embed.packed_rows = output_.packed;
+    } else if (type != nn::GemmType::kFloat32) {
+      encoder_.embed.tokens = encoder_.embed.tokens.to(at::kBFloat16);
+    }
+    return;
+  }
+  if (type == nn::GemmType::kFloat32) return;
+  if (tied) output_.weight = at::Tensor();
   encoder_.embed.tokens = encoder_.embed.tokens.to(at::kBFloat16);
   decoder_.embed.tokens = shared ? encoder_.embed.tokens : decoder_.embed.tokens.to(at::kBFloat16);
 }

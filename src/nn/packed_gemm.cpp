@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -107,6 +108,26 @@ struct PackedGemm::Impl {
   memory weights;           // packed weights (owned by oneDNN)
   at::Tensor bias;          // [1, out] float32, or undefined
   std::vector<float> weight_scales;  // int8: per output channel, W ~ W_q * scale
+  // Where element (k, n) of the packed [K, N] = W^T sits: k_offsets[k] + n_offset(n) elements
+  // from the start (a blocked layout's offset is a sum of one term per dimension). Empty when
+  // the layout is not one rows() can read.
+  std::vector<int64_t> k_offsets;
+  int64_t n_offset(int64_t n) const { return blocked_offset(weights_md, 0, n); }
+
+  // oneDNN's blocked-layout offset of logical element (k, n) (its memory_desc_wrapper::off_v):
+  // inner blocks innermost last, then the outer strides.
+  static int64_t blocked_offset(const memory::desc& md, int64_t k, int64_t n) {
+    const dnnl_blocking_desc_t& blk = md.data.format_desc.blocking;
+    int64_t pos[2] = {k, n};
+    int64_t offset = md.data.offset0, stride = 1;
+    for (int i = blk.inner_nblks - 1; i >= 0; --i) {
+      const int d = static_cast<int>(blk.inner_idxs[i]);
+      offset += pos[d] % blk.inner_blks[i] * stride;
+      pos[d] /= blk.inner_blks[i];
+      stride *= blk.inner_blks[i];
+    }
+    return offset + pos[0] * blk.strides[0] + pos[1] * blk.strides[1];
+  }
 
   struct Kernel {
     dnnl::matmul primitive;
@@ -151,6 +172,8 @@ struct PackedGemm::Impl {
     }
     return {dnnl::matmul::desc(src, weights_desc, dst), attr, cpu_engine()};
   }
+
+  void index_rows(const at::Tensor& source);
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
     const int threads = at::get_num_threads();
@@ -232,6 +255,78 @@ PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmTyp
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(plain, m.weights).execute(stream, plain, m.weights);
   stream.wait();
+  m.index_rows(source);
+}
+
+// Makes rows() possible when the packed layout is plain blocks holding the values as given
+// (not, e.g., oneDNN's int8 "scale adjust" for CPUs without VNNI, which halves them), and
+// proves it on a spread of rows against `source` ([out, in], the values packed).
+void PackedGemm::Impl::index_rows(const at::Tensor& source) {
+  const dnnl_memory_desc_t& d = weights_md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.padded_offsets[0] != 0 || d.padded_offsets[1] != 0) return;
+  if ((d.extra.flags & dnnl_memory_extra_flag_scale_adjust) && d.extra.scale_adjust != 1.0f) return;
+  k_offsets.resize(static_cast<size_t>(in));
+  for (int64_t k = 0; k < in; ++k) k_offsets[static_cast<size_t>(k)] = blocked_offset(weights_md, k, 0);
+  const int64_t samples[] = {0, 1, out / 3, out / 2, out - 2, out - 1};
+  const size_t element = source.element_size();
+  const auto* packed = static_cast<const uint8_t*>(weights.get_data_handle());
+  for (int64_t n : samples) {
+    if (n < 0 || n >= out) continue;
+    const auto* row = static_cast<const uint8_t*>(source.data_ptr()) + n * in * element;
+    const int64_t base = n_offset(n);
+    for (int64_t k = 0; k < in; ++k)
+      if (std::memcmp(packed + (k_offsets[static_cast<size_t>(k)] + base) * element, row + k * element, element) != 0) {
+        k_offsets.clear();
+        return;
+      }
+  }
+}
+
+bool PackedGemm::rows_readable() const { return !impl_->k_offsets.empty(); }
+
+at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
+  const Impl& m = *impl_;
+  if (m.k_offsets.empty()) throw Error("the packed weights of this GEMM cannot be read back as rows");
+  const at::Tensor flat = ids.to(at::kLong).contiguous().view({-1});
+  const int64_t count = flat.numel();
+  const int64_t* id = flat.data_ptr<int64_t>();
+  for (int64_t i = 0; i < count; ++i)
+    if (id[i] < 0 || id[i] >= m.out)
+      throw Error("token id " + std::to_string(id[i]) + " is outside the vocabulary (0.." + std::to_string(m.out - 1) + ")");
+  at::Tensor out = at::empty({count, m.in}, at::kFloat);
+  float* target = out.data_ptr<float>();
+  const int64_t* k_offsets = m.k_offsets.data();
+  const void* packed = m.weights.get_data_handle();
+  at::parallel_for(0, count, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t base = m.n_offset(id[i]);
+      float* row = target + i * m.in;
+      switch (m.type) {
+        case GemmType::kFloat32: {
+          const float* w = static_cast<const float*>(packed) + base;
+          for (int64_t k = 0; k < m.in; ++k) row[k] = w[k_offsets[k]];
+          break;
+        }
+        case GemmType::kBFloat16: {
+          const uint16_t* w = static_cast<const uint16_t*>(packed) + base;
+          for (int64_t k = 0; k < m.in; ++k) {
+            const uint32_t bits = static_cast<uint32_t>(w[k_offsets[k]]) << 16;
+            std::memcpy(&row[k], &bits, sizeof(float));
+          }
+          break;
+        }
+        case GemmType::kInt8: {
+          const int8_t* w = static_cast<const int8_t*>(packed) + base;
+          const float scale = m.weight_scales[static_cast<size_t>(id[i])];
+          for (int64_t k = 0; k < m.in; ++k) row[k] = static_cast<float>(w[k_offsets[k]]) * scale;
+          break;
+        }
+      }
+    }
+  });
+  auto sizes = ids.sizes().vec();
+  sizes.push_back(m.in);
+  return out.view(sizes);
 }
 
 PackedGemm::~PackedGemm() = default;

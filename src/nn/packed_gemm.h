@@ -41,6 +41,15 @@ class PackedGemm {
   // x [..., in] float32 -> [..., out] float32. Thread-safe.
   at::Tensor forward(const at::Tensor& x) const;
 
+  // Rows of W read back out of the packed copy: ids (any shape, int64) -> [..., in] float32
+  // (bfloat16 rows widened exactly; int8 rows dequantized, W_q * scale). A tied embedding
+  // table is looked up here instead of being kept beside its output projection (1 GB for
+  // NLLB's 256k x 1024 in float32). Only when rows_readable(): the packed layout is one oneDNN
+  // describes as plain blocks, and rows read back equal the weights packed (checked at
+  // packing). Throws ordo::Error for an id outside [0, out).
+  bool rows_readable() const;
+  at::Tensor rows(const at::Tensor& ids) const;
+
   // oneDNN kernels kept for reuse (one per recent (row count, threads) shape; see Impl).
   static constexpr size_t kMaxCachedKernels = 8;
   size_t cached_kernels() const;

@@ -8,7 +8,7 @@ Embedder::Embedder(const StackShape& shape_)
 }
 
 at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
-  at::Tensor x = at::embedding(tokens, ids);
+  at::Tensor x = tokens.defined() ? at::embedding(tokens, ids) : packed_rows->rows(ids);
   if (x.scalar_type() != at::kFloat) x = x.to(at::kFloat);  // bfloat16 table (reduced-precision models)
   if (shape.embed_scale != 1.0) x = x * shape.embed_scale;
   if (shape.positions_from_ids) {

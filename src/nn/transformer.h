@@ -30,6 +30,9 @@ struct StackShape {
 // Embeds ids and adds positions. Shared by both stacks.
 struct Embedder {
   at::Tensor tokens;  // [vocab, dim]; may be the same tensor as another stack's
+  // Instead of `tokens` (then undefined), after packing: the tied output projection whose
+  // packed weights hold the same rows (PackedGemm::rows), so the table is not kept twice.
+  std::shared_ptr<const PackedGemm> packed_rows;
   SinusoidalPositions positions;
   StackShape shape;
   LayerNorm layernorm_embedding;

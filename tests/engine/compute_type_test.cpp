@@ -9,6 +9,7 @@
 
 #include "metrics/bleu.h"
 #include "models/seq2seq_model.h"
+#include "nn/packed_gemm.h"
 #include "ordo/ordo.h"
 #include "support/errors.h"
 #include "support/fixtures.h"
@@ -124,6 +125,53 @@ TEST(ComputeTypes, Float32ResultsDoNotDependOnThreads) {
   for (size_t i = 0; i < sentences.size(); ++i) {
     EXPECT_EQ(runs[0][i].hypotheses[0].ids, runs[1][i].hypotheses[0].ids) << i;
     EXPECT_NEAR(runs[0][i].hypotheses[0].score, runs[1][i].hypotheses[0].score, 1e-4) << i;
+  }
+}
+
+// The tied embedding table is looked up from the output projection's packed copy
+// (PackedGemm::rows): rows read back equal the weights packed (float32 bit for bit, bfloat16
+// as rounded, int8 within half a quantization step), for every row of odd-sized matrices
+// (blocks cut short at the edges).
+TEST(PackedRows, ReadBackTheWeightsPacked) {
+  at::manual_seed(7);
+  for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{{1003, 77}, {64, 64}, {5, 130}}) {
+    const at::Tensor weight = at::randn({out, in});
+    const at::Tensor ids = at::arange(out, at::kLong).flip(0).view({1, out});
+    for (nn::GemmType type : {nn::GemmType::kFloat32, nn::GemmType::kBFloat16, nn::GemmType::kInt8}) {
+      if (!nn::gemm_type_supported(type)) continue;
+      const nn::PackedGemm gemm(weight, at::Tensor(), type);
+      ASSERT_TRUE(gemm.rows_readable()) << static_cast<int>(type) << " " << out << "x" << in;
+      const at::Tensor rows = gemm.rows(ids);
+      ASSERT_EQ(rows.sizes(), (std::vector<int64_t>{1, out, in}));
+      const at::Tensor expected = weight.flip(0).unsqueeze(0);
+      if (type == nn::GemmType::kFloat32) {
+        EXPECT_TRUE(at::equal(rows, expected));
+      } else if (type == nn::GemmType::kBFloat16) {
+        EXPECT_TRUE(at::equal(rows, expected.to(at::kBFloat16).to(at::kFloat)));
+      } else {
+        const at::Tensor half_step = weight.abs().amax(1).flip(0).unsqueeze(0).unsqueeze(2) / 127.0 / 2;
+        EXPECT_TRUE((rows - expected).abs().le(half_step * 1.0001).all().item<bool>());
+        EXPECT_GT(rows.ne(0).sum().item<int64_t>(), out * in / 2);
+      }
+      EXPECT_THROW(gemm.rows(at::tensor({int64_t{out}})), Error);
+      EXPECT_THROW(gemm.rows(at::tensor({int64_t{-1}})), Error);
+    }
+  }
+}
+
+// Packed for any compute type, a model with tied embeddings keeps no table of its own: the
+// encoder and decoder look their tokens up in the output projection (memory: the table is
+// the largest tensor of a big-vocabulary model), and float32 results do not change by it
+// (the golden parity tests run packed models too).
+TEST(PackedRows, TiedEmbeddingsAreNotKeptTwice) {
+  for (nn::GemmType type : {nn::GemmType::kFloat32, nn::GemmType::kBFloat16, nn::GemmType::kInt8}) {
+    if (!nn::gemm_type_supported(type)) continue;
+    auto model = models::Seq2SeqModel::load(fixture_dir("marian_opus_en_mg"));
+    model->pack(type);
+    EXPECT_FALSE(model->encoder().embed.tokens.defined()) << static_cast<int>(type);
+    EXPECT_FALSE(model->decoder().embed.tokens.defined()) << static_cast<int>(type);
+    ASSERT_TRUE(model->decoder().embed.packed_rows) << static_cast<int>(type);
+    EXPECT_EQ(model->decoder().embed.packed_rows->out_features(), model->config().decoder_vocab_size);
   }
 }
 
