@@ -18,6 +18,9 @@ class Checkpoint {
   virtual bool contains(const std::string& name) const = 0;
   // The tensor as float32 with its stored shape. Throws ordo::Error naming the file when absent.
   virtual at::Tensor get(const std::string& name) const = 0;
+  // Rows [begin, begin + count) of a tensor as float32 (a large table converted slice by
+  // slice, never whole). The caller checks the range against shape(name).
+  virtual at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const = 0;
   virtual std::vector<int64_t> shape(const std::string& name) const = 0;
 };
 

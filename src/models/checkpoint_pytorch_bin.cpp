@@ -36,6 +36,9 @@ class PytorchBinCheckpoint : public Checkpoint {
   bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
   std::vector<int64_t> shape(const std::string& name) const override { return find(name).sizes().vec(); }
   at::Tensor get(const std::string& name) const override { return find(name).to(at::kFloat).contiguous(); }
+  at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
+    return find(name).narrow(0, begin, count).to(at::kFloat).contiguous();
+  }
 
  private:
   const at::Tensor& find(const std::string& name) const {

@@ -21,8 +21,22 @@ class SafetensorsCheckpoint : public Checkpoint {
   // One copy out of the mapping (float32 straight into the tensor), then the mapped pages are
   // handed back: read once, they would otherwise stay in the process's resident set next to
   // the copy (and later the packed weights) until the file is closed.
-  at::Tensor get(const std::string& name) const override {
+  at::Tensor get(const std::string& name) const override { return copy_out(file_.get(name)); }
+  at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
     const io::TensorView& view = file_.get(name);
+    if (view.shape.empty() || begin < 0 || count < 0 || begin + count > view.shape[0])
+      throw Error(path() + ": rows " + std::to_string(begin) + "+" + std::to_string(count) + " of tensor '" + name +
+                  "' are out of range");
+    io::TensorView rows = view;
+    const size_t row_bytes = view.shape[0] > 0 ? view.nbytes / static_cast<size_t>(view.shape[0]) : 0;
+    rows.data = static_cast<const uint8_t*>(view.data) + static_cast<size_t>(begin) * row_bytes;
+    rows.shape[0] = count;
+    rows.nbytes = static_cast<size_t>(count) * row_bytes;
+    return copy_out(rows);
+  }
+
+ private:
+  static at::Tensor copy_out(const io::TensorView& view) {
     at::Tensor out;
     if (view.dtype == io::DType::F32) {
       out = at::empty(view.shape, at::kFloat);
@@ -35,7 +49,6 @@ class SafetensorsCheckpoint : public Checkpoint {
     return out;
   }
 
- private:
   // MADV_DONTNEED on a private read-only file mapping drops the pages; reading them again
   // (a tied tensor looked up twice) faults them back in from the file.
   static void release_pages(const io::TensorView& view) {

@@ -147,32 +147,62 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
 }
 
 void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::GemmType> pack_as) {
-  // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
-  // decoder embedding is also its output projection (model.decoder.output_projection).
-  if (shares_embeddings(config_)) {
-    assign(weights,
-           first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
-                                   "model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
-           encoder_.embed.tokens);
-    decoder_.embed.tokens = encoder_.embed.tokens;
-  } else {
-    assign(weights, first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"}),
-           encoder_.embed.tokens);
-    assign(weights,
-           first_present(weights, {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"}),
-           decoder_.embed.tokens);
-  }
-  if (config_.tie_word_embeddings) {
-    output_.weight = decoder_.embed.tokens;
-  } else {
-    assign(weights, "lm_head.weight", output_.weight);
-  }
   if (weights.contains("final_logits_bias")) {
     at::Tensor bias = at::empty({1, config_.decoder_vocab_size}, at::kFloat);
     assign(weights, "final_logits_bias", bias);
     output_.bias = bias.view({config_.decoder_vocab_size});
   } else {
     output_.bias.zero_();
+  }
+  // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
+  // decoder embedding is also its output projection (model.decoder.output_projection).
+  const bool shared = shares_embeddings(config_);
+  const std::string encoder_table =
+      shared ? first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
+                                       "model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"})
+             : first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"});
+  const std::string decoder_table =
+      shared ? encoder_table
+             : first_present(weights, {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"});
+  // Packing a tied output projection, it is packed straight from the checkpoint, a slice of
+  // rows at a time, and the embedding lookups read its packed rows (compact_embeddings): the
+  // float32 table (1 GB for NLLB's 256k x 1024) is never built.
+  const bool pack_tied = pack_as && config_.tie_word_embeddings;
+  if (pack_tied) {
+    const std::vector<int64_t> shape = weights.shape(decoder_table);
+    const std::vector<int64_t> implied = {config_.decoder_vocab_size, config_.d_model};
+    if (shape != implied)
+      throw Error(weights.path() + ": tensor '" + decoder_table + "' has shape " + shape_string(shape) +
+                  ", but config.json implies " + shape_string(implied));
+    const auto rows = [&](int64_t begin, int64_t count) {
+      const at::Tensor slice = weights.get_rows(decoder_table, begin, count);
+      check_finite(slice, decoder_table, weights.path());
+      return slice;
+    };
+    output_.packed = std::make_shared<const nn::PackedGemm>(rows, implied[0], implied[1], output_.bias, *pack_as);
+    output_.weight = at::Tensor();
+  }
+  const bool lookup_packed = pack_tied && output_.packed->rows_readable();
+  if (lookup_packed) {
+    decoder_.embed.tokens = at::Tensor();
+    decoder_.embed.packed_rows = output_.packed;
+  }
+  if (shared) {
+    if (lookup_packed) {
+      encoder_.embed.tokens = at::Tensor();
+      encoder_.embed.packed_rows = output_.packed;
+    } else {
+      assign(weights, encoder_table, encoder_.embed.tokens);
+      decoder_.embed.tokens = encoder_.embed.tokens;
+    }
+  } else {
+    assign(weights, encoder_table, encoder_.embed.tokens);
+    if (!lookup_packed) assign(weights, decoder_table, decoder_.embed.tokens);
+  }
+  if (!config_.tie_word_embeddings) {
+    assign(weights, "lm_head.weight", output_.weight);
+  } else if (!pack_tied) {
+    output_.weight = decoder_.embed.tokens;
   }
   const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
     assign(weights, name, param);
@@ -185,13 +215,12 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     ::malloc_trim(0);
 #endif
   };
-  // The output projection first: when it is tied, its packed copy then serves the embedding
-  // lookups and the float32 table is released before the layers arrive (the peak stays that of
-  // the finished model).
+  // The output projection and embeddings before the layers: what they leave in malloc's heap
+  // (the slices, the reorder's source) is trimmed before the layers arrive.
   if (pack_as) {
-    output_.pack(*pack_as);
+    if (!pack_tied) output_.pack(*pack_as);
     compact_embeddings(*pack_as);
-    trim();  // the output projection's temporaries
+    trim();
   }
   encoder_.visit("model.encoder", load, [&](size_t i) {
     if (!pack_as) return;
@@ -210,25 +239,31 @@ void Seq2SeqModel::compact_embeddings(nn::GemmType type) {
   // lookups read them back out of the packed copy (exact in float32 and bfloat16, int8 rows
   // dequantized as CTranslate2's int8 embeddings are), and the table goes (1 GB in float32
   // for NLLB's 256k tokens). Where the packed layout cannot be read back (PackedGemm::
-  // rows_readable), reduced precision keeps a bfloat16 table and float32 the table itself.
-  const bool shared = decoder_.embed.tokens.is_same(encoder_.embed.tokens);
+  // rows_readable), reduced precision keeps a bfloat16 table (only looked up) and float32 the
+  // table itself. (load_weights with pack_as has done the first part already.)
+  const bool shared = encoder_.embed.tokens.defined() && decoder_.embed.tokens.is_same(encoder_.embed.tokens);
   const bool tied = output_.packed && output_.weight.defined() && output_.weight.is_same(decoder_.embed.tokens);
+  if (tied) output_.weight = at::Tensor();
   if (tied && output_.packed->rows_readable()) {
-    output_.weight = at::Tensor();
     decoder_.embed.tokens = at::Tensor();
     decoder_.embed.packed_rows = output_.packed;
     if (shared) {
       encoder_.embed.tokens = at::Tensor();
       encoder_.embed.packed_rows = output_.packed;
-    } else if (type != nn::GemmType::kFloat32) {
-      encoder_.embed.tokens = encoder_.embed.tokens.to(at::kBFloat16);
     }
-    return;
+  } else if (tied && type == nn::GemmType::kFloat32) {
+    return;  // the table serves the lookups as it is
   }
   if (type == nn::GemmType::kFloat32) return;
-  if (tied) output_.weight = at::Tensor();
-  encoder_.embed.tokens = encoder_.embed.tokens.to(at::kBFloat16);
-  decoder_.embed.tokens = shared ? encoder_.embed.tokens : decoder_.embed.tokens.to(at::kBFloat16);
+  const auto narrow = [](at::Tensor& table) {
+    if (table.defined() && table.scalar_type() == at::kFloat) table = table.to(at::kBFloat16);
+  };
+  narrow(encoder_.embed.tokens);
+  if (shared && encoder_.embed.tokens.defined()) {
+    decoder_.embed.tokens = encoder_.embed.tokens;
+  } else {
+    narrow(decoder_.embed.tokens);
+  }
 }
 
 void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {

@@ -213,40 +213,64 @@ bool gemm_type_supported(GemmType type) {
 
 PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
                        std::optional<Activation> activation)
+    : PackedGemm(
+          [&weight](int64_t begin, int64_t count) { return weight.narrow(0, begin, count).to(at::kFloat); },
+          weight.size(0), weight.size(1), bias, type, activation,
+          type == GemmType::kFloat32 && weight.scalar_type() == at::kFloat && weight.is_contiguous() ? weight
+                                                                                                   : at::Tensor()) {}
+
+PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
+                       std::optional<Activation> activation)
+    : PackedGemm(rows, out, in, bias, type, activation, at::Tensor()) {}
+
+PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
+                       std::optional<Activation> activation, const at::Tensor& float32_whole)
     : impl_(std::make_unique<Impl>()) {
   if (!gemm_type_supported(type))
     throw Error(std::string("compute type ") + (type == GemmType::kBFloat16 ? "bfloat16" : "int8") +
                 " is not supported on this CPU (oneDNN has no fast kernel for it; use float32)");
   Impl& m = *impl_;
   m.type = type;
-  m.out = weight.size(0);
-  m.in = weight.size(1);
+  m.out = out;
+  m.in = in;
   m.activation = activation;
   // A zero bias (Marian's final_logits_bias usually is) is skipped: one pass less per call.
   if (bias.defined() && bias.ne(0).any().item<bool>()) m.bias = bias.to(at::kFloat).contiguous().view({1, m.out});
 
   // W^T as oneDNN's [K, N] matrix: the [out, in] row-major weight is [K, N] in layout 'ba'.
-  at::Tensor source = weight.to(at::kFloat).contiguous();
+  // Filled in slices of rows: whole-matrix temporaries would hold several float32 copies of a
+  // 256k-vocabulary output projection at once (int8: scales, then values, per slice).
+  at::Tensor source;
   dt source_dt = dt::f32;
-  if (type == GemmType::kBFloat16) {
-    source = source.to(at::kBFloat16);
+  constexpr int64_t kRows = 1024;
+  if (float32_whole.defined()) {
+    source = float32_whole;  // read by the reorder as it is: no copy
+  } else if (type == GemmType::kFloat32 && m.out <= kRows) {
+    source = rows(0, m.out).to(at::kFloat).contiguous();
+  } else if (type == GemmType::kFloat32) {
+    source = at::empty({m.out, m.in}, at::kFloat);
+  } else if (type == GemmType::kBFloat16) {
+    source = at::empty({m.out, m.in}, at::kBFloat16);
     source_dt = dt::bf16;
-  } else if (type == GemmType::kInt8) {
-    // Scales and values in slices of rows: whole-matrix temporaries would hold three float32
-    // copies of a 256k-vocabulary output projection at once (the peak of the whole load).
-    const at::Tensor scale = at::empty({m.out}, at::kFloat);  // [out]
-    at::Tensor quantized = at::empty({m.out, m.in}, at::kChar);
-    constexpr int64_t kRows = 1024;
+  } else {
+    source = at::empty({m.out, m.in}, at::kChar);
+    m.weight_scales.resize(static_cast<size_t>(m.out));
+    source_dt = dt::s8;
+  }
+  if (!float32_whole.defined() && (type != GemmType::kFloat32 || m.out > kRows)) {
     for (int64_t r = 0; r < m.out; r += kRows) {
       const int64_t n = std::min(kRows, m.out - r);
-      const at::Tensor rows = source.narrow(0, r, n);
-      scale.narrow(0, r, n).copy_(rows.abs().amax(1).clamp_min(1e-12) / 127.0);
-      at::Tensor slice = rows / scale.narrow(0, r, n).unsqueeze(1);
-      quantized.narrow(0, r, n).copy_(slice.round_().clamp_(-127, 127));
+      const at::Tensor slice = rows(r, n).to(at::kFloat);
+      if (slice.sizes() != at::IntArrayRef{n, m.in})
+        throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
+      if (type == GemmType::kInt8) {
+        const at::Tensor scale = at::from_blob(m.weight_scales.data() + r, {n}, at::kFloat);
+        scale.copy_(slice.abs().amax(1).clamp_min(1e-12) / 127.0);
+        source.narrow(0, r, n).copy_((slice / scale.unsqueeze(1)).round_().clamp_(-127, 127));
+      } else {
+        source.narrow(0, r, n).copy_(slice);
+      }
     }
-    source = quantized;
-    m.weight_scales.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + m.out);
-    source_dt = dt::s8;
   }
   const memory::desc any({m.in, m.out}, source_type(type), tag::any);
   m.weights_md = m.describe(/*rows=*/32, any).weights_desc();

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -34,6 +35,12 @@ class PackedGemm {
   // applied to the output inside the GEMM (oneDNN post-op).
   PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
              std::optional<Activation> activation = std::nullopt);
+  // The same with W supplied in slices of rows (rows(begin, count) -> [count, in] float32):
+  // a large W (a 256k-vocabulary output projection read from a checkpoint) then never sits in
+  // memory whole in float32, only in the packed type (and once more while it is reordered).
+  using RowSource = std::function<at::Tensor(int64_t begin, int64_t count)>;
+  PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
+             std::optional<Activation> activation = std::nullopt);
   ~PackedGemm();
   PackedGemm(const PackedGemm&) = delete;
   PackedGemm& operator=(const PackedGemm&) = delete;
@@ -59,6 +66,9 @@ class PackedGemm {
   GemmType type() const;
 
  private:
+  // `float32_whole`, when defined: W itself (float32, contiguous), packed without a copy.
+  PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
+             std::optional<Activation> activation, const at::Tensor& float32_whole);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
