@@ -154,6 +154,7 @@ ModelOptions model_options_of(const GenerateArgs& args) {
   o.threads = args.threads;
   o.inter_threads = args.inter_threads;
   o.compute_type = parse_compute_type(args.compute_type);
+  o.weight_cache = !args.no_weight_cache;
   return o;
 }
 
@@ -260,6 +261,9 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   cmd->add_option("--compute-type", args.compute_type,
                   "Arithmetic of the matrix products: float32 (exact, default), bfloat16 or int8 (faster)")
       ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  cmd->add_flag("--no-weight-cache", args.no_weight_cache,
+                "Pack the weights afresh, without reading or writing the packed weights cache "
+                "(~/.cache/ordo, $ORDO_CACHE_DIR; checkpoints of 64 MB or more)");
   cmd->add_flag("--json", args.json,
                 "Write JSON lines: {\"text\", \"tokens\", \"score\", \"n_best\": [{text, tokens, score}...]}");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress bar and no warnings");

@@ -30,6 +30,7 @@ struct GenerateArgs {
   int inter_threads = 1;
   int batch_tokens = 0;
   std::string compute_type = "float32";
+  bool no_weight_cache = false;
   std::optional<int> batch_size;  // default: the preset's, else 32
   DecodeOptions decode;
 };

@@ -145,6 +145,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->check(CLI::Range(1, 256));
   cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
       ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  cmd->add_flag("--no-weight-cache", args.no_weight_cache,
+                "Pack the weights afresh, without the packed weights cache (see `ordo translate --help`)");
   cmd->add_option("--batch-size", args.batch_size, "Most sentences in one batch (default 32)")->check(CLI::Range(1, 1024));
   cmd->add_option("--batch-tokens", args.batch_tokens,
                   "Most source tokens in one batch, padding included (default 0: no cap)")
@@ -190,6 +192,7 @@ int run_serve(const ServeArgs& args) {
   options.threads = std::max(1, threads / args.inter_threads);  // per batch
   options.inter_threads = 1;                                     // the server runs the batches
   options.compute_type = parse_compute_type(args.compute_type);
+  options.weight_cache = !args.no_weight_cache;
   for (const std::string& model : args.models) config.models.push_back(model_spec(model, options));
   if (!args.models_file.empty())
     for (const server::ModelSpec& spec : models_file(args.models_file, options)) config.models.push_back(spec);

@@ -16,6 +16,7 @@ struct ServeArgs {
   int threads = 0;
   int inter_threads = 1;
   std::string compute_type = "float32";
+  bool no_weight_cache = false;
   int batch_size = 32;
   int batch_tokens = 0;
   double batch_wait_ms = 5;

@@ -1,12 +1,14 @@
 #include "models/seq2seq_model.h"
 
 #include <malloc.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <sstream>
 #include <tuple>
 #include <vector>
 
+#include "models/packed_cache.h"
 #include "ordo/error.h"
 
 namespace ordo::models {
@@ -116,6 +118,11 @@ std::string first_present(const Checkpoint& weights, const std::vector<std::stri
 
 bool shares_embeddings(const io::ModelConfig& c) { return c.share_encoder_decoder_embeddings; }
 
+int64_t file_bytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
 }  // namespace
 
 Seq2SeqModel::Seq2SeqModel(io::ModelConfig config, FamilySpec family)
@@ -138,11 +145,24 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir) {
 }
 
 std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, io::ModelConfig config,
-                                                 FamilySpec family, std::optional<nn::GemmType> pack_as) {
+                                                 FamilySpec family, std::optional<nn::GemmType> pack_as,
+                                                 const PackedCacheOptions* cache) {
   const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
   check_sizes_against(config, *weights);
+  std::string cache_path;
+  if (pack_as && cache && cache->enabled && !packed_cache_disabled_by_environment() &&
+      file_bytes(weights->path()) >= cache->min_checkpoint_bytes) {
+    const std::string dir = cache->dir.empty() ? default_packed_cache_dir() : cache->dir;
+    if (!dir.empty()) cache_path = packed_cache_path(dir, weights->path(), config.path, *pack_as);
+    if (!cache_path.empty()) {
+      // Parameters are allocated, not touched: a miss costs no memory.
+      auto cached = std::make_shared<Seq2SeqModel>(config, family);
+      if (restore_packed(cache_path, *cached, *pack_as)) return cached;
+    }
+  }
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
+  if (!cache_path.empty()) save_packed(cache_path, *model, *pack_as);  // best effort
   return model;
 }
 
@@ -283,6 +303,12 @@ void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
   output_.bias = bias.view({config_.decoder_vocab_size});
   encoder_.visit("model.encoder", visitor);
   decoder_.visit("model.decoder", visitor);
+}
+
+void Seq2SeqModel::visit_linears(const nn::LinearVisitor& visitor) {
+  visitor("lm_head", output_);
+  encoder_.visit_linears("model.encoder", visitor);
+  decoder_.visit_linears("model.decoder", visitor);
 }
 
 void Seq2SeqModel::pack(nn::GemmType type) {

@@ -13,6 +13,8 @@
 
 namespace ordo::models {
 
+struct PackedCacheOptions;  // models/packed_cache.h
+
 class Seq2SeqModel {
  public:
   // Allocates every parameter with the shape `config` implies (values unset).
@@ -25,8 +27,11 @@ class Seq2SeqModel {
   // are checked against the checkpoint's tensor shapes before anything is allocated.
   // With `pack_as`, each layer is packed as soon as it is read (inference only, as pack()):
   // the whole model never sits in memory in float32 next to its packed copy.
+  // With `pack_as` and an enabled `cache` (models/packed_cache.h), a model packed before for
+  // the same checkpoint and type is mapped from the cache instead, and a new one is saved there.
   static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config,
-                                            FamilySpec family, std::optional<nn::GemmType> pack_as = std::nullopt);
+                                            FamilySpec family, std::optional<nn::GemmType> pack_as = std::nullopt,
+                                            const PackedCacheOptions* cache = nullptr);
 
   // Fills every parameter from a checkpoint, checking presence and shape; tied weights
   // (shared embeddings, output projection) are resolved the way Hugging Face ties them.
@@ -35,6 +40,9 @@ class Seq2SeqModel {
   // Every parameter under its Hugging Face name, each tensor once (tied ones are visited under
   // the name save_pretrained() writes them with).
   void visit(const nn::ParamVisitor& visitor);
+
+  // Every GEMM of the model (after packing too), "lm_head" being the output projection.
+  void visit_linears(const nn::LinearVisitor& visitor);
 
   // Inference only, after loading: packs every GEMM's weights for `type` (nn/packed_gemm.h).
   // The model can no longer be trained or saved.

@@ -154,6 +154,15 @@ at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cac
   return attend(part(qkv, 0), cache, additive_mask);
 }
 
+void MultiHeadAttention::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+  visitor(join_name(prefix, "q_proj"), q_proj);
+  visitor(join_name(prefix, "k_proj"), k_proj);
+  visitor(join_name(prefix, "v_proj"), v_proj);
+  visitor(join_name(prefix, "out_proj"), out_proj);
+  visitor(join_name(prefix, "qkv_proj"), qkv_proj);
+  visitor(join_name(prefix, "kv_proj"), kv_proj);
+}
+
 void MultiHeadAttention::visit(const std::string& prefix, const ParamVisitor& visitor) {
   q_proj.visit(join_name(prefix, "q_proj"), visitor);
   k_proj.visit(join_name(prefix, "k_proj"), visitor);

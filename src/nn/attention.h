@@ -60,6 +60,7 @@ struct MultiHeadAttention {
   at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;
 
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   // Inference only (see Linear::pack): packs out_proj and the fused projections of a self-
   // or cross-attention; the separate q/k/v weights are then released.
   void pack(GemmType type, bool self_attention);

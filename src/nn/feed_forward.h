@@ -25,6 +25,10 @@ struct FeedForward {
     fc1.pack(type, activation);
     fc2.pack(type);
   }
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+    visitor(join_name(prefix, "fc1"), fc1);
+    visitor(join_name(prefix, "fc2"), fc2);
+  }
   // Hugging Face names the two projections fc1/fc2 directly on the layer.
   void visit(const std::string& prefix, const ParamVisitor& visitor) {
     fc1.visit(join_name(prefix, "fc1"), visitor);

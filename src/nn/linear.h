@@ -35,4 +35,8 @@ struct Linear {
   bool fused_activation = false;
 };
 
+// Called once per Linear of a module with its name ("model.encoder.layers.0.self_attn.qkv_proj"),
+// after packing too (the packed weights cache saves and restores them through it).
+using LinearVisitor = std::function<void(const std::string& name, Linear& linear)>;
+
 }  // namespace ordo::nn

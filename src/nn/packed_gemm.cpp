@@ -112,6 +112,7 @@ struct PackedGemm::Impl {
   // from the start (a blocked layout's offset is a sum of one term per dimension). Empty when
   // the layout is not one rows() can read.
   std::vector<int64_t> k_offsets;
+  std::shared_ptr<const void> owner;  // keeps weights' memory alive when it is not oneDNN's
   int64_t n_offset(int64_t n) const { return blocked_offset(weights_md, 0, n); }
 
   // oneDNN's blocked-layout offset of logical element (k, n) (its memory_desc_wrapper::off_v):
@@ -174,6 +175,7 @@ struct PackedGemm::Impl {
   }
 
   void index_rows(const at::Tensor& source);
+  bool compute_row_offsets();
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
     const int threads = at::get_num_threads();
@@ -285,12 +287,18 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
 // Makes rows() possible when the packed layout is plain blocks holding the values as given
 // (not, e.g., oneDNN's int8 "scale adjust" for CPUs without VNNI, which halves them), and
 // proves it on a spread of rows against `source` ([out, in], the values packed).
-void PackedGemm::Impl::index_rows(const at::Tensor& source) {
+bool PackedGemm::Impl::compute_row_offsets() {
   const dnnl_memory_desc_t& d = weights_md.data;
-  if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.padded_offsets[0] != 0 || d.padded_offsets[1] != 0) return;
-  if ((d.extra.flags & dnnl_memory_extra_flag_scale_adjust) && d.extra.scale_adjust != 1.0f) return;
+  if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.padded_offsets[0] != 0 || d.padded_offsets[1] != 0)
+    return false;
+  if ((d.extra.flags & dnnl_memory_extra_flag_scale_adjust) && d.extra.scale_adjust != 1.0f) return false;
   k_offsets.resize(static_cast<size_t>(in));
   for (int64_t k = 0; k < in; ++k) k_offsets[static_cast<size_t>(k)] = blocked_offset(weights_md, k, 0);
+  return true;
+}
+
+void PackedGemm::Impl::index_rows(const at::Tensor& source) {
+  if (!compute_row_offsets()) return;
   const int64_t samples[] = {0, 1, out / 3, out / 2, out - 2, out - 1};
   const size_t element = source.element_size();
   const auto* packed = static_cast<const uint8_t*>(weights.get_data_handle());
@@ -304,6 +312,49 @@ void PackedGemm::Impl::index_rows(const at::Tensor& source) {
         return;
       }
   }
+}
+
+PackedGemm::PackedGemm() : impl_(std::make_unique<Impl>()) {}
+
+PackedGemm::Image PackedGemm::image() const {
+  const Impl& m = *impl_;
+  Image image;
+  image.type = m.type;
+  image.in = m.in;
+  image.out = m.out;
+  image.activation = m.activation;
+  const auto* layout = reinterpret_cast<const uint8_t*>(&m.weights_md.data);
+  image.layout.assign(layout, layout + sizeof(m.weights_md.data));
+  image.weights = m.weights.get_data_handle();
+  image.weight_bytes = m.weights_md.get_size();
+  image.weight_scales = m.weight_scales;
+  if (m.bias.defined()) image.bias.assign(m.bias.data_ptr<float>(), m.bias.data_ptr<float>() + m.out);
+  image.rows_readable = !m.k_offsets.empty();
+  return image;
+}
+
+std::shared_ptr<const PackedGemm> PackedGemm::from_image(const Image& image, std::shared_ptr<const void> owner) {
+  if (!gemm_type_supported(image.type) || image.layout.size() != sizeof(dnnl_memory_desc_t)) return nullptr;
+  if (image.type == GemmType::kInt8 && image.weight_scales.size() != static_cast<size_t>(image.out)) return nullptr;
+  if (!image.bias.empty() && image.bias.size() != static_cast<size_t>(image.out)) return nullptr;
+  std::shared_ptr<PackedGemm> gemm(new PackedGemm());
+  Impl& m = *gemm->impl_;
+  m.type = image.type;
+  m.in = image.in;
+  m.out = image.out;
+  m.activation = image.activation;
+  m.weight_scales = image.weight_scales;
+  if (!image.bias.empty())
+    m.bias = at::from_blob(const_cast<float*>(image.bias.data()), {1, m.out}, at::kFloat).clone();
+  dnnl_memory_desc_t saved;
+  std::memcpy(&saved, image.layout.data(), sizeof(saved));
+  const memory::desc any({m.in, m.out}, source_type(m.type), tag::any);
+  m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
+  if (m.weights_md != memory::desc(saved) || m.weights_md.get_size() != image.weight_bytes) return nullptr;
+  m.weights = memory(m.weights_md, cpu_engine(), const_cast<void*>(image.weights));
+  m.owner = std::move(owner);
+  if (image.rows_readable && !m.compute_row_offsets()) return nullptr;
+  return gemm;
 }
 
 bool PackedGemm::rows_readable() const { return !impl_->k_offsets.empty(); }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -57,6 +58,25 @@ class PackedGemm {
   bool rows_readable() const;
   at::Tensor rows(const at::Tensor& ids) const;
 
+  // The packed weights as they are in memory, and what is needed to use them again without
+  // packing (models/packed_cache.h keeps them in a file).
+  struct Image {
+    GemmType type = GemmType::kFloat32;
+    int64_t in = 0, out = 0;
+    std::optional<Activation> activation;
+    std::vector<uint8_t> layout;     // oneDNN's memory descriptor of the packed weights, as bytes
+    const void* weights = nullptr;   // the packed weights
+    size_t weight_bytes = 0;
+    std::vector<float> weight_scales;  // int8: per output channel
+    std::vector<float> bias;           // empty: none
+    bool rows_readable = false;
+  };
+  Image image() const;
+  // A PackedGemm that uses image.weights where they are (a mapped file that `owner` keeps
+  // alive; they are only read). nullptr when oneDNN would lay the weights out differently
+  // here (another CPU or oneDNN version): the caller packs afresh.
+  static std::shared_ptr<const PackedGemm> from_image(const Image& image, std::shared_ptr<const void> owner);
+
   // oneDNN kernels kept for reuse (one per recent (row count, threads) shape; see Impl).
   static constexpr size_t kMaxCachedKernels = 8;
   size_t cached_kernels() const;
@@ -66,6 +86,7 @@ class PackedGemm {
   GemmType type() const;
 
  private:
+  PackedGemm();
   // `float32_whole`, when defined: W itself (float32, contiguous), packed without a copy.
   PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
              std::optional<Activation> activation, const at::Tensor& float32_whole);

@@ -47,6 +47,11 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
 }
 
+void TransformerEncoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+  for (size_t i = 0; i < layers.size(); ++i)
+    layers[i].visit_linears(join_name(prefix, "layers." + std::to_string(i)), visitor);
+}
+
 void TransformerEncoder::pack(GemmType type) {
   for (EncoderLayer& layer : layers) layer.pack(type);
 }
@@ -108,6 +113,11 @@ void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& vi
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+}
+
+void TransformerDecoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+  for (size_t i = 0; i < layers.size(); ++i)
+    layers[i].visit_linears(join_name(prefix, "layers." + std::to_string(i)), visitor);
 }
 
 void TransformerDecoder::pack(GemmType type) {

@@ -58,6 +58,7 @@ class TransformerEncoder {
   // `after_layer(i)` runs once layer i's parameters are visited (loading packs it there).
   void visit(const std::string& prefix, const ParamVisitor& visitor,
              const std::function<void(size_t)>& after_layer = {});
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };
 
@@ -101,6 +102,7 @@ class TransformerDecoder {
   at::Tensor forward(const at::Tensor& ids, DecoderState& state) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor,
              const std::function<void(size_t)>& after_layer = {});  // as the encoder's
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };
 

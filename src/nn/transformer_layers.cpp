@@ -16,6 +16,11 @@ at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask) co
   return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
 }
 
+void EncoderLayer::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+  self_attn.visit_linears(join_name(prefix, "self_attn"), visitor);
+  ffn.visit_linears(prefix, visitor);
+}
+
 void EncoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {
   self_attn.visit(join_name(prefix, "self_attn"), visitor);
   self_attn_layer_norm.visit(join_name(prefix, "self_attn_layer_norm"), visitor);
@@ -68,6 +73,12 @@ void DecoderLayer::pack(GemmType type) {
   self_attn.pack(type, /*self_attention=*/true);
   encoder_attn.pack(type, /*self_attention=*/false);
   ffn.pack(type);
+}
+
+void DecoderLayer::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
+  self_attn.visit_linears(join_name(prefix, "self_attn"), visitor);
+  encoder_attn.visit_linears(join_name(prefix, "encoder_attn"), visitor);
+  ffn.visit_linears(prefix, visitor);
 }
 
 void DecoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {

@@ -40,6 +40,7 @@ struct EncoderLayer {
   // x: [batch, src_len, dim]; mask: padding_mask() of the source.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };
 
@@ -64,6 +65,7 @@ struct DecoderLayer {
                      const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1,
                      at::Tensor* cross_weights = nullptr) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor);
+  void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };
 

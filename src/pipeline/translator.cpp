@@ -19,6 +19,7 @@
 
 #include "io/file.h"
 #include "io/model_config.h"
+#include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
 #include "pipeline/model_step.h"
 #include "search/generation_settings.h"
@@ -370,8 +371,11 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
     throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
                 config.path + ": vocab_size " + std::to_string(config.vocab_size) + ")");
   // Packed layer by layer while loading: peak memory is the packed model plus one layer.
+  models::PackedCacheOptions cache;
+  cache.enabled = model_options.weight_cache;
+  cache.dir = model_options.weight_cache_dir;
   impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family),
-                                            gemm_type(model_options.compute_type));
+                                            gemm_type(model_options.compute_type), &cache);
 }
 
 Translator::~Translator() = default;

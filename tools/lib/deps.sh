@@ -20,6 +20,7 @@ ORDO_PACKAGES=(
   libgtest-dev googletest
   libcpp-httplib-dev    # `ordo serve`: HTTP server (and the tests' client)
   libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
+  libxxhash-dev         # XXH3 hashes of checkpoints: the packed weights cache's file names
   prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
 )
 # tools/sanitize.sh and tools/fuzz.sh (CI runs both after the suite): clang with its
