@@ -179,8 +179,13 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--report", real.reports, "With --shape: throughput, memory, startup, latency")->delimiter(',');
   app.add_option("--beams", real.beams, "With --shape: beam sizes (1 = greedy)")->delimiter(',');
-  app.add_option("--sentences", real.sentences, "With --shape: throughput batch (sentences x 30 source tokens)");
+  app.add_option("--sentences", real.sentences, "With --shape: throughput batch (sentences x --source-tokens)");
   app.add_option("--tokens", real.tokens, "With --shape: tokens generated per sentence in the throughput batch");
+  app.add_option("--source-tokens", real.source_tokens,
+                 "With --shape: source ids per sentence in the throughput batch (512: summarization documents)")
+      ->check(CLI::Range(2, 4096));
+  app.add_option("--length-penalty", real.length_penalty,
+                 "With --shape: beam length penalty in the throughput batch (pegasus-xsum: 0.6)");
   app.add_option("--latency-sentences", real.latency_sentences, "With --shape: newstest lines for latency");
   app.add_option("--memory-sentences", real.memory_sentences, "With --shape: newstest lines for the memory run");
   app.add_option("--peer-python", real.peer_python,

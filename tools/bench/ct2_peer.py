@@ -4,6 +4,7 @@
   ct2_peer.py check
   ct2_peer.py convert HF_DIR OUT_DIR QUANTIZATION       # float32 | int8 | bfloat16
   ct2_peer.py throughput CT2_DIR IDS_JSON --compute-type T --intra N --inter N --beam B --tokens L --runs R
+                         [--length-penalty P]
   ct2_peer.py latency CT2_DIR IDS_JSON --compute-type T --intra N --beam B
   ct2_peer.py lines CT2_DIR IDS_JSON --compute-type T --intra N --beam B --tokens L   # start-up/memory
 
@@ -173,7 +174,8 @@ def parse(argv):
     i = 2
     while i < len(argv):
         key = argv[i].lstrip("-").replace("-", "_")
-        args[key] = argv[i + 1] if key == "compute_type" else int(argv[i + 1])
+        args[key] = (argv[i + 1] if key == "compute_type" else float(argv[i + 1]) if key == "length_penalty"
+                     else int(argv[i + 1]))
         i += 2
     return args
 
@@ -199,7 +201,7 @@ def main():
                                    max_decoding_length=args["tokens"])
             print(" ".join(r[0].hypotheses[0]), flush=True)
         return
-    kw = dict(beam_size=args["beam"], return_scores=False)
+    kw = dict(beam_size=args["beam"], return_scores=False, length_penalty=args.get("length_penalty", 1.0))
     if cmd == "throughput":
         kw.update(min_decoding_length=args["tokens"], max_decoding_length=args["tokens"])
         tr.translate_batch(batch, **kw)

@@ -222,15 +222,15 @@ int run_real_sizes(const RealSizeOptions& o) {
     std::uniform_int_distribution<int64_t> id(110, 2000);
     for (int s = 0; s < o.sentences; ++s) {
       std::vector<int64_t> ids;
-      for (int t = 0; t < 29; ++t) ids.push_back(id(rng));
+      for (int t = 0; t + 1 < o.source_tokens; ++t) ids.push_back(id(rng));
       ids.push_back(config.eos_token_id);
       batch.push_back(ids);
     }
     const std::string batch_file = write_ids(dir + "/bench_batch.json", batch);
 
     if (has("throughput")) {
-      std::printf("| %s throughput (tok/s, %d sentences x 30 -> %d tokens) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | load avg |\n",
-                  shape.name.c_str(), o.sentences, o.tokens);
+      std::printf("| %s throughput (tok/s, %d sentences x %d -> %d tokens, length penalty %g) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | load avg |\n",
+                  shape.name.c_str(), o.sentences, o.source_tokens, o.tokens, o.length_penalty);
       std::printf("|---|---|---|---|---|---|---|---|\n");
       for (const std::string& compute : o.compute_types) {
         ModelOptions model_options;
@@ -244,6 +244,7 @@ int run_real_sizes(const RealSizeOptions& o) {
             DecodeOptions options;
             options.beam_size = beam;
             options.max_new_tokens = options.min_new_tokens = o.tokens;
+            options.length_penalty = o.length_penalty;
             options.batch_size = parallel ? (o.sentences + 1) / 2 : o.sentences;
             const Ids halves[2] = {Ids(batch.begin(), batch.begin() + (o.sentences + 1) / 2),
                                    Ids(batch.begin() + (o.sentences + 1) / 2, batch.end())};
@@ -275,7 +276,7 @@ int run_real_sizes(const RealSizeOptions& o) {
                   peer.command({"throughput", peer_dir, batch_file, "--compute-type", compute, "--intra",
                                 std::to_string(parallel ? 1 : threads), "--inter", std::to_string(parallel ? 2 : 1),
                                 "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
-                                std::to_string(o.runs)}),
+                                std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty)}),
                   ""));
               if (j.is_object()) peer_rate = j["tokens_per_s"].get<double>();
             }

@@ -17,6 +17,8 @@ struct RealSizeOptions {
   int runs = 3;
   int sentences = 8;           // throughput batch: sentences x 30 source tokens
   int tokens = 32;             // throughput: generated tokens per sentence (exactly)
+  int source_tokens = 30;      // throughput: source ids per sentence (512: Pegasus's documents)
+  float length_penalty = 1.0f; // throughput: beam length penalty (pegasus-xsum: 0.6)
   int latency_sentences = 200; // newstest lines, one at a time
   int memory_sentences = 10;   // newstest lines for the start-up / memory process
   int memory_tokens = 32;      // tokens generated per line in that process
