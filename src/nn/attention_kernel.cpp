@@ -76,6 +76,68 @@ ORDO_ALWAYS_INLINE float dot(const float* a, const float* b, int64_t n) {
   return lane_sum((acc0 + acc1) + (acc2 + acc3));
 }
 
+// dot() of G queries with 16 keys at once (key j at keys + j * stride; scores of query g to
+// out[g][0, 16)), bit for bit: each key's four accumulators as in dot(), each key loaded once
+// for the G queries, then lane_sum()'s tree for all 16 keys together, each of its levels one
+// two-source shuffle pair and one vector add instead of 15 scalar adds per key.
+template <int G>
+ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* keys, int64_t stride, int64_t n,
+                              float* const* out) {
+  V16 x[G][16];
+  for (int j = 0; j < 16; ++j) {
+    const float* b = keys + j * stride;  // loaded once for the G queries
+    for (int g = 0; g < G; ++g) {
+      const float* q = queries[g];
+      V16 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
+      int64_t d = 0;
+      for (; d + 64 <= n; d += 64) {
+        acc0 += load(q + d) * load(b + d);
+        acc1 += load(q + d + 16) * load(b + d + 16);
+        acc2 += load(q + d + 32) * load(b + d + 32);
+        acc3 += load(q + d + 48) * load(b + d + 48);
+      }
+      if (d + 16 <= n) {
+        acc0 += load(q + d) * load(b + d);
+        d += 16;
+      }
+      if (d + 16 <= n) {
+        acc1 += load(q + d) * load(b + d);
+        d += 16;
+      }
+      if (d + 16 <= n) {
+        acc2 += load(q + d) * load(b + d);
+        d += 16;
+      }
+      if (d < n) acc3 += load_first(q + d, n - d) * load_first(b + d, n - d);
+      x[g][j] = (acc0 + acc1) + (acc2 + acc3);
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    // Level 1, a_i = l_i + l_(i+8): keys 2t, 2t+1 -> lanes 0-7, 8-15.
+    V16 s1[8];
+    for (int t = 0; t < 8; ++t)
+      s1[t] = __builtin_shufflevector(x[g][2 * t], x[g][2 * t + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22,
+                                      23) +
+              __builtin_shufflevector(x[g][2 * t], x[g][2 * t + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
+                                      30, 31);
+    // Level 2, (a_i + a_(i+4)) for i < 4: four keys, four lanes each.
+    V16 s2[4];
+    for (int u = 0; u < 4; ++u)
+      s2[u] = __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+              __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30,
+                                      31);
+    // Level 3, ((a0 + a4) + (a2 + a6)) and ((a1 + a5) + (a3 + a7)): eight keys, two lanes each.
+    V16 s3[2];
+    for (int v = 0; v < 2; ++v)
+      s3[v] = __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+              __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30,
+                                      31);
+    // Level 4, the two halves added: lane j = key j.
+    store(out[g], __builtin_shufflevector(s3[0], s3[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+                      __builtin_shufflevector(s3[0], s3[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));
+  }
+}
+
 // exp(x) for x <= 0 (Cephes' single-precision polynomial, ~1 ulp), 0 below -87.3 (where
 // exp underflows to denormals). Branch-free so that 16 lanes run it as one vector.
 ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
@@ -108,68 +170,125 @@ struct Problem {
   float scale;
 };
 
+// out_g[d0, d0 + 64) = sum over s, in order, of probs_g[s] v_s (then times inverse_g), for G
+// queries of one (sentence, head) at once: each value row is loaded once for the G queries
+// (the grouped rows of a beam, or the queries of a source), and each query's accumulation is
+// the one a query alone gets, operation for operation.
+template <int G>
+ORDO_ALWAYS_INLINE void weighted_values_64(const Problem& p, const float* values, int64_t d0, float* const* probs,
+                                           const float* inverse, float* const* out) {
+  V16 o[G][4] = {};
+  for (int64_t s = 0; s < p.kv_len; ++s) {
+    const float* value = values + s * p.v_pos + d0;
+    const V16 v0 = load(value), v1 = load(value + 16), v2 = load(value + 32), v3 = load(value + 48);
+    for (int g = 0; g < G; ++g) {
+      const float weight = probs[g][s];
+      if (weight == 0.0f) continue;  // a masked position changes nothing, not even a zero's sign
+      o[g][0] += weight * v0;
+      o[g][1] += weight * v1;
+      o[g][2] += weight * v2;
+      o[g][3] += weight * v3;
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    if (!out[g]) continue;
+    store(out[g] + d0, o[g][0] * inverse[g]);
+    store(out[g] + d0 + 16, o[g][1] * inverse[g]);
+    store(out[g] + d0 + 32, o[g][2] * inverse[g]);
+    store(out[g] + d0 + 48, o[g][3] * inverse[g]);
+  }
+}
+
+constexpr int kQueryBlock = 4;
+
 ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) {
   const int64_t hd = p.head_dim, padded = (p.kv_len + 15) / 16 * 16;
-  std::vector<float> scratch(2 * padded + hd);
-  float* scores = scratch.data();
-  float* probs = scores + padded;
-  float* query = probs + padded;
+  std::vector<float> scratch(2 * kQueryBlock * padded + kQueryBlock * hd);
+  float* scores_block = scratch.data();
+  float* probs_block = scores_block + kQueryBlock * padded;
+  float* query_block = probs_block + kQueryBlock * padded;
   const float lowest_half = std::numeric_limits<float>::lowest() / 2;
   for (int64_t unit = begin; unit < end; ++unit) {
     const int64_t b = unit / p.heads, h = unit % p.heads;
     const float* keys = p.k + b * p.k_batch + h * p.k_head;
     const float* values = p.v + b * p.v_batch + h * p.v_head;
-    for (int64_t i = 0; i < p.q_len; ++i) {
-      const float* q_row = p.q + b * p.q_batch + i * p.q_row + h * hd;
-      float* out = p.out + (b * p.q_len + i) * p.heads * hd + h * hd;
-      for (int64_t d = 0; d < hd; ++d) query[d] = q_row[d] * p.scale;
-      for (int64_t s = 0; s < p.kv_len; ++s) scores[s] = dot(query, keys + s * p.k_pos, hd);
-      if (p.mask) {
-        const float* mask = p.mask + b * p.m_batch + h * p.m_head + i * p.m_row;
-        for (int64_t s = 0; s < p.kv_len; ++s) scores[s] += mask[s * p.m_pos];
+    for (int64_t i0 = 0; i0 < p.q_len; i0 += kQueryBlock) {
+      const int count = static_cast<int>(std::min<int64_t>(kQueryBlock, p.q_len - i0));
+      float* probs[kQueryBlock] = {};
+      float* outs[kQueryBlock] = {};
+      float inverse[kQueryBlock] = {};
+      // Scores of the block's queries, the keys loaded once for all of them.
+      float* queries[kQueryBlock] = {};
+      float* scores_of[kQueryBlock] = {};
+      for (int g = 0; g < count; ++g) {
+        const float* q_row = p.q + b * p.q_batch + (i0 + g) * p.q_row + h * hd;
+        queries[g] = query_block + g * hd;
+        scores_of[g] = scores_block + g * padded;
+        for (int64_t d = 0; d < hd; ++d) queries[g][d] = q_row[d] * p.scale;
       }
-      float top = scores[0];
-      for (int64_t s = 1; s < p.kv_len; ++s) top = std::max(top, scores[s]);
-      if (top < lowest_half) {  // nothing to attend to: position 0, as when alone
-        std::memcpy(out, values, hd * sizeof(float));
-        continue;
+      int64_t s16 = 0;
+      for (; s16 + 16 <= p.kv_len; s16 += 16) {
+        float* at[kQueryBlock];
+        for (int g = 0; g < kQueryBlock; ++g) at[g] = scores_of[g] ? scores_of[g] + s16 : nullptr;
+        const float* block = keys + s16 * p.k_pos;
+        switch (count) {
+          case 1: dot16<1>(queries, block, p.k_pos, hd, at); break;
+          case 2: dot16<2>(queries, block, p.k_pos, hd, at); break;
+          case 3: dot16<3>(queries, block, p.k_pos, hd, at); break;
+          default: dot16<4>(queries, block, p.k_pos, hd, at); break;
+        }
       }
-      for (int64_t s = p.kv_len; s < padded; ++s) scores[s] = -std::numeric_limits<float>::infinity();
-      // p_s = exp(s - max) and their sum, position s in lane s % 16 (padding adds +0).
-      V16 sum = {};
-      for (int64_t s = 0; s < padded; s += 16) {
-        for (int j = 0; j < 16; ++j) probs[s + j] = exp_nonpositive(scores[s + j] - top);
-        sum += load(probs + s);
+      for (int g = 0; g < count; ++g)
+        for (int64_t s = s16; s < p.kv_len; ++s) scores_of[g][s] = dot(queries[g], keys + s * p.k_pos, hd);
+      for (int g = 0; g < count; ++g) {
+        const int64_t i = i0 + g;
+        float* out = p.out + (b * p.q_len + i) * p.heads * hd + h * hd;
+        float* scores = scores_of[g];
+        probs[g] = probs_block + g * padded;
+        if (p.mask) {
+          const float* mask = p.mask + b * p.m_batch + h * p.m_head + i * p.m_row;
+          for (int64_t s = 0; s < p.kv_len; ++s) scores[s] += mask[s * p.m_pos];
+        }
+        float top = scores[0];
+        for (int64_t s = 1; s < p.kv_len; ++s) top = std::max(top, scores[s]);
+        if (top < lowest_half) {  // nothing to attend to: position 0, as when alone
+          std::memcpy(out, values, hd * sizeof(float));
+          std::fill(probs[g], probs[g] + padded, 0.0f);  // contributes nothing below; not stored
+          continue;
+        }
+        outs[g] = out;
+        for (int64_t s = p.kv_len; s < padded; ++s) scores[s] = -std::numeric_limits<float>::infinity();
+        // p_s = exp(s - max) and their sum, position s in lane s % 16 (padding adds +0).
+        V16 sum = {};
+        for (int64_t s = 0; s < padded; s += 16) {
+          for (int j = 0; j < 16; ++j) probs[g][s + j] = exp_nonpositive(scores[s + j] - top);
+          sum += load(probs[g] + s);
+        }
+        inverse[g] = 1.0f / lane_sum(sum);
       }
-      const float inverse = 1.0f / lane_sum(sum);
-      // out[d] = sum over s, in order, of p_s v_s[d]; 64 outputs at a time in registers.
+      // out[d] = sum over s, in order, of p_s v_s[d]; 64 outputs of each query at a time.
       int64_t d0 = 0;
       for (; d0 + 64 <= hd; d0 += 64) {
-        V16 o0 = {}, o1 = {}, o2 = {}, o3 = {};
-        for (int64_t s = 0; s < p.kv_len; ++s) {
-          const float weight = probs[s];
-          if (weight == 0.0f) continue;  // a masked position changes nothing, not even a zero's sign
-          const float* value = values + s * p.v_pos + d0;
-          o0 += weight * load(value);
-          o1 += weight * load(value + 16);
-          o2 += weight * load(value + 32);
-          o3 += weight * load(value + 48);
+        switch (count) {
+          case 1: weighted_values_64<1>(p, values, d0, probs, inverse, outs); break;
+          case 2: weighted_values_64<2>(p, values, d0, probs, inverse, outs); break;
+          case 3: weighted_values_64<3>(p, values, d0, probs, inverse, outs); break;
+          default: weighted_values_64<4>(p, values, d0, probs, inverse, outs); break;
         }
-        store(out + d0, o0 * inverse);
-        store(out + d0 + 16, o1 * inverse);
-        store(out + d0 + 32, o2 * inverse);
-        store(out + d0 + 48, o3 * inverse);
       }
       if (d0 < hd) {  // the rest of the head (every call of a model takes the same path)
-        float acc[64] = {};
-        const int64_t width = hd - d0;
-        for (int64_t s = 0; s < p.kv_len; ++s) {
-          const float weight = probs[s];
-          if (weight == 0.0f) continue;
-          const float* value = values + s * p.v_pos + d0;
-          for (int64_t j = 0; j < width; ++j) acc[j] += weight * value[j];
+        for (int g = 0; g < count; ++g) {
+          if (!outs[g]) continue;
+          float acc[64] = {};
+          const int64_t width = hd - d0;
+          for (int64_t s = 0; s < p.kv_len; ++s) {
+            const float weight = probs[g][s];
+            if (weight == 0.0f) continue;
+            const float* value = values + s * p.v_pos + d0;
+            for (int64_t j = 0; j < width; ++j) acc[j] += weight * value[j];
+          }
+          for (int64_t j = 0; j < width; ++j) outs[g][d0 + j] = acc[j] * inverse[g];
         }
-        for (int64_t j = 0; j < width; ++j) out[d0 + j] = acc[j] * inverse;
       }
     }
   }
