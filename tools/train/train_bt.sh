@@ -7,7 +7,9 @@
 # + the 145,000 task-2 German captions with their back-translations as sources, selects on
 # `val` by greedy BLEU, and averages the last 6 validation checkpoints at the end.
 # Resumable: rerun the same command; state in runs/<src>-<tgt>.bt-<mode>/.
-# ORDO_BT_INIT=<folder> starts from another model than models/<src>-<tgt>.
+# ORDO_BT_INIT=<folder> starts from another model than models/<src>-<tgt>; ORDO_BT_EPOCHS=N
+# trains N epochs instead of 3 (OMP_NUM_THREADS=1 runs both directions side by side, one core each);
+# ORDO_BT_FILES="1 2 3" uses only those task-2 files (29,000 captions each).
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
@@ -17,12 +19,19 @@ src="$1" tgt="$2" mode="$3"
 shift 3
 source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
 data="$shared_data/multi30k"
-synthetic="$root/runs/bt/$tgt-$src.$mode"   # real $tgt captions, translated into $src
-work="$root/runs/$src-$tgt.bt-$mode"
+# Back-translation: real $tgt captions with their translations into $src as sources.
+# ORDO_BT_KIND=forward: real $src captions with the translations into $tgt that
+# `back_translate.sh $src $tgt` made for the other direction as targets (self-training).
+case "${ORDO_BT_KIND:-back}" in
+  back) synthetic="$root/runs/bt/$tgt-$src.$mode" work="$root/runs/$src-$tgt.bt-$mode" ;;
+  forward) synthetic="$root/runs/bt/$src-$tgt.$mode" work="$root/runs/$src-$tgt.ft-$mode" ;;
+  *) echo "$0: ORDO_BT_KIND must be back or forward" >&2; exit 2 ;;
+esac
+files="${ORDO_BT_FILES:-1 2 3 4 5}"   # which of the five task-2 files to use
 mkdir -p "$work"
 if [[ ! -s "$work/train.$tgt" ]]; then
-  for n in 1 2 3 4 5; do
-    [[ -s "$synthetic/train.$n.$src" ]] || { echo "$0: $synthetic/train.$n.$src missing: run back_translate.sh $tgt $src $mode first" >&2; exit 1; }
+  for n in $files; do
+    [[ -s "$synthetic/train.$n.$src" ]] || { echo "$0: $synthetic/train.$n.$src missing: make it with tools/train/back_translate.sh first" >&2; exit 1; }
   done
   # Real pairs twice (so that they are ~30 % of what the model sees), then the synthetic pairs
   # whose two sides are non-empty and within a 1:3 word-count ratio (drops the rare runaway
@@ -32,7 +41,8 @@ if [[ ! -s "$work/train.$tgt" ]]; then
   {
     pair "$data/train.$src" "$data/train.$tgt"
     pair "$data/train.$src" "$data/train.$tgt"
-    for n in 1 2 3 4 5; do pair "$synthetic/train.$n.$src" "$synthetic/train.$n.$tgt"; done |
+    for n in $files; do pair "$synthetic/train.$n.$src" "$synthetic/train.$n.$tgt"; done |
+      python3 "$root/tools/train/clean_targets.py" "$data/train.$tgt" |
       awk -F'\t' 'NF == 2 { s = split($1, a, " "); t = split($2, b, " ");
                    if (s > 0 && t > 0 && s <= 3 * t && t <= 3 * s) print }'
   } > "$work/pairs.tmp"
@@ -47,5 +57,5 @@ exec "$build/ordo-train" --init "${ORDO_BT_INIT:-$root/models/$src-$tgt}" \
   --train-source "$work/train.$src" --train-target "$work/train.$tgt" \
   --valid-source "$data/val.$src" --valid-target "$data/val.$tgt" \
   --work "$work" --source-lang "$src" --target-lang "$tgt" \
-  --batch-tokens 3000 --lr 5e-4 --warmup 400 --dropout 0.2 --label-smoothing 0.1 \
-  --max-epochs 3 --valid-every 250 --average 6 --threads "$OMP_NUM_THREADS" "$@"
+  --batch-tokens 3000 --lr "${ORDO_BT_LR:-5e-4}" --warmup 400 --dropout 0.2 --label-smoothing 0.1 \
+  --max-epochs "${ORDO_BT_EPOCHS:-3}" --valid-every 250 --average 6 --threads "$OMP_NUM_THREADS" "$@"
