@@ -33,8 +33,8 @@ def main():
     fixed = {}
     for key, forms in casing.items():
         form, n = forms.most_common(1)[0]
-        total = sum(forms.values())
-        if total >= 5 and n >= 0.95 * total:
+        occurrences = sum(forms.values())
+        if occurrences >= 5 and n >= 0.95 * occurrences:
             fixed[key] = form
     kept = total = 0
     for line in sys.stdin:

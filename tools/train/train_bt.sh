@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Continues a bundled Multi30k translator on real + back-translated pairs (the recipe behind
-# models/en-de and models/de-en; see models/README.md):
+# Continues a bundled Multi30k translator on real + synthetic pairs (the recipe behind
+# models/en-de and models/de-en; see models/README.md, "Back-translation and self-training"):
 #   bash tools/train/back_translate.sh de en beam      # synthetic English for German captions
 #   bash tools/train/train_bt.sh en de beam [ordo-train flags, e.g. --max-minutes 60]
 # trains en-de from models/en-de (--init) on Multi30k task-1 `train` (29,000 real pairs, twice)
-# + the 145,000 task-2 German captions with their back-translations as sources, selects on
-# `val` by greedy BLEU, and averages the last 6 validation checkpoints at the end.
-# Resumable: rerun the same command; state in runs/<src>-<tgt>.bt-<mode>/.
+# + the task-2 German captions (those clean_targets.py keeps) with their back-translations as
+# sources, selects on `val` by greedy BLEU, and averages the last 6 validation checkpoints.
+# Resumable: rerun the same command; state in runs/<src>-<tgt>.bt-<mode>/ (.ft-<mode>/ forward).
 # ORDO_BT_INIT=<folder> starts from another model than models/<src>-<tgt>; ORDO_BT_EPOCHS=N
 # trains N epochs instead of 3 (OMP_NUM_THREADS=1 runs both directions side by side, one core each);
-# ORDO_BT_FILES="1 2 3" uses only those task-2 files (29,000 captions each).
+# ORDO_BT_FILES="1 2 3" uses only those task-2 files (29,000 captions each); ORDO_BT_LR the peak
+# learning rate (5e-4); ORDO_BT_KIND=forward self-training instead of back-translation (below).
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
