@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include <ATen/Parallel.h>
+
 #include "nn/attention_kernel.h"
+#include "nn/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
@@ -30,7 +35,9 @@ KeyValue KeyValue::select(const at::Tensor& indices) const {
 
 void KeyValue::reorder(const at::Tensor& indices) {
   const int64_t rows = key.size(0);
-  if (!key_buffer.defined() || indices.size(0) != rows) {
+  if (!key_buffer.defined() || indices.size(0) != rows || !key_buffer.is_contiguous() ||
+      !value_buffer.is_contiguous() || value_buffer.sizes() != key_buffer.sizes() ||
+      value_buffer.scalar_type() != key_buffer.scalar_type()) {
     *this = select(indices);
     return;
   }
@@ -38,16 +45,37 @@ void KeyValue::reorder(const at::Tensor& indices) {
   const int64_t* source = index.data_ptr<int64_t>();
   std::vector<int64_t> from, to;
   for (int64_t row = 0; row < rows; ++row)
-    if (source[row] != row) {
+    if (source[row] < 0 || source[row] >= rows)
+      throw Error("cache row " + std::to_string(source[row]) + " does not exist (" + std::to_string(rows) + " rows)");
+    else if (source[row] != row) {
       from.push_back(source[row]);
       to.push_back(row);
     }
   if (from.empty()) return;
-  const at::Tensor from_rows = at::tensor(from, at::kLong), to_rows = at::tensor(to, at::kLong);
-  // Gather every moved row before writing any (a row may be both a source and a target).
-  const at::Tensor moved_keys = key.index_select(0, from_rows), moved_values = value.index_select(0, from_rows);
-  key.index_copy_(0, to_rows, moved_keys);
-  value.index_copy_(0, to_rows, moved_values);
+  // Gather every moved row before writing any (a row may be both a source and a target): a
+  // row of the [batch, heads, capacity, head_dim] buffers is `heads` runs of the used length.
+  // Two passes over keys and values together (ATen's index_select + index_copy_ took four
+  // parallel regions per layer and step).
+  const int64_t moved = static_cast<int64_t>(from.size()), heads = key_buffer.size(1);
+  const int64_t run = length() * key_buffer.size(3) * key_buffer.element_size();  // bytes
+  const int64_t run_stride = key_buffer.size(2) * key_buffer.size(3) * key_buffer.element_size();
+  at::Tensor staging = at::empty({2 * moved * heads * run}, at::kByte);
+  char* stage = static_cast<char*>(staging.data_ptr());
+  char* const buffers[2] = {static_cast<char*>(key_buffer.data_ptr()), static_cast<char*>(value_buffer.data_ptr())};
+  const auto copy_rows = [&](bool gather) {
+    at::parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
+      for (int64_t unit = begin; unit < end; ++unit) {
+        const int64_t i = unit % moved;
+        char* row = buffers[unit / moved] + (gather ? from[i] : to[i]) * heads * run_stride;
+        char* staged = stage + unit * heads * run;
+        for (int64_t h = 0; h < heads; ++h)
+          gather ? std::memcpy(staged + h * run, row + h * run_stride, run)
+                 : std::memcpy(row + h * run_stride, staged + h * run, run);
+      }
+    });
+  };
+  copy_rows(true);
+  copy_rows(false);
 }
 
 void KeyValue::append(const KeyValue& fresh) {

@@ -8,6 +8,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "nn/parallel.h"
 #include "ordo/error.h"
 
 // Everything the kernel calls is inlined into one body that is compiled once per instruction
@@ -364,10 +365,9 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.kv_len = kv_len;
   p.head_dim = head_dim;
   p.scale = scale;
-  // A task should hold some ten thousand multiply-adds; how units are split among threads
-  // never changes a unit's arithmetic.
-  const int64_t work = std::max<int64_t>(1, q_len * kv_len * head_dim);
-  at::parallel_for(0, batch * heads, std::max<int64_t>(1, 16384 / work),
+  // A unit is one (sentence, head): scores and weighted values, 2 * q_len * kv_len * head_dim
+  // multiply-adds (nn/parallel.h: how large a task must be to be worth a thread).
+  at::parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
                    [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
   return out;
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "nn/module.h"
+#include "nn/parallel.h"
 
 namespace ordo::nn {
 
@@ -16,6 +17,8 @@ struct LayerNorm {
       : weight(at::empty({dim}, at::kFloat)), bias(at::empty({dim}, at::kFloat)) {}
 
   at::Tensor forward(const at::Tensor& x) const {
+    // A decoding step's few rows: one thread (nn/parallel.h); a long input: LibTorch's split.
+    SerialScope serial(x.numel() < 2 * kMinTaskWork);
     return at::layer_norm(x, {weight.size(0)}, weight, bias, eps);
   }
   void visit(const std::string& prefix, const ParamVisitor& visitor) {

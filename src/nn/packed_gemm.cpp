@@ -12,6 +12,7 @@
 #include <ATen/Parallel.h>
 #include <dnnl.hpp>
 
+#include "nn/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
@@ -66,7 +67,7 @@ at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
   const float* in = x.data_ptr<float>();
   int8_t* out = q.data_ptr<int8_t>();
   float* scale = scales.data_ptr<float>();
-  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, grain_for(2 * cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* row = in + r * cols;
       float peak = 0.0f;
@@ -80,13 +81,13 @@ at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
   return q;
 }
 
-// y[r] = y[r] * scales[r] + bias, in one pass.
-void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bias) {
+// y[r] = y[r] * scales[r] + bias, then max(y, 0) if `relu`, in one pass.
+void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bias, bool relu) {
   const int64_t rows = y.size(0), cols = y.size(1);
   float* data = y.data_ptr<float>();
   const float* scale = scales.data_ptr<float>();
   const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       float* row = data + r * cols;
       const float s = scale[r];
@@ -94,6 +95,8 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
         for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * s + b[j];
       else
         for (int64_t j = 0; j < cols; ++j) row[j] *= s;
+      if (relu)
+        for (int64_t j = 0; j < cols; ++j) row[j] = std::max(row[j], 0.0f);
     }
   });
 }
@@ -372,7 +375,7 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
   float* target = out.data_ptr<float>();
   const int64_t* k_offsets = m.k_offsets.data();
   const void* packed = m.weights.get_data_handle();
-  at::parallel_for(0, count, 64, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, count, grain_for(m.in), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t base = m.n_offset(id[i]);
       float* row = target + i * m.in;
@@ -456,8 +459,9 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   stream.wait();
 
   if (m.type == GemmType::kInt8) {
-    rescale_rows(output, row_scales, m.bias);
-    if (m.activation) output = apply(*m.activation, output);
+    const bool relu = m.activation == Activation::kRelu;  // applied in the same pass
+    rescale_rows(output, row_scales, m.bias, relu);
+    if (m.activation && !relu) output = apply(*m.activation, output);
   }
   return output.view(out_sizes);
 }

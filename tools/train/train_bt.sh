@@ -10,7 +10,8 @@
 # ORDO_BT_INIT=<folder> starts from another model than models/<src>-<tgt>; ORDO_BT_EPOCHS=N
 # trains N epochs instead of 3 (OMP_NUM_THREADS=1 runs both directions side by side, one core each);
 # ORDO_BT_FILES="1 2 3" uses only those task-2 files (29,000 captions each); ORDO_BT_LR the peak
-# learning rate (5e-4); ORDO_BT_KIND=forward self-training instead of back-translation (below).
+# learning rate (5e-4); ORDO_BT_KIND=forward self-training instead of back-translation (below);
+# ORDO_BT_WORK=<folder> keeps the state elsewhere than runs/<src>-<tgt>.bt-<mode>/.
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
@@ -28,6 +29,7 @@ case "${ORDO_BT_KIND:-back}" in
   forward) synthetic="$root/runs/bt/$src-$tgt.$mode" work="$root/runs/$src-$tgt.ft-$mode" ;;
   *) echo "$0: ORDO_BT_KIND must be back or forward" >&2; exit 2 ;;
 esac
+work="${ORDO_BT_WORK:-$work}"   # another state folder, e.g. for a second round from a new --init
 files="${ORDO_BT_FILES:-1 2 3 4 5}"   # which of the five task-2 files to use
 mkdir -p "$work"
 if [[ ! -s "$work/train.$tgt" ]]; then

@@ -1,0 +1,96 @@
+// ordo's own parallel loops (nn/parallel.h): with 2 OpenMP threads they split the work and
+// give the same bits as with 1 thread, and KeyValue::reorder's in-place row copy equals
+// select(). (That the loops are compiled with OpenMP at all is checked on libordo.so by the
+// test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
+#include <gtest/gtest.h>
+
+#include <ATen/Parallel.h>
+
+#include "nn/attention.h"
+#include "nn/attention_kernel.h"
+#include "nn/parallel.h"
+#include "ordo/error.h"
+#include "search/top_k.h"
+
+namespace ordo::nn {
+namespace {
+
+// Runs `f` with `threads` intra-op threads and restores the count.
+template <class F>
+auto with_threads(int threads, F f) {
+  const int saved = at::get_num_threads();
+  at::set_num_threads(threads);
+  auto result = f();
+  at::set_num_threads(saved);
+  return result;
+}
+
+TEST(ParallelKernels, AttentionIsBitIdenticalOnOneAndTwoThreads) {
+  at::manual_seed(11);
+  const int64_t batch = 6, heads = 8, q_len = 4, kv_len = 96, head_dim = 64;
+  ASSERT_LT(grain_for(2 * q_len * kv_len * head_dim), batch * heads) << "the shape must be split";
+  const at::Tensor q = at::randn({batch, q_len, heads * head_dim});
+  const at::Tensor k = at::randn({batch, heads, kv_len, head_dim}), v = at::randn({batch, heads, kv_len, head_dim});
+  at::Tensor mask = at::zeros({batch, 1, 1, kv_len});
+  mask.narrow(3, 80, 16).fill_(-1e9f);  // padded positions
+  const auto run = [&] { return fixed_order_attention(q, k, v, mask, heads, 0.125f); };
+  const at::Tensor one = with_threads(1, run), two = with_threads(2, run);
+  EXPECT_TRUE(at::equal(one, two));
+}
+
+TEST(ParallelKernels, TopKIsIdenticalOnOneAndTwoThreads) {
+  at::manual_seed(12);
+  const at::Tensor scores = at::randn({32, 50000});
+  ASSERT_LT(grain_for(50000), 32);
+  const auto run = [&] { return search::top_k_rows(scores, 8); };
+  const search::TopK one = with_threads(1, run), two = with_threads(2, run);
+  EXPECT_EQ(one.values, two.values);
+  EXPECT_EQ(one.indices, two.indices);
+}
+
+// A cache grown by append() (so its length is less than the buffer's capacity), reordered in
+// place, equals the same cache select()ed: rows kept, moved, duplicated, swapped.
+TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
+  for (const auto type : {at::kFloat, at::kBFloat16})
+    for (int threads : {1, 2}) {
+      at::manual_seed(13);
+      const int64_t rows = 8, heads = 16, head_dim = 64;
+      KeyValue cache;
+      for (int step = 0; step < 37; ++step)  // 37 positions: a buffer of capacity 64
+        cache.append({at::randn({rows, heads, 1, head_dim}).to(type), at::randn({rows, heads, 1, head_dim}).to(type), {}, {}});
+      ASSERT_LT(cache.length(), cache.key_buffer.size(2));
+      for (const std::vector<int64_t>& order :
+           {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {0, 0, 0, 1, 4, 4, 7, 2},
+            {7, 6, 5, 4, 3, 2, 1, 0}}) {
+        const at::Tensor index = at::tensor(order, at::kLong);
+        const KeyValue expected = cache.select(index);
+        with_threads(threads, [&] {
+          cache.reorder(index);
+          return 0;
+        });
+        EXPECT_TRUE(at::equal(cache.key, expected.key)) << threads << " threads";
+        EXPECT_TRUE(at::equal(cache.value, expected.value)) << threads << " threads";
+        // The unused capacity is not part of the cache; the next append still lands after it.
+        EXPECT_EQ(cache.length(), expected.length());
+      }
+      EXPECT_THROW(cache.reorder(at::tensor(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 8}, at::kLong)), Error);
+    }
+}
+
+TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
+  const int saved = at::get_num_threads();
+  at::set_num_threads(2);
+  {
+    SerialScope serial(true);
+    EXPECT_EQ(at::get_num_threads(), 1);
+  }
+  EXPECT_EQ(at::get_num_threads(), 2);
+  {
+    SerialScope not_serial(false);
+    EXPECT_EQ(at::get_num_threads(), 2);
+  }
+  at::set_num_threads(saved);
+}
+
+}  // namespace
+}  // namespace ordo::nn
