@@ -56,7 +56,7 @@ run_tsan() {
   cmake --build "$build" -j "$jobs" --target ordo_engine_tests ordo_cli ordo_sentencepiece >&2
   echo "sanitize: tsan build $((SECONDS - start)) s" >&2
   start=$SECONDS
-  local tests="${ORDO_TSAN_TESTS:-SentencePieceIsolation|Translator\.(Concurrent|BatchingAndInterThreads)|Cli\.SpeedOptions|ComputeTypes\.Float32ResultsDoNotDependOnThreads}"
+  local tests="${ORDO_TSAN_TESTS:-SentencePieceIsolation|ParallelKernels|Translator\.(Concurrent|BatchingAndInterThreads)|Cli\.SpeedOptions|ComputeTypes\.Float32ResultsDoNotDependOnThreads}"
   TSAN_OPTIONS="suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     ctest --test-dir "$build" --output-on-failure -j 1 -R "$tests" "$@"
   echo "sanitize: tsan tests $((SECONDS - start)) s" >&2

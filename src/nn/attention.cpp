@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <ATen/Parallel.h>
-
 #include "nn/attention_kernel.h"
 #include "nn/parallel.h"
 #include "ordo/error.h"
@@ -63,7 +61,7 @@ void KeyValue::reorder(const at::Tensor& indices) {
   char* stage = static_cast<char*>(staging.data_ptr());
   char* const buffers[2] = {static_cast<char*>(key_buffer.data_ptr()), static_cast<char*>(value_buffer.data_ptr())};
   const auto copy_rows = [&](bool gather) {
-    at::parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
+    parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
         const int64_t i = unit % moved;
         char* row = buffers[unit / moved] + (gather ? from[i] : to[i]) * heads * run_stride;

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <ATen/Parallel.h>
-
 #include "nn/parallel.h"
 #include "ordo/error.h"
 
@@ -367,7 +365,7 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.scale = scale;
   // A unit is one (sentence, head): scores and weighted values, 2 * q_len * kv_len * head_dim
   // multiply-adds (nn/parallel.h: how large a task must be to be worth a thread).
-  at::parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
+  parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
                    [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
   return out;
 }

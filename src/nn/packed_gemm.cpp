@@ -67,7 +67,7 @@ at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
   const float* in = x.data_ptr<float>();
   int8_t* out = q.data_ptr<int8_t>();
   float* scale = scales.data_ptr<float>();
-  at::parallel_for(0, rows, grain_for(2 * cols), [&](int64_t begin, int64_t end) {
+  parallel_for(0, rows, grain_for(2 * cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* row = in + r * cols;
       float peak = 0.0f;
@@ -87,7 +87,7 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
   float* data = y.data_ptr<float>();
   const float* scale = scales.data_ptr<float>();
   const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  at::parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
+  parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       float* row = data + r * cols;
       const float s = scale[r];
@@ -375,7 +375,7 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
   float* target = out.data_ptr<float>();
   const int64_t* k_offsets = m.k_offsets.data();
   const void* packed = m.weights.get_data_handle();
-  at::parallel_for(0, count, grain_for(m.in), [&](int64_t begin, int64_t end) {
+  parallel_for(0, count, grain_for(m.in), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t base = m.n_offset(id[i]);
       float* row = target + i * m.in;

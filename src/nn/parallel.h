@@ -1,43 +1,48 @@
 #pragma once
-// How ordo's own loops (attention, top-k, int8 row scaling, embedding rows) split work among
-// OpenMP threads: at::parallel_for, compiled into libordo with OpenMP (without -fopenmp its
-// `#pragma omp parallel` is ignored and every such loop ran on one thread). A parallel region
-// costs the wake-up of a sleeping thread (ordo's OpenMP wait policy is passive, README "Shared
-// cores"), tens of microseconds, so a loop is split only into tasks that each hold more work
-// than that; smaller loops run on the calling thread. How units are split never changes a
-// unit's arithmetic.
+// How ordo's own loops (attention, top-k, int8 row scaling, embedding rows, cache reordering)
+// split work among threads. They run on the OpenMP threads LibTorch and oneDNN already use
+// (GNU libgomp, one pool for the process), called through libgomp's C interface: ATen's
+// at::parallel_for is an inline `#pragma omp parallel`, which in a library built without
+// -fopenmp silently runs on one thread, and with clang's -fopenmp would bring a second
+// runtime (LLVM's libomp) into the process.
+//
+// A parallel region costs the wake-up of a sleeping thread (ordo's OpenMP wait policy is
+// passive, README "Shared cores"), tens of microseconds, so a loop is split only into tasks
+// that each hold more work than that; smaller loops run on the calling thread. How units are
+// split never changes a unit's arithmetic.
 #include <algorithm>
 #include <cstdint>
-
-#include <omp.h>
+#include <functional>
 
 namespace ordo::nn {
 
 // Work (multiply-adds or elements touched) one task should hold at least.
 constexpr int64_t kMinTaskWork = 1 << 17;
 
-// The grain for at::parallel_for over units that each hold `unit_work`.
+// The grain for parallel_for over units that each hold `unit_work`.
 inline int64_t grain_for(int64_t unit_work) {
   return std::max<int64_t>(1, kMinTaskWork / std::max<int64_t>(1, unit_work));
 }
 
-// Within its scope, LibTorch's own loops on this thread run on this thread alone (its OpenMP
-// thread count is a per-thread setting, restored on exit): for operations too small to pay
-// for a wake-up that LibTorch would still split (its layer norm splits any two rows). Rows
-// are computed the same way either way.
+// f(b, e) over consecutive slices of [begin, end), each of more than `grain` units unless the
+// range is not split at all: on the calling thread when the range is at most `grain` units,
+// when this thread's OpenMP thread count is 1, or inside a parallel region. The first
+// exception thrown by a slice is rethrown here after every slice has ended.
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
+
+// Within its scope, LibTorch's and oneDNN's loops on this thread (and parallel_for) run on this
+// thread alone: OpenMP's thread count is a per-thread setting, restored on exit. For operations
+// too small to pay for a wake-up that LibTorch would still split (its layer norm splits any
+// two rows). Rows are computed the same way either way.
 class SerialScope {
  public:
-  explicit SerialScope(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
-    if (saved_ > 1) omp_set_num_threads(1);
-  }
-  ~SerialScope() {
-    if (saved_ > 1) omp_set_num_threads(saved_);
-  }
+  explicit SerialScope(bool serial);
+  ~SerialScope();
   SerialScope(const SerialScope&) = delete;
   SerialScope& operator=(const SerialScope&) = delete;
 
  private:
-  int saved_;
+  int saved_ = 0;
 };
 
 }  // namespace ordo::nn

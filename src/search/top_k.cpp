@@ -2,8 +2,6 @@
 
 #include <limits>
 
-#include <ATen/Parallel.h>
-
 #include "nn/parallel.h"
 
 namespace ordo::search {
@@ -15,7 +13,7 @@ TopK top_k_rows(const at::Tensor& scores, int64_t k) {
   top.values.assign(static_cast<size_t>(rows * k), -std::numeric_limits<float>::infinity());
   top.indices.assign(static_cast<size_t>(rows * k), -1);
   const float* data = input.data_ptr<float>();
-  at::parallel_for(0, rows, nn::grain_for(n), [&](int64_t begin, int64_t end) {
+  nn::parallel_for(0, rows, nn::grain_for(n), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* row = data + r * n;
       float* values = top.values.data() + r * k;

@@ -1,0 +1,86 @@
+#include "nn/parallel.h"
+
+#include <exception>
+#include <mutex>
+
+// libgomp's C interface (what GCC's -fopenmp emits calls to); declared here rather than taken
+// from <omp.h>, which under clang is LLVM's.
+extern "C" {
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+int omp_get_max_threads(void);
+int omp_in_parallel(void);
+void omp_set_num_threads(int);
+}
+
+// ThreadSanitizer cannot see libgomp's (uninstrumented) hand-over to its workers: tell it.
+#if defined(__SANITIZE_THREAD__)
+#define ORDO_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ORDO_TSAN 1
+#endif
+#endif
+#ifdef ORDO_TSAN
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+#define ORDO_TSAN_ACQUIRE(p) __tsan_acquire(p)
+#define ORDO_TSAN_RELEASE(p) __tsan_release(p)
+#else
+#define ORDO_TSAN_ACQUIRE(p) ((void)(p))
+#define ORDO_TSAN_RELEASE(p) ((void)(p))
+#endif
+
+namespace ordo::nn {
+namespace {
+
+struct Job {
+  int64_t begin, end, grain;
+  const std::function<void(int64_t, int64_t)>* f;
+  std::mutex mutex;
+  std::exception_ptr error;
+};
+
+void run_slice(void* data) {
+  Job& job = *static_cast<Job*>(data);
+  ORDO_TSAN_ACQUIRE(&job);
+  // Equal slices of at least `grain` units, one per thread; threads past the end idle.
+  const int64_t threads = omp_get_num_threads(), n = job.end - job.begin;
+  const int64_t slice = std::max(job.grain, (n + threads - 1) / threads);
+  const int64_t b = job.begin + omp_get_thread_num() * slice, e = std::min(job.end, b + slice);
+  if (b < e) {
+    try {
+      (*job.f)(b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(job.mutex);
+      if (!job.error) job.error = std::current_exception();
+    }
+  }
+  ORDO_TSAN_RELEASE(&job);
+}
+
+}  // namespace
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (begin >= end) return;
+  if (end - begin <= grain || omp_get_max_threads() <= 1 || omp_in_parallel()) {
+    f(begin, end);
+    return;
+  }
+  Job job{begin, end, std::max<int64_t>(1, grain), &f, {}, {}};
+  ORDO_TSAN_RELEASE(&job);
+  GOMP_parallel(&run_slice, &job, 0, 0);  // 0: this thread's OpenMP thread count
+  ORDO_TSAN_ACQUIRE(&job);
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+SerialScope::SerialScope(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
+  if (saved_ > 1) omp_set_num_threads(1);
+}
+
+SerialScope::~SerialScope() {
+  if (saved_ > 1) omp_set_num_threads(saved_);
+}
+
+}  // namespace ordo::nn
