@@ -366,7 +366,7 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   // A unit is one (sentence, head): scores and weighted values, 2 * q_len * kv_len * head_dim
   // multiply-adds (nn/parallel.h: how large a task must be to be worth a thread).
   parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
-                   [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
+               [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
   return out;
 }
 

@@ -24,9 +24,10 @@ inline int64_t grain_for(int64_t unit_work) {
   return std::max<int64_t>(1, kMinTaskWork / std::max<int64_t>(1, unit_work));
 }
 
-// f(b, e) over consecutive slices of [begin, end), each of more than `grain` units unless the
-// range is not split at all: on the calling thread when the range is at most `grain` units,
-// when this thread's OpenMP thread count is 1, or inside a parallel region. The first
+// f(b, e) over consecutive slices of [begin, end), one per thread, each of at least `grain`
+// units but the last; not split at all (f(begin, end) on the calling thread) when the range is
+// at most `grain` units, when this thread's OpenMP thread count is 1, or inside a parallel
+// region. The first
 // exception thrown by a slice is rethrown here after every slice has ended.
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 

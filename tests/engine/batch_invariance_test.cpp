@@ -22,6 +22,7 @@
 #include "nn/packed_gemm.h"
 #include "ordo/ordo.h"
 #include "support/fixtures.h"
+#include "support/thread_count.h"
 
 namespace ordo {
 namespace {
@@ -29,11 +30,7 @@ namespace {
 using nn::GemmType;
 using nn::PackedGemm;
 
-// Restores LibTorch's intra-op thread count when a test ends.
-struct ThreadCount {
-  int saved = at::get_num_threads();
-  ~ThreadCount() { at::set_num_threads(saved); }
-};
+using testing::ThreadCount;
 
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   const at::Tensor x = a.contiguous(), y = b.contiguous();

@@ -11,6 +11,7 @@
 #include "nn/parallel.h"
 #include "ordo/error.h"
 #include "search/top_k.h"
+#include "support/thread_count.h"
 
 namespace ordo::nn {
 namespace {
@@ -18,11 +19,9 @@ namespace {
 // Runs `f` with `threads` intra-op threads and restores the count.
 template <class F>
 auto with_threads(int threads, F f) {
-  const int saved = at::get_num_threads();
+  testing::ThreadCount restore;
   at::set_num_threads(threads);
-  auto result = f();
-  at::set_num_threads(saved);
-  return result;
+  return f();
 }
 
 TEST(ParallelKernels, AttentionIsBitIdenticalOnOneAndTwoThreads) {
@@ -78,7 +77,7 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
 }
 
 TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
-  const int saved = at::get_num_threads();
+  testing::ThreadCount restore;
   at::set_num_threads(2);
   {
     SerialScope serial(true);
@@ -89,7 +88,6 @@ TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
     SerialScope not_serial(false);
     EXPECT_EQ(at::get_num_threads(), 2);
   }
-  at::set_num_threads(saved);
 }
 
 }  // namespace
