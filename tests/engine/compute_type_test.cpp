@@ -128,6 +128,32 @@ TEST(ComputeTypes, Float32ResultsDoNotDependOnThreads) {
   }
 }
 
+// The int8 GEMMs' input quantization is its definition bit for bit, on whichever path this CPU
+// takes (AVX-512 or scalar): scale = max(max |x|, 1e-12) / 127, x_q = x * (1 / scale) rounded
+// half to even, for row lengths with and without a vector tail, exact ties, an all-zero row.
+TEST(Int8Quantization, RowsAreTheDefinitionBitForBit) {
+  at::manual_seed(11);
+  for (int64_t cols : {1, 7, 16, 33, 1024, 4099}) {
+    at::Tensor x = at::randn({5, cols}) * at::tensor({1e-3f, 1.0f, 30.0f, 1.0f, 0.0f}).unsqueeze(1);
+    // Row 3: (j - 127) / 2 with a peak of 127, so scale = 1: every even j is a tie.
+    x[3] = (at::arange(cols, at::kFloat).remainder(255) - 127).div(2);
+    x[3][0] = 127;
+    at::Tensor scales = at::empty({5});
+    const at::Tensor q = nn::quantize_rows(x, scales);
+    const at::Tensor expected_scales = x.abs().amax(1).clamp_min(1e-12f) / 127.0f;
+    EXPECT_TRUE(at::equal(scales, expected_scales)) << cols;
+    const at::Tensor expected = at::round(x * at::reciprocal(expected_scales).unsqueeze(1)).to(at::kChar);
+    EXPECT_TRUE(at::equal(q, expected)) << cols;
+    if (cols > 4) {
+      EXPECT_EQ(q[3][2].item<int8_t>(), -62) << "-62.5 rounds to the even -62";
+      EXPECT_EQ(q[3][4].item<int8_t>(), -62) << "-61.5 rounds to the even -62";
+    }
+  }
+  at::Tensor scales = at::empty({2});
+  EXPECT_THROW(nn::quantize_rows(at::zeros({2, 3}, at::kDouble), scales), Error);
+  EXPECT_THROW(nn::quantize_rows(at::zeros({3, 3}), scales), Error);
+}
+
 // The tied embedding table is looked up from the output projection's packed copy
 // (PackedGemm::rows): rows read back equal the weights packed (float32 bit for bit, bfloat16
 // as rounded, int8 within half a quantization step), for every row of odd-sized matrices
