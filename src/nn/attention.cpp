@@ -22,7 +22,12 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads)
 }
 
 KeyValue KeyValue::select(const at::Tensor& indices) const {
-  if (!key_buffer.defined()) return {key.index_select(0, indices), value.index_select(0, indices), {}, {}};
+  if (!key_buffer.defined()) {
+    // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
+    const bool by_dimension = key.stride(2) == 1 && key.size(2) > 1;
+    const at::Tensor keys = by_dimension ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
+    return {keys, value.index_select(0, indices), {}, {}};
+  }
   KeyValue out;
   out.key_buffer = key_buffer.index_select(0, indices);
   out.value_buffer = value_buffer.index_select(0, indices);
@@ -106,23 +111,25 @@ at::Tensor MultiHeadAttention::part(const at::Tensor& fused, int64_t index) cons
 }
 
 KeyValue MultiHeadAttention::project_key_value(const at::Tensor& x) const {
+  // Keys by dimension: the layout forward() reads in place (ScoreOrder::kKeyChain).
   if (kv_proj.packed) {
     const at::Tensor kv = kv_proj.forward(x);
-    return {split_heads(part(kv, 0)).contiguous(), split_heads(part(kv, 1)).contiguous()};
+    return {keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}};
   }
-  return {split_heads(k_proj.forward(x)).contiguous(), split_heads(v_proj.forward(x)).contiguous()};
+  return {keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}};
 }
 
 at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
                                        const at::Tensor& additive_mask) const {
-  return attend(q_proj.forward(x), kv, additive_mask);
+  return attend(q_proj.forward(x), kv, additive_mask, ScoreOrder::kKeyChain);
 }
 
 at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const {
   if (!qkv_proj.packed) return forward(x, project_key_value(x), additive_mask);
   const at::Tensor qkv = qkv_proj.forward(x);
-  const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2))};  // views: read in place
-  return attend(part(qkv, 0), kv, additive_mask);
+  // Views into the fused projection (the keys are transposed once, for all the queries).
+  const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}};
+  return attend(part(qkv, 0), kv, additive_mask, ScoreOrder::kKeyChain);
 }
 
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
@@ -148,8 +155,8 @@ void MultiHeadAttention::pack(GemmType type, bool self_attention) {
   out_proj.pack(type);
 }
 
-at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv,
-                                      const at::Tensor& additive_mask) const {
+at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv, const at::Tensor& additive_mask,
+                                      ScoreOrder order) const {
   const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
   const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
   // Inference: the kernel whose rows do not depend on the batch (attention_kernel.h). The
@@ -158,7 +165,7 @@ at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyVa
                           (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
   if (!needs_grad)
     return out_proj.forward(fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
-                                                  static_cast<float>(scaling)));
+                                                  static_cast<float>(scaling), order));
   const at::Tensor q = split_heads(projected_q * scaling);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]
   if (additive_mask.defined()) scores = scores + additive_mask;
@@ -171,13 +178,14 @@ at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyVa
 
 at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cache,
                                               const at::Tensor& additive_mask) const {
+  // The cache keeps one key per row (appending a position writes one row): kDimensionTree.
   if (!qkv_proj.packed) {
     cache.append(project_key_value(x));
-    return forward(x, cache, additive_mask);
+    return attend(q_proj.forward(x), cache, additive_mask, ScoreOrder::kDimensionTree);
   }
   const at::Tensor qkv = qkv_proj.forward(x);
-  cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2))});
-  return attend(part(qkv, 0), cache, additive_mask);
+  cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}});
+  return attend(part(qkv, 0), cache, additive_mask, ScoreOrder::kDimensionTree);
 }
 
 void MultiHeadAttention::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {

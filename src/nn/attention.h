@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "nn/attention_kernel.h"
 #include "nn/linear.h"
 
 namespace ordo::nn {
@@ -40,7 +41,8 @@ struct MultiHeadAttention {
   MultiHeadAttention() = default;
   MultiHeadAttention(int64_t dim, int64_t heads);
 
-  // Projects `x` [batch, length, dim] to keys and values.
+  // Projects `x` [batch, length, dim] to keys and values (keys laid out by dimension:
+  // keys_by_dimension, what forward() reads in place).
   KeyValue project_key_value(const at::Tensor& x) const;
 
   // Attends from `x` [batch, q_len, dim] over `kv`. `additive_mask` (may be undefined) is
@@ -68,7 +70,10 @@ struct MultiHeadAttention {
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [b, t, dim] -> [b, heads, t, head_dim]
   // Attends with projected queries `q` [batch, q_len, dim] (unscaled) and applies out_proj.
-  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask) const;
+  // `order`: how the kernel sums scores (nn/attention_kernel.h), fixed per call site so that
+  // every call of that site sums alike: forward() and forward_self() kKeyChain, forward_cached()
+  // kDimensionTree.
+  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, ScoreOrder order) const;
   // Splits the fused projection `qkv` [b, t, parts x dim] into its `parts`.
   at::Tensor part(const at::Tensor& fused, int64_t index) const;
 };

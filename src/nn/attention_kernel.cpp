@@ -137,6 +137,61 @@ ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* keys, in
   }
 }
 
+// ScoreOrder::kKeyChain: the scores of G queries with `width` (<= 16) keys side by side, key j
+// at keys[d * dim_stride + j] for dimension d, into out[g][0, 16) (lanes past `width` get 0):
+// per score one chain acc = acc + q_d k_d over d = 0, 1, ..., n - 1 (a fused multiply-add
+// where the instruction set has one). Blocks of 32 keys share each query element's broadcast.
+template <int G>
+ORDO_ALWAYS_INLINE void chain16(const float* const* queries, const float* keys, int64_t dim_stride, int64_t n,
+                                int64_t width, float* const* out) {
+  V16 acc[G] = {};
+  if (width == 16) {
+    for (int64_t d = 0; d < n; ++d) {
+      const V16 k = load(keys + d * dim_stride);
+      for (int g = 0; g < G; ++g) acc[g] += queries[g][d] * k;
+    }
+  } else {
+    for (int64_t d = 0; d < n; ++d) {
+      const V16 k = load_first(keys + d * dim_stride, width);
+      for (int g = 0; g < G; ++g) acc[g] += queries[g][d] * k;
+    }
+  }
+  for (int g = 0; g < G; ++g) store(out[g], acc[g]);
+}
+
+template <int G>
+ORDO_ALWAYS_INLINE void chain32(const float* const* queries, const float* keys, int64_t dim_stride, int64_t n,
+                                float* const* out) {
+  V16 lo[G] = {}, hi[G] = {};
+  for (int64_t d = 0; d < n; ++d) {
+    const V16 k0 = load(keys + d * dim_stride), k1 = load(keys + d * dim_stride + 16);
+    for (int g = 0; g < G; ++g) {
+      const float q = queries[g][d];
+      lo[g] += q * k0;
+      hi[g] += q * k1;
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    store(out[g], lo[g]);
+    store(out[g] + 16, hi[g]);
+  }
+}
+
+template <int G>
+ORDO_ALWAYS_INLINE void chain_scores(const float* const* queries, const float* keys, int64_t dim_stride, int64_t n,
+                                     int64_t kv_len, float* const* scores) {
+  float* at[G];
+  int64_t s = 0;
+  for (; s + 32 <= kv_len; s += 32) {
+    for (int g = 0; g < G; ++g) at[g] = scores[g] + s;
+    chain32<G>(queries, keys + s, dim_stride, n, at);
+  }
+  for (; s < kv_len; s += 16) {
+    for (int g = 0; g < G; ++g) at[g] = scores[g] + s;
+    chain16<G>(queries, keys + s, dim_stride, n, std::min<int64_t>(16, kv_len - s), at);
+  }
+}
+
 // exp(x) for x <= 0 (Cephes' single-precision polynomial, ~1 ulp), 0 below -87.3 (where
 // exp underflows to denormals). Branch-free so that 16 lanes run it as one vector.
 ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
@@ -160,6 +215,8 @@ struct Problem {
   int64_t q_batch, q_row;
   const float* k;
   int64_t k_batch, k_head, k_pos;
+  bool key_chain;  // ScoreOrder::kKeyChain: k_pos == 1, dimension d of a key at k + d * k_dim
+  int64_t k_dim;
   const float* v;
   int64_t v_batch, v_head, v_pos;
   const float* mask;  // nullptr: no mask
@@ -198,7 +255,10 @@ ORDO_ALWAYS_INLINE void weighted_values_64(const Problem& p, const float* values
   }
 }
 
-constexpr int kQueryBlock = 4;
+// Queries of one (sentence, head) taken together: 8 share each key load of the key chain's
+// scoring; the dimension tree's scoring and the weighted values take them 4 at a time.
+constexpr int kQueryBlock = 8;
+constexpr int kHalfBlock = kQueryBlock / 2;
 
 ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) {
   const int64_t hd = p.head_dim, padded = (p.kv_len + 15) / 16 * 16;
@@ -225,20 +285,37 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
         scores_of[g] = scores_block + g * padded;
         for (int64_t d = 0; d < hd; ++d) queries[g][d] = q_row[d] * p.scale;
       }
-      int64_t s16 = 0;
-      for (; s16 + 16 <= p.kv_len; s16 += 16) {
-        float* at[kQueryBlock];
-        for (int g = 0; g < kQueryBlock; ++g) at[g] = scores_of[g] ? scores_of[g] + s16 : nullptr;
-        const float* block = keys + s16 * p.k_pos;
+      if (p.key_chain) {
         switch (count) {
-          case 1: dot16<1>(queries, block, p.k_pos, hd, at); break;
-          case 2: dot16<2>(queries, block, p.k_pos, hd, at); break;
-          case 3: dot16<3>(queries, block, p.k_pos, hd, at); break;
-          default: dot16<4>(queries, block, p.k_pos, hd, at); break;
+          case 1: chain_scores<1>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 2: chain_scores<2>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 3: chain_scores<3>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 4: chain_scores<4>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 5: chain_scores<5>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 6: chain_scores<6>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          case 7: chain_scores<7>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+          default: chain_scores<8>(queries, keys, p.k_dim, hd, p.kv_len, scores_of); break;
+        }
+      } else {
+        for (int half = 0; half < count; half += kHalfBlock) {
+          const int n = std::min(kHalfBlock, count - half);
+          float* const* q_half = queries + half;
+          int64_t s16 = 0;
+          for (; s16 + 16 <= p.kv_len; s16 += 16) {
+            float* at[kHalfBlock];
+            for (int g = 0; g < kHalfBlock; ++g) at[g] = scores_of[half + g] ? scores_of[half + g] + s16 : nullptr;
+            const float* block = keys + s16 * p.k_pos;
+            switch (n) {
+              case 1: dot16<1>(q_half, block, p.k_pos, hd, at); break;
+              case 2: dot16<2>(q_half, block, p.k_pos, hd, at); break;
+              case 3: dot16<3>(q_half, block, p.k_pos, hd, at); break;
+              default: dot16<4>(q_half, block, p.k_pos, hd, at); break;
+            }
+          }
+          for (int g = half; g < half + n; ++g)
+            for (int64_t s = s16; s < p.kv_len; ++s) scores_of[g][s] = dot(queries[g], keys + s * p.k_pos, hd);
         }
       }
-      for (int g = 0; g < count; ++g)
-        for (int64_t s = s16; s < p.kv_len; ++s) scores_of[g][s] = dot(queries[g], keys + s * p.k_pos, hd);
       for (int g = 0; g < count; ++g) {
         const int64_t i = i0 + g;
         float* out = p.out + (b * p.q_len + i) * p.heads * hd + h * hd;
@@ -248,15 +325,23 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
           const float* mask = p.mask + b * p.m_batch + h * p.m_head + i * p.m_row;
           for (int64_t s = 0; s < p.kv_len; ++s) scores[s] += mask[s * p.m_pos];
         }
-        float top = scores[0];
-        for (int64_t s = 1; s < p.kv_len; ++s) top = std::max(top, scores[s]);
+        for (int64_t s = p.kv_len; s < padded; ++s) scores[s] = -std::numeric_limits<float>::infinity();
+        // The largest score, 16 lanes at a time (a maximum does not depend on the order).
+        V16 tops = load(scores);
+        for (int64_t s = 16; s < padded; s += 16) {
+          const V16 next = load(scores + s);
+          tops = tops < next ? next : tops;
+        }
+        float lanes[16];
+        store(lanes, tops);
+        float top = lanes[0];
+        for (int j = 1; j < 16; ++j) top = std::max(top, lanes[j]);
         if (top < lowest_half) {  // nothing to attend to: position 0, as when alone
           std::memcpy(out, values, hd * sizeof(float));
           std::fill(probs[g], probs[g] + padded, 0.0f);  // contributes nothing below; not stored
           continue;
         }
         outs[g] = out;
-        for (int64_t s = p.kv_len; s < padded; ++s) scores[s] = -std::numeric_limits<float>::infinity();
         // p_s = exp(s - max) and their sum, position s in lane s % 16 (padding adds +0).
         V16 sum = {};
         for (int64_t s = 0; s < padded; s += 16) {
@@ -268,11 +353,15 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
       // out[d] = sum over s, in order, of p_s v_s[d]; 64 outputs of each query at a time.
       int64_t d0 = 0;
       for (; d0 + 64 <= hd; d0 += 64) {
-        switch (count) {
-          case 1: weighted_values_64<1>(p, values, d0, probs, inverse, outs); break;
-          case 2: weighted_values_64<2>(p, values, d0, probs, inverse, outs); break;
-          case 3: weighted_values_64<3>(p, values, d0, probs, inverse, outs); break;
-          default: weighted_values_64<4>(p, values, d0, probs, inverse, outs); break;
+        for (int half = 0; half < count; half += kHalfBlock) {
+          float* const* p_half = probs + half;
+          float* const* o_half = outs + half;
+          switch (std::min(kHalfBlock, count - half)) {
+            case 1: weighted_values_64<1>(p, values, d0, p_half, inverse + half, o_half); break;
+            case 2: weighted_values_64<2>(p, values, d0, p_half, inverse + half, o_half); break;
+            case 3: weighted_values_64<3>(p, values, d0, p_half, inverse + half, o_half); break;
+            default: weighted_values_64<4>(p, values, d0, p_half, inverse + half, o_half); break;
+          }
         }
       }
       if (d0 < hd) {  // the rest of the head (every call of a model takes the same path)
@@ -318,8 +407,23 @@ void check(bool ok, const std::string& what) {
 
 }  // namespace
 
+at::Tensor keys_by_dimension(const at::Tensor& key) {
+  check(key.dim() == 4, "keys must be 4-d");
+  if (key.stride(2) == 1 && key.stride(3) >= key.size(2)) return key;
+  // Rows of whole vectors, and never a multiple of 1 KB apart: the key chain reads a block of
+  // keys in every one of head_dim rows, and rows 2 KB apart (512 positions) all fall into the
+  // same few sets of the L1 cache, which then misses on every load.
+  const int64_t length = key.size(2);
+  int64_t row = (length + 15) / 16 * 16;
+  if (row % 256 == 0) row += 16;
+  at::Tensor by_dimension = at::empty({key.size(0), key.size(1), key.size(3), row}, key.options());
+  by_dimension = by_dimension.narrow(3, 0, length);
+  by_dimension.copy_(key.transpose(2, 3));
+  return by_dimension.transpose(2, 3);
+}
+
 at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_in, const at::Tensor& value_in,
-                                 const at::Tensor& additive_mask, int64_t heads, float scale) {
+                                 const at::Tensor& additive_mask, int64_t heads, float scale, ScoreOrder order) {
   static const Kernel kernel = pick_kernel();
   check(q_in.dim() == 3 && key_in.dim() == 4 && value_in.dim() == 4, "q must be 3-d, key and value 4-d");
   const int64_t batch = q_in.size(0), q_len = q_in.size(1);
@@ -331,7 +435,9 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
     at::Tensor f = t.scalar_type() == at::kFloat ? t : t.to(at::kFloat);
     return f.stride(-1) == 1 ? f : f.contiguous();
   };
-  const at::Tensor q = unit_stride(q_in), key = unit_stride(key_in), value = unit_stride(value_in);
+  const bool key_chain = order == ScoreOrder::kKeyChain;
+  const at::Tensor q = unit_stride(q_in), value = unit_stride(value_in);
+  const at::Tensor key = key_chain ? keys_by_dimension(key_in.to(at::kFloat)) : unit_stride(key_in);
   at::Tensor out = at::empty({batch, q_len, heads * head_dim}, q.options().dtype(at::kFloat));
   if (out.numel() == 0) return out;
   if (kv_len == 0) return out.zero_();
@@ -344,6 +450,8 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.k_batch = key.stride(0);
   p.k_head = key.stride(1);
   p.k_pos = key.stride(2);
+  p.key_chain = key_chain;
+  p.k_dim = key.stride(3);
   p.v = value.data_ptr<float>();
   p.v_batch = value.stride(0);
   p.v_head = value.stride(1);

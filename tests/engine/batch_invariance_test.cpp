@@ -112,50 +112,76 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
   return at::matmul(at::softmax(scores, -1), v.to(at::kDouble)).transpose(1, 2).reshape({batch, q_len, heads * head_dim});
 }
 
+constexpr nn::ScoreOrder kOrders[] = {nn::ScoreOrder::kDimensionTree, nn::ScoreOrder::kKeyChain};
+const char* order_name(nn::ScoreOrder order) {
+  return order == nn::ScoreOrder::kKeyChain ? "key chain" : "dimension tree";
+}
+
 TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
   at::manual_seed(5);
-  for (const int64_t head_dim : {4, 8, 16, 40, 64, 80, 128}) {
-    const int64_t batch = 3, heads = 2, q_len = 5, kv_len = 11, dim = heads * head_dim;
-    // q as a view into a fused [q; k; v] projection, as the layers pass it.
-    const at::Tensor fused = at::randn({batch, q_len, 3 * dim});
-    const at::Tensor q = fused.narrow(2, 0, dim);
-    const at::Tensor k = at::randn({batch, heads, kv_len, head_dim});
-    const at::Tensor v = at::randn({batch, heads, kv_len, head_dim});
-    const at::Tensor attention = at::ones({batch, kv_len}, at::kLong);
-    attention[1].narrow(0, 6, 5).fill_(0);  // row 1 has 6 real positions
-    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    for (const at::Tensor& mask : {at::Tensor(), nn::padding_mask(attention), nn::causal_mask(q_len, kv_len - q_len)}) {
-      const at::Tensor got = nn::fixed_order_attention(q, k, v, mask, heads, scale);
-      const at::Tensor want = reference_attention(q, k, v, mask, heads, scale);
-      EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-6) << "head_dim " << head_dim;
-    }
-  }
+  for (const nn::ScoreOrder order : kOrders)
+    for (const int64_t kv_len : {11, 45})  // key chain: one partial block of 16; 32 + 13
+      for (const int64_t head_dim : {4, 8, 16, 40, 64, 80, 128}) {
+        const int64_t batch = 3, heads = 2, q_len = 5, dim = heads * head_dim;
+        // q as a view into a fused [q; k; v] projection, as the layers pass it.
+        const at::Tensor fused = at::randn({batch, q_len, 3 * dim});
+        const at::Tensor q = fused.narrow(2, 0, dim);
+        const at::Tensor k = at::randn({batch, heads, kv_len, head_dim});
+        const at::Tensor v = at::randn({batch, heads, kv_len, head_dim});
+        const at::Tensor attention = at::ones({batch, kv_len}, at::kLong);
+        attention[1].narrow(0, 6, 5).fill_(0);  // row 1 has 6 real positions
+        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        for (const at::Tensor& mask : {at::Tensor(), nn::padding_mask(attention), nn::causal_mask(q_len, kv_len - q_len)}) {
+          const at::Tensor got = nn::fixed_order_attention(q, k, v, mask, heads, scale, order);
+          const at::Tensor want = reference_attention(q, k, v, mask, heads, scale);
+          EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-6)
+              << order_name(order) << ", head_dim " << head_dim << ", kv_len " << kv_len;
+          // The keys' layout changes speed, never a bit (key chain: read in place or transposed).
+          EXPECT_TRUE(same_bits(nn::fixed_order_attention(q, nn::keys_by_dimension(k), v, mask, heads, scale, order), got))
+              << order_name(order) << ", head_dim " << head_dim;
+        }
+      }
+}
+
+// The two orders are different sums (a test that could not tell them apart would not test
+// which one a layer uses): on the same inputs their results differ in the last bits.
+TEST(FixedOrderAttention, TheTwoOrdersAreDifferentSums) {
+  at::manual_seed(8);
+  const at::Tensor q = at::randn({2, 7, 4 * 64}), k = at::randn({2, 4, 50, 64}), v = at::randn({2, 4, 50, 64});
+  const at::Tensor tree = nn::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, nn::ScoreOrder::kDimensionTree);
+  const at::Tensor chain = nn::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, nn::ScoreOrder::kKeyChain);
+  EXPECT_FALSE(same_bits(tree, chain));
+  EXPECT_LT((tree - chain).abs().max().item<float>(), 1e-5);
 }
 
 TEST(FixedOrderAttention, PaddingCompanionsAndThreadsChangeNoBit) {
-  ThreadCount restore;
-  at::manual_seed(6);
-  const int64_t heads = 4, head_dim = 64, dim = heads * head_dim, q_len = 3, real = 9;
-  const float scale = 0.125f;
-  const at::Tensor q = at::randn({1, q_len, dim}), k = at::randn({1, heads, real, head_dim}),
-                   v = at::randn({1, heads, real, head_dim});
-  at::set_num_threads(1);
-  const at::Tensor alone = nn::fixed_order_attention(q, k, v, nn::padding_mask(at::ones({1, real}, at::kLong)), heads, scale);
-  for (const int64_t padded : {9, 10, 16, 17, 40, 200})
-    for (const int threads : {1, 2}) {
-      at::set_num_threads(threads);
-      // Our sentence is row 1 of 3; the others have other lengths; padding holds garbage.
-      const at::Tensor qs = at::randn({3, q_len, dim}), ks = at::randn({3, heads, padded, head_dim}) * 7,
-                       vs = at::randn({3, heads, padded, head_dim}) * 7;
-      qs[1].copy_(q[0]);
-      ks[1].narrow(1, 0, real).copy_(k[0]);
-      vs[1].narrow(1, 0, real).copy_(v[0]);
-      at::Tensor attention = at::ones({3, padded}, at::kLong);
-      attention[1].narrow(0, real, padded - real).fill_(0);
-      attention[2].narrow(0, 0, padded / 2).fill_(1);
-      const at::Tensor out = nn::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale);
-      EXPECT_TRUE(same_bits(out.narrow(0, 1, 1), alone)) << "padded to " << padded << ", " << threads << " threads";
-    }
+  for (const nn::ScoreOrder order : kOrders) {
+    ThreadCount restore;
+    at::manual_seed(6);
+    const int64_t heads = 4, head_dim = 64, dim = heads * head_dim, q_len = 3, real = 9;
+    const float scale = 0.125f;
+    const at::Tensor q = at::randn({1, q_len, dim}), k = at::randn({1, heads, real, head_dim}),
+                     v = at::randn({1, heads, real, head_dim});
+    at::set_num_threads(1);
+    const at::Tensor alone =
+        nn::fixed_order_attention(q, k, v, nn::padding_mask(at::ones({1, real}, at::kLong)), heads, scale, order);
+    for (const int64_t padded : {9, 10, 16, 17, 40, 200})
+      for (const int threads : {1, 2}) {
+        at::set_num_threads(threads);
+        // Our sentence is row 1 of 3; the others have other lengths; padding holds garbage.
+        const at::Tensor qs = at::randn({3, q_len, dim}), ks = at::randn({3, heads, padded, head_dim}) * 7,
+                         vs = at::randn({3, heads, padded, head_dim}) * 7;
+        qs[1].copy_(q[0]);
+        ks[1].narrow(1, 0, real).copy_(k[0]);
+        vs[1].narrow(1, 0, real).copy_(v[0]);
+        at::Tensor attention = at::ones({3, padded}, at::kLong);
+        attention[1].narrow(0, real, padded - real).fill_(0);
+        attention[2].narrow(0, 0, padded / 2).fill_(1);
+        const at::Tensor out = nn::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale, order);
+        EXPECT_TRUE(same_bits(out.narrow(0, 1, 1), alone))
+            << order_name(order) << ", padded to " << padded << ", " << threads << " threads";
+      }
+  }
 }
 
 // An empty source alone is one masked padding position; in a batch it is many. It attends to
@@ -164,9 +190,11 @@ TEST(FixedOrderAttention, RowThatSeesNothingAttendsToPositionZero) {
   const at::Tensor q = at::randn({2, 1, 8}), k = at::randn({2, 2, 5, 4}), v = at::randn({2, 2, 5, 4});
   at::Tensor attention = at::ones({2, 5}, at::kLong);
   attention[0].fill_(0);
-  const at::Tensor out = nn::fixed_order_attention(q, k, v, nn::padding_mask(attention), 2, 0.5f);
   const at::Tensor position0 = v[0].select(1, 0).reshape({1, 8});  // heads' position 0, concatenated
-  EXPECT_TRUE(same_bits(out[0], position0));
+  for (const nn::ScoreOrder order : kOrders) {
+    const at::Tensor out = nn::fixed_order_attention(q, k, v, nn::padding_mask(attention), 2, 0.5f, order);
+    EXPECT_TRUE(same_bits(out[0], position0)) << order_name(order);
+  }
 }
 
 // ---------------------------------------------------------------- whole translations

@@ -32,9 +32,11 @@ TEST(ParallelKernels, AttentionIsBitIdenticalOnOneAndTwoThreads) {
   const at::Tensor k = at::randn({batch, heads, kv_len, head_dim}), v = at::randn({batch, heads, kv_len, head_dim});
   at::Tensor mask = at::zeros({batch, 1, 1, kv_len});
   mask.narrow(3, 80, 16).fill_(-1e9f);  // padded positions
-  const auto run = [&] { return fixed_order_attention(q, k, v, mask, heads, 0.125f); };
-  const at::Tensor one = with_threads(1, run), two = with_threads(2, run);
-  EXPECT_TRUE(at::equal(one, two));
+  for (const ScoreOrder order : {ScoreOrder::kDimensionTree, ScoreOrder::kKeyChain}) {
+    const auto run = [&] { return fixed_order_attention(q, k, v, mask, heads, 0.125f, order); };
+    const at::Tensor one = with_threads(1, run), two = with_threads(2, run);
+    EXPECT_TRUE(at::equal(one, two)) << static_cast<int>(order);
+  }
 }
 
 TEST(ParallelKernels, TopKIsIdenticalOnOneAndTwoThreads) {
