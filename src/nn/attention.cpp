@@ -55,30 +55,50 @@ void KeyValue::reorder(const at::Tensor& indices) {
       to.push_back(row);
     }
   if (from.empty()) return;
-  // Gather every moved row before writing any (a row may be both a source and a target): a
-  // row of the [batch, heads, capacity, head_dim] buffers is `heads` runs of the used length.
-  // Two passes over keys and values together (ATen's index_select + index_copy_ took four
-  // parallel regions per layer and step).
+  // A row that is read and also overwritten is staged first (a copy of what it held); every other
+  // move copies straight from its source row, which no move writes. Beam search mostly moves
+  // beams onto rows whose own content is dropped, so most moves are one copy, not two. A row of
+  // the [batch, heads, capacity, head_dim] buffers is `heads` runs of the used length.
   const int64_t moved = static_cast<int64_t>(from.size()), heads = key_buffer.size(1);
   const int64_t run = length() * key_buffer.size(3) * key_buffer.element_size();  // bytes
   const int64_t run_stride = key_buffer.size(2) * key_buffer.size(3) * key_buffer.element_size();
-  at::Tensor staging = at::empty({2 * moved * heads * run}, at::kByte);
+  std::vector<char> written(rows, 0);
+  for (int64_t row : to) written[row] = 1;
+  std::vector<int64_t> slot(rows, -1), staged;  // slot[row]: where row's old content is staged
+  for (int64_t row : from)
+    if (written[row] && slot[row] < 0) {
+      slot[row] = static_cast<int64_t>(staged.size());
+      staged.push_back(row);
+    }
+  const int64_t stage_rows = static_cast<int64_t>(staged.size());
+  at::Tensor staging = at::empty({2 * stage_rows * heads * run}, at::kByte);
   char* stage = static_cast<char*>(staging.data_ptr());
   char* const buffers[2] = {static_cast<char*>(key_buffer.data_ptr()), static_cast<char*>(value_buffer.data_ptr())};
-  const auto copy_rows = [&](bool gather) {
-    parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
+  const auto row_at = [&](int which, int64_t row) { return buffers[which] + row * heads * run_stride; };
+  const auto stage_at = [&](int which, int64_t index) { return stage + (which * stage_rows + index) * heads * run; };
+  if (stage_rows > 0)
+    parallel_for(0, 2 * stage_rows, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
-        const int64_t i = unit % moved;
-        char* row = buffers[unit / moved] + (gather ? from[i] : to[i]) * heads * run_stride;
-        char* staged = stage + unit * heads * run;
+        const int which = static_cast<int>(unit / stage_rows);
+        const int64_t i = unit % stage_rows;
         for (int64_t h = 0; h < heads; ++h)
-          gather ? std::memcpy(staged + h * run, row + h * run_stride, run)
-                 : std::memcpy(row + h * run_stride, staged + h * run, run);
+          std::memcpy(stage_at(which, i) + h * run, row_at(which, staged[i]) + h * run_stride, run);
       }
     });
-  };
-  copy_rows(true);
-  copy_rows(false);
+  parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int which = static_cast<int>(unit / moved);
+      const int64_t i = unit % moved, source = from[i];
+      char* target = row_at(which, to[i]);
+      if (slot[source] >= 0) {
+        const char* copy = stage_at(which, slot[source]);
+        for (int64_t h = 0; h < heads; ++h) std::memcpy(target + h * run_stride, copy + h * run, run);
+      } else {
+        const char* row = row_at(which, source);
+        for (int64_t h = 0; h < heads; ++h) std::memcpy(target + h * run_stride, row + h * run_stride, run);
+      }
+    }
+  });
 }
 
 void KeyValue::append(const KeyValue& fresh) {

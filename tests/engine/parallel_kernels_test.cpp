@@ -62,7 +62,7 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
       ASSERT_LT(cache.length(), cache.key_buffer.size(2));
       for (const std::vector<int64_t>& order :
            {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {0, 0, 0, 1, 4, 4, 7, 2},
-            {7, 6, 5, 4, 3, 2, 1, 0}}) {
+            {7, 6, 5, 4, 3, 2, 1, 0}, {0, 0, 1, 2, 4, 4, 5, 6} /* chains: each row read before it is written */}) {
         const at::Tensor index = at::tensor(order, at::kLong);
         const KeyValue expected = cache.select(index);
         with_threads(threads, [&] {
