@@ -37,10 +37,11 @@ at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& 
 }
 
 void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor,
-                               const std::function<void(size_t)>& after_layer) {
+                               const std::function<void(size_t, LayerPart)>& after_part) {
   for (size_t i = 0; i < layers.size(); ++i) {
-    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
-    if (after_layer) after_layer(i);
+    PartVisited visited;
+    if (after_part) visited = [&](LayerPart part) { after_part(i, part); };
+    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor, visited);
   }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
@@ -105,10 +106,11 @@ at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& stat
 }
 
 void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& visitor,
-                               const std::function<void(size_t)>& after_layer) {
+                               const std::function<void(size_t, LayerPart)>& after_part) {
   for (size_t i = 0; i < layers.size(); ++i) {
-    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor);
-    if (after_layer) after_layer(i);
+    PartVisited visited;
+    if (after_part) visited = [&](LayerPart part) { after_part(i, part); };
+    layers[i].visit(join_name(prefix, "layers." + std::to_string(i)), visitor, visited);
   }
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)

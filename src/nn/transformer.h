@@ -55,9 +55,10 @@ class TransformerEncoder {
   // ids, attention_mask: [batch, src_len] (mask 1 = token, 0 = padding) -> [batch, src_len, dim].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask) const;
   // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
-  // `after_layer(i)` runs once layer i's parameters are visited (loading packs it there).
+  // `after_part(i, part)` runs once that part of layer i has its parameters visited (loading
+  // packs it there).
   void visit(const std::string& prefix, const ParamVisitor& visitor,
-             const std::function<void(size_t)>& after_layer = {});
+             const std::function<void(size_t, LayerPart)>& after_part = {});
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };
@@ -101,7 +102,7 @@ class TransformerDecoder {
   // ids [rows, new_len] -> hidden states [rows, new_len, dim]; advances `state`.
   at::Tensor forward(const at::Tensor& ids, DecoderState& state) const;
   void visit(const std::string& prefix, const ParamVisitor& visitor,
-             const std::function<void(size_t)>& after_layer = {});  // as the encoder's
+             const std::function<void(size_t, LayerPart)>& after_part = {});  // as the encoder's
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
 };

@@ -21,10 +21,12 @@ void EncoderLayer::visit_linears(const std::string& prefix, const LinearVisitor&
   ffn.visit_linears(prefix, visitor);
 }
 
-void EncoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {
+void EncoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited) {
   self_attn.visit(join_name(prefix, "self_attn"), visitor);
+  if (visited) visited(LayerPart::kSelfAttention);
   self_attn_layer_norm.visit(join_name(prefix, "self_attn_layer_norm"), visitor);
   ffn.visit(prefix, visitor);
+  if (visited) visited(LayerPart::kFeedForward);
   final_layer_norm.visit(join_name(prefix, "final_layer_norm"), visitor);
 }
 
@@ -65,14 +67,27 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, cons
 }
 
 void EncoderLayer::pack(GemmType type) {
-  self_attn.pack(type, /*self_attention=*/true);
-  ffn.pack(type);
+  pack(type, LayerPart::kSelfAttention);
+  pack(type, LayerPart::kFeedForward);
+}
+
+void EncoderLayer::pack(GemmType type, LayerPart part) {
+  if (part == LayerPart::kSelfAttention) self_attn.pack(type, /*self_attention=*/true);
+  if (part == LayerPart::kFeedForward) ffn.pack(type);
 }
 
 void DecoderLayer::pack(GemmType type) {
-  self_attn.pack(type, /*self_attention=*/true);
-  encoder_attn.pack(type, /*self_attention=*/false);
-  ffn.pack(type);
+  pack(type, LayerPart::kSelfAttention);
+  pack(type, LayerPart::kCrossAttention);
+  pack(type, LayerPart::kFeedForward);
+}
+
+void DecoderLayer::pack(GemmType type, LayerPart part) {
+  switch (part) {
+    case LayerPart::kSelfAttention: self_attn.pack(type, /*self_attention=*/true); break;
+    case LayerPart::kCrossAttention: encoder_attn.pack(type, /*self_attention=*/false); break;
+    case LayerPart::kFeedForward: ffn.pack(type); break;
+  }
 }
 
 void DecoderLayer::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
@@ -81,12 +96,15 @@ void DecoderLayer::visit_linears(const std::string& prefix, const LinearVisitor&
   ffn.visit_linears(prefix, visitor);
 }
 
-void DecoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor) {
+void DecoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited) {
   self_attn.visit(join_name(prefix, "self_attn"), visitor);
+  if (visited) visited(LayerPart::kSelfAttention);
   self_attn_layer_norm.visit(join_name(prefix, "self_attn_layer_norm"), visitor);
   encoder_attn.visit(join_name(prefix, "encoder_attn"), visitor);
+  if (visited) visited(LayerPart::kCrossAttention);
   encoder_attn_layer_norm.visit(join_name(prefix, "encoder_attn_layer_norm"), visitor);
   ffn.visit(prefix, visitor);
+  if (visited) visited(LayerPart::kFeedForward);
   final_layer_norm.visit(join_name(prefix, "final_layer_norm"), visitor);
 }
 

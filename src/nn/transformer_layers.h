@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "nn/attention.h"
@@ -19,6 +20,12 @@ struct LayerShape {
   Activation activation = Activation::kRelu;
   bool pre_norm = false;
 };
+
+// The parts of a layer that are packed as one. Loading packs each part as soon as its
+// parameters are read, so that at most one part's float32 weights are resident at a time
+// (a whole tc-big decoder layer is 64 MB of them).
+enum class LayerPart { kSelfAttention, kCrossAttention, kFeedForward };
+using PartVisited = std::function<void(LayerPart)>;
 
 // Applies `block` as a residual sub-layer with the norm before or after it.
 template <class Block>
@@ -39,9 +46,11 @@ struct EncoderLayer {
 
   // x: [batch, src_len, dim]; mask: padding_mask() of the source.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
-  void visit(const std::string& prefix, const ParamVisitor& visitor);
+  // `visited(part)` runs once that part's parameters are visited.
+  void visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited = {});
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
+  void pack(GemmType type, LayerPart part);
 };
 
 struct DecoderLayer {
@@ -64,9 +73,11 @@ struct DecoderLayer {
   at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
                      const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1,
                      at::Tensor* cross_weights = nullptr) const;
-  void visit(const std::string& prefix, const ParamVisitor& visitor);
+  // `visited(part)` runs once that part's parameters are visited.
+  void visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited = {});
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);
   void pack(GemmType type);  // inference: see Linear::pack
+  void pack(GemmType type, LayerPart part);
 };
 
 }  // namespace ordo::nn

@@ -1,11 +1,14 @@
 // Loading for less memory must not change a single value: packing each layer as it is read
 // gives the same logits as packing the loaded model afterwards, and a checkpoint tensor read
 // again after its mapped pages were released (a tied weight) reads the same values.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "io/model_config.h"
 #include "models/checkpoint.h"
 #include "models/seq2seq_model.h"
+#include "nn/transformer_layers.h"
 #include "support/fixtures.h"
 
 namespace ordo {
@@ -42,6 +45,38 @@ INSTANTIATE_TEST_SUITE_P(Families, PackWhileLoading,
                          ::testing::Combine(::testing::Values("marian_opus_en_mg", "pegasus", "nllb"),
                                             ::testing::Values(nn::GemmType::kFloat32, nn::GemmType::kBFloat16,
                                                               nn::GemmType::kInt8)));
+
+// Loading packs each part of a layer as soon as that part is read (one part's float32 weights
+// resident at a time): a part is announced after all of its parameters and before any of the
+// next part's.
+TEST(LoadingLayerParts, EachIsAnnouncedRightAfterItsParameters) {
+  nn::DecoderLayer layer(nn::LayerShape{16, 2, 32, nn::Activation::kRelu, false});
+  std::vector<std::string> seen;
+  layer.visit(
+      "l", [&](const std::string& name, at::Tensor&) { seen.push_back(name); },
+      [&](nn::LayerPart part) { seen.push_back("part " + std::to_string(static_cast<int>(part))); });
+  const auto at = [&](const std::string& entry) {
+    return std::find(seen.begin(), seen.end(), entry) - seen.begin();
+  };
+  const auto last_with = [&](const std::string& prefix) {
+    std::ptrdiff_t last = -1;
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i].rfind(prefix, 0) == 0) last = static_cast<std::ptrdiff_t>(i);
+    return last;
+  };
+  const auto first_with = [&](const std::string& prefix) {
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i].rfind(prefix, 0) == 0) return static_cast<std::ptrdiff_t>(i);
+    return std::ptrdiff_t{-1};
+  };
+  const std::ptrdiff_t self = at("part 0"), cross = at("part 1"), ffn = at("part 2");
+  ASSERT_LT(ffn, static_cast<std::ptrdiff_t>(seen.size()));
+  EXPECT_EQ(self, last_with("l.self_attn.") + 1);
+  EXPECT_LT(self, first_with("l.encoder_attn."));
+  EXPECT_EQ(cross, last_with("l.encoder_attn.") + 1);
+  EXPECT_LT(cross, first_with("l.fc1"));
+  EXPECT_EQ(ffn, std::max(last_with("l.fc1"), last_with("l.fc2")) + 1);
+}
 
 TEST(ReleasedCheckpointPages, ReadAgainGiveTheSameValues) {
   const auto checkpoint = models::open_checkpoint(fixture_dir("marian_opus_en_mg"));
