@@ -47,43 +47,24 @@ ORDO_ALWAYS_INLINE float lane_sum(const V16& v) {
   return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
 }
 
-// a . b over n elements (the head dimension: the same for every call of a model). Blocks of
-// 64 go to four accumulators; the blocks of 16 left go to the first ones in turn and a final
-// partial block to the last; then one fixed sum.
-ORDO_ALWAYS_INLINE float dot(const float* a, const float* b, int64_t n) {
-  V16 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
-  int64_t d = 0;
-  for (; d + 64 <= n; d += 64) {
-    acc0 += load(a + d) * load(b + d);
-    acc1 += load(a + d + 16) * load(b + d + 16);
-    acc2 += load(a + d + 32) * load(b + d + 32);
-    acc3 += load(a + d + 48) * load(b + d + 48);
-  }
-  if (d + 16 <= n) {
-    acc0 += load(a + d) * load(b + d);
-    d += 16;
-  }
-  if (d + 16 <= n) {
-    acc1 += load(a + d) * load(b + d);
-    d += 16;
-  }
-  if (d + 16 <= n) {
-    acc2 += load(a + d) * load(b + d);
-    d += 16;
-  }
-  if (d < n) acc3 += load_first(a + d, n - d) * load_first(b + d, n - d);
-  return lane_sum((acc0 + acc1) + (acc2 + acc3));
-}
-
-// dot() of G queries with 16 keys at once (key j at keys + j * stride; scores of query g to
-// out[g][0, 16)), bit for bit: each key's four accumulators as in dot(), each key loaded once
-// for the G queries, then lane_sum()'s tree for all 16 keys together, each of its levels one
-// two-source shuffle pair and one vector add instead of 15 scalar adds per key.
+// ScoreOrder::kDimensionTree: the scores of G queries with 16 keys (key j at keys + j * stride;
+// scores of query g to out[g][0, 16)). Each q . k over n elements (the head dimension: the same
+// for every call of a model): blocks of 64 go to four accumulators, the blocks of 16 left to the
+// first ones in turn and a final partial block to the last; then (acc0 + acc1) + (acc2 + acc3)
+// and its 16 lanes summed by lane_sum()'s tree. Each key is loaded once for the G queries, and
+// the tree runs for all 16 keys together, each of its levels one two-source shuffle pair and one
+// vector add instead of 15 scalar adds per key.
+// Keys from `valid` on (a last, partial block) are not read and score 0: each key's lane of the
+// tree depends on that key alone, so the others' scores are the same bits as in a full block.
 template <int G>
 ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* keys, int64_t stride, int64_t n,
-                              float* const* out) {
+                              float* const* out, int64_t valid = 16) {
   V16 x[G][16];
   for (int j = 0; j < 16; ++j) {
+    if (j >= valid) {
+      for (int g = 0; g < G; ++g) x[g][j] = V16{};
+      continue;
+    }
     const float* b = keys + j * stride;  // loaded once for the G queries
     for (int g = 0; g < G; ++g) {
       const float* q = queries[g];
@@ -300,20 +281,18 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
         for (int half = 0; half < count; half += kHalfBlock) {
           const int n = std::min(kHalfBlock, count - half);
           float* const* q_half = queries + half;
-          int64_t s16 = 0;
-          for (; s16 + 16 <= p.kv_len; s16 += 16) {
+          for (int64_t s16 = 0; s16 < p.kv_len; s16 += 16) {  // the last block may be partial
             float* at[kHalfBlock];
             for (int g = 0; g < kHalfBlock; ++g) at[g] = scores_of[half + g] ? scores_of[half + g] + s16 : nullptr;
             const float* block = keys + s16 * p.k_pos;
+            const int64_t valid = std::min<int64_t>(16, p.kv_len - s16);
             switch (n) {
-              case 1: dot16<1>(q_half, block, p.k_pos, hd, at); break;
-              case 2: dot16<2>(q_half, block, p.k_pos, hd, at); break;
-              case 3: dot16<3>(q_half, block, p.k_pos, hd, at); break;
-              default: dot16<4>(q_half, block, p.k_pos, hd, at); break;
+              case 1: dot16<1>(q_half, block, p.k_pos, hd, at, valid); break;
+              case 2: dot16<2>(q_half, block, p.k_pos, hd, at, valid); break;
+              case 3: dot16<3>(q_half, block, p.k_pos, hd, at, valid); break;
+              default: dot16<4>(q_half, block, p.k_pos, hd, at, valid); break;
             }
           }
-          for (int g = half; g < half + n; ++g)
-            for (int64_t s = s16; s < p.kv_len; ++s) scores_of[g][s] = dot(queries[g], keys + s * p.k_pos, hd);
         }
       }
       for (int g = 0; g < count; ++g) {
