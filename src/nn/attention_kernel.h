@@ -31,9 +31,10 @@ enum class ScoreOrder {
   // stored ([.., length, head_dim], one key per row), the layout a growing cache appends to.
   kDimensionTree,
   // One multiply-add chain per score, d = 0, 1, ..., head_dim - 1, 16 keys side by side in a
-  // vector: no horizontal sums, about twice as fast on many queries (encoder self-attention,
-  // cross-attention of a beam's queries). Reads the keys by dimension ([.., head_dim, length]):
-  // a key tensor laid out so (keys_by_dimension) is read in place, another is transposed first.
+  // vector: no horizontal sums, for many queries over the same keys (encoder self-attention,
+  // cross-attention of a beam's queries; Pegasus-large int8: the kernel's share of the time
+  // 28.7 -> 20 %). Reads the keys by dimension ([.., head_dim, length]): a key tensor laid out
+  // so (keys_by_dimension) is read in place, another is transposed first.
   kKeyChain,
 };
 
