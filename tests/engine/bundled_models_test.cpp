@@ -21,16 +21,10 @@
 namespace ordo {
 namespace {
 
+using testing::read_lines;
+
 std::string bundled_model(const std::string& name) {
   return std::string(ORDO_SOURCE_DIR) + "/models/" + name;
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // Translates the 100-line Multi30k val sample with a bundled model (beam 4) and returns BLEU.

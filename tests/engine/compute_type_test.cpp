@@ -20,6 +20,7 @@ namespace {
 using nlohmann::json;
 using testing::fixture_dir;
 using testing::load_golden;
+using testing::read_lines;
 
 at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
   return at::tensor(ids, at::kLong).unsqueeze(0);
@@ -74,13 +75,6 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReducedPrecision,
                            return std::get<0>(info.param) +
                                   (std::get<1>(info.param) == nn::GemmType::kInt8 ? "_int8" : "_bfloat16");
                          });
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 double bundled_bleu(ComputeType type, int threads) {
   const std::string samples = testing::data_dir() + "/samples/";

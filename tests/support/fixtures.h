@@ -26,6 +26,15 @@ inline std::vector<std::string> seq2seq_fixtures() {
   return all;
 }
 
+// The lines of a text file (a sample of sentences); throws when it cannot be opened.
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 inline nlohmann::json load_golden(const std::string& name) {
   const std::string path = fixture_dir(name) + "/golden.json";
   std::ifstream in(path);
