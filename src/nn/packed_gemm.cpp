@@ -80,6 +80,13 @@ void quantize_row_scalar(const float* row, int64_t cols, int8_t* target, float* 
 // ~10 % of the time, as much as a sixth of the int8 products they feed. _mm512_max_ps(a, peak)
 // returns peak when a is NaN, as std::max(peak, a) does; the conversion rounds by MXCSR, which
 // is nearbyint's rounding; the values are within [-127, 127], so the narrowing saturates nothing.
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as their unused merge source, which
+// its -Wmaybe-uninitialized reports at every inlined call (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(const float* row, int64_t cols,
                                                                                 int8_t* target, float* scale) {
   __m512 peaks = _mm512_setzero_ps();
@@ -96,6 +103,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(co
   }
   for (; j < cols; ++j) target[j] = static_cast<int8_t>(std::nearbyint(row[j] * inverse_scalar));
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);
 QuantizeRow pick_quantize_row() {
