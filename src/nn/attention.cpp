@@ -24,8 +24,8 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads)
 KeyValue KeyValue::select(const at::Tensor& indices) const {
   if (!key_buffer.defined()) {
     // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
-    const bool by_dimension = key.stride(2) == 1 && key.size(2) > 1;
-    const at::Tensor keys = by_dimension ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
+    const at::Tensor keys =
+        is_by_dimension(key) ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
     return {keys, value.index_select(0, indices), {}, {}};
   }
   KeyValue out;

@@ -386,9 +386,13 @@ void check(bool ok, const std::string& what) {
 
 }  // namespace
 
+bool is_by_dimension(const at::Tensor& key) {
+  return key.dim() == 4 && key.stride(2) == 1 && key.stride(3) >= key.size(2);
+}
+
 at::Tensor keys_by_dimension(const at::Tensor& key) {
   check(key.dim() == 4, "keys must be 4-d");
-  if (key.stride(2) == 1 && key.stride(3) >= key.size(2)) return key;
+  if (is_by_dimension(key)) return key;
   // Rows of whole vectors, and never a multiple of 1 KB apart: the key chain reads a block of
   // keys in every one of head_dim rows, and rows 2 KB apart (512 positions) all fall into the
   // same few sets of the L1 cache, which then misses on every load.

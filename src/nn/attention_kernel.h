@@ -53,7 +53,9 @@ at::Tensor fixed_order_attention(const at::Tensor& q, const at::Tensor& key, con
                                  ScoreOrder order = ScoreOrder::kDimensionTree);
 
 // `key` [batch, heads, length, head_dim] as a view of a [batch, heads, head_dim, length] tensor
-// (unit stride along length): the layout ScoreOrder::kKeyChain reads without a copy.
+// (unit stride along length): the layout ScoreOrder::kKeyChain reads without a copy. Returns
+// `key` itself when it is laid out so already (is_by_dimension).
 at::Tensor keys_by_dimension(const at::Tensor& key);
+bool is_by_dimension(const at::Tensor& key);
 
 }  // namespace ordo::nn

@@ -27,8 +27,7 @@ inline int64_t grain_for(int64_t unit_work) {
 // f(b, e) over consecutive slices of [begin, end), one per thread, each of at least `grain`
 // units but the last; not split at all (f(begin, end) on the calling thread) when the range is
 // at most `grain` units, when this thread's OpenMP thread count is 1, or inside a parallel
-// region. The first
-// exception thrown by a slice is rethrown here after every slice has ended.
+// region. The first exception thrown by a slice is rethrown here after every slice has ended.
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 
 // Within its scope, LibTorch's and oneDNN's loops on this thread (and parallel_for) run on this

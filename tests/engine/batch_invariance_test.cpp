@@ -143,8 +143,8 @@ TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
       }
 }
 
-// The two orders are different sums (a test that could not tell them apart would not test
-// which one a layer uses): on the same inputs their results differ in the last bits.
+// The two orders are different sums, so the tests above that loop over both exercise two
+// different paths: on the same inputs their results differ in the last bits.
 TEST(FixedOrderAttention, TheTwoOrdersAreDifferentSums) {
   at::manual_seed(8);
   const at::Tensor q = at::randn({2, 7, 4 * 64}), k = at::randn({2, 4, 50, 64}), v = at::randn({2, 4, 50, 64});

@@ -1,4 +1,4 @@
-// Loading for less memory must not change a single value: packing each layer as it is read
+// Loading for less memory must not change a single value: packing each layer part as it is read
 // gives the same logits as packing the loaded model afterwards, and a checkpoint tensor read
 // again after its mapped pages were released (a tied weight) reads the same values.
 #include <algorithm>
@@ -55,7 +55,7 @@ TEST(LoadingLayerParts, EachIsAnnouncedRightAfterItsParameters) {
   layer.visit(
       "l", [&](const std::string& name, at::Tensor&) { seen.push_back(name); },
       [&](nn::LayerPart part) { seen.push_back("part " + std::to_string(static_cast<int>(part))); });
-  const auto at = [&](const std::string& entry) {
+  const auto index_of = [&](const std::string& entry) {
     return std::find(seen.begin(), seen.end(), entry) - seen.begin();
   };
   const auto last_with = [&](const std::string& prefix) {
@@ -69,7 +69,7 @@ TEST(LoadingLayerParts, EachIsAnnouncedRightAfterItsParameters) {
       if (seen[i].rfind(prefix, 0) == 0) return static_cast<std::ptrdiff_t>(i);
     return std::ptrdiff_t{-1};
   };
-  const std::ptrdiff_t self = at("part 0"), cross = at("part 1"), ffn = at("part 2");
+  const std::ptrdiff_t self = index_of("part 0"), cross = index_of("part 1"), ffn = index_of("part 2");
   ASSERT_LT(ffn, static_cast<std::ptrdiff_t>(seen.size()));
   EXPECT_EQ(self, last_with("l.self_attn.") + 1);
   EXPECT_LT(self, first_with("l.encoder_attn."));
