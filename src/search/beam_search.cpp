@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/log_softmax.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
 #include "search/logits_processors.h"
@@ -106,11 +107,14 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     if (s.return_attention) attention.add_step(model.step_attention());
     const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
     if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
-    at::Tensor scores = at::log_softmax(logits, -1);
+    // Log-probabilities in place (the logits are this step's own), the beams' running scores
+    // added while ranking (nn/log_softmax.h: two full passes fewer than at::log_softmax + add_).
+    at::Tensor scores = logits.to(at::kFloat).contiguous();
+    nn::log_softmax_rows_(scores);
     processors.apply(sequences, scores);
     const int64_t vocab = scores.size(1);
-    scores = scores.add_(beam_scores.unsqueeze(1)).view({live, beams * vocab});
-    const TopK top = top_k_rows(scores, 2 * beams);
+    const TopK top = top_k_rows(scores.contiguous().view({live, beams * vocab}), 2 * beams,
+                                beam_scores.data_ptr<float>(), vocab);
     const float* top_score = top.values.data();
     const int64_t* top_id = top.indices.data();
 

@@ -6,6 +6,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "nn/log_softmax.h"
 #include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
@@ -70,7 +71,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     } else {
       next = scores.argmax(-1);
     }
-    const at::Tensor log_probs = at::log_softmax(scores, -1).gather(1, next.unsqueeze(1)).squeeze(1);
+    const at::Tensor log_probs = nn::log_softmax_at(scores.to(at::kFloat).contiguous(), next);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
 
     const int64_t* next_ids = next.data_ptr<int64_t>();

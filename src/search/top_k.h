@@ -17,7 +17,11 @@ struct TopK {
   std::vector<int64_t> indices;  // column of each value; equal values: the lower column first
 };
 
-// scores: [rows, n] float32 with n >= k.
-TopK top_k_rows(const at::Tensor& scores, int64_t k);
+// scores: [rows, n] float32 with n >= k. offsets: nullptr, or one value per `segment` columns
+// (n a multiple of it), added to each entry of its segment before ranking, as if the matrix
+// held the sums: row r, columns [i * segment, (i + 1) * segment) get offsets[r * n / segment + i].
+// Beam search ranks log-probabilities plus each beam's running score this way, without a pass
+// that writes the sums.
+TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets = nullptr, int64_t segment = 0);
 
 }  // namespace ordo::search
