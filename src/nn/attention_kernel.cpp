@@ -309,23 +309,17 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
   }
 }
 
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) void run_units_avx512(
-    const Problem& p, int64_t begin, int64_t end) {
-  run_units(p, begin, end);
-}
-__attribute__((target("avx2,fma"))) void run_units_avx2(const Problem& p, int64_t begin, int64_t end) {
-  run_units(p, begin, end);
-}
+ORDO_TARGET_AVX512 void run_units_avx512(const Problem& p, int64_t begin, int64_t end) { run_units(p, begin, end); }
+ORDO_TARGET_AVX2 void run_units_avx2(const Problem& p, int64_t begin, int64_t end) { run_units(p, begin, end); }
 void run_units_baseline(const Problem& p, int64_t begin, int64_t end) { run_units(p, begin, end); }
 
 using Kernel = void (*)(const Problem&, int64_t, int64_t);
 Kernel pick_kernel() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return run_units_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return run_units_avx2;
-  return run_units_baseline;
+  switch (best_isa()) {
+    case Isa::kAvx512: return run_units_avx512;
+    case Isa::kAvx2: return run_units_avx2;
+    default: return run_units_baseline;
+  }
 }
 
 void check(bool ok, const std::string& what) {

@@ -9,6 +9,9 @@
 #include <cstring>
 
 #define ORDO_ALWAYS_INLINE inline __attribute__((always_inline))
+// The instruction sets a kernel body is compiled for: prefix a function with one of these.
+#define ORDO_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")))
+#define ORDO_TARGET_AVX2 __attribute__((target("avx2,fma")))
 
 // The vector type only travels between always-inlined helpers: no call ABI is involved.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -29,6 +32,15 @@ ORDO_ALWAYS_INLINE V16 load_first(const float* p, int64_t n) {  // p[0..n), zero
   float lanes[16] = {};
   for (int64_t j = 0; j < n; ++j) lanes[j] = p[j];
   return load(lanes);
+}
+
+// Whether any lane of v is greater than t (false for NaN lanes).
+ORDO_ALWAYS_INLINE bool any_greater(const V16& v, float t) {
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  const I16 greater = v > (V16{} + t);
+  uint64_t words[8];
+  std::memcpy(words, &greater, sizeof words);
+  return ((words[0] | words[1]) | (words[2] | words[3])) | ((words[4] | words[5]) | (words[6] | words[7]));
 }
 
 // The 16 lanes summed in a fixed tree.
@@ -65,6 +77,19 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
   y = y * (r * r) + r + 1.0f;
   const int32_t exponent = (static_cast<int32_t>(n) + 127) << 23;
   return underflow ? 0.0f : y * __builtin_bit_cast(float, exponent);
+}
+
+enum class Isa { kAvx512, kAvx2, kBaseline };
+
+// The widest of ORDO_TARGET_AVX512 / ORDO_TARGET_AVX2 / baseline this CPU runs (detected, never
+// assumed from the vendor); each kernel picks its body once per process with it.
+inline Isa best_isa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+    return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+  return Isa::kBaseline;
 }
 
 }  // namespace ordo::nn::lanes

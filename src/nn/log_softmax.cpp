@@ -67,8 +67,8 @@ ORDO_ALWAYS_INLINE void rows_at(const float* x, int64_t n, const int64_t* ids, f
                           int64_t end) {                                                                  \
     rows_at(x, n, ids, out, begin, end);                                                                  \
   }
-ORDO_LOG_SOFTMAX_KERNELS(avx512, __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))))
-ORDO_LOG_SOFTMAX_KERNELS(avx2, __attribute__((target("avx2,fma"))))
+ORDO_LOG_SOFTMAX_KERNELS(avx512, ORDO_TARGET_AVX512)
+ORDO_LOG_SOFTMAX_KERNELS(avx2, ORDO_TARGET_AVX2)
 ORDO_LOG_SOFTMAX_KERNELS(baseline, )
 #undef ORDO_LOG_SOFTMAX_KERNELS
 
@@ -79,12 +79,11 @@ struct Kernels {
 
 const Kernels& kernels() {
   static const Kernels picked = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-      return Kernels{in_place_avx512, at_avx512};
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Kernels{in_place_avx2, at_avx2};
-    return Kernels{in_place_baseline, at_baseline};
+    switch (best_isa()) {
+      case Isa::kAvx512: return Kernels{in_place_avx512, at_avx512};
+      case Isa::kAvx2: return Kernels{in_place_avx2, at_avx2};
+      default: return Kernels{in_place_baseline, at_baseline};
+    }
   }();
   return picked;
 }

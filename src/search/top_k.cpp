@@ -3,10 +3,81 @@
 #include <limits>
 #include <string>
 
+#include "nn/lanes.h"
 #include "nn/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::search {
+namespace {
+
+using namespace nn::lanes;
+
+// Offers v (column `column`) to the k-slot list: inserted after every entry >= v (ties keep the
+// lower column first); once the list is full, only a v greater than its last entry (never NaN).
+ORDO_ALWAYS_INLINE void offer(float v, int64_t column, int64_t k, int64_t& filled, float* values, int64_t* indices) {
+  if (filled == k && !(v > values[k - 1])) return;
+  int64_t pos = filled < k ? filled++ : k - 1;
+  while (pos > 0 && values[pos - 1] < v) {
+    values[pos] = values[pos - 1];
+    indices[pos] = indices[pos - 1];
+    --pos;
+  }
+  values[pos] = v;
+  indices[pos] = column;
+}
+
+// Rows [begin, end): the entries offered in column order, 16 at a time once the list is full,
+// a block of 16 none of which beats the last entry passed over with one comparison. Each entry
+// is the same float (row[j] or row[j] + offset) whichever way it is read.
+template <bool kOffsets>
+ORDO_ALWAYS_INLINE void rank_rows(const float* data, int64_t n, int64_t segment, const float* offsets, int64_t k,
+                                  float* all_values, int64_t* all_indices, int64_t begin, int64_t end) {
+  const int64_t segments = n / segment;
+  for (int64_t r = begin; r < end; ++r) {
+    float* values = all_values + r * k;
+    int64_t* indices = all_indices + r * k;
+    int64_t filled = 0;
+    for (int64_t i = 0; i < segments; ++i) {
+      const float* row = data + r * n + i * segment;
+      const float offset = kOffsets ? offsets[r * segments + i] : 0.0f;
+      const auto entry = [&](int64_t j) { return kOffsets ? row[j] + offset : row[j]; };
+      int64_t j = 0;
+      for (; j < segment && filled < k; ++j) offer(entry(j), i * segment + j, k, filled, values, indices);
+      for (; j + 16 <= segment; j += 16) {
+        V16 block = load(row + j);
+        if (kOffsets) block += offset;
+        if (!any_greater(block, values[k - 1])) continue;
+        float lane[16];
+        store(lane, block);
+        for (int t = 0; t < 16; ++t) offer(lane[t], i * segment + j + t, k, filled, values, indices);
+      }
+      for (; j < segment; ++j) offer(entry(j), i * segment + j, k, filled, values, indices);
+    }
+  }
+}
+
+using Kernel = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t*, int64_t, int64_t);
+
+#define ORDO_TOP_K_KERNELS(suffix, target)                                                                        \
+  template <bool kOffsets>                                                                                       \
+  target void rank_##suffix(const float* data, int64_t n, int64_t segment, const float* offsets, int64_t k,      \
+                            float* values, int64_t* indices, int64_t begin, int64_t end) {                       \
+    rank_rows<kOffsets>(data, n, segment, offsets, k, values, indices, begin, end);                              \
+  }
+ORDO_TOP_K_KERNELS(avx512, ORDO_TARGET_AVX512)
+ORDO_TOP_K_KERNELS(avx2, ORDO_TARGET_AVX2)
+ORDO_TOP_K_KERNELS(baseline, )
+#undef ORDO_TOP_K_KERNELS
+
+Kernel pick_kernel(bool with_offsets) {
+  switch (best_isa()) {
+    case Isa::kAvx512: return with_offsets ? rank_avx512<true> : rank_avx512<false>;
+    case Isa::kAvx2: return with_offsets ? rank_avx2<true> : rank_avx2<false>;
+    default: return with_offsets ? rank_baseline<true> : rank_baseline<false>;
+  }
+}
+
+}  // namespace
 
 TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64_t segment) {
   const at::Tensor input = scores.to(at::kFloat).contiguous();
@@ -14,34 +85,14 @@ TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64
   if (!offsets || segment <= 0) segment = n;
   if (n % segment != 0) throw Error("top_k_rows: " + std::to_string(n) + " columns are not whole segments of " +
                                     std::to_string(segment));
-  const int64_t segments = n / segment;
   TopK top;
   top.values.assign(static_cast<size_t>(rows * k), -std::numeric_limits<float>::infinity());
   top.indices.assign(static_cast<size_t>(rows * k), -1);
   const float* data = input.data_ptr<float>();
+  static const Kernel with_offsets = pick_kernel(true), without = pick_kernel(false);
+  const Kernel kernel = offsets ? with_offsets : without;
   nn::parallel_for(0, rows, nn::grain_for(n), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      float* values = top.values.data() + r * k;
-      int64_t* indices = top.indices.data() + r * k;
-      int64_t filled = 0;
-      for (int64_t i = 0; i < segments; ++i) {
-        const float* row = data + r * n + i * segment;
-        const float offset = offsets ? offsets[r * segments + i] : 0.0f;
-        for (int64_t j = 0; j < segment; ++j) {
-          const float v = offsets ? row[j] + offset : row[j];
-          if (filled == k && !(v > values[k - 1])) continue;  // also skips NaN
-          // Insert after every entry >= v (ties keep the lower column first).
-          int64_t pos = filled < k ? filled++ : k - 1;
-          while (pos > 0 && values[pos - 1] < v) {
-            values[pos] = values[pos - 1];
-            indices[pos] = indices[pos - 1];
-            --pos;
-          }
-          values[pos] = v;
-          indices[pos] = i * segment + j;
-        }
-      }
-    }
+    kernel(data, n, segment, offsets, k, top.values.data(), top.indices.data(), begin, end);
   });
   return top;
 }
