@@ -82,6 +82,7 @@ Kernel pick_kernel(bool with_offsets) {
 TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64_t segment) {
   const at::Tensor input = scores.to(at::kFloat).contiguous();
   const int64_t rows = input.size(0), n = input.size(1);
+  if (k < 1 || k > n) throw Error("top_k_rows: k = " + std::to_string(k) + " of " + std::to_string(n) + " columns");
   if (!offsets || segment <= 0) segment = n;
   if (n % segment != 0) throw Error("top_k_rows: " + std::to_string(n) + " columns are not whole segments of " +
                                     std::to_string(segment));

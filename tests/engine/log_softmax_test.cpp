@@ -85,6 +85,8 @@ TEST(TopKRowsWithOffsets, RanksTheSumsAsAMatrixHoldingThemWould) {
     EXPECT_EQ(ours.indices, expected.indices) << k;
   }
   EXPECT_THROW(search::top_k_rows(scores.view({sentences, beams * vocab}), 2, offsets.data_ptr<float>(), 3), Error);
+  EXPECT_THROW(search::top_k_rows(scores, 0), Error);
+  EXPECT_THROW(search::top_k_rows(scores, vocab + 1), Error);
 }
 
 }  // namespace

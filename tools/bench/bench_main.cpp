@@ -130,13 +130,6 @@ double measure(const Translator& translator, const Workload& w, int runs, int pa
   return median(rates);
 }
 
-std::vector<std::string> read_lines(const std::string& path, size_t limit) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; lines.size() < limit && std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // --background-load: the cores shared with a niced build-like neighbour (README, "Shared
 // cores"). It ends with the benchmark, and by itself after two hours at most.
 std::unique_ptr<bench::BackgroundLoad> start_background_load(bool on) {
@@ -162,7 +155,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> cells = {"1", "2", "2x1"};
   app.add_option("--runs", runs, "Timed runs per cell (median reported)");
   app.add_option("--work", work, "Folder for the generated workload model");
-  app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en)");
+  app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en or newstest2014.en)");
   app.add_option("--bundled-model", bundled, "Model for the real-sentence rows");
   app.add_option("--real-lines", real_lines, "Lines of newstest2014.en to translate");
   app.add_option("--compute-types", compute_types, "Compute types to measure (float32, bfloat16, int8)")
@@ -256,13 +249,14 @@ int main(int argc, char** argv) {
     }
 
     // Real sentences: generated tokens per second over the first lines of newstest2014.
-    const auto lines = read_lines(data + "/newstest/newstest2014.en", static_cast<size_t>(real_lines));
+    const auto lines = bench::newstest_lines(data, static_cast<size_t>(real_lines));
     std::printf("\n| model | compute | sentences | threads | beam | generated tok/s | sentences/s | start-up to first line (s) |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const auto& [name, dir] : std::vector<std::pair<std::string, std::string>>{{"bundled en-de", bundled},
                                                                                      {"workload 6+6 d512", model_dir}}) {
       if (!exists(dir + "/config.json") || lines.empty()) {
-        std::printf("| %s | skipped: %s missing |\n", name.c_str(), lines.empty() ? "newstest" : dir.c_str());
+        std::printf("| %s | skipped: %s missing |\n", name.c_str(),
+                    lines.empty() ? bench::newstest_places(data).c_str() : dir.c_str());
         continue;
       }
       for (const std::string& compute : compute_types) {

@@ -129,13 +129,6 @@ std::string write_ids(const std::string& path, const Ids& ids) {
   return path;
 }
 
-std::vector<std::string> read_lines(const std::string& path, size_t limit) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; lines.size() < limit && std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
-  return lines;
-}
 
 std::string ratio(double ordo, double peer, bool higher_is_better) {
   if (peer <= 0 || ordo <= 0) return "-";
@@ -199,8 +192,13 @@ int run_real_sizes(const RealSizeOptions& o) {
   if (!exists(kTime)) std::printf("note: %s missing (Debian package time): peak RSS figures include ordo-bench's own size\n", kTime);
   std::printf("machine: %u cores; load average at start %s\n\n", std::thread::hardware_concurrency(),
               load_average().c_str());
-  const std::vector<std::string> news = read_lines(o.data + "/newstest/newstest2014.en",
-                                                   static_cast<size_t>(std::max(o.latency_sentences, o.memory_sentences)));
+  const std::vector<std::string> news =
+      newstest_lines(o.data, static_cast<size_t>(std::max(o.latency_sentences, o.memory_sentences)));
+  const bool wants_news = std::any_of(o.reports.begin(), o.reports.end(),
+                                      [](const std::string& r) { return r == "memory" || r == "startup" || r == "latency"; });
+  if (wants_news && news.empty())
+    std::printf("note: memory, start-up and latency skipped: no newstest2014.en at %s\n\n",
+                newstest_places(o.data).c_str());
 
   for (const std::string& shape_name : o.shapes) {
     const train::BigShape shape = train::big_shape(shape_name);
@@ -412,6 +410,22 @@ int run_real_sizes(const RealSizeOptions& o) {
     }
   }
   return 0;
+}
+
+std::vector<std::string> newstest_lines(const std::string& data, size_t limit) {
+  for (const std::string& path : {data + "/newstest/newstest2014.en", data + "/newstest2014.en"}) {
+    std::ifstream in(path);
+    if (!in) continue;
+    std::vector<std::string> lines;
+    for (std::string line; lines.size() < limit && std::getline(in, line);)
+      if (!line.empty()) lines.push_back(line);
+    return lines;
+  }
+  return {};
+}
+
+std::string newstest_places(const std::string& data) {
+  return data + "/newstest/newstest2014.en or " + data + "/newstest2014.en";
 }
 
 }  // namespace ordo::bench

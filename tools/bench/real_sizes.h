@@ -3,6 +3,7 @@
 // Each figure is printed for ordo, the peer and their ratio, measured interleaved in one run.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,13 @@ struct RealSizeOptions {
 };
 
 int run_real_sizes(const RealSizeOptions& options);
+
+// The first `limit` non-empty lines of newstest2014.en in the shared data folder: the data
+// README's <data>/newstest/newstest2014.en, or <data>/newstest2014.en where a copy of the
+// folder holds the files at its top; empty if neither exists.
+std::vector<std::string> newstest_lines(const std::string& data, size_t limit);
+
+// The paths newstest_lines looks at, for a message saying why a row was skipped.
+std::string newstest_places(const std::string& data);
 
 }  // namespace ordo::bench
