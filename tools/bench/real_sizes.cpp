@@ -129,7 +129,6 @@ std::string write_ids(const std::string& path, const Ids& ids) {
   return path;
 }
 
-
 std::string ratio(double ordo, double peer, bool higher_is_better) {
   if (peer <= 0 || ordo <= 0) return "-";
   char text[32];
