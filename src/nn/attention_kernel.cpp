@@ -141,7 +141,6 @@ ORDO_ALWAYS_INLINE void chain_scores(const float* const* queries, const float* k
   }
 }
 
-
 struct Problem {
   const float* q;
   int64_t q_batch, q_row;

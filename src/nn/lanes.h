@@ -1,7 +1,7 @@
 #pragma once
-// 16-float lanes for ordo's own kernels (attention, log-softmax), which are compiled once per
-// instruction set (AVX-512, AVX2, baseline; each kernel's .cpp picks one per process with
-// __builtin_cpu_supports) from one body of always-inlined helpers. The arithmetic is written
+// 16-float lanes for ordo's own kernels (attention, log-softmax, top-k), which are compiled once
+// per instruction set (AVX-512, AVX2, baseline; each kernel's .cpp picks one per process with
+// best_isa() below) from one body of always-inlined helpers. The arithmetic is written
 // per lane, with every reduction in a fixed order (no sum the compiler may reassociate), so
 // vectorizing it changes speed, not results: every row of every call runs the same operations.
 #include <algorithm>
