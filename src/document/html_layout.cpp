@@ -14,7 +14,9 @@
 //     hull of them, trailing/leading punctuation the source element did not cover left out);
 //     siblings are kept disjoint and children inside parents, so the output nests as the input
 //     did (siblings may swap places when the translation reorders words);
-//   - an element whose words align nowhere wraps nothing, at the place of its first word;
+//   - an element whose words align nowhere wraps the
+//     target words at the same relative place in the sentence; one with no words wraps nothing,
+//     at the place of its first character;
 //   - void elements, comments, <code>/<script>-like elements (copied whole, not translated) and
 //     stray tags Gumbo ignored are points: placed before the target word aligned to the source
 //     word after them;
@@ -682,6 +684,19 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
         for (size_t j : ts.targets_of[i]) {
           take(ts.target_words[j].begin, ts.target_words[j].end);
           translated = true;
+        }
+      }
+    if (!translated)  // its words align nowhere: the target words at the same relative place
+      for (const Target::Sentence& ts : target.sentences) {
+        const size_t n = ts.source_words.size(), m = ts.target_words.size();
+        for (size_t i = 0; i < n && m > 0; ++i) {
+          const SentenceSpan& w = ts.source_words[i];
+          if (w.end <= element.a || w.begin >= element.b) continue;
+          const size_t from = i * m / n, to = std::max(from + 1, (i + 1) * m / n);
+          for (size_t j = from; j < to && j < m; ++j) {
+            take(ts.target_words[j].begin, ts.target_words[j].end);
+            translated = true;
+          }
         }
       }
     if (!any) {

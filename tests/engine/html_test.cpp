@@ -66,9 +66,13 @@ TEST(HtmlLayout, BlocksAreSentencesAndInlineTagsFollowTheAlignment) {
             "<p class=intro>Hallo <b>du tapfere</b> neue Welt.</p>");
   // No alignment at all: by relative position.
   EXPECT_EQ(doc.rebuild({aligned("Hallo mutige neue Welt.", {}, 0)}), "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
-  // Aligned nowhere: the element wraps nothing, where its first word's place is.
+  // Its word aligned nowhere (the alignment is only as good as the model's attention): the
+  // element wraps the target word at the same relative place, rather than nothing.
+  EXPECT_EQ(doc.rebuild({aligned("Hallo mutige neue Welt.", {{0, 0}, {2, 2}, {3, 3}}, 4)}),
+            "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
+  // The same when the sentence is shorter: the place is relative (word 1 of 4 -> word 0 of 3).
   EXPECT_EQ(doc.rebuild({aligned("Hallo neue Welt.", {{0, 0}, {2, 1}, {3, 2}}, 4)}),
-            "<p class=intro>Hallo <b></b>neue Welt.</p>");
+            "<p class=intro><b>Hallo</b> neue Welt.</p>");
 }
 
 TEST(HtmlLayout, NestedTagsLinksAndPunctuation) {

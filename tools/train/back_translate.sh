@@ -7,6 +7,8 @@
 # Output: runs/bt/<src>-<tgt>.<mode>/train.N.<src> (the real captions, copied) and
 # train.N.<tgt> (their translations). Resumable file by file (each file is written to a
 # temporary name and renamed when complete), so an interrupted run loses at most one file.
+# ORDO_BT_SEED=K (sampling) draws other samples: file N uses seed K*5+N instead of N, into
+# runs/bt/<src>-<tgt>.sample.seedK/ (train_bt.sh reads it with the same variable).
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [model folder]" >&2
@@ -15,7 +17,11 @@ fi
 src="$1" tgt="$2" mode="$3"
 source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
 model="${4:-$root/models/$src-$tgt}"
+seed="${ORDO_BT_SEED:-0}"
+[[ "$seed" =~ ^[0-9]+$ ]] || { echo "$0: ORDO_BT_SEED must be a whole number, not '$seed'" >&2; exit 2; }
 out="$root/runs/bt/$src-$tgt.$mode"
+[[ "$seed" == 0 || "$mode" == sample ]] || { echo "$0: ORDO_BT_SEED draws other samples: sampling only" >&2; exit 2; }
+[[ "$seed" == 0 ]] || out="$out.seed$seed"
 mkdir -p "$out"
 case "$mode" in
   # Beam 4, the models' default; sampling: top-k 10 at temperature 1 (Edunov et al., 2018,
@@ -29,7 +35,7 @@ for n in 1 2 3 4 5; do
   start=$(date +%s)
   # 2 batches at once of 64 sentences, one thread each: the fastest setting on 2 cores.
   "$build/ordo" translate -q -m "$model" -i "$input" -o "$out/train.$n.$tgt.tmp" \
-    -t 1 --inter-threads 2 --batch-size 64 --seed "$n" "${decode[@]}"
+    -t 1 --inter-threads 2 --batch-size 64 --seed "$((seed * 5 + n))" "${decode[@]}"
   if [[ $(wc -l < "$out/train.$n.$tgt.tmp") -ne $(wc -l < "$input") ]]; then
     echo "back_translate: $out/train.$n.$tgt.tmp has not as many lines as $input" >&2
     exit 1

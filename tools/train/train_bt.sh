@@ -12,6 +12,11 @@
 # ORDO_BT_FILES="1 2 3" uses only those task-2 files (29,000 captions each); ORDO_BT_LR the peak
 # learning rate (5e-4); ORDO_BT_KIND=forward self-training instead of back-translation (below);
 # ORDO_BT_WORK=<folder> keeps the state elsewhere than runs/<src>-<tgt>.bt-<mode>/.
+# ORDO_BT_SEED=K reads the synthetic pairs `ORDO_BT_SEED=K back_translate.sh` sampled.
+# ORDO_BT_TAG=<word> (back-translation only) starts every synthetic source with that word, a
+# marker the real sources never carry (tagged back-translation, Caswell et al., 2019: the model
+# learns the synthetic pairs' style apart from the real ones'); "@@" for the bundled models,
+# whose captions never contain '@'. Translating, one gives plain sentences: no tag, real style.
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
@@ -29,6 +34,17 @@ case "${ORDO_BT_KIND:-back}" in
   forward) synthetic="$root/runs/bt/$src-$tgt.$mode" work="$root/runs/$src-$tgt.ft-$mode" ;;
   *) echo "$0: ORDO_BT_KIND must be back or forward" >&2; exit 2 ;;
 esac
+tag="${ORDO_BT_TAG:-}"
+if [[ -n "$tag" ]]; then
+  [[ "${ORDO_BT_KIND:-back}" == back ]] || { echo "$0: ORDO_BT_TAG marks synthetic sources: back-translation only" >&2; exit 2; }
+  [[ "$tag" =~ ^[^[:space:]]+$ ]] || { echo "$0: ORDO_BT_TAG must be one word without spaces, not '$tag'" >&2; exit 2; }
+  if grep -q -F -- "$tag" "$shared_data/multi30k/train.$src"; then
+    echo "$0: ORDO_BT_TAG '$tag' occurs in the real sources $shared_data/multi30k/train.$src: pick a marker they never contain" >&2; exit 2
+  fi
+fi
+seed="${ORDO_BT_SEED:-0}"   # back_translate.sh's other samples (runs/bt/...sample.seedK)
+[[ "$seed" =~ ^[0-9]+$ ]] || { echo "$0: ORDO_BT_SEED must be a whole number, not '$seed'" >&2; exit 2; }
+[[ "$seed" == 0 ]] || synthetic="$synthetic.seed$seed"
 work="${ORDO_BT_WORK:-$work}"   # another state folder, e.g. for a second round from a new --init
 files="${ORDO_BT_FILES:-1 2 3 4 5}"   # which of the five task-2 files to use
 mkdir -p "$work"
@@ -45,8 +61,9 @@ if [[ ! -s "$work/train.$tgt" ]]; then
     pair "$data/train.$src" "$data/train.$tgt"
     pair "$data/train.$src" "$data/train.$tgt"
     for n in $files; do pair "$synthetic/train.$n.$src" "$synthetic/train.$n.$tgt"; done |
+      awk -F'\t' -v OFS='\t' -v tag="$tag" 'tag != "" && $1 != "" { $1 = tag " " $1 } { print }' |
       python3 "$root/tools/train/clean_targets.py" "$data/train.$tgt" |
-      awk -F'\t' 'NF == 2 { s = split($1, a, " "); t = split($2, b, " ");
+      awk -F'\t' -v extra=$([[ -n "$tag" ]] && echo 1 || echo 0) 'NF == 2 { s = split($1, a, " ") - extra; t = split($2, b, " ");
                    if (s > 0 && t > 0 && s <= 3 * t && t <= 3 * s) print }'
   } > "$work/pairs.tmp"
   cut -f1 "$work/pairs.tmp" > "$work/train.$src"
