@@ -14,9 +14,9 @@
 //     hull of them, trailing/leading punctuation the source element did not cover left out);
 //     siblings are kept disjoint and children inside parents, so the output nests as the input
 //     did (siblings may swap places when the translation reorders words);
-//   - an element whose words align nowhere wraps the
-//     target words at the same relative place in the sentence; one with no words wraps nothing,
-//     at the place of its first character;
+//   - an element whose words align nowhere wraps the target words at the same relative place
+//     in the sentence (as everything is placed when the model gives no alignment); one with no
+//     words wraps nothing, at the place of its first character;
 //   - void elements, comments, <code>/<script>-like elements (copied whole, not translated) and
 //     stray tags Gumbo ignored are points: placed before the target word aligned to the source
 //     word after them;
@@ -30,11 +30,20 @@
 #include <cctype>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ordo/document.h"
 
 namespace ordo {
 namespace {
+
+// The target words (of m) at the place of source word i (of n > 0): at least one when m > 0.
+std::vector<size_t> same_relative_place(size_t i, size_t n, size_t m) {
+  std::vector<size_t> out;
+  const size_t from = i * m / n, to = std::max(from + 1, (i + 1) * m / n);
+  for (size_t j = from; j < to && j < m; ++j) out.push_back(j);
+  return out;
+}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -610,10 +619,8 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
           if (i < n && j < m) sentence.targets_of[i].push_back(j);
         }
       } else {
-        for (size_t i = 0; i < n; ++i) {  // no alignment: by relative position
-          const size_t from = i * m / n, to = std::max(from + 1, (i + 1) * m / n);
-          for (size_t j = from; j < to && j < m; ++j) sentence.targets_of[i].push_back(j);
-        }
+        for (size_t i = 0; i < n; ++i)  // no alignment: by relative position
+          for (size_t j : same_relative_place(i, n, m)) sentence.targets_of[i].push_back(j);
       }
     }
     target.sentences.push_back(std::move(sentence));
@@ -692,8 +699,7 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
         for (size_t i = 0; i < n && m > 0; ++i) {
           const SentenceSpan& w = ts.source_words[i];
           if (w.end <= element.a || w.begin >= element.b) continue;
-          const size_t from = i * m / n, to = std::max(from + 1, (i + 1) * m / n);
-          for (size_t j = from; j < to && j < m; ++j) {
+          for (size_t j : same_relative_place(i, n, m)) {
             take(ts.target_words[j].begin, ts.target_words[j].end);
             translated = true;
           }

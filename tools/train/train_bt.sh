@@ -16,7 +16,8 @@
 # ORDO_BT_TAG=<word> (back-translation only) starts every synthetic source with that word, a
 # marker the real sources never carry (tagged back-translation, Caswell et al., 2019: the model
 # learns the synthetic pairs' style apart from the real ones'); "@@" for the bundled models,
-# whose captions never contain '@'. Translating, one gives plain sentences: no tag, real style.
+# whose captions never contain '@'. Input to translate carries no tag, which asks for the
+# real pairs' style.
 set -euo pipefail
 if [[ $# -lt 3 || ! "$1 $2" =~ ^(en de|de en)$ || ! "$3" =~ ^(beam|sample)$ ]]; then
   echo "usage: $0 en de|de en beam|sample [ordo-train flags]" >&2
