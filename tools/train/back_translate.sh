@@ -17,11 +17,8 @@ fi
 src="$1" tgt="$2" mode="$3"
 source "$(dirname "${BASH_SOURCE[0]}")/training_env.sh"
 model="${4:-$root/models/$src-$tgt}"
-seed="${ORDO_BT_SEED:-0}"
-[[ "$seed" =~ ^[0-9]+$ ]] || { echo "$0: ORDO_BT_SEED must be a whole number, not '$seed'" >&2; exit 2; }
-out="$root/runs/bt/$src-$tgt.$mode"
-[[ "$seed" == 0 || "$mode" == sample ]] || { echo "$0: ORDO_BT_SEED draws other samples: sampling only" >&2; exit 2; }
-[[ "$seed" == 0 ]] || out="$out.seed$seed"
+out="$(bt_dir "$src" "$tgt" "$mode")"
+seed="${ORDO_BT_SEED:-0}"   # a whole number: bt_dir checked it
 mkdir -p "$out"
 case "$mode" in
   # Beam 4, the models' default; sampling: top-k 10 at temperature 1 (Edunov et al., 2018,

@@ -31,8 +31,8 @@ data="$shared_data/multi30k"
 # ORDO_BT_KIND=forward: real $src captions with the translations into $tgt that
 # `back_translate.sh $src $tgt` made for the other direction as targets (self-training).
 case "${ORDO_BT_KIND:-back}" in
-  back) synthetic="$root/runs/bt/$tgt-$src.$mode" work="$root/runs/$src-$tgt.bt-$mode" ;;
-  forward) synthetic="$root/runs/bt/$src-$tgt.$mode" work="$root/runs/$src-$tgt.ft-$mode" ;;
+  back) synthetic="$(bt_dir "$tgt" "$src" "$mode")" work="$root/runs/$src-$tgt.bt-$mode" ;;
+  forward) synthetic="$(bt_dir "$src" "$tgt" "$mode")" work="$root/runs/$src-$tgt.ft-$mode" ;;
   *) echo "$0: ORDO_BT_KIND must be back or forward" >&2; exit 2 ;;
 esac
 tag="${ORDO_BT_TAG:-}"
@@ -43,9 +43,6 @@ if [[ -n "$tag" ]]; then
     echo "$0: ORDO_BT_TAG '$tag' occurs in the real sources $shared_data/multi30k/train.$src: pick a marker they never contain" >&2; exit 2
   fi
 fi
-seed="${ORDO_BT_SEED:-0}"   # back_translate.sh's other samples (runs/bt/...sample.seedK)
-[[ "$seed" =~ ^[0-9]+$ ]] || { echo "$0: ORDO_BT_SEED must be a whole number, not '$seed'" >&2; exit 2; }
-[[ "$seed" == 0 ]] || synthetic="$synthetic.seed$seed"
 work="${ORDO_BT_WORK:-$work}"   # another state folder, e.g. for a second round from a new --init
 files="${ORDO_BT_FILES:-1 2 3 4 5}"   # which of the five task-2 files to use
 mkdir -p "$work"
@@ -62,10 +59,10 @@ if [[ ! -s "$work/train.$tgt" ]]; then
     pair "$data/train.$src" "$data/train.$tgt"
     pair "$data/train.$src" "$data/train.$tgt"
     for n in $files; do pair "$synthetic/train.$n.$src" "$synthetic/train.$n.$tgt"; done |
-      awk -F'\t' -v OFS='\t' -v tag="$tag" 'tag != "" && $1 != "" { $1 = tag " " $1 } { print }' |
       python3 "$root/tools/train/clean_targets.py" "$data/train.$tgt" |
-      awk -F'\t' -v extra=$([[ -n "$tag" ]] && echo 1 || echo 0) 'NF == 2 { s = split($1, a, " ") - extra; t = split($2, b, " ");
-                   if (s > 0 && t > 0 && s <= 3 * t && t <= 3 * s) print }'
+      awk -F'\t' 'NF == 2 { s = split($1, a, " "); t = split($2, b, " ");
+                   if (s > 0 && t > 0 && s <= 3 * t && t <= 3 * s) print }' |
+      awk -F'\t' -v OFS='\t' -v tag="$tag" 'tag != "" { $1 = tag " " $1 } { print }'
   } > "$work/pairs.tmp"
   cut -f1 "$work/pairs.tmp" > "$work/train.$src"
   cut -f2 "$work/pairs.tmp" > "$work/train.$tgt.tmp"
