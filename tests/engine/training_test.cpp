@@ -1,7 +1,8 @@
 // ordo-train's continued training and checkpoint averaging (tools/train/averaging.h): the
 // mean really is the mean of the kept states, old states are deleted, a bad checkpoint leaves
 // the model alone, and --init carries a bundled folder's weights, shape and vocabulary over
-// unchanged (a run of zero epochs writes back the very tensors it started from).
+// unchanged (a run of zero epochs writes back the very tensors it started from), or, with
+// --init-layers, grown into a deeper model whose layer i is the trained layer i * L / N.
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 #include "train/averaging.h"
+#include "train/layer_stacking.h"
 #include "train/marian_export.h"
 #include "train/training_forward.h"
 
@@ -138,6 +140,59 @@ TEST(OrdoTrainInit, TrainsAndAveragesFromTheBundledFolder) {
   const io::SafetensorsFile averaged(work + "/averaged/model.safetensors");
   EXPECT_TRUE(averaged.contains("model.shared.weight"));
   EXPECT_FALSE(testing::read_file(work + "/averaged/vocab.json").empty());
+}
+
+TEST(LayerStacking, EachTrainedLayerServesItsNeighbours) {
+  EXPECT_EQ(train::stacked_name("model.encoder.layers.0.fc1.weight", 3, 6), "model.encoder.layers.0.fc1.weight");
+  EXPECT_EQ(train::stacked_name("model.encoder.layers.1.fc1.weight", 3, 6), "model.encoder.layers.0.fc1.weight");
+  EXPECT_EQ(train::stacked_name("model.decoder.layers.4.encoder_attn.k_proj.bias", 3, 6),
+            "model.decoder.layers.2.encoder_attn.k_proj.bias");
+  EXPECT_EQ(train::stacked_name("model.decoder.layers.5.final_layer_norm.weight", 3, 6),
+            "model.decoder.layers.2.final_layer_norm.weight");
+  EXPECT_EQ(train::stacked_name("model.encoder.layers.11.fc2.weight", 3, 12), "model.encoder.layers.2.fc2.weight");
+  EXPECT_EQ(train::stacked_name("model.encoder.layers.2.fc2.weight", 2, 3), "model.encoder.layers.1.fc2.weight");
+  EXPECT_EQ(train::stacked_name("model.shared.weight", 3, 6), "model.shared.weight");
+  EXPECT_EQ(train::stacked_name("final_logits_bias", 3, 6), "final_logits_bias");
+  EXPECT_EQ(train::stacked_name("model.encoder.layers.6.fc1.weight", 3, 6), "model.encoder.layers.6.fc1.weight");
+}
+
+TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
+  testing::TempDir tmp;
+  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
+  const testing::CliRun run = testing::run_shell(
+      train_command(tmp.file("work"), "--init " + bundled + " --init-layers 6 --max-epochs 0"), tmp);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("its 3 layers grown into 6"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("6+6 layers"), std::string::npos) << run.err;
+  // It translates (the validation above ran it) and its config says 6 layers.
+  EXPECT_NE(run.err.find("valid step 0 | loss "), std::string::npos) << run.err;
+  const std::string config = testing::read_file(tmp.file("work") + "/best/config.json");
+  EXPECT_NE(config.find("\"encoder_layers\": 6"), std::string::npos) << config;
+  EXPECT_NE(config.find("\"decoder_layers\": 6"), std::string::npos) << config;
+  const io::SafetensorsFile original(bundled + "/model.safetensors"), written(tmp.file("work") + "/best/model.safetensors");
+  for (const auto& [grown, trained] : std::vector<std::pair<std::string, std::string>>{
+           {"model.encoder.layers.0.fc1.weight", "model.encoder.layers.0.fc1.weight"},
+           {"model.encoder.layers.1.fc1.weight", "model.encoder.layers.0.fc1.weight"},
+           {"model.encoder.layers.3.self_attn.q_proj.weight", "model.encoder.layers.1.self_attn.q_proj.weight"},
+           {"model.decoder.layers.5.encoder_attn.out_proj.bias", "model.decoder.layers.2.encoder_attn.out_proj.bias"},
+           {"model.decoder.layers.4.final_layer_norm.weight", "model.decoder.layers.2.final_layer_norm.weight"},
+           {"model.shared.weight", "model.shared.weight"}}) {
+    const io::TensorView& a = original.get(trained);
+    EXPECT_EQ(io::to_float32(written.get(grown, a.shape)), io::to_float32(a)) << grown;
+  }
+}
+
+TEST(OrdoTrainInit, RefusesToShrinkOrToGrowNothing) {
+  testing::TempDir tmp;
+  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
+  const testing::CliRun shrink = testing::run_shell(
+      train_command(tmp.file("work"), "--init " + bundled + " --init-layers 2 --max-epochs 0"), tmp);
+  EXPECT_EQ(shrink.exit_code, 1);
+  EXPECT_NE(shrink.err.find("cannot grow 3 layers into 2"), std::string::npos) << shrink.err;
+  const testing::CliRun alone =
+      testing::run_shell(train_command(tmp.file("work2"), "--init-layers 6 --max-epochs 0"), tmp);
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_NE(alone.err.find("--init-layers requires --init"), std::string::npos) << alone.err;
 }
 
 TEST(OrdoTrainInit, RefusesAFolderItCannotContinue) {

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include "train/spm_train.h"
 #include "train/adam.h"
 #include "train/averaging.h"
+#include "train/layer_stacking.h"
 #include "train/corpus.h"
 #include "train/marian_export.h"
 #include "train/training_forward.h"
@@ -57,6 +59,7 @@ struct Args {
   int threads = 0;
   uint64_t seed = 1;
   std::string init;          // a Marian folder to start from ("" = random weights)
+  int64_t init_layers = 0;   // with init: layers per stack of the new model (0 = the init's)
   int64_t average = 0;       // checkpoints kept and averaged at the end (0 = none)
   bool average_only = false;  // average what <work>/checkpoints holds, without training
 };
@@ -179,7 +182,17 @@ void take_initial_vocabulary(const std::string& init, const std::string& spm_pre
 
 int run(Args a) {
   if (a.threads > 0) at::set_num_threads(a.threads);
-  if (!a.init.empty()) take_initial_shape(a);
+  std::unique_ptr<models::Checkpoint> initial;  // --init's weights (seen as deeper with --init-layers)
+  int64_t trained_layers = 0;                   // the --init model's layers per stack
+  if (!a.init.empty()) {
+    take_initial_shape(a);
+    trained_layers = a.shape.layers;
+    initial = models::open_checkpoint(a.init);
+    if (a.init_layers > 0 && a.init_layers != trained_layers) {
+      a.shape.layers = a.init_layers;
+      initial = train::stacked_checkpoint(std::move(initial), trained_layers, a.shape.layers);
+    }
+  }
   ::mkdir(a.work.c_str(), 0755);
   const std::string current = a.work + "/current", best = a.work + "/best";
   ::mkdir(current.c_str(), 0755);
@@ -233,8 +246,11 @@ int run(Args a) {
   train::initialise(model, a.seed);
   const std::string resume = a.work + "/resume.safetensors";
   if (!a.init.empty() && !exists(resume)) {
-    model.load_weights(*models::open_checkpoint(a.init));
-    std::cerr << "initialised from " << a.init << "\n";
+    model.load_weights(*initial);
+    std::cerr << "initialised from " << a.init;
+    if (a.shape.layers != trained_layers)
+      std::cerr << " (its " << trained_layers << " layers grown into " << a.shape.layers << ", each repeated)";
+    std::cerr << "\n";
   }
   train::Adam adam(a.lr, a.warmup);
   int64_t parameters = 0;
@@ -440,10 +456,15 @@ int main(int argc, char** argv) {
   app.add_option("--save-minutes", a.save_minutes, "Save the resume state this often");
   app.add_option("--threads", a.threads);
   app.add_option("--seed", a.seed);
-  app.add_option("--init", a.init,
+  CLI::Option* init = app.add_option("--init", a.init,
                  "Start from this Marian folder's weights, shape and joint vocabulary (made by ordo-train) "
                  "instead of random weights; ignored when resuming")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--init-layers", a.init_layers,
+                 "With --init: a deeper model of this many layers per stack, layer i starting from the "
+                 "--init model's layer i * L / N (see train/layer_stacking.h)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}))
+      ->needs(init);
   app.add_option("--average", a.average,
                  "Keep the parameters of the last N validations in <work>/checkpoints and, at the end, "
                  "write their mean to <work>/averaged (and best/ if it validates better)")
