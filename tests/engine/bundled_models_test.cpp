@@ -50,9 +50,9 @@ metrics::BleuScore bleu_on_val_sample(const std::string& model, const std::strin
 }
 
 // Floors: the sample's score with the shipped model minus ~4.5 BLEU (a few sentences' worth
-// on 100 lines). Whole val set: en-de 41.33, de-en 44.12 BLEU (models/README.md).
+// on 100 lines). Whole val set: en-de 41.59, de-en 44.12 BLEU (models/README.md).
 TEST(BundledModels, EnglishGermanTranslatesValidationSample) {
-  EXPECT_GT(bleu_on_val_sample("en-de", "en", "de").score, 36.0);  // 40.60 with the shipped model (tagged back-translation, round 2)
+  EXPECT_GT(bleu_on_val_sample("en-de", "en", "de").score, 35.0);  // 39.70 with the shipped model (grown to 6+6 layers)
 }
 
 TEST(BundledModels, GermanEnglishTranslatesValidationSample) {

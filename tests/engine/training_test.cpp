@@ -158,7 +158,8 @@ TEST(LayerStacking, EachTrainedLayerServesItsNeighbours) {
 
 TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
   testing::TempDir tmp;
-  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
+  // de-en: a bundled model of 3 + 3 layers (en-de is the 6 + 6 grown from one).
+  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/de-en";
   const testing::CliRun run = testing::run_shell(
       train_command(tmp.file("work"), "--init " + bundled + " --init-layers 6 --max-epochs 0"), tmp);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -184,7 +185,7 @@ TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
 
 TEST(OrdoTrainInit, RefusesToShrinkOrToGrowNothing) {
   testing::TempDir tmp;
-  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
+  const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/de-en";  // 3 + 3 layers
   const testing::CliRun shrink = testing::run_shell(
       train_command(tmp.file("work"), "--init " + bundled + " --init-layers 2 --max-epochs 0"), tmp);
   EXPECT_EQ(shrink.exit_code, 1);
