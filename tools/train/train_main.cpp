@@ -6,7 +6,8 @@
 // command continues from it. The model with the best validation BLEU is kept in <work>/best.
 //
 // --init FOLDER starts from a trained Marian folder (its weights, shape and joint vocabulary)
-// instead of random weights: continued training on new data, e.g. back-translated pairs.
+// instead of random weights: continued training on new data, e.g. back-translated pairs;
+// with --init-layers N, as a deeper model of N layers per stack (see train/layer_stacking.h).
 // --average N keeps the parameters of the last N validations and, at the end, writes their
 // mean to <work>/averaged (and to best/ when it validates better): see train/averaging.h.
 #include <sys/stat.h>
