@@ -39,11 +39,15 @@ std::string stacked_name(const std::string& name, int64_t trained_layers, int64_
          (end == std::string::npos ? "" : name.substr(end));
 }
 
+void check_growth(const std::string& where, int64_t trained_layers, int64_t layers) {
+  if (trained_layers < 1 || layers < trained_layers)
+    throw Error(where + ": cannot grow " + std::to_string(trained_layers) + " layers into " +
+                std::to_string(layers) + " (--init-layers must be at least the --init model's layers)");
+}
+
 std::unique_ptr<models::Checkpoint> stacked_checkpoint(std::unique_ptr<models::Checkpoint> trained,
                                                        int64_t trained_layers, int64_t layers) {
-  if (trained_layers < 1 || layers < trained_layers)
-    throw Error(trained->path() + ": cannot grow " + std::to_string(trained_layers) + " layers into " +
-                std::to_string(layers) + " (--init-layers must be at least the --init model's layers)");
+  check_growth(trained->path(), trained_layers, layers);
   return std::make_unique<StackedCheckpoint>(std::move(trained), trained_layers, layers);
 }
 

@@ -18,9 +18,12 @@
 
 namespace ordo::train {
 
+// Throws ordo::Error naming `where` (the trained model's file) unless a model of
+// `trained_layers` >= 1 layers per stack can grow into one of `layers` >= trained_layers.
+void check_growth(const std::string& where, int64_t trained_layers, int64_t layers);
+
 // A view of `trained` (a model with `trained_layers` layers in each of its encoder and decoder
-// stacks) as a model with `layers` >= trained_layers layers. Throws ordo::Error when
-// layers < trained_layers or trained_layers < 1.
+// stacks) as a model with `layers` layers; check_growth's error when it cannot grow so.
 std::unique_ptr<models::Checkpoint> stacked_checkpoint(std::unique_ptr<models::Checkpoint> trained,
                                                        int64_t trained_layers, int64_t layers);
 

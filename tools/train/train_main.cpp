@@ -183,15 +183,13 @@ void take_initial_vocabulary(const std::string& init, const std::string& spm_pre
 
 int run(Args a) {
   if (a.threads > 0) at::set_num_threads(a.threads);
-  std::unique_ptr<models::Checkpoint> initial;  // --init's weights (seen as deeper with --init-layers)
-  int64_t trained_layers = 0;                   // the --init model's layers per stack
+  int64_t trained_layers = 0;  // the --init model's layers per stack
   if (!a.init.empty()) {
     take_initial_shape(a);
     trained_layers = a.shape.layers;
-    initial = models::open_checkpoint(a.init);
-    if (a.init_layers > 0 && a.init_layers != trained_layers) {
+    if (a.init_layers > 0) {  // refused here, before any work, when it cannot grow
+      train::check_growth(a.init + "/config.json", trained_layers, a.init_layers);
       a.shape.layers = a.init_layers;
-      initial = train::stacked_checkpoint(std::move(initial), trained_layers, a.shape.layers);
     }
   }
   ::mkdir(a.work.c_str(), 0755);
@@ -247,10 +245,14 @@ int run(Args a) {
   train::initialise(model, a.seed);
   const std::string resume = a.work + "/resume.safetensors";
   if (!a.init.empty() && !exists(resume)) {
+    std::unique_ptr<models::Checkpoint> initial = models::open_checkpoint(a.init);
+    if (a.shape.layers != trained_layers)
+      initial = train::stacked_checkpoint(std::move(initial), trained_layers, a.shape.layers);
     model.load_weights(*initial);
     std::cerr << "initialised from " << a.init;
     if (a.shape.layers != trained_layers)
-      std::cerr << " (its " << trained_layers << " layers grown into " << a.shape.layers << ", each repeated)";
+      std::cerr << " (its " << trained_layers << " layers grown into " << a.shape.layers << ": layer i from its layer i * "
+                << trained_layers << " / " << a.shape.layers << ")";
     std::cerr << "\n";
   }
   train::Adam adam(a.lr, a.warmup);
