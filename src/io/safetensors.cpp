@@ -278,6 +278,39 @@ std::vector<float> to_float32(const TensorView& tensor) {
   return out;
 }
 
+namespace {
+
+// Every value whose exponent bits (`mask`) are all set is a NaN or an infinity.
+template <class Bits>
+int64_t first_with_all_bits(const void* data, size_t count, Bits mask) {
+  const auto* bits = static_cast<const uint8_t*>(data);
+  bool bad = false;
+  for (size_t i = 0; i < count; ++i) {  // no early exit: the loop vectorizes
+    Bits value;
+    std::memcpy(&value, bits + i * sizeof(Bits), sizeof(Bits));
+    bad |= (value & mask) == mask;
+  }
+  if (!bad) return -1;
+  for (size_t i = 0; i < count; ++i) {
+    Bits value;
+    std::memcpy(&value, bits + i * sizeof(Bits), sizeof(Bits));
+    if ((value & mask) == mask) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int64_t first_non_finite(DType dtype, const void* data, size_t count) {
+  switch (dtype) {
+    case DType::F32: return first_with_all_bits<uint32_t>(data, count, 0x7f800000u);
+    case DType::F16: return first_with_all_bits<uint16_t>(data, count, 0x7c00u);
+    case DType::BF16: return first_with_all_bits<uint16_t>(data, count, 0x7f80u);
+    case DType::F64: return first_with_all_bits<uint64_t>(data, count, 0x7ff0000000000000ull);
+    default: return -1;
+  }
+}
+
 std::vector<uint8_t> float32_to_f16_bytes(const std::vector<float>& values) {
   std::vector<uint8_t> out(values.size() * 2);
   for (size_t i = 0; i < values.size(); ++i) {

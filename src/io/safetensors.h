@@ -56,6 +56,11 @@ class SafetensorsFile {
 // Converts any float tensor (F32, F16, BF16, F64) to float32 values.
 std::vector<float> to_float32(const TensorView& tensor);
 
+// The index of the first NaN or infinity among `count` values of float type `dtype` (F32, F16,
+// BF16, F64) at `data`; -1 when all are finite (and for any other dtype). A bit test: one
+// pass, vectorized, fast enough to run over every weight at load.
+int64_t first_non_finite(DType dtype, const void* data, size_t count);
+
 // Float32 -> IEEE half / bfloat16 bytes (round to nearest even), for writing checkpoints.
 std::vector<uint8_t> float32_to_f16_bytes(const std::vector<float>& values);
 std::vector<uint8_t> float32_to_bf16_bytes(const std::vector<float>& values);

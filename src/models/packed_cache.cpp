@@ -1,7 +1,6 @@
 #include "models/packed_cache.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <set>
 #include <vector>
@@ -19,16 +17,17 @@
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include "io/safetensors.h"
+#include "io/verified_file.h"
+#include "ordo/error.h"
+
 namespace ordo::models {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kMagic[8] = {'O', 'R', 'D', 'O', 'P', 'A', 'C', 'K'};
-constexpr int kFormat = 1;
-constexpr size_t kAlign = 4096;  // every part starts on a page: oneDNN reads weights in place
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+const std::string kMagic = "ORDOPACK";
+constexpr int kFormat = 2;  // 2: an io::VerifiedFile (checksum, read into owned memory)
 
 const char* type_name(nn::GemmType type) {
   switch (type) {
@@ -42,8 +41,13 @@ const char* type_name(nn::GemmType type) {
 // Adds a file's bytes to the hash, read (not mapped: no page faults in this process, nothing
 // added to its resident set) in 8 MB chunks. False if it cannot be read.
 bool hash_file(const std::string& path, XXH3_state_t* state) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buffer(8 << 20);
   bool ok = true;
@@ -58,32 +62,6 @@ bool hash_file(const std::string& path, XXH3_state_t* state) {
   return ok;
 }
 
-// A read-only private mapping of a whole file, unmapped when the last user lets go (packed
-// weights point into it).
-struct Mapping {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (data) ::munmap(const_cast<uint8_t*>(data), size);
-  }
-};
-
-std::shared_ptr<const Mapping> map_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  struct stat st;
-  auto mapping = std::make_shared<Mapping>();
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p != MAP_FAILED) {
-      mapping->data = static_cast<const uint8_t*>(p);
-      mapping->size = static_cast<size_t>(st.st_size);
-    }
-  }
-  ::close(fd);
-  return mapping->data ? mapping : nullptr;
-}
-
 bool make_dirs(const std::string& dir) {
   for (size_t at = 1; at <= dir.size(); ++at) {
     if (at != dir.size() && dir[at] != '/') continue;
@@ -91,6 +69,25 @@ bool make_dirs(const std::string& dir) {
     if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
   }
   return true;
+}
+
+// The most a cache file of `model` can take: its parameters in float32 twice over (oneDNN's
+// blocked layouts pad), a page per part, and the header. A larger file is refused unread.
+size_t max_cache_bytes(Seq2SeqModel& model) {
+  size_t values = 0, parts = 0;
+  model.visit([&](const std::string&, at::Tensor& param) {
+    if (param.defined()) values += static_cast<size_t>(param.numel());
+    ++parts;
+  });
+  model.visit_linears([&](const std::string&, nn::Linear&) { parts += 4; });
+  return 2 * values * sizeof(float) + parts * io::kVerifiedFileAlign + (size_t{16} << 20);
+}
+
+// Throws ordo::Error when `count` values of `dtype` at `data` hold a NaN or an infinity: a
+// cache hit keeps the guarantee a checkpoint gives (seq2seq_model.cpp, check_finite).
+void check_finite(io::DType dtype, const void* data, size_t count, const std::string& what) {
+  const int64_t at = io::first_non_finite(dtype, data, count);
+  if (at >= 0) throw Error(what + " holds NaN or an infinity (element " + std::to_string(at) + ")");
 }
 
 }  // namespace
@@ -102,11 +99,12 @@ std::string default_packed_cache_dir() {
   return "";
 }
 
-bool packed_cache_disabled_by_environment() {
+PackedCacheEnvironment packed_cache_environment() {
   const char* value = std::getenv("ORDO_WEIGHT_CACHE");
-  if (!value) return false;
+  if (!value) return PackedCacheEnvironment::kDefault;
   const std::string v = value;
-  return v == "0" || v == "off" || v == "false" || v == "no";
+  if (v == "0" || v == "off" || v == "false" || v == "no") return PackedCacheEnvironment::kOff;
+  return v == "always" ? PackedCacheEnvironment::kAlways : PackedCacheEnvironment::kDefault;
 }
 
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
@@ -131,20 +129,9 @@ std::string packed_cache_path(const std::string& dir, const std::string& checkpo
   return dir + "/" + name + "-" + type_name(type) + ".ordo-packed";
 }
 
-bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type) {
-  struct Blob {
-    const void* data;
-    size_t bytes, offset;
-  };
-  std::vector<Blob> blobs;
-  size_t end = 0;
-  const auto add = [&](const void* data, size_t bytes) {
-    const size_t offset = align_up(end);
-    blobs.push_back({data, bytes, offset});
-    end = offset + bytes;
-    return json::array({offset, bytes});
-  };
-  bool ok = true;
+bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {
+  io::VerifiedFileWriter file;
+  std::string problem;  // a part the cache cannot hold
   std::vector<at::Tensor> keep;  // contiguous copies stay alive until written
   json tensors = json::array(), absent = json::array();
   model.visit([&](const std::string& name, at::Tensor& param) {
@@ -153,18 +140,18 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
       return;
     }
     const at::Tensor t = param.contiguous();
-    if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16) ok = false;
+    if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16) problem = "tensor '" + name + "' is not float";
     keep.push_back(t);
     tensors.push_back({{"name", name},
                        {"dtype", t.scalar_type() == at::kFloat ? "f32" : "bf16"},
                        {"shape", t.sizes().vec()},
-                       {"data", add(t.data_ptr(), t.nbytes())}});
+                       {"data", file.add(t.data_ptr(), t.nbytes())}});
   });
-  std::deque<nn::PackedGemm::Image> images;  // blobs point into them: no reallocation
+  std::deque<nn::PackedGemm::Image> images;  // parts point into them: no reallocation
   json linears = json::array();
   model.visit_linears([&](const std::string& name, nn::Linear& linear) {
     if (!linear.packed) {
-      if (linear.weight.defined()) ok = false;  // an unpacked GEMM: nothing to cache it as
+      if (linear.weight.defined()) problem = "GEMM '" + name + "' is not packed";
       linears.push_back({{"name", name}, {"empty", true}});
       return;
     }
@@ -177,89 +164,58 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
                        {"activation", image.activation ? static_cast<int>(*image.activation) : -1},
                        {"fused_activation", linear.fused_activation},
                        {"rows_readable", image.rows_readable},
-                       {"layout", add(image.layout.data(), image.layout.size())},
-                       {"weights", add(image.weights, image.weight_bytes)},
-                       {"scales", add(image.weight_scales.data(), image.weight_scales.size() * sizeof(float))},
-                       {"bias", add(image.bias.data(), image.bias.size() * sizeof(float))}});
+                       {"layout", file.add(image.layout.data(), image.layout.size())},
+                       {"weights", file.add(image.weights, image.weight_bytes)},
+                       {"scales", file.add(image.weight_scales.data(), image.weight_scales.size() * sizeof(float))},
+                       {"bias", file.add(image.bias.data(), image.bias.size() * sizeof(float))}});
   });
   const auto lookup = [&](const nn::Embedder& e) -> std::string {
     if (e.tokens.defined()) return "table";
     if (e.packed_rows) return "packed";
-    ok = false;
+    problem = "an embedding is neither a table nor packed rows";
     return "";
   };
   const json header = {{"format", kFormat},
                        {"type", type_name(type)},
-                       {"data_bytes", end},
                        {"tensors", tensors},
                        {"absent", absent},
                        {"linears", linears},
                        {"encoder_embedding", lookup(model.encoder().embed)},
                        {"decoder_embedding", lookup(model.decoder().embed)}};
-  if (!ok) return false;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && !make_dirs(path.substr(0, slash))) return false;
-
-  const std::string text = header.dump();
-  const uint64_t header_bytes = text.size();
-  const size_t data_start = align_up(sizeof(kMagic) + sizeof(header_bytes) + text.size());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(kMagic, sizeof(kMagic));
-    out.write(reinterpret_cast<const char*>(&header_bytes), sizeof(header_bytes));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    size_t at = sizeof(kMagic) + sizeof(header_bytes) + text.size();
-    const std::vector<char> zeros(kAlign, 0);
-    for (const Blob& blob : blobs) {
-      const size_t target = data_start + blob.offset;
-      out.write(zeros.data(), static_cast<std::streamsize>(target - at));
-      out.write(static_cast<const char*>(blob.data), static_cast<std::streamsize>(blob.bytes));
-      at = target + blob.bytes;
-    }
-    out.write(zeros.data(), static_cast<std::streamsize>(data_start + end - at));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+  const auto fail = [&](const std::string& message) {
+    if (why) *why = message;
     return false;
+  };
+  if (!problem.empty()) return fail(path + ": not written: " + problem);
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && !make_dirs(path.substr(0, slash)))
+    return fail(path.substr(0, slash) + ": cannot create the cache folder (" + std::strerror(errno) + ")");
+  try {
+    file.write(path, kMagic, header);
+  } catch (const Error& e) {
+    return fail(e.what());
   }
   return true;
 }
 
-bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type) {
-  const std::shared_ptr<const Mapping> file = map_file(path);
-  if (!file) return false;
-  uint64_t header_bytes = 0;
-  if (file->size < sizeof(kMagic) + sizeof(header_bytes) || std::memcmp(file->data, kMagic, sizeof(kMagic)) != 0)
-    return false;
-  std::memcpy(&header_bytes, file->data + sizeof(kMagic), sizeof(header_bytes));
-  if (header_bytes > file->size - sizeof(kMagic) - sizeof(header_bytes)) return false;
-  json header;
+bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return false;  // a plain miss
   try {
-    header = json::parse(file->data + sizeof(kMagic) + sizeof(header_bytes),
-                         file->data + sizeof(kMagic) + sizeof(header_bytes) + header_bytes);
-    if (header.at("format").get<int>() != kFormat || header.at("type").get<std::string>() != type_name(type))
-      return false;
-    const size_t data_start = align_up(sizeof(kMagic) + sizeof(header_bytes) + header_bytes);
-    const size_t data_bytes = header.at("data_bytes").get<size_t>();
-    if (data_start + data_bytes != file->size) return false;  // truncated, or grown
-    const uint8_t* data = file->data + data_start;
-    bool ok = true;
-    // A part's bytes, after checking they lie inside the file.
-    const auto part = [&](const json& range, size_t* bytes) -> const uint8_t* {
-      const size_t offset = range.at(0).get<size_t>(), n = range.at(1).get<size_t>();
-      if (offset > data_bytes || n > data_bytes - offset) {
-        ok = false;
-        return nullptr;
+    const io::VerifiedFile file = io::read_verified_file(path, kMagic, max_cache_bytes(model));
+    const json& header = file.header;
+    const auto fail = [&](const std::string& problem) { throw Error(path + ": " + problem); };
+    if (header.at("format").get<int>() != kFormat) fail("cache format " + header.at("format").dump() + ", not " + std::to_string(kFormat));
+    if (header.at("type").get<std::string>() != type_name(type))
+      fail("packed for " + header.at("type").get<std::string>() + ", not " + type_name(type));
+    const std::shared_ptr<const void> owner = file.data;  // every part lives in file.data
+    const auto part = [&](const json& range, size_t* bytes) {
+      try {
+        return file.part(range, bytes);
+      } catch (const Error& e) {
+        fail(e.what());
       }
-      *bytes = n;
-      return data + offset;
+      return static_cast<const uint8_t*>(nullptr);
     };
 
     std::map<std::string, const json*> tensors;
@@ -278,32 +234,26 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
         return;
       }
       const json& t = *it->second;
-      const at::ScalarType dtype = t.at("dtype").get<std::string>() == "f32" ? at::kFloat : at::kBFloat16;
+      const std::string dtype_text = t.at("dtype").get<std::string>();
+      if (dtype_text != "f32" && dtype_text != "bf16") fail("tensor '" + name + "' has dtype '" + dtype_text + "'");
+      const bool f32 = dtype_text == "f32";
       const std::vector<int64_t> shape = t.at("shape").get<std::vector<int64_t>>();
       size_t bytes = 0;
       const uint8_t* source = part(t.at("data"), &bytes);
-      if (!ok || !param.defined() || shape != param.sizes().vec()) {
-        ok = false;
-        return;
-      }
-      at::Tensor value = at::empty(shape, dtype);
-      if (static_cast<size_t>(value.nbytes()) != bytes) {
-        ok = false;
-        return;
-      }
-      std::memcpy(value.data_ptr(), source, bytes);
-      param = value;
+      if (!param.defined() || shape != param.sizes().vec()) fail("tensor '" + name + "' does not fit the model");
+      const size_t count = static_cast<size_t>(param.numel());
+      if (count * (f32 ? 4 : 2) != bytes) fail("tensor '" + name + "' has " + std::to_string(bytes) + " bytes");
+      check_finite(f32 ? io::DType::F32 : io::DType::BF16, source, count, "tensor '" + name + "'");
+      // A view of the file's memory, which it keeps alive (no copy).
+      param = at::from_blob(const_cast<uint8_t*>(source), shape, [owner](void*) {},
+                            at::TensorOptions().dtype(f32 ? at::kFloat : at::kBFloat16));
     });
-    if (!ok) return false;
 
     std::map<std::string, const json*> linears;
     for (const json& l : header.at("linears")) linears[l.at("name").get<std::string>()] = &l;
     model.visit_linears([&](const std::string& name, nn::Linear& linear) {
       const auto it = linears.find(name);
-      if (!ok || it == linears.end()) {
-        ok = false;
-        return;
-      }
+      if (it == linears.end()) fail("GEMM '" + name + "' is missing");
       const json& l = *it->second;
       if (l.contains("empty")) {
         linear = nn::Linear();
@@ -314,59 +264,64 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
       }
       nn::PackedGemm::Image image;
       image.type = static_cast<nn::GemmType>(l.at("type").get<int>());
+      if (image.type != type) fail("GEMM '" + name + "' is packed for another compute type");
       image.in = l.at("in").get<int64_t>();
       image.out = l.at("out").get<int64_t>();
       const int activation = l.at("activation").get<int>();
+      if (activation < -1 || activation > static_cast<int>(nn::Activation::kTanh))
+        fail("GEMM '" + name + "' has activation " + std::to_string(activation));
       if (activation >= 0) image.activation = static_cast<nn::Activation>(activation);
       image.rows_readable = l.at("rows_readable").get<bool>();
       size_t bytes = 0;
       const uint8_t* layout = part(l.at("layout"), &bytes);
-      if (layout) image.layout.assign(layout, layout + bytes);
+      image.layout.assign(layout, layout + bytes);
       image.weights = part(l.at("weights"), &image.weight_bytes);
+      if (type != nn::GemmType::kInt8) {
+        const bool f32 = type == nn::GemmType::kFloat32;
+        check_finite(f32 ? io::DType::F32 : io::DType::BF16, image.weights, image.weight_bytes / (f32 ? 4 : 2),
+                     "GEMM '" + name + "' weights");
+      }
       const auto floats = [&](const char* key) {
         size_t n = 0;
         const uint8_t* p = part(l.at(key), &n);
         std::vector<float> values(n / sizeof(float));
-        if (p && n) std::memcpy(values.data(), p, values.size() * sizeof(float));
+        if (!values.empty()) std::memcpy(values.data(), p, values.size() * sizeof(float));
+        check_finite(io::DType::F32, values.data(), values.size(), "GEMM '" + name + "' " + key);
         return values;
       };
       image.weight_scales = floats("scales");
       image.bias = floats("bias");
-      if (!ok || image.type != type) {
-        ok = false;
-        return;
-      }
-      std::shared_ptr<const nn::PackedGemm> gemm = nn::PackedGemm::from_image(image, file);
-      if (!gemm) {
-        ok = false;
-        return;
-      }
+      std::shared_ptr<const nn::PackedGemm> gemm = nn::PackedGemm::from_image(image, owner);
+      if (!gemm) fail("GEMM '" + name + "' is not laid out as oneDNN lays it out here (another CPU or oneDNN?)");
       linear.packed = std::move(gemm);
       linear.fused_activation = l.at("fused_activation").get<bool>();
       linear.weight = at::Tensor();
     });
-    if (!ok) return false;
 
     std::shared_ptr<const nn::PackedGemm> output;
     model.visit_linears([&](const std::string& name, nn::Linear& linear) {
       if (name == "lm_head") output = linear.packed;
     });
-    if (!unvisited.empty()) return false;  // a parameter the file does not have
+    if (!unvisited.empty()) fail("tensor '" + *unvisited.begin() + "' is missing");
     const auto restore_lookup = [&](nn::Embedder& e, const std::string& how) {
-      if (how == "table") {
-        ok = ok && e.tokens.defined();
-      } else if (how == "packed" && output && output->rows_readable() && !e.tokens.defined()) {
+      if (how == "table" && e.tokens.defined()) return;
+      if (how == "packed" && output && output->rows_readable() && !e.tokens.defined()) {
         e.packed_rows = output;
-      } else {
-        ok = false;
+        return;
       }
+      fail("an embedding lookup ('" + how + "') does not fit the model");
     };
     restore_lookup(model.encoder().embed, header.at("encoder_embedding").get<std::string>());
     restore_lookup(model.decoder().embed, header.at("decoder_embedding").get<std::string>());
-    return ok;
-  } catch (const json::exception&) {
-    return false;
+    return true;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+  } catch (const json::exception& e) {
+    if (why) *why = path + ": malformed header (" + e.what() + ")";
+  } catch (const c10::Error& e) {
+    if (why) *why = path + ": does not fit the model (" + std::string(e.what_without_backtrace()).substr(0, 200) + ")";
   }
+  return false;
 }
 
 }  // namespace ordo::models

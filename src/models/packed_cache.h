@@ -1,19 +1,27 @@
 // A cache of packed weights on disk, for start-up. Packing a big model for a compute type
 // (int8 quantization, oneDNN's reorder into its blocked layouts) takes seconds every time
 // the model is loaded; CTranslate2 avoids it by converting once, ahead of time. ordo does the
-// conversion itself on the first load and keeps the result, so a user never runs a converter:
-// later loads map the file and use its packed weights where they lie (read-only, shared
-// between processes, no copy).
+// conversion itself on the first load and keeps the result, so a user never runs a converter.
 //
 // Keyed by content, never by name or date: the file's name is a hash of the checkpoint's bytes,
 // config.json's, the compute type, the oneDNN version and the CPU features it chose layouts
 // for, and ordo's cache format. A changed checkpoint therefore misses (stale files are never
-// read); a truncated or foreign file is refused by its size and header, and every packed
-// layout is checked against the one oneDNN would choose now. Anything that does not match is
-// packed afresh and the file rewritten (written under a temporary name, then renamed).
+// read). A file found under that name is still not trusted: it is an io::VerifiedFile (a
+// regular file, the size its preamble says, an XXH3 checksum written last), every packed
+// layout is checked against the one oneDNN would choose now, and every float in it (weights,
+// scales, biases) must be finite, as a checkpoint's must. Anything that does not pass is
+// reported through PackedCacheOptions::warn, packed afresh from the checkpoint and the file
+// rewritten (under a temporary name, then renamed).
+//
+// A hit reads the file into memory the process owns instead of mapping it. A mapping would
+// be shared between processes and cost no copy, but a file shrinking under it (another
+// process, a full disk, a user's `truncate`) kills the process with SIGBUS, and no check made
+// at load can prevent that later. The read is one sequential pass, hashed as it goes (the
+// checksum needs every byte anyway); measured in the report of issue 29.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "models/seq2seq_model.h"
@@ -25,24 +33,31 @@ struct PackedCacheOptions {
   bool enabled = true;
   std::string dir;                      // "" = default_packed_cache_dir()
   int64_t min_checkpoint_bytes = 64 << 20;  // smaller checkpoints load in well under a second
+  // Told, in one line naming the file, why a cache file was not used (damaged, truncated, not
+  // a regular file, NaN inside) or could not be written; loading goes on without it.
+  std::function<void(const std::string&)> warn;
 };
 
 // $ORDO_CACHE_DIR, else $XDG_CACHE_HOME/ordo, else $HOME/.cache/ordo ("" if none is set).
 std::string default_packed_cache_dir();
-// Whether the environment turns the cache off (ORDO_WEIGHT_CACHE=0).
-bool packed_cache_disabled_by_environment();
+
+// ORDO_WEIGHT_CACHE: 0 / off / false / no turn the cache off, "always" caches checkpoints of
+// any size (small models on slow disks, tests); unset or anything else: the options decide.
+enum class PackedCacheEnvironment { kDefault, kOff, kAlways };
+PackedCacheEnvironment packed_cache_environment();
 
 // The cache file for a checkpoint (its bytes hashed) and config packed for `type`.
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
                               const std::string& config_path, nn::GemmType type);
 
 // Writes the packed `model` to `path` (temporary name, then rename). False, with nothing left
-// behind, when it cannot (no space, no permission, a part the cache cannot hold).
-bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type);
+// behind and the reason in `why`, when it cannot (no space, no permission, a part the cache
+// cannot hold).
+bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why = nullptr);
 
 // Fills a freshly constructed (unloaded) `model` from the cache file. False when the file is
-// missing, truncated, not for this model/type/CPU, or any part does not fit: `model` must
-// then be discarded.
-bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type);
+// missing (`why` left empty: an ordinary miss) or fails any check above (`why` says which,
+// naming the file): `model` must then be discarded.
+bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why = nullptr);
 
 }  // namespace ordo::models

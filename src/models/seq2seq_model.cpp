@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "models/packed_cache.h"
 #include "ordo/error.h"
 
@@ -46,17 +47,13 @@ std::string shape_string(at::IntArrayRef shape) {
 }
 
 // A NaN or infinity in a weight makes every output garbage without any error; one pass over
-// the values already in memory finds it at load. (Bit test: vectorizes, unlike std::isfinite.)
+// the values already in memory finds it at load.
 void check_finite(const at::Tensor& values, const std::string& name, const std::string& path) {
-  const auto* bits = reinterpret_cast<const uint32_t*>(values.data_ptr<float>());
-  const int64_t n = values.numel();
-  bool bad = false;
-  for (int64_t i = 0; i < n; ++i) bad |= (bits[i] & 0x7f800000u) == 0x7f800000u;
-  if (!bad) return;
-  for (int64_t i = 0; i < n; ++i)
-    if ((bits[i] & 0x7f800000u) == 0x7f800000u)
-      throw Error(path + ": tensor '" + name + "' holds " + (bits[i] & 0x7fffffu ? "NaN" : "an infinity") +
-                  " (element " + std::to_string(i) + "); the checkpoint is corrupt");
+  const float* data = values.data_ptr<float>();
+  const int64_t i = io::first_non_finite(io::DType::F32, data, static_cast<size_t>(values.numel()));
+  if (i < 0) return;
+  throw Error(path + ": tensor '" + name + "' holds " + (std::isnan(data[i]) ? "NaN" : "an infinity") + " (element " +
+              std::to_string(i) + "); the checkpoint is corrupt");
 }
 
 // Copies checkpoint tensor `name` into `param` (converting F16/BF16 to float32).
@@ -150,19 +147,24 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
   const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
   check_sizes_against(config, *weights);
   std::string cache_path;
-  if (pack_as && cache && cache->enabled && !packed_cache_disabled_by_environment() &&
-      file_bytes(weights->path()) >= cache->min_checkpoint_bytes) {
+  const PackedCacheEnvironment environment = packed_cache_environment();
+  if (pack_as && cache && cache->enabled && environment != PackedCacheEnvironment::kOff &&
+      (environment == PackedCacheEnvironment::kAlways || file_bytes(weights->path()) >= cache->min_checkpoint_bytes)) {
     const std::string dir = cache->dir.empty() ? default_packed_cache_dir() : cache->dir;
     if (!dir.empty()) cache_path = packed_cache_path(dir, weights->path(), config.path, *pack_as);
     if (!cache_path.empty()) {
       // Parameters are allocated, not touched: a miss costs no memory.
       auto cached = std::make_shared<Seq2SeqModel>(config, family);
-      if (restore_packed(cache_path, *cached, *pack_as)) return cached;
+      std::string why;
+      if (restore_packed(cache_path, *cached, *pack_as, &why)) return cached;
+      if (!why.empty() && cache->warn) cache->warn("weight cache not used: " + why + "; packing from the checkpoint");
     }
   }
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
-  if (!cache_path.empty()) save_packed(cache_path, *model, *pack_as);  // best effort
+  std::string why;
+  if (!cache_path.empty() && !save_packed(cache_path, *model, *pack_as, &why) && cache->warn)
+    cache->warn("weight cache not written: " + why);  // loading goes on without it
   return model;
 }
 

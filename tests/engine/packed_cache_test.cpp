@@ -2,18 +2,33 @@
 // bit for bit what the freshly packed one does, in every compute type and family; a hit does
 // not rewrite the file; a changed checkpoint, a truncated or corrupt file, or another compute
 // type never reads a wrong file; the cache can be turned off; small checkpoints are not cached.
+// A damaged file (issue 29: truncated, a FIFO, a block of NaN or zeros, NaN under a valid
+// checksum) is reported through PackedCacheOptions::warn and the model packed afresh, with the
+// same results as without a cache, from the library and from the `ordo` binary; a file that
+// shrinks under a loaded model cannot kill it.
+// ctest-label: integration
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <gtest/gtest.h>
 
+#include "io/file.h"
 #include "io/model_config.h"
+#include "io/verified_file.h"
 #include "models/family.h"
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
 #include "ordo/ordo.h"
+#include "support/cli_run.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -193,6 +208,228 @@ TEST(PackedCacheFiles, OffSmallOrPerComputeType) {
   options.compute_type = ComputeType::kBFloat16;
   Translator translator(dir, options);  // 64 MB threshold: not cached
   EXPECT_TRUE(cache_files(tmp.file("api")).empty());
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// The damages of issue 29's probe, done to a cache file in place.
+enum class Damage { kTruncated, kFifo, kNanBlock, kZeroedBlock };
+
+const char* damage_name(Damage damage) {
+  switch (damage) {
+    case Damage::kTruncated: return "truncated";
+    case Damage::kFifo: return "fifo";
+    case Damage::kNanBlock: return "nan_block";
+    case Damage::kZeroedBlock: return "zeroed_block";
+  }
+  return "?";
+}
+
+// What the warning says for it.
+const char* damage_words(Damage damage) {
+  switch (damage) {
+    case Damage::kTruncated: return "truncated";
+    case Damage::kFifo: return "FIFO";
+    case Damage::kNanBlock: return "checksum mismatch";
+    case Damage::kZeroedBlock: return "checksum mismatch";
+  }
+  return "?";
+}
+
+void damage_file(const std::string& file, Damage damage) {
+  std::string content = read_bytes(file);
+  const size_t middle = content.size() / 2 / 4 * 4;
+  switch (damage) {
+    case Damage::kTruncated:
+      content.resize(content.size() / 2);
+      break;
+    case Damage::kFifo:
+      ASSERT_EQ(::unlink(file.c_str()), 0);
+      ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0);
+      return;
+    case Damage::kNanBlock:  // 1 KB of NaN in the middle: the file keeps its size
+      for (size_t i = 0; i < 1024; i += 4) {
+        const float nan = std::nanf("");
+        std::memcpy(&content[middle + i], &nan, 4);
+      }
+      break;
+    case Damage::kZeroedBlock:
+      std::memset(&content[middle], 0, 8192);
+      break;
+  }
+  write_bytes(file, content);
+}
+
+// Runs `load` on another thread and waits at most a minute: a load blocked on a FIFO at the
+// cache path fails the test instead of hanging it (the FIFO is then opened to free it).
+template <class Load>
+auto bounded(Load load, const std::string& fifo) {
+  auto result = std::async(std::launch::async, load);
+  if (result.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "loading waited on " << fifo;
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  return result.get();
+}
+
+class PackedCacheDamage : public ::testing::TestWithParam<Damage> {};
+
+TEST_P(PackedCacheDamage, IsReportedAndPackedAfreshWithTheSameResults) {
+  const Damage damage = GetParam();
+  const std::string dir = fixture_dir("marian_opus_en_mg");
+  for (const nn::GemmType type : {nn::GemmType::kFloat32, nn::GemmType::kInt8}) {
+    testing::TempDir tmp;
+    models::PackedCacheOptions cache;
+    cache.dir = tmp.file("cache");
+    cache.min_checkpoint_bytes = 0;
+    std::vector<std::string> warnings;
+    cache.warn = [&](const std::string& message) { warnings.push_back(message); };
+    const at::Tensor expected = logits(*load(dir, type, nullptr));
+    load(dir, type, &cache);  // a miss: packs and saves
+    ASSERT_TRUE(warnings.empty()) << warnings[0];
+    const std::string file = cache.dir + "/" + cache_files(cache.dir).at(0);
+    damage_file(file, damage);
+
+    const auto model = bounded([&] { return load(dir, type, &cache); }, file);
+    EXPECT_TRUE(at::equal(logits(*model), expected));
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(file), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find(damage_words(damage)), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("packing from the checkpoint"), std::string::npos) << warnings[0];
+
+    // The file was written again: the next load is a hit, silent, with the same results.
+    EXPECT_EQ(io::path_kind(file), io::PathKind::kRegular);
+    warnings.clear();
+    EXPECT_TRUE(at::equal(logits(*load(dir, type, &cache)), expected));
+    EXPECT_TRUE(warnings.empty()) << warnings[0];
+    io::ModelConfig config = io::load_model_config(dir + "/config.json");
+    models::Seq2SeqModel fresh(config, models::family_for(config));
+    EXPECT_TRUE(models::restore_packed(file, fresh, type));
+  }
+}
+
+// The same through the `ordo` binary: the output of a damaged cache is the output without one,
+// and the run succeeds.
+TEST_P(PackedCacheDamage, TheCommandLineTranslatesAsWithoutACache) {
+  const Damage damage = GetParam();
+  testing::TempDir tmp;
+  const std::string input = tmp.write("input.txt", "A man is walking.\nThe house is red.\nWhere are the children?\n");
+  const std::string model = "-m '" + fixture_dir("marian_opus_en_mg") + "'";
+  const std::string ordo = "timeout 120 " + std::string(ORDO_BINARY_DIR) + "/ordo translate " + model +
+                           " --compute-type int8 -i '" + input + "'";
+  const testing::CliRun uncached = testing::run_shell(ordo + " --no-weight-cache", tmp);
+  ASSERT_EQ(uncached.exit_code, 0) << uncached.err;
+  // ORDO_WEIGHT_CACHE=always: the fixture is far below the 64 MB a checkpoint needs otherwise.
+  const std::string cached = "ORDO_WEIGHT_CACHE=always ORDO_CACHE_DIR='" + tmp.file("cache") + "' " + ordo;
+  const testing::CliRun first = testing::run_shell(cached, tmp);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, uncached.out);
+  const std::vector<std::string> files = cache_files(tmp.file("cache"));
+  ASSERT_EQ(files.size(), 1u);
+  damage_file(tmp.file("cache") + "/" + files[0], damage);
+  const testing::CliRun damaged = testing::run_shell(cached, tmp);
+  EXPECT_EQ(damaged.exit_code, 0) << damaged.err;
+  EXPECT_EQ(damaged.out, uncached.out);
+  const testing::CliRun repaired = testing::run_shell(cached, tmp);
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.err;
+  EXPECT_EQ(repaired.out, uncached.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue29, PackedCacheDamage,
+                         ::testing::Values(Damage::kTruncated, Damage::kFifo, Damage::kNanBlock, Damage::kZeroedBlock),
+                         [](const auto& info) { return std::string(damage_name(info.param)); });
+
+// The checksum cannot vouch for what was written: NaN in a tensor, a bias or float32 packed
+// weights of a file whose checksum is right (written so, or recomputed by someone) is refused
+// as it is in a checkpoint, naming the part.
+TEST(PackedCacheFiles, NanUnderAValidChecksumIsRefused) {
+  const std::string dir = fixture_dir("marian_opus_en_mg");
+  testing::TempDir tmp;
+  models::PackedCacheOptions cache;
+  cache.dir = tmp.file("cache");
+  cache.min_checkpoint_bytes = 0;
+  std::vector<std::string> warnings;
+  cache.warn = [&](const std::string& message) { warnings.push_back(message); };
+  const at::Tensor expected = logits(*load(dir, nn::GemmType::kFloat32, nullptr));
+  load(dir, nn::GemmType::kFloat32, &cache);
+  const std::string file = cache.dir + "/" + cache_files(cache.dir).at(0);
+  const std::string good = read_bytes(file);
+  uint64_t header_bytes = 0;
+  std::memcpy(&header_bytes, good.data() + 8, 8);
+  const nlohmann::json header = nlohmann::json::parse(good.substr(24, header_bytes));
+  const size_t data_start = (24 + header_bytes + 4095) / 4096 * 4096;
+  // [offset, bytes] of a part, its name in the warning.
+  std::vector<std::pair<nlohmann::json, std::string>> targets;
+  for (const nlohmann::json& t : header.at("tensors"))
+    if (t.at("name") == "model.encoder.layers.0.final_layer_norm.weight")
+      targets.push_back({t.at("data"), "model.encoder.layers.0.final_layer_norm.weight"});
+  for (const nlohmann::json& l : header.at("linears"))
+    if (l.at("name") == "model.decoder.layers.1.fc2") {
+      targets.push_back({l.at("bias"), "model.decoder.layers.1.fc2"});
+      targets.push_back({l.at("weights"), "model.decoder.layers.1.fc2"});
+    }
+  ASSERT_EQ(targets.size(), 3u);
+  for (const auto& [range, name] : targets) {
+    for (const float value : {std::nanf(""), INFINITY}) {
+      std::string bad = good;
+      std::memcpy(&bad[data_start + range.at(0).get<size_t>() + 8], &value, 4);
+      const uint64_t checksum = io::verified_checksum(bad.data(), bad.size() - 8);
+      std::memcpy(&bad[bad.size() - 8], &checksum, 8);
+      write_bytes(file, bad);
+      warnings.clear();
+      EXPECT_TRUE(at::equal(logits(*load(dir, nn::GemmType::kFloat32, &cache)), expected));
+      ASSERT_EQ(warnings.size(), 1u) << name;
+      EXPECT_NE(warnings[0].find(name), std::string::npos) << warnings[0];
+      EXPECT_NE(warnings[0].find("NaN or an infinity"), std::string::npos) << warnings[0];
+    }
+  }
+}
+
+// Issue 29: a cache file truncated while a process used it (mapped) killed it with SIGBUS. The
+// hit's weights live in the process's own memory: shrinking or removing the file changes
+// nothing.
+TEST(PackedCacheFiles, AFileShrinkingUnderALoadedModelCannotKillIt) {
+  const std::string dir = fixture_dir("marian_opus_en_mg");
+  for (const nn::GemmType type : {nn::GemmType::kFloat32, nn::GemmType::kInt8}) {
+    testing::TempDir tmp;
+    models::PackedCacheOptions cache;
+    cache.dir = tmp.file("cache");
+    cache.min_checkpoint_bytes = 0;
+    const at::Tensor expected = logits(*load(dir, type, &cache));
+    const std::string file = cache.dir + "/" + cache_files(cache.dir).at(0);
+    const int64_t written = mtime_ns(file);
+    const auto hit = load(dir, type, &cache);
+    ASSERT_EQ(mtime_ns(file), written) << "not a hit";
+    ASSERT_EQ(::truncate(file.c_str(), 4096), 0);
+    EXPECT_TRUE(at::equal(logits(*hit), expected));
+    ASSERT_EQ(::truncate(file.c_str(), 0), 0);
+    ASSERT_EQ(::unlink(file.c_str()), 0);
+    EXPECT_TRUE(at::equal(logits(*hit), expected));
+  }
+}
+
+// A cache that cannot be written (its folder is a file) is told, and the model still loads.
+TEST(PackedCacheFiles, AnUnwritableCacheIsReportedNotFatal) {
+  const std::string dir = fixture_dir("marian_opus_en_mg");
+  testing::TempDir tmp;
+  models::PackedCacheOptions cache;
+  cache.dir = tmp.write("not_a_folder", "x") + "/cache";
+  cache.min_checkpoint_bytes = 0;
+  std::vector<std::string> warnings;
+  cache.warn = [&](const std::string& message) { warnings.push_back(message); };
+  const at::Tensor expected = logits(*load(dir, nn::GemmType::kInt8, nullptr));
+  EXPECT_TRUE(at::equal(logits(*load(dir, nn::GemmType::kInt8, &cache)), expected));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("weight cache not written"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("not_a_folder"), std::string::npos) << warnings[0];
 }
 
 }  // namespace
