@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,6 +78,11 @@ struct DecodeOptions {
   // When > 0, a batch also holds at most this many source tokens (rows x longest source,
   // padding included): long sentences go in smaller batches. Inputs are sorted by length.
   int batch_tokens = 0;
+
+  // Asked before each batch is encoded and before each decoding step, from the decoding
+  // threads: once it returns true the call stops and throws ordo::Error("cancelled"). Lets a
+  // caller (a server whose client gave up or timed out) drop work nobody waits for.
+  std::function<bool()> cancelled;
 
   // Defaults below the model's generation_config.json, e.g. a task preset from configs/
   // (see ordo/preset.h). Precedence: these options > generation_config.json > preset >

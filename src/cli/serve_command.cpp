@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -107,16 +109,27 @@ std::vector<server::ModelSpec> models_file(const std::string& path, const ModelO
   return specs;
 }
 
+// One key a line; "#" at the start of a line or after a blank starts a comment ("k2 # note"
+// is the key k2); blank lines are skipped.
 std::vector<std::string> read_keys(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": the API keys file is not a regular file (a directory?)");
   std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open the API keys file");
+  if (!in) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
   std::vector<std::string> keys;
   for (std::string line; std::getline(in, line);) {
+    for (size_t hash = line.find('#'); hash != std::string::npos; hash = line.find('#', hash + 1))
+      if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
+        line.erase(hash);
+        break;
+      }
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
     const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;
+    if (start == std::string::npos) continue;
     keys.push_back(line.substr(start));
   }
+  if (in.bad()) throw Error(path + ": cannot read the API keys file (" + std::strerror(errno) + ")");
   if (keys.empty()) throw Error(path + ": no API key in the file (one per line; # starts a comment)");
   return keys;
 }
@@ -166,14 +179,29 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--max-beam-size", args.max_beam_size, "Largest beam_size / n_best a request may ask (default 16)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-request-cost", args.max_request_cost,
+                  "Most decoding work one request may ask for: sentences x beams x new tokens, each\n"
+                  "sentence's tokens counted as its max new tokens but at most 256 unless min_new_tokens\n"
+                  "or min_length force more (default 262144; 400 past it)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 40));
+  cmd->add_option("--read-timeout", args.read_timeout,
+                  "Seconds a request's head and body may take to arrive, from its first byte (default 10;\n"
+                  "408 and the connection closed past it)")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--max-client-connections", args.max_client_connections,
+                  "Open connections per client address (default 256; 0 = no cap). Past it the address's\n"
+                  "oldest connection without a request being answered is closed")
+      ->check(CLI::Range(size_t(0), size_t(1) << 20));
   cmd->add_option("--api-keys", args.api_keys_file,
-                  "File of API keys, one per line: translation requests then need one (api_key field or\n"
-                  "Authorization: Bearer KEY), 403 otherwise");
+                  "File of API keys, one per line (# starts a comment): translation requests and\n"
+                  "GET /v1/models then need one (api_key field or parameter, or Authorization: Bearer KEY),\n"
+                  "403 otherwise");
   cmd->add_option("--cors-origin", args.cors_origins,
                   "Browser origin allowed to call the API (repeatable; * = any). Default: none")
       ->allow_extra_args(false);
   cmd->add_option("--http-threads", args.http_threads,
-                  "Connections served at once (default 128; more wait for a free thread)")
+                  "Requests answered at once (default 128; more wait, read whole, for a free thread;\n"
+                  "/health, /ready and /metrics have threads of their own)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--translation-preset", args.translation_preset,
                   "Decoding defaults of translation requests (as `ordo translate --preset`)");
@@ -209,6 +237,9 @@ int run_serve(const ServeArgs& args) {
   config.limits.max_texts = args.max_texts;
   config.limits.timeout_seconds = args.timeout;
   config.limits.max_beam_size = args.max_beam_size;
+  config.limits.max_request_cost = args.max_request_cost;
+  config.limits.read_timeout_seconds = args.read_timeout;
+  config.limits.max_client_connections = args.max_client_connections;
   if (!args.api_keys_file.empty()) config.api_keys = read_keys(args.api_keys_file);
   config.cors_origins = args.cors_origins;
   config.http_threads = args.http_threads;

@@ -26,6 +26,9 @@ struct ServeArgs {
   size_t max_queue = 4096;
   double timeout = 60;
   int max_beam_size = 16;
+  size_t max_request_cost = size_t(1) << 18;
+  double read_timeout = 10;
+  size_t max_client_connections = 256;
   std::string api_keys_file;
   std::vector<std::string> cors_origins;
   int http_threads = 128;

@@ -134,6 +134,22 @@ auto guarded(const char* doing, F&& f) -> decltype(f()) {
   }
 }
 
+// A step model that asks DecodeOptions::cancelled before each step.
+class CancellableStep : public search::StepModel {
+ public:
+  CancellableStep(search::StepModel& step, const std::function<bool()>& cancelled) : step_(step), cancelled_(cancelled) {}
+  at::Tensor next_logits(const at::Tensor& tokens) override {
+    if (cancelled_()) throw Error("cancelled");
+    return step_.next_logits(tokens);
+  }
+  void select(const at::Tensor& rows) override { step_.select(rows); }
+  at::Tensor step_attention() override { return step_.step_attention(); }
+
+ private:
+  search::StepModel& step_;
+  const std::function<bool()>& cancelled_;
+};
+
 }  // namespace
 
 struct Translator::Impl {
@@ -309,10 +325,13 @@ struct Translator::Impl {
       std::vector<const std::vector<int64_t>*> batch;
       for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
       const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
+      if (options.cancelled && options.cancelled()) throw Error("cancelled");
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
       if (settings.return_attention) step.record_attention();
-      const auto hyps = search::search(step, static_cast<int64_t>(batch.size()), settings);
+      CancellableStep cancellable(step, options.cancelled);
+      search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
+      const auto hyps = search::search(stepper, static_cast<int64_t>(batch.size()), settings);
       for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start], sources[order[i]]);
     };
     const size_t workers = std::min(static_cast<size_t>(inter_threads), batches.size());

@@ -56,10 +56,18 @@ std::shared_ptr<Ticket> Batcher::submit(const std::string& model, const std::str
   return ticket;
 }
 
-bool Batcher::wait(Ticket& ticket, Clock::time_point deadline) {
+bool Batcher::wait(Ticket& ticket, Clock::time_point deadline, const std::function<bool()>& give_up) {
   {
     std::unique_lock<std::mutex> lock(ticket.mutex_);
-    if (ticket.done_.wait_until(lock, deadline, [&] { return ticket.remaining_ == 0; })) return true;
+    while (true) {
+      const Clock::time_point until = give_up ? std::min(deadline, Clock::now() + std::chrono::milliseconds(100)) : deadline;
+      if (ticket.done_.wait_until(lock, until, [&] { return ticket.remaining_ == 0; })) return true;
+      if (Clock::now() >= deadline) break;
+      lock.unlock();
+      const bool gone = give_up();
+      lock.lock();
+      if (gone && ticket.remaining_ != 0) break;
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!ticket.cancelled_) {
@@ -216,18 +224,33 @@ void Batcher::run(Batch& batch) {
     bool input_error = false;
   };
   std::vector<Outcome> outcomes(sources.size());
+  // The batch stops (within a decoding step) once every request in it has given up.
+  std::vector<const Ticket*> owners;
+  for (const auto& [ticket, index] : batch.sentences)
+    if (std::find(owners.begin(), owners.end(), ticket.get()) == owners.end()) owners.push_back(ticket.get());
+  const auto all_cancelled = [&owners] {
+    return std::all_of(owners.begin(), owners.end(), [](const Ticket* t) { return t->cancelled_.load(); });
+  };
+  options.cancelled = all_cancelled;
   const auto start = Clock::now();
   try {
     std::vector<TranslationResult> results = batch.translate(sources, options);
     if (results.size() != sources.size()) throw std::runtime_error("the translator returned a wrong number of results");
     for (size_t k = 0; k < results.size(); ++k) outcomes[k].result = std::move(results[k]);
   } catch (...) {
-    // One bad sentence must not fail the others: translate them one by one.
+    // One bad sentence must not fail the others: translate them one by one (none when all
+    // gave up; each stops as soon as its own request gives up).
     for (size_t k = 0; k < sources.size(); ++k) {
       Outcome& out = outcomes[k];
+      const Ticket* owner = batch.sentences[k].first.get();
+      if (owner->cancelled_) {
+        out.error = "cancelled";
+        continue;
+      }
       try {
         DecodeOptions one = options;
         one.batch_size = 1;
+        one.cancelled = [owner] { return owner->cancelled_.load(); };
         std::vector<TranslationResult> results = batch.translate({sources[k]}, one);
         if (results.size() != 1) throw std::runtime_error("the translator returned a wrong number of results");
         out.result = std::move(results[0]);

@@ -10,6 +10,7 @@
 // request's own sentences go shortest first. One Translator call per batch.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -67,7 +68,8 @@ class Ticket {
   std::string group_;
   // Guarded by the Batcher's mutex.
   size_t next_ = 0;  // position in order_ of the next sentence to schedule
-  bool cancelled_ = false;
+  // Set under the Batcher's mutex; read by running batches without it.
+  std::atomic<bool> cancelled_{false};
   // Guarded by mutex_.
   std::mutex mutex_;
   std::condition_variable done_;
@@ -91,9 +93,11 @@ class Batcher {
   std::shared_ptr<Ticket> submit(const std::string& model, const std::string& settings, TranslateFn translate,
                                  const DecodeOptions& options, std::vector<std::vector<int64_t>> sources);
 
-  // Waits until every sentence of `ticket` is translated (true) or `deadline` passes (false;
-  // its sentences not yet started are dropped from the queue).
-  bool wait(Ticket& ticket, Clock::time_point deadline);
+  // Waits until every sentence of `ticket` is translated (true), or `deadline` passes or
+  // `give_up` (asked every 100 ms) says the client is gone (false). Then the ticket is
+  // cancelled: its sentences not yet started leave the queue, and a batch whose requests are
+  // all cancelled stops within a decoding step (DecodeOptions::cancelled).
+  bool wait(Ticket& ticket, Clock::time_point deadline, const std::function<bool()>& give_up = {});
 
   size_t queued() const;
   // Translates what is queued, then stops the workers. Later submits get 503.

@@ -235,7 +235,7 @@ nlohmann::json ModelSet::models_json() const {
     nlohmann::json entry = {{"name", m->name},
                             {"task", task_name(m->task)},
                             {"model_type", m->model_type},
-                            {"folder", m->dir},
+                            {"folder", base_name(m->dir)},  // the folder's name only: no server paths to clients
                             {"compute_type", compute_type_name(m->options.compute_type)},
                             {"threads", m->options.threads},
                             {"default_beam_size", m->default_beam}};

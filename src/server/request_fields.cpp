@@ -8,7 +8,7 @@ namespace ordo::server {
 namespace {
 
 ApiError bad_field(const std::string& name, const std::string& what) {
-  return ApiError(400, "Invalid request: field '" + name + "' " + what);
+  return ApiError(400, "Invalid request: field '" + shown(name) + "' " + what);
 }
 
 int hex_value(char c) {
@@ -54,12 +54,18 @@ RequestFields RequestFields::from_json(const std::string& body) {
   RequestFields f;
   f.is_json_ = true;
   try {
-    f.json_ = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
+    f.json_ = nlohmann::json::parse(body, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxJsonDepth)
+        throw ApiError(400, "Invalid JSON format: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      return true;
+    });
+  } catch (const nlohmann::json::exception& e) {
+    // Any of nlohmann's errors (a parse error, a number beyond double range: out_of_range),
+    // without its "[json.exception.<kind>.<id>] " prefix.
     std::string what = e.what();
     const size_t bracket = what.find("] ");
     if (what.rfind("[json.exception", 0) == 0 && bracket != std::string::npos) what = what.substr(bracket + 2);
-    throw ApiError(400, "Invalid JSON format: " + what);
+    throw ApiError(400, "Invalid JSON format: " + shown(what, 200));
   }
   if (!f.json_.is_object()) throw ApiError(400, "Invalid JSON format: the body must be a JSON object");
   return f;
@@ -75,7 +81,7 @@ RequestFields RequestFields::from_urlencoded(const std::string& body) {
     if (!pair.empty()) {
       const size_t eq = pair.find('=');
       const std::string name = url_decode(pair.substr(0, eq), "name");
-      const std::string value = eq == std::string::npos ? "" : url_decode(pair.substr(eq + 1), "'" + name + "'");
+      const std::string value = eq == std::string::npos ? "" : url_decode(pair.substr(eq + 1), "'" + shown(name) + "'");
       fields.emplace(name, value);
     }
     start = end + 1;
@@ -236,6 +242,24 @@ DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_token
   o.source_lang = f.string("source_lang");
   o.target_lang = f.string("target_lang");
   return o;
+}
+
+std::string shown(const std::string& value, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if ((c & 0xC0) != 0x80 && chars++ == max_chars) return out + "...";
+    if (c < 0x20 || c == 0x7F) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 size_t utf8_length(const std::string& text) {

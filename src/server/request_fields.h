@@ -26,7 +26,8 @@ class ApiError : public std::runtime_error {
 
 class RequestFields {
  public:
-  // A JSON body: must be an object. Throws ApiError 400 ("Invalid JSON format: ...").
+  // A JSON body: must be an object, nested at most kMaxJsonDepth deep. Throws ApiError 400
+  // ("Invalid JSON format: ...") for any malformed body, a number beyond double range included.
   static RequestFields from_json(const std::string& body);
   // An application/x-www-form-urlencoded body. Throws ApiError 400 on bad %-escapes.
   static RequestFields from_urlencoded(const std::string& body);
@@ -61,6 +62,13 @@ class RequestFields {
 DecodeOptions decode_options(const RequestFields& fields, int max_beam, int max_tokens);
 // The names decode_options() reads.
 const std::vector<std::string>& decode_option_names();
+
+// Deeper JSON nesting than any request needs is refused before it is built.
+constexpr int kMaxJsonDepth = 32;
+
+// A client's value as an error message shows it: control characters (NUL too) escaped as
+// \u00XX, at most `max_chars` characters, then "..." (a 500 KB value is not echoed whole).
+std::string shown(const std::string& value, size_t max_chars = 64);
 
 // The characters of a UTF-8 text (code points), as clients count them.
 size_t utf8_length(const std::string& text);

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -10,10 +11,12 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <strings.h>
 #include <iostream>
 #include <set>
 #include <sstream>
 
+#include "server/connections.h"
 #include "server/language_codes.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
@@ -44,23 +47,6 @@ void send_json(httplib::Response& res, int status, const Json& body) {
 void send_error(httplib::Response& res, const ApiError& e) {
   if (e.retry_after > 0) res.set_header("Retry-After", std::to_string(e.retry_after));
   send_json(res, e.status, Json{{"error", e.what()}});
-}
-
-const char* status_text(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-  }
 }
 
 // What `ordo translate --json` prints for one input.
@@ -120,6 +106,10 @@ std::string seconds_text(double seconds) {
   return out.str();
 }
 
+// A request's cost counts each sentence's new tokens as its max new tokens but at most this
+// many, unless min_new_tokens / min_length force more (Limits::max_request_cost).
+constexpr int64_t kCostTokensPerSentence = 256;
+
 // Start of the request being answered on this connection's thread, for the latency metric.
 thread_local Clock::time_point t_request_start;
 thread_local bool t_request_started = false;
@@ -143,12 +133,16 @@ class Service {
 
   RequestFields read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
                             bool json_only) const;
-  void check_key(const RequestFields& fields, const httplib::Request& req) const;
+  // With --api-keys: the request's key (Authorization: Bearer, else the api_key field, or for
+  // a GET the api_key query parameter) must be one of them; ApiError 403 otherwise.
+  void check_key(const RequestFields* fields, const httplib::Request& req) const;
   void require_ready() const;
   // The texts of field `name`; `missing` when absent (or, LibreTranslate's rule, when
   // `empty_is_missing` and q is "" or []).
   std::vector<std::string> checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
                                          const std::string& missing, bool empty_is_missing) const;
+  // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost.
+  void check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const;
   std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,
                                            const std::vector<std::string>& sentences, Clock::time_point deadline);
 
@@ -205,12 +199,16 @@ RequestFields Service::read_fields(const httplib::Request& req, httplib::Respons
   return RequestFields::from_urlencoded(body);
 }
 
-void Service::check_key(const RequestFields& fields, const httplib::Request& req) const {
+void Service::check_key(const RequestFields* fields, const httplib::Request& req) const {
   if (keys_.empty()) return;
   std::string key;
+  // "Authorization: Bearer KEY", the scheme in any case (RFC 9110: case-insensitive).
   const std::string authorization = req.get_header_value("Authorization");
-  if (authorization.rfind("Bearer ", 0) == 0) key = authorization.substr(7);
-  if (key.empty()) key = fields.string("api_key").value_or("");
+  if (authorization.size() > 7 && strncasecmp(authorization.c_str(), "bearer ", 7) == 0) {
+    const size_t start = authorization.find_first_not_of(' ', 7), end = authorization.find_last_not_of(' ');
+    if (start != std::string::npos) key = authorization.substr(start, end + 1 - start);
+  }
+  if (key.empty()) key = fields ? fields->string("api_key").value_or("") : req.get_param_value("api_key");
   if (key.empty())
     throw ApiError(403, "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
   if (!keys_.count(key)) throw ApiError(403, "Invalid API key");
@@ -245,6 +243,26 @@ std::vector<std::string> Service::checked_texts(const RequestFields& fields, con
   return *texts;
 }
 
+void Service::check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const {
+  int64_t beams = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
+  for (const ResolvedSetting& s : translator.resolved_settings(options)) {
+    if (s.name == "beam_size") beams = std::stoll(s.value);
+    if (s.name == "max_length") max_length = std::stoll(s.value);
+    if (s.name == "min_length") min_length = std::stoll(s.value);
+    if (s.name == "min_new_tokens") min_new_tokens = std::stoll(s.value);
+  }
+  // max_length and min_length count the decoder's start token.
+  const int64_t forced = std::max(min_length - 1, min_new_tokens);
+  const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});
+  const double cost = static_cast<double>(sentences) * static_cast<double>(std::max<int64_t>(1, beams)) * static_cast<double>(tokens);
+  if (cost > static_cast<double>(config_.limits.max_request_cost))
+    throw ApiError(400, "Invalid request: too much decoding work: " + std::to_string(sentences) + " sentences x " +
+                            std::to_string(beams) + " beams x " + std::to_string(tokens) + " new tokens = " +
+                            std::to_string(static_cast<uint64_t>(cost)) + ", more than this server's limit of " +
+                            std::to_string(config_.limits.max_request_cost) +
+                            " (--max-request-cost); send fewer texts, a smaller beam_size or fewer new tokens");
+}
+
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
                                                   const std::vector<std::string>& sentences,
                                                   Clock::time_point deadline) {
@@ -258,6 +276,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       throw ApiError(400, std::string("Invalid request: ") + e.what());
     }
   }
+  check_cost(*model.translator, options, sources.size());
   // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
   // random generator per sampled hypothesis), so any requests with equal settings may share.
   const std::string settings = settings_key(options);
@@ -268,9 +287,11 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
         return translator->translate_ids(ids, o);
       },
       options, std::move(sources));
-  if (!batcher_.wait(*ticket, deadline))
+  if (!batcher_.wait(*ticket, deadline, client_gone)) {
+    if (Clock::now() < deadline) throw ApiError(499, "the client closed the connection");  // nobody reads it
     throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");
+  }
   std::vector<TranslationResult> results(ticket->size());
   for (size_t i = 0; i < ticket->size(); ++i) {
     if (!ticket->error(i).empty())
@@ -284,7 +305,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   const Clock::time_point deadline =
       t_request_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.limits.timeout_seconds));
   const RequestFields fields = read_fields(req, res, reader, false);
-  check_key(fields, req);
+  check_key(&fields, req);
   require_ready();
   bool is_list = false;
   const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
@@ -294,13 +315,13 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   if (target.empty()) throw ApiError(400, "Invalid request: missing target parameter");
   std::string format = fields.string("format").value_or("text");
   if (format.empty()) format = "text";
-  if (format != "text" && format != "html") throw ApiError(400, format + " format is not supported (text, html)");
+  if (format != "text" && format != "html") throw ApiError(400, shown(format) + " format is not supported (text, html)");
   const int alternatives =
       static_cast<int>(fields.integer("alternatives", 0, config_.limits.max_beam_size - 1).value_or(0));
 
   const ModelSet& set = models();
   if (!set.serves_language(target))
-    throw ApiError(400, target + " is not supported (served languages: " + set.language_list() + ")");
+    throw ApiError(400, shown(target) + " is not supported (served languages: " + set.language_list() + ")");
   const bool detect = source == "auto";
   if (detect) {
     const std::vector<std::string> sources = set.sources_for(target);
@@ -311,7 +332,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
                               "; name the source language");
     source = sources.front();
   } else if (!set.serves_language(source)) {
-    throw ApiError(400, source + " is not supported (served languages: " + set.language_list() + ")");
+    throw ApiError(400, shown(source) + " is not supported (served languages: " + set.language_list() + ")");
   }
   const ServedModel* model = set.for_pair(source, target);
   if (!model)
@@ -398,13 +419,13 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   const Clock::time_point deadline =
       t_request_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.limits.timeout_seconds));
   const RequestFields fields = read_fields(req, res, reader, true);
-  check_key(fields, req);
+  check_key(&fields, req);
   require_ready();
   std::vector<std::string> known = {"model", "text", "api_key"};
   for (const std::string& name : decode_option_names()) known.push_back(name);
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw ApiError(400, "Invalid request: unknown field '" + name + "' (known: " + join(known) + ")");
+      throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
   bool is_list = false;
   const std::vector<std::string> texts =
       checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
@@ -416,13 +437,13 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   if (const std::optional<std::string> name = fields.string("model")) {
     model = set.by_name(*name);
     if (!model || model->task != task)
-      throw ApiError(400, "Invalid request: unknown " + std::string(task_name(task)) + " model '" + *name +
+      throw ApiError(400, "Invalid request: unknown " + std::string(task_name(task)) + " model '" + shown(*name) +
                               "' (served: " + set.model_list(task) + ")");
   } else if (task == Task::kTranslate && options.source_lang && options.target_lang) {
     model = set.for_pair(*options.source_lang, *options.target_lang);
     if (!model)
-      throw ApiError(400, "Invalid request: no model translates " + *options.source_lang + " into " +
-                              *options.target_lang + " (served pairs: " + set.pair_list() + ")");
+      throw ApiError(400, "Invalid request: no model translates " + shown(*options.source_lang) + " into " +
+                              shown(*options.target_lang) + " (served pairs: " + set.pair_list() + ")");
   } else {
     const auto candidates = set.of_task(task);
     if (candidates.size() != 1)
@@ -439,14 +460,14 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
       const std::string code = model->model_code(**value);
       if (code.empty())
         throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name +
-                                "' does not know language '" + **value + "' (known: " + join(model->languages, 40) + ")");
+                                "' does not know language '" + shown(**value) + "' (known: " + join(model->languages, 40) + ")");
       *value = code;
     } else {
       const std::string& served = std::string(field) == "source_lang" ? model->source_lang : model->target_lang;
       if (**value != served)
         throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name + "' " +
                                 task_name(task) + "s " + model->source_lang + " into " + model->target_lang +
-                                ", not '" + **value + "'");
+                                ", not '" + shown(**value) + "'");
       value->reset();
     }
   }
@@ -503,7 +524,12 @@ void Service::install(httplib::Server& http) {
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
     send_json(res, 200, Json(models().languages_json()));
   });
-  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+  http.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      check_key(nullptr, req);  // /v1/* needs a key, as the README says
+    } catch (const ApiError& e) {
+      return send_error(res, e);
+    }
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
     send_json(res, 200, Json{{"models", Json(models().models_json())}});
   });
@@ -568,6 +594,36 @@ void Service::install(httplib::Server& http) {
   });
 }
 
+// httplib's Server with its connections handled by Connections: each accepted socket goes
+// there (process_and_close_socket), and a request thread hands a whole request back to
+// httplib's parsing and routing (process_request).
+class HttpServer : public httplib::Server {
+ public:
+  void set_connections(Connections* connections) { connections_ = connections; }
+  bool serve(httplib::Stream& stream, bool close, bool& closed) {
+    return process_request(stream, close, closed, nullptr);
+  }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    connections_->add(sock);
+    return true;
+  }
+  Connections* connections_ = nullptr;
+};
+
+// httplib's accept loop runs its "tasks" here at once (each hands a socket to Connections);
+// when the loop ends (stop()), the connections finish what they hold.
+class HandOver : public httplib::TaskQueue {
+ public:
+  explicit HandOver(Connections& connections) : connections_(connections) {}
+  void enqueue(std::function<void()> task) override { task(); }
+  void shutdown() override { connections_.stop(); }
+
+ private:
+  Connections& connections_;
+};
+
 }  // namespace
 
 int run_server(const ServerConfig& config) {
@@ -580,14 +636,27 @@ int run_server(const ServerConfig& config) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // Sockets for slow clients (ConnectionOptions::max_connections is kept below the limit).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+
   Service service(config);
-  httplib::Server http;
+  HttpServer http;
   service.install(http);
-  const int threads = std::max(1, config.http_threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  ConnectionOptions connection_options;
+  connection_options.request_threads = std::max(1, config.http_threads);
+  connection_options.read_seconds = config.limits.read_timeout_seconds;
+  connection_options.per_address = config.limits.max_client_connections;
+  connection_options.max_body_bytes = config.limits.max_body_bytes;
+  Connections connections(connection_options, [&http](httplib::Stream& stream, bool close, bool& closed) {
+    return http.serve(stream, close, closed);
+  });
+  http.set_connections(&connections);
+  http.new_task_queue = [&connections] { return new HandOver(connections); };
   http.set_tcp_nodelay(true);
-  http.set_keep_alive_max_count(100000);
-  http.set_keep_alive_timeout(2);
   http.set_payload_max_length(config.limits.max_body_bytes);
   // Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which would let a second
   // server bind the same port and silently take half of the connections.

@@ -29,6 +29,10 @@ struct Limits {
   double timeout_seconds = 60;      // a request not answered by then: 504
   int max_beam_size = 16;           // beam_size, n_best; alternatives < this
   int max_new_tokens = 1024;        // max_new_tokens, max_length
+  // Decoding work: sentences x beams x new tokens (see request_cost()); 400 past it.
+  size_t max_request_cost = size_t(1) << 18;
+  double read_timeout_seconds = 10;  // a request's head and body must arrive within this: 408
+  size_t max_client_connections = 256;  // open connections per client address (0: no cap)
 };
 
 struct ServerConfig {
@@ -40,7 +44,8 @@ struct ServerConfig {
   Limits limits;
   std::vector<std::string> api_keys;      // non-empty: every translation needs one of them
   std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
-  int http_threads = 128;                 // connections served at once
+  int http_threads = 128;                 // requests answered at once (GET /health, /ready and
+                                          // /metrics have threads of their own)
 };
 
 // Binds, prints "ordo serve: listening on http://HOST:PORT" on stdout, loads the models

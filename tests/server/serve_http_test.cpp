@@ -2,6 +2,7 @@
 // LibreTranslate's API and ordo's, answers compared with `ordo translate/summarize` on the same
 // inputs, every error with its status and message, limits, access, SIGTERM. Every loop is
 // bounded in count and time.
+// ctest-label: integration
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -145,6 +146,7 @@ TEST_F(Serve, HealthReadyModelsAndLanguages) {
   EXPECT_EQ(by_name["en-de"]["target"], "de");
   EXPECT_EQ(by_name["dialogsum"]["task"], "summarize");
   EXPECT_EQ(by_name["m2m100"]["model_type"], "m2m_100");
+  EXPECT_EQ(by_name["en-de"]["folder"], "en-de");  // the folder's name, no server path
   EXPECT_GT(by_name["m2m100"]["languages"].size(), 50u);
 
   const Answer languages = get(server(), "/languages");
@@ -397,7 +399,21 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
        "Invalid JSON format: parse error at line 1, column 1: ..."},
       {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
       {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
-       "Invalid request: field 'q' must be a string or an array of strings (element 0 is array)"},
+       "Invalid JSON format: nested deeper than 32 levels"},
+      {"/translate", "application/json", R"({"q": ["Hi"], "x": {"y": [1e400]}, )" + ok + "}", 400,
+       "Invalid JSON format: number overflow parsing '1e400'"},
+      {"/translate", "application/json", R"({"q": "Hi", "x": -1e999999999999, )" + ok + "}", 400,
+       "Invalid JSON format: number overflow parsing '-1e999999999999'"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 1e400})", 400,
+       "Invalid JSON format: number overflow parsing '1e400'"},
+      {"/translate", "application/json", "{\"q\": \"Hi\", \"source\": \"e\\u0000n\", \"target\": \"de\"}", 400,
+       "e\\u0000n is not supported (served languages: ..."},
+      {"/v1/translate", "application/json", "{\"model\": \"en-de\", \"text\": \"Hi\", \"be\\u0000am\": 1}", 400,
+       "Invalid request: unknown field 'be\\u0000am' (known: ..."},
+      {"/translate", "application/json", R"({"q": "Hi", "source": ")" + std::string(60000, 's') + R"(", "target": "de"})",
+       400, std::string(64, 's') + "... is not supported (served languages: ..."},
+      {"/translate", "application/json", "{\"q\": \"Hi\", \"target\": \"de\", \"source\": \"\xC3\xA9\xC3\xA9" + std::string(70, 'x') + "\"}",
+       400, "\xC3\xA9\xC3\xA9" + std::string(62, 'x') + "... is not supported (served languages: ..."},
       {"/translate", "application/json", R"({"q": [], )" + ok + "}", 400, "Invalid request: missing q parameter"},
   };
   for (const Case& c : cases) {
@@ -535,7 +551,7 @@ TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
 
 TEST(ServeAccess, ApiKeysAndCors) {
   TempDir dir;
-  const std::string keys = dir.write("keys.txt", "# clients\nkey-one\n  key-two  \n\n");
+  const std::string keys = dir.write("keys.txt", "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n");
   // Models from a file: names, languages given for a folder, compute type, threads.
   const std::string models = dir.write(
       "models.json", R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
@@ -548,13 +564,18 @@ TEST(ServeAccess, ApiKeysAndCors) {
   EXPECT_EQ(none.body["error"],
             "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
   json wrong = request;
-  wrong["api_key"] = "key-three";
+  wrong["api_key"] = "key-three # the note is no part of it";
   EXPECT_EQ(post(server, "/translate", wrong).body, json({{"error", "Invalid API key"}}));
   EXPECT_EQ(post(server, "/translate", wrong).status, 403);
   json right = request;
   right["api_key"] = "key-two";
   EXPECT_EQ(post(server, "/translate", right).status, 200);
   EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "Bearer key-one"}}).status, 200);
+  // The scheme in any case (RFC 9110); a comment after a key is no part of it.
+  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "bearer key-three"}}).status,
+            200);
+  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "BEARER  key-two "}}).status,
+            200);
   const Answer tiny = post(server, "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}}.dump(),
                            "application/json", {{"Authorization", "Bearer key-one"}});
   EXPECT_EQ(tiny.status, 200) << tiny.text;
@@ -565,8 +586,14 @@ TEST(ServeAccess, ApiKeysAndCors) {
                 .status,
             200);
   EXPECT_EQ(get(server, "/languages").status, 200);  // as LibreTranslate: no key needed
-  const Answer m = get(server, "/v1/models");
+  // /v1/models needs a key too (a header, or the api_key parameter), and shows no server paths.
+  EXPECT_EQ(get(server, "/v1/models").status, 403);
+  EXPECT_EQ(get(server, "/v1/models?api_key=key-nine").status, 403);
+  EXPECT_EQ(get(server, "/v1/models?api_key=key-two").status, 200);
+  const Answer m = answer_of(server.client()->Get("/v1/models", {{"Authorization", "Bearer key-one"}}));
   ASSERT_EQ(m.status, 200) << m.text;
+  for (const json& model : m.body["models"]) EXPECT_EQ(model["folder"].get<std::string>().find('/'), std::string::npos) << model;
+  EXPECT_EQ(m.body["models"][1]["folder"], "marian_opus_en_mg");
   EXPECT_EQ(m.body["models"][0]["name"], "english-german");
   EXPECT_EQ(m.body["models"][0]["compute_type"], "float32");
   EXPECT_EQ(m.body["models"][0]["threads"], 1);
@@ -631,6 +658,11 @@ TEST(ServeStartup, ModelsThatDoNotLoadAndBadModelFilesAreErrors) {
   const auto file = ordo::testing::run_ordo("serve --port 0 --models '" + models + "'");
   EXPECT_EQ(file.exit_code, 1);
   EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer between 1 and 1024"), std::string::npos) << file.err;
+  // A folder given as the API keys file.
+  const auto keys = ordo::testing::run_ordo("serve --port 0 --api-keys '" + dir.path() + "'");
+  EXPECT_EQ(keys.exit_code, 1);
+  EXPECT_NE(keys.err.find(dir.path() + ": the API keys file is not a regular file (a directory?)"), std::string::npos)
+      << keys.err;
 }
 
 TEST_F(Serve, ABusyPortIsAnError) {

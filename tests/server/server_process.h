@@ -3,14 +3,18 @@
 // wait bounded. Also `ordo translate/summarize` runs for the answers a server must equal.
 #pragma once
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -139,6 +143,85 @@ class ServerProcess {
   int out_fd_ = -1;
   int port_ = 0;
 };
+
+// A raw TCP connection to 127.0.0.1:port, for what an HTTP client library does not send
+// (pipelined requests, duplicate headers, a request trickled byte by byte). Every read bounded.
+class RawSocket {
+ public:
+  explicit RawSocket(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+      throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+  }
+  ~RawSocket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+
+  bool send(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // What arrives until the server closes the connection (or `seconds` pass: then `closed` is false).
+  std::string read_until_closed(double seconds, bool* closed = nullptr) {
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    if (closed) *closed = false;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return out;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) {
+        if (closed) *closed = true;
+        return out;
+      }
+      out.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// The HTTP answers in `bytes` (status line and body of each, framed by Content-Length).
+struct RawAnswer {
+  int status = 0;
+  std::string body;
+};
+inline std::vector<RawAnswer> split_answers(const std::string& bytes) {
+  std::vector<RawAnswer> out;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const size_t head_end = bytes.find("\r\n\r\n", at);
+    if (head_end == std::string::npos || bytes.compare(at, 9, "HTTP/1.1 ") != 0) break;
+    RawAnswer a;
+    a.status = std::stoi(bytes.substr(at + 9, 3));
+    size_t length = 0;
+    const std::string head = bytes.substr(at, head_end - at);
+    for (const char* name : {"\r\nContent-Length: ", "\r\ncontent-length: "}) {
+      const size_t h = head.find(name);
+      if (h != std::string::npos) length = std::stoul(head.substr(h + std::strlen(name)));
+    }
+    a.body = bytes.substr(head_end + 4, length);
+    out.push_back(a);
+    at = head_end + 4 + length;
+  }
+  return out;
+}
 
 struct CommandRun {
   int exit_code;

@@ -1,0 +1,572 @@
+#include "server/connections.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "server/request_fields.h"
+
+namespace ordo::server {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// How long a refused connection is still read (and the bytes dropped) after its answer, so that
+// closing it with unread input does not reset it before the client has read the answer.
+constexpr double kLingerSeconds = 2;
+
+bool equals_nocase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
+
+std::string trimmed(const std::string& s) {
+  const size_t start = s.find_first_not_of(" \t");
+  if (start == std::string::npos) return "";
+  return s.substr(start, s.find_last_not_of(" \t") + 1 - start);
+}
+
+// The address of a socket's peer (or its own address): "127.0.0.1", "::1".
+void address_of(int fd, bool peer, std::string& address, int& port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  const int rc = peer ? ::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
+                      : ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  address.clear();
+  port = 0;
+  if (rc != 0) return;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    port = ntohs(in6->sin6_port);
+  }
+  address = text;
+}
+
+// Waits until `fd` is ready for `events` or `deadline` passes.
+bool wait_for(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR) return false;
+  }
+}
+
+}  // namespace
+
+const char* status_text(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 499: return "Client Closed Request";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+  }
+}
+
+RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, size_t max_body_bytes) {
+  RequestHead h;
+  const auto refuse = [&](int status, const std::string& why) {
+    h.status = status;
+    h.error = std::string(status_text(status)) + ": " + why;
+    return h;
+  };
+  const size_t end = bytes.find("\r\n\r\n");
+  if ((end == std::string::npos && bytes.size() > max_head_bytes) || (end != std::string::npos && end + 4 > max_head_bytes))
+    return refuse(431, "the request line and headers exceed " + std::to_string(max_head_bytes) + " bytes");
+  if (end == std::string::npos) return h;  // not whole yet
+  const size_t line_end = bytes.find("\r\n");
+  const std::string line = bytes.substr(0, line_end);
+  const size_t sp1 = line.find(' '), sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp1 == 0 || sp2 == std::string::npos || sp2 == sp1 + 1)
+    return refuse(400, "malformed request line '" + shown(line) + "'");
+  h.method = line.substr(0, sp1);
+  const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  h.path = target.substr(0, target.find('?'));
+  int lengths = 0;
+  bool chunked = false, expect = false, has_encoding = false;
+  for (size_t at = line_end + 2; at < end + 2;) {
+    const size_t next = bytes.find("\r\n", at);
+    const std::string header = bytes.substr(at, next - at);
+    at = next + 2;
+    const size_t colon = header.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string name = trimmed(header.substr(0, colon)), value = trimmed(header.substr(colon + 1));
+    if (equals_nocase(name, "Content-Length")) {
+      if (++lengths > 1) return refuse(400, "more than one Content-Length header");
+      if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos)
+        return refuse(400, "invalid Content-Length '" + shown(value) + "'");
+      h.body_bytes = static_cast<size_t>(std::stoull(value));
+    } else if (equals_nocase(name, "Transfer-Encoding")) {
+      if (has_encoding) return refuse(400, "more than one Transfer-Encoding header");
+      has_encoding = true;
+      if (!equals_nocase(value, "chunked")) return refuse(501, "Transfer-Encoding '" + shown(value) + "' (only chunked)");
+      chunked = true;
+    } else if (equals_nocase(name, "Expect")) {
+      expect = equals_nocase(value, "100-continue");
+    }
+  }
+  if (chunked && lengths) return refuse(400, "both Transfer-Encoding and Content-Length");
+  if (h.body_bytes > max_body_bytes) {
+    h.status = 413;
+    h.error = "Request body larger than " + std::to_string(max_body_bytes) + " bytes";
+    return h;
+  }
+  h.head_bytes = end + 4;
+  h.body_unknown = chunked || expect;
+  return h;
+}
+
+struct Connections::Connection {
+  enum class State { kIdle, kReading, kBusy, kLingering };
+  int fd = -1;
+  uint64_t id = 0;
+  std::string address, local_address;
+  int port = 0, local_port = 0;
+  std::string in;  // read and not yet answered; a request starts at in[0]
+  State state = State::kIdle;
+  // kIdle: since the last answer; kReading: the request's first byte; kLingering: the refusal.
+  Clock::time_point since;
+  bool eof = false;        // the client closed its side
+  bool registered = false;  // in the epoll set
+  // Of the request handed to a request thread (written before, read after the handover).
+  RequestHead head;
+  bool close_after = false;  // set by the request thread
+};
+
+namespace {
+
+// A connection's request as httplib reads it: first the bytes already buffered, then (a chunked
+// body, or after 100 Continue) the socket, until the request's read deadline. Writes wait for
+// the client at most `write_seconds` for the whole answer.
+class ConnectionStream : public httplib::Stream {
+ public:
+  ConnectionStream(Connections::Connection& c, Clock::time_point read_deadline, double write_seconds)
+      : c_(c), read_deadline_(read_deadline), write_seconds_(write_seconds) {}
+
+  size_t consumed() const { return used_; }
+
+  bool is_readable() const override { return used_ < c_.in.size() || wait_for(c_.fd, POLLIN, read_deadline_); }
+  bool is_writable() const override { return wait_for(c_.fd, POLLOUT, write_deadline()); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    while (used_ == c_.in.size()) {
+      if (!wait_for(c_.fd, POLLIN, read_deadline_)) return -1;
+      char buffer[16384];
+      const ssize_t n = ::recv(c_.fd, buffer, sizeof(buffer), 0);
+      if (n == 0) return 0;
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+        return -1;
+      }
+      c_.in.append(buffer, static_cast<size_t>(n));
+    }
+    const size_t n = std::min(size, c_.in.size() - used_);
+    std::memcpy(ptr, c_.in.data() + used_, n);
+    used_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!wait_for(c_.fd, POLLOUT, write_deadline())) return -1;
+    const ssize_t n = ::send(c_.fd, ptr, size, MSG_NOSIGNAL);
+    if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.address;
+    port = c_.port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.local_address;
+    port = c_.local_port;
+  }
+  socket_t socket() const override { return c_.fd; }
+
+ private:
+  Clock::time_point write_deadline() const {
+    if (!writing_) {
+      writing_ = true;
+      write_deadline_ = Clock::now() + seconds(write_seconds_);
+    }
+    return write_deadline_;
+  }
+
+  Connections::Connection& c_;
+  size_t used_ = 0;
+  Clock::time_point read_deadline_;
+  double write_seconds_;
+  mutable bool writing_ = false;
+  mutable Clock::time_point write_deadline_;
+};
+
+// The socket of the request this thread answers (-1: none).
+thread_local int t_client_fd = -1;
+
+bool is_probe(const RequestHead& head) {
+  return head.method == "GET" && (head.path == "/health" || head.path == "/ready" || head.path == "/metrics");
+}
+
+}  // namespace
+
+bool client_gone() {
+  if (t_client_fd < 0) return false;
+  pollfd p{t_client_fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+Connections::Connections(ConnectionOptions options, ServeFn serve) : options_(options), serve_(std::move(serve)) {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error(std::string("epoll: ") + std::strerror(errno));
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = wake_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+  loop_thread_ = std::thread([this] { loop(); });
+  for (int i = 0; i < std::max(1, options_.request_threads); ++i) workers_.emplace_back([this] { work(false); });
+  for (int i = 0; i < std::max(1, options_.probe_threads); ++i) workers_.emplace_back([this] { work(true); });
+}
+
+Connections::~Connections() {
+  stop();
+  ::close(epoll_fd_);
+  ::close(wake_fd_);
+}
+
+void Connections::wake() {
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+void Connections::add(int fd) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_) {
+      pending_.push_back(fd);
+      fd = -1;
+    }
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  wake();
+}
+
+void Connections::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (threads_done_) return;
+    stopping_ = true;
+  }
+  wake();
+  if (loop_thread_.joinable()) loop_thread_.join();  // ends once every connection is closed
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    threads_done_ = true;
+  }
+  work_ready_.notify_all();
+  probe_ready_.notify_all();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
+}
+
+void Connections::loop() {
+  epoll_event events[256];
+  Clock::time_point last_sweep = Clock::now();
+  while (true) {
+    const int n = ::epoll_wait(epoll_fd_, events, 256, 50);
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == wake_fd_) {
+        uint64_t count;
+        (void)!::read(wake_fd_, &count, sizeof(count));
+        continue;
+      }
+      const auto it = connections_.find(events[i].data.fd);
+      if (it != connections_.end()) readable(*it->second);
+    }
+    accept_pending();
+    take_returned();
+    bool stopping;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping = stopping_;
+    }
+    if (stopping) {
+      // No new requests: what is not being answered is closed; the loop ends with the last one.
+      std::vector<Connection*> idle;
+      for (auto& [fd, c] : connections_)
+        if (c->state != Connection::State::kBusy) idle.push_back(c.get());
+      for (Connection* c : idle) close(*c);
+      if (connections_.empty()) return;
+    }
+    if (Clock::now() - last_sweep >= std::chrono::milliseconds(50)) {
+      sweep();
+      last_sweep = Clock::now();
+    }
+  }
+}
+
+void Connections::accept_pending() {
+  std::vector<int> fds;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fds.swap(pending_);
+  }
+  static const size_t fd_limit = [] {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return size_t(1) << 20;
+    return static_cast<size_t>(limit.rlim_cur) > 256 ? static_cast<size_t>(limit.rlim_cur) - 128 : size_t(128);
+  }();
+  const size_t max_connections = std::max<size_t>(1, std::min(options_.max_connections, fd_limit));
+  for (const int fd : fds) {
+    const int flags = ::fcntl(fd, F_GETFL, 0);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->id = next_id_++;
+    c->since = Clock::now();
+    address_of(fd, true, c->address, c->port);
+    address_of(fd, false, c->local_address, c->local_port);
+    // At a cap: the oldest connection not being answered makes room, else the new one is refused.
+    bool refuse = false;
+    if (options_.per_address > 0 && per_address_[c->address] >= options_.per_address) refuse = !evict_for(c->address);
+    if (!refuse && connections_.size() >= max_connections) refuse = !evict_for("");
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+      ::close(fd);
+      continue;
+    }
+    c->registered = true;
+    Connection& added = *c;
+    ++per_address_[added.address];
+    connections_[fd] = std::move(c);
+    if (refuse)
+      reject(added, 503, "Service Unavailable: too many connections, each with a request being answered; retry later");
+  }
+}
+
+bool Connections::evict_for(const std::string& address) {
+  // Lingering refusals first, then idle keep-alive connections, then the request read longest.
+  Connection* victim = nullptr;
+  const auto rank = [](const Connection& c) {
+    return c.state == Connection::State::kLingering ? 0 : c.state == Connection::State::kIdle ? 1 : 2;
+  };
+  for (auto& [fd, c] : connections_) {
+    if (c->state == Connection::State::kBusy || (!address.empty() && c->address != address)) continue;
+    if (!victim || std::make_tuple(rank(*c), c->since, c->id) < std::make_tuple(rank(*victim), victim->since, victim->id))
+      victim = c.get();
+  }
+  if (!victim) return false;
+  close(*victim);
+  return true;
+}
+
+void Connections::take_returned() {
+  std::vector<Connection*> answered;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    answered.swap(returned_);
+  }
+  for (Connection* c : answered) {
+    c->state = Connection::State::kIdle;
+    c->since = Clock::now();
+    if (c->close_after) {
+      close(*c);
+      continue;
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = c->fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &event) != 0) {
+      close(*c);
+      continue;
+    }
+    c->registered = true;
+    if (!c->in.empty()) c->state = Connection::State::kReading;  // a pipelined request: its clock starts now
+    advance(*c);
+  }
+}
+
+void Connections::readable(Connection& c) {
+  char buffer[65536];
+  if (c.state == Connection::State::kLingering) {
+    while (true) {
+      const ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      close(c);
+      return;
+    }
+  }
+  if (c.state != Connection::State::kIdle && c.state != Connection::State::kReading) return;
+  // Room for one whole request and some of the next (pipelining); a request that does not fit
+  // is refused by its head before the buffer is full.
+  const size_t cap = options_.max_head_bytes + options_.max_body_bytes + sizeof(buffer);
+  while (c.in.size() < cap) {
+    const ssize_t n = ::recv(c.fd, buffer, std::min(sizeof(buffer), cap - c.in.size()), 0);
+    if (n > 0) {
+      if (c.in.empty() && c.state == Connection::State::kIdle) {
+        c.state = Connection::State::kReading;
+        c.since = Clock::now();
+      }
+      c.in.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) {
+      c.eof = true;
+      break;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    close(c);  // reset by the client
+    return;
+  }
+  advance(c);
+}
+
+void Connections::advance(Connection& c) {
+  if (c.in.empty()) {
+    c.state = Connection::State::kIdle;
+    if (c.eof) close(c);
+    return;
+  }
+  const RequestHead head = parse_request_head(c.in, options_.max_head_bytes, options_.max_body_bytes);
+  if (head.status != 0) return reject(c, head.status, head.error);
+  if (head.head_bytes == 0 || (!head.body_unknown && c.in.size() < head.head_bytes + head.body_bytes)) {
+    if (c.eof) close(c);  // it will never be whole
+    return;
+  }
+  // Whole: to a request thread. The loop does not read this socket until it comes back.
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  c.registered = false;
+  c.state = Connection::State::kBusy;
+  c.head = head;
+  c.close_after = false;
+  const bool probe = is_probe(head);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    (probe ? probes_ : requests_).push_back(&c);
+  }
+  (probe ? probe_ready_ : work_ready_).notify_one();
+}
+
+void Connections::reject(Connection& c, int status, const std::string& message) {
+  const std::string body = nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
+                             "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                             "\r\nConnection: close\r\n\r\n" + body;
+  (void)::send(c.fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // small: fits the socket buffer
+  ::shutdown(c.fd, SHUT_WR);
+  c.in.clear();
+  c.in.shrink_to_fit();
+  c.state = Connection::State::kLingering;
+  c.since = Clock::now();
+  if (c.eof) close(c);
+}
+
+void Connections::close(Connection& c) {
+  if (c.registered) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  const auto count = per_address_.find(c.address);
+  if (count != per_address_.end() && --count->second == 0) per_address_.erase(count);
+  const int fd = c.fd;
+  ::close(fd);
+  connections_.erase(fd);  // c is gone
+}
+
+void Connections::sweep() {
+  const Clock::time_point now = Clock::now();
+  std::vector<Connection*> idle, late, done;
+  for (auto& [fd, c] : connections_) {
+    const auto age = now - c->since;
+    if (c->state == Connection::State::kIdle && age > seconds(options_.idle_seconds)) idle.push_back(c.get());
+    if (c->state == Connection::State::kReading && age > seconds(options_.read_seconds)) late.push_back(c.get());
+    if (c->state == Connection::State::kLingering && age > seconds(kLingerSeconds)) done.push_back(c.get());
+  }
+  for (Connection* c : idle) close(*c);
+  for (Connection* c : done) close(*c);
+  std::ostringstream limit;
+  limit << options_.read_seconds;
+  for (Connection* c : late) reject(*c, 408, "Request Timeout: the request was not received whole within " + limit.str() + " s");
+}
+
+void Connections::work(bool probes) {
+  std::deque<Connection*>& queue = probes ? probes_ : requests_;
+  std::condition_variable& ready = probes ? probe_ready_ : work_ready_;
+  while (true) {
+    Connection* c = nullptr;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready.wait(lock, [&] { return !queue.empty() || threads_done_; });
+      if (queue.empty()) return;
+      c = queue.front();
+      queue.pop_front();
+      stopping = stopping_;
+    }
+    const Clock::time_point read_deadline =
+        std::max(c->since + seconds(options_.read_seconds), Clock::now() + std::chrono::milliseconds(100));
+    ConnectionStream stream(*c, read_deadline, options_.write_seconds);
+    bool closed = false, ok = false;
+    t_client_fd = c->fd;
+    try {
+      ok = serve_(stream, stopping, closed);
+    } catch (...) {
+      ok = false;
+    }
+    t_client_fd = -1;
+    size_t consumed = stream.consumed();
+    // A body the handler did not read is skipped (its length is known).
+    if (!c->head.body_unknown) consumed = std::max(consumed, c->head.head_bytes + c->head.body_bytes);
+    c->in.erase(0, std::min(consumed, c->in.size()));
+    // After a chunked body (or 100 Continue) the next request's start is not known for sure.
+    c->close_after = !ok || closed || stopping || c->head.body_unknown;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      returned_.push_back(c);
+    }
+    wake();
+  }
+}
+
+}  // namespace ordo::server

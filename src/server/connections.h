@@ -1,0 +1,121 @@
+// Connections: what stands between the sockets and the request threads. cpp-httplib gives each
+// connection a thread from its first byte, with a timeout per read: a client sending a byte a
+// second holds that thread for ever (slowloris), and it reads each pipelined request with a
+// fresh buffer, dropping what came after the first. Here one thread reads every connection
+// without blocking (epoll) and hands a request to a request thread only once it is whole (its
+// head and, with Content-Length, its body), so
+//   - a trickling or idle client holds no thread: only its socket and the bytes it sent;
+//   - a request not whole `read_seconds` after its first byte gets 408 and its connection
+//     is closed (one deadline for head and body, not per read);
+//   - an address at its connection cap (or everyone at the total cap) loses its oldest
+//     connection that is not being answered; if all are being answered, the new one gets 503;
+//   - GET /health, /ready and /metrics have threads of their own: they answer while every
+//     request thread is busy;
+//   - pipelined requests stay in the connection's one buffer and are answered in order;
+//   - a duplicate or malformed Content-Length, or Transfer-Encoding beside it: 400; a head past
+//     `max_head_bytes`: 431; Content-Length past `max_body_bytes`: 413 (before the body is read).
+// The request threads run httplib's own request parsing and routing (ServeFn) on the buffered
+// bytes. Errors answered here are {"error": message} as the server's other errors.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ordo::server {
+
+struct ConnectionOptions {
+  int request_threads = 128;        // requests answered at once (--http-threads)
+  int probe_threads = 2;            // for GET /health, /ready, /metrics only
+  double read_seconds = 10;         // a request's head and body, from its first byte (--read-timeout)
+  double idle_seconds = 5;          // keep-alive: a connection without a request this long is closed
+  double write_seconds = 10;        // an answer the client does not take in this long: closed
+  size_t per_address = 256;         // connections from one client address; 0 = no cap
+  size_t max_connections = 8192;    // all addresses together (also kept under RLIMIT_NOFILE)
+  size_t max_head_bytes = 16384;    // request line and headers
+  size_t max_body_bytes = 1 << 20;  // Content-Length
+};
+
+// Answers one request read from `stream` (httplib's Server::process_request): false when the
+// connection must be closed; `close` asks for "Connection: close"; `closed` is set when the
+// client asked for it.
+using ServeFn = std::function<bool(httplib::Stream& stream, bool close, bool& closed)>;
+
+// "Bad Request" for 400, ...: the reason phrase of the statuses the server answers.
+const char* status_text(int status);
+
+// What a request head says about framing, or why it is refused. Exposed for tests and fuzzing.
+struct RequestHead {
+  int status = 0;          // 0: fine; else the error status (400, 413, 431, 501) ...
+  std::string error;       // ... and its message
+  std::string method, path;
+  size_t head_bytes = 0;   // request line and headers, the blank line included
+  size_t body_bytes = 0;   // Content-Length (0 when absent)
+  bool body_unknown = false;  // chunked, or Expect: 100-continue: a request thread reads the body
+};
+// Parses the head at the start of `bytes`: head_bytes == 0 and status == 0 while the head is
+// not whole yet.
+RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, size_t max_body_bytes);
+
+// Whether the client of the request this (request) thread answers has closed or reset its
+// connection: a client that closes its side while waiting has given up (as nginx takes it).
+bool client_gone();
+
+class Connections {
+ public:
+  Connections(ConnectionOptions options, ServeFn serve);
+  ~Connections();
+  Connections(const Connections&) = delete;
+  Connections& operator=(const Connections&) = delete;
+
+  // Takes an accepted socket (from httplib's accept loop); it is closed here.
+  void add(int fd);
+  // Stops reading new requests: idle and partly read connections are closed, whole requests
+  // already read are answered (Connection: close), then the threads end. Idempotent.
+  void stop();
+
+  struct Connection;
+
+ private:
+  void loop();
+  void work(bool probes);
+  void accept_pending();
+  void take_returned();
+  void readable(Connection& c);
+  void advance(Connection& c);  // a whole request buffered: hand it over; else keep reading
+  void reject(Connection& c, int status, const std::string& message);
+  void close(Connection& c);
+  bool evict_for(const std::string& address);
+  void sweep();
+  void wake();
+
+  const ConnectionOptions options_;
+  const ServeFn serve_;
+  int epoll_fd_ = -1, wake_fd_ = -1;
+  // Owned by the loop thread.
+  std::map<int, std::unique_ptr<Connection>> connections_;
+  std::map<std::string, size_t> per_address_;
+  uint64_t next_id_ = 0;
+  // Shared; guarded by mutex_.
+  std::mutex mutex_;
+  std::condition_variable work_ready_, probe_ready_;
+  std::vector<int> pending_;              // accepted, not yet seen by the loop
+  std::vector<Connection*> returned_;     // answered by a request thread
+  std::deque<Connection*> requests_, probes_;  // whole requests waiting for a thread
+  bool stopping_ = false;
+  bool threads_done_ = false;
+  std::thread loop_thread_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace ordo::server

@@ -1,0 +1,213 @@
+// `ordo serve` against clients that try to take it down (issue 29): bytes trickled one at a
+// time (slowloris), more connections than the per-address cap, pipelined requests, framing
+// that lies, requests that ask for too much work and requests abandoned by their client. The
+// real binary on 127.0.0.1 (ephemeral port), raw sockets; every loop bounded in count and time.
+// ctest-label: integration
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "server/server_process.h"
+
+namespace {
+
+using nlohmann::json;
+using ordo::testing::RawSocket;
+using ordo::testing::ServerProcess;
+using ordo::testing::split_answers;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// GET /health on a new connection: its status and how long it took (-1 status: no answer).
+std::pair<int, double> probe_health(const ServerProcess& server) {
+  const auto start = Clock::now();
+  auto client = server.client(5);
+  const auto res = client->Get("/health");
+  return {res ? res->status : -1, seconds_since(start)};
+}
+
+std::string post_request(const std::string& path, const std::string& body, const std::string& extra_headers = "") {
+  return "POST " + path + " HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" + extra_headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Item 2: 30 clients trickling a request a byte at a time hold no request thread (the server
+// has 2): /health and a translation answer meanwhile, promptly; each trickler gets 408 and is
+// closed once its request is not whole after --read-timeout (1.5 s), although it never stops
+// sending. Then the per-address cap: the oldest idle connection makes room for a new one.
+TEST(ServeHostileClients, TricklingClientsHoldNoThreadAndAreClosedAtTheReadDeadline) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--http-threads", "2", "--read-timeout", "1.5",
+                        "--max-client-connections", "40"});
+  constexpr int kTricklers = 30;
+  std::vector<std::unique_ptr<RawSocket>> tricklers;
+  for (int i = 0; i < kTricklers; ++i) tricklers.push_back(std::make_unique<RawSocket>(server.port()));
+  const std::string request = post_request("/translate", R"({"q": "Hello", "source": "en", "target": "de"})");
+  const auto start = Clock::now();
+  std::vector<size_t> sent(kTricklers, 0);
+  double worst_probe = 0;
+  int probes = 0, probe_failures = 0;
+  bool translated = false;
+  // 2 s of trickling, one byte per client every 100 ms (well past the 1.5 s deadline).
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < kTricklers; ++i)
+      if (sent[i] < request.size() - 1 && tricklers[i]->send(request.substr(sent[i], 1))) ++sent[i];
+    if (round % 4 == 1) {
+      const auto [status, seconds] = probe_health(server);
+      ++probes;
+      if (status != 200) ++probe_failures;
+      worst_probe = std::max(worst_probe, seconds);
+    }
+    if (round == 5) {
+      auto client = server.client(10);
+      const auto res = client->Post("/translate", json{{"q", "Hello"}, {"source", "en"}, {"target", "de"}}.dump(),
+                                    "application/json");
+      translated = res && res->status == 200;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(probe_failures, 0);
+  EXPECT_LT(worst_probe, 1.0) << "GET /health took " << worst_probe << " s with " << kTricklers << " tricklers";
+  EXPECT_GE(probes, 5);
+  EXPECT_TRUE(translated) << "a translation was not answered while clients trickled";
+  // Each trickler: 408 and closed (bounded: 3 s for all of them together).
+  int timed_out = 0, closed_count = 0;
+  for (auto& t : tricklers) {
+    bool closed = false;
+    const std::string answer = t->read_until_closed(std::max(0.05, 4.5 - seconds_since(start)), &closed);
+    timed_out += answer.rfind("HTTP/1.1 408 ", 0) == 0;
+    closed_count += closed;
+  }
+  EXPECT_EQ(timed_out, kTricklers);
+  EXPECT_EQ(closed_count, kTricklers);
+  EXPECT_LT(seconds_since(start), 6.0);
+
+  // The per-address cap (40): 40 idle connections, then a 41st with a request is answered and
+  // the oldest idle one is closed.
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 40; ++i) idle.push_back(std::make_unique<RawSocket>(server.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all seen by the server
+  RawSocket fresh(server.port());
+  ASSERT_TRUE(fresh.send("GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
+  const auto answers = split_answers(fresh.read_until_closed(3));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, 200);
+  bool oldest_closed = false;
+  idle[0]->read_until_closed(2, &oldest_closed);
+  EXPECT_TRUE(oldest_closed) << "the oldest idle connection of the address was not closed at the cap";
+  bool newest_closed = true;
+  idle[39]->read_until_closed(0.2, &newest_closed);
+  EXPECT_FALSE(newest_closed);
+}
+
+// Item 7: three requests in one write get three answers, in order; a request with a second one
+// appended after its body loses neither.
+TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
+  ServerProcess server({"--model", "en-de", "--threads", "1"});
+  const std::vector<std::string> texts = {"Hello.", "A dog runs.", "Good morning."};
+  std::vector<std::string> expected;
+  for (const std::string& text : texts) {
+    auto res = server.client()->Post("/translate", json{{"q", text}, {"source", "en"}, {"target", "de"}}.dump(),
+                                     "application/json");
+    ASSERT_TRUE(res && res->status == 200);
+    expected.push_back(json::parse(res->body)["translatedText"]);
+  }
+  {
+    RawSocket socket(server.port());
+    std::string three;
+    for (size_t i = 0; i < texts.size(); ++i)
+      three += post_request("/translate", json{{"q", texts[i]}, {"source", "en"}, {"target", "de"}}.dump(),
+                            i + 1 == texts.size() ? "Connection: close\r\n" : "");
+    ASSERT_TRUE(socket.send(three));
+    const auto answers = split_answers(socket.read_until_closed(20));
+    ASSERT_EQ(answers.size(), 3u);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      EXPECT_EQ(answers[i].status, 200);
+      EXPECT_EQ(json::parse(answers[i].body)["translatedText"], expected[i]) << i;
+    }
+  }
+  {
+    RawSocket socket(server.port());
+    ASSERT_TRUE(socket.send(post_request("/translate", json{{"q", texts[1]}, {"source", "en"}, {"target", "de"}}.dump()) +
+                            "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
+    const auto answers = split_answers(socket.read_until_closed(20));
+    ASSERT_EQ(answers.size(), 2u);
+    EXPECT_EQ(json::parse(answers[0].body)["translatedText"], expected[1]);
+    EXPECT_EQ(answers[1].status, 200);
+    EXPECT_EQ(json::parse(answers[1].body), json({{"status", "ok"}}));
+  }
+  // Framing that lies is refused, never guessed (item 10): 400 and the connection closed.
+  for (const std::string& head :
+       {std::string("Content-Length: 2\r\nContent-Length: 2\r\n"), std::string("Content-Length: 2\r\nContent-Length: 40\r\n"),
+        std::string("Content-Length: -1\r\n"), std::string("Transfer-Encoding: chunked\r\nContent-Length: 2\r\n")}) {
+    RawSocket socket(server.port());
+    ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" + head +
+                            "\r\n{}GET /health HTTP/1.1\r\n\r\n"));
+    bool closed = false;
+    const auto answers = split_answers(socket.read_until_closed(5, &closed));
+    ASSERT_EQ(answers.size(), 1u) << head;
+    EXPECT_EQ(answers[0].status, 400) << head;
+    EXPECT_EQ(json::parse(answers[0].body)["error"].get<std::string>().substr(0, 13), "Bad Request: ") << head;
+    EXPECT_TRUE(closed) << head;
+  }
+}
+
+// Item 3: a request past --timeout gets 504 and its decoding stops (the next request is answered
+// at once, not after the abandoned one); a client that hangs up has its work dropped too; a
+// request asking for more than --max-request-cost gets 400 naming the limit.
+TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
+  ServerProcess server({"--model", "en-de", "--threads", "2", "--inter-threads", "1", "--timeout", "2",
+                        "--max-request-cost", "100000000"});
+  // 8 texts x 16 beams x 1000 forced tokens: minutes of work on two cores.
+  const json huge = {{"model", "en-de"},
+                     {"text", std::vector<std::string>(8, "A man is sleeping on a couch.")},
+                     {"beam_size", 16},
+                     {"n_best", 16},
+                     {"min_new_tokens", 1000},
+                     {"max_new_tokens", 1000}};
+  const json small = {{"model", "en-de"}, {"text", "Hello."}};
+  auto start = Clock::now();
+  auto res = server.client(30)->Post("/v1/translate", huge.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 504) << res->body;
+  EXPECT_LT(seconds_since(start), 4.0);
+  start = Clock::now();
+  res = server.client(30)->Post("/v1/translate", small.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_LT(seconds_since(start), 1.5) << "the timed-out request's decoding went on";
+
+  // A client that sends the huge request and hangs up after 0.5 s.
+  {
+    RawSocket socket(server.port());
+    ASSERT_TRUE(socket.send(post_request("/v1/translate", huge.dump())));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  start = Clock::now();
+  res = server.client(30)->Post("/v1/translate", small.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_LT(seconds_since(start), 1.5) << "the decoding of a request whose client hung up went on";
+
+  ServerProcess bounded({"--model", "en-de", "--threads", "1", "--max-request-cost", "10000"});
+  res = bounded.client()->Post("/v1/translate",
+                               json{{"model", "en-de"}, {"text", {"a", "b", "c", "d"}}, {"beam_size", 8}, {"min_new_tokens", 400},
+                                    {"max_new_tokens", 400}}
+                                   .dump(),
+                               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(json::parse(res->body)["error"],
+            "Invalid request: too much decoding work: 4 sentences x 8 beams x 400 new tokens = 12800, more than this "
+            "server's limit of 10000 (--max-request-cost); send fewer texts, a smaller beam_size or fewer new tokens");
+  res = bounded.client()->Post("/translate", json{{"q", "Hello."}, {"source", "en"}, {"target", "de"}}.dump(),
+                               "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;  // 1 x 4 beams x 255 tokens
+}
+
+}  // namespace
