@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -20,7 +19,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/request_fields.h"
 
 namespace ordo::server {
 
@@ -35,14 +33,6 @@ Clock::duration seconds(double s) {
 // How long a refused connection is still read (and the bytes dropped) after its answer, so that
 // closing it with unread input does not reset it before the client has read the answer.
 constexpr double kLingerSeconds = 2;
-
-bool equals_nocase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
-
-std::string trimmed(const std::string& s) {
-  const size_t start = s.find_first_not_of(" \t");
-  if (start == std::string::npos) return "";
-  return s.substr(start, s.find_last_not_of(" \t") + 1 - start);
-}
 
 // The address of a socket's peer (or its own address): "127.0.0.1", "::1".
 void address_of(int fd, bool peer, std::string& address, int& port) {
@@ -79,78 +69,6 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 }
 
 }  // namespace
-
-const char* status_text(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 499: return "Client Closed Request";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-  }
-}
-
-RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, size_t max_body_bytes) {
-  RequestHead h;
-  const auto refuse = [&](int status, const std::string& why) {
-    h.status = status;
-    h.error = std::string(status_text(status)) + ": " + why;
-    return h;
-  };
-  const size_t end = bytes.find("\r\n\r\n");
-  if ((end == std::string::npos && bytes.size() > max_head_bytes) || (end != std::string::npos && end + 4 > max_head_bytes))
-    return refuse(431, "the request line and headers exceed " + std::to_string(max_head_bytes) + " bytes");
-  if (end == std::string::npos) return h;  // not whole yet
-  const size_t line_end = bytes.find("\r\n");
-  const std::string line = bytes.substr(0, line_end);
-  const size_t sp1 = line.find(' '), sp2 = sp1 == std::string::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp1 == 0 || sp2 == std::string::npos || sp2 == sp1 + 1)
-    return refuse(400, "malformed request line '" + shown(line) + "'");
-  h.method = line.substr(0, sp1);
-  const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  h.path = target.substr(0, target.find('?'));
-  int lengths = 0;
-  bool chunked = false, expect = false, has_encoding = false;
-  for (size_t at = line_end + 2; at < end + 2;) {
-    const size_t next = bytes.find("\r\n", at);
-    const std::string header = bytes.substr(at, next - at);
-    at = next + 2;
-    const size_t colon = header.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string name = trimmed(header.substr(0, colon)), value = trimmed(header.substr(colon + 1));
-    if (equals_nocase(name, "Content-Length")) {
-      if (++lengths > 1) return refuse(400, "more than one Content-Length header");
-      if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos)
-        return refuse(400, "invalid Content-Length '" + shown(value) + "'");
-      h.body_bytes = static_cast<size_t>(std::stoull(value));
-    } else if (equals_nocase(name, "Transfer-Encoding")) {
-      if (has_encoding) return refuse(400, "more than one Transfer-Encoding header");
-      has_encoding = true;
-      if (!equals_nocase(value, "chunked")) return refuse(501, "Transfer-Encoding '" + shown(value) + "' (only chunked)");
-      chunked = true;
-    } else if (equals_nocase(name, "Expect")) {
-      expect = equals_nocase(value, "100-continue");
-    }
-  }
-  if (chunked && lengths) return refuse(400, "both Transfer-Encoding and Content-Length");
-  if (h.body_bytes > max_body_bytes) {
-    h.status = 413;
-    h.error = "Request body larger than " + std::to_string(max_body_bytes) + " bytes";
-    return h;
-  }
-  h.head_bytes = end + 4;
-  h.body_unknown = chunked || expect;
-  return h;
-}
 
 struct Connections::Connection {
   enum class State { kIdle, kReading, kBusy, kLingering };

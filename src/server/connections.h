@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/request_head.h"
+
 namespace ordo::server {
 
 struct ConnectionOptions {
@@ -50,22 +52,6 @@ struct ConnectionOptions {
 // connection must be closed; `close` asks for "Connection: close"; `closed` is set when the
 // client asked for it.
 using ServeFn = std::function<bool(httplib::Stream& stream, bool close, bool& closed)>;
-
-// "Bad Request" for 400, ...: the reason phrase of the statuses the server answers.
-const char* status_text(int status);
-
-// What a request head says about framing, or why it is refused. Exposed for tests and fuzzing.
-struct RequestHead {
-  int status = 0;          // 0: fine; else the error status (400, 413, 431, 501) ...
-  std::string error;       // ... and its message
-  std::string method, path;
-  size_t head_bytes = 0;   // request line and headers, the blank line included
-  size_t body_bytes = 0;   // Content-Length (0 when absent)
-  bool body_unknown = false;  // chunked, or Expect: 100-continue: a request thread reads the body
-};
-// Parses the head at the start of `bytes`: head_bytes == 0 and status == 0 while the head is
-// not whole yet.
-RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, size_t max_body_bytes);
 
 // Whether the client of the request this (request) thread answers has closed or reset its
 // connection: a client that closes its side while waiting has given up (as nginx takes it).

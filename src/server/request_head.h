@@ -1,0 +1,27 @@
+// The framing of an HTTP/1.1 request, read from its head before the request is handed to a
+// thread (connections.h): where the head ends, how long the body is, and the heads refused
+// because their framing is ambiguous or too large. No HTTP library types (fuzzed alone).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace ordo::server {
+
+// "Bad Request" for 400, ...: the reason phrase of the statuses the server answers.
+const char* status_text(int status);
+
+// What a request head says about framing, or why it is refused. Exposed for tests and fuzzing.
+struct RequestHead {
+  int status = 0;          // 0: fine; else the error status (400, 413, 431, 501) ...
+  std::string error;       // ... and its message
+  std::string method, path;
+  size_t head_bytes = 0;   // request line and headers, the blank line included
+  size_t body_bytes = 0;   // Content-Length (0 when absent)
+  bool body_unknown = false;  // chunked, or Expect: 100-continue: a request thread reads the body
+};
+// Parses the head at the start of `bytes`: head_bytes == 0 and status == 0 while the head is
+// not whole yet.
+RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, size_t max_body_bytes);
+
+}  // namespace ordo::server
