@@ -8,26 +8,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <set>
 #include <vector>
 
 #include <dnnl.hpp>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
 
-#include "io/safetensors.h"
+#include "io/packed_weights_file.h"
 #include "io/verified_file.h"
 #include "ordo/error.h"
 
 namespace ordo::models {
 namespace {
-
-using nlohmann::json;
-
-const std::string kMagic = "ORDOPACK";
-constexpr int kFormat = 2;  // 2: an io::VerifiedFile (checksum, read into owned memory)
 
 const char* type_name(nn::GemmType type) {
   switch (type) {
@@ -83,13 +76,6 @@ size_t max_cache_bytes(Seq2SeqModel& model) {
   return 2 * values * sizeof(float) + parts * io::kVerifiedFileAlign + (size_t{16} << 20);
 }
 
-// Throws ordo::Error when `count` values of `dtype` at `data` hold a NaN or an infinity: a
-// cache hit keeps the guarantee a checkpoint gives (seq2seq_model.cpp, check_finite).
-void check_finite(io::DType dtype, const void* data, size_t count, const std::string& what) {
-  const int64_t at = io::first_non_finite(dtype, data, count);
-  if (at >= 0) throw Error(what + " holds NaN or an infinity (element " + std::to_string(at) + ")");
-}
-
 }  // namespace
 
 std::string default_packed_cache_dir() {
@@ -114,7 +100,7 @@ std::string packed_cache_path(const std::string& dir, const std::string& checkpo
   XXH3_128bits_reset(state);
   const bool read = hash_file(checkpoint_path, state) && hash_file(config_path, state);
   const dnnl_version_t* v = dnnl_version();
-  const std::string context = std::string("ordo-packed format ") + std::to_string(kFormat) + " type " + type_name(type) +
+  const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + type_name(type) +
                               " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                               std::to_string(v->patch) + " " + v->hash + " isa " +
                               std::to_string(static_cast<int>(dnnl_get_effective_cpu_isa())) + " md " +
@@ -130,44 +116,43 @@ std::string packed_cache_path(const std::string& dir, const std::string& checkpo
 }
 
 bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {
-  io::VerifiedFileWriter file;
+  io::PackedWeights weights;
+  weights.compute_type = type_name(type);
   std::string problem;  // a part the cache cannot hold
   std::vector<at::Tensor> keep;  // contiguous copies stay alive until written
-  json tensors = json::array(), absent = json::array();
   model.visit([&](const std::string& name, at::Tensor& param) {
     if (!param.defined()) {
-      absent.push_back(name);
+      weights.absent.push_back(name);
       return;
     }
     const at::Tensor t = param.contiguous();
     if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16) problem = "tensor '" + name + "' is not float";
     keep.push_back(t);
-    tensors.push_back({{"name", name},
-                       {"dtype", t.scalar_type() == at::kFloat ? "f32" : "bf16"},
-                       {"shape", t.sizes().vec()},
-                       {"data", file.add(t.data_ptr(), t.nbytes())}});
+    weights.tensors.push_back({name, t.scalar_type() == at::kFloat ? io::DType::F32 : io::DType::BF16, t.sizes().vec(),
+                               t.data_ptr(), t.nbytes()});
   });
-  std::deque<nn::PackedGemm::Image> images;  // parts point into them: no reallocation
-  json linears = json::array();
   model.visit_linears([&](const std::string& name, nn::Linear& linear) {
+    io::PackedGemmData gemm;
+    gemm.name = name;
     if (!linear.packed) {
       if (linear.weight.defined()) problem = "GEMM '" + name + "' is not packed";
-      linears.push_back({{"name", name}, {"empty", true}});
+      gemm.empty = true;
+      weights.gemms.push_back(std::move(gemm));
       return;
     }
-    images.push_back(linear.packed->image());
-    const nn::PackedGemm::Image& image = images.back();
-    linears.push_back({{"name", name},
-                       {"type", static_cast<int>(image.type)},
-                       {"in", image.in},
-                       {"out", image.out},
-                       {"activation", image.activation ? static_cast<int>(*image.activation) : -1},
-                       {"fused_activation", linear.fused_activation},
-                       {"rows_readable", image.rows_readable},
-                       {"layout", file.add(image.layout.data(), image.layout.size())},
-                       {"weights", file.add(image.weights, image.weight_bytes)},
-                       {"scales", file.add(image.weight_scales.data(), image.weight_scales.size() * sizeof(float))},
-                       {"bias", file.add(image.bias.data(), image.bias.size() * sizeof(float))}});
+    nn::PackedGemm::Image image = linear.packed->image();
+    gemm.type = static_cast<int>(image.type);
+    gemm.in = image.in;
+    gemm.out = image.out;
+    gemm.activation = image.activation ? static_cast<int>(*image.activation) : -1;
+    gemm.fused_activation = linear.fused_activation;
+    gemm.rows_readable = image.rows_readable;
+    gemm.layout = std::move(image.layout);
+    gemm.weights = image.weights;  // the PackedGemm's own memory, alive with the model
+    gemm.weight_bytes = image.weight_bytes;
+    gemm.scales = std::move(image.weight_scales);
+    gemm.bias = std::move(image.bias);
+    weights.gemms.push_back(std::move(gemm));
   });
   const auto lookup = [&](const nn::Embedder& e) -> std::string {
     if (e.tokens.defined()) return "table";
@@ -175,13 +160,8 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
     problem = "an embedding is neither a table nor packed rows";
     return "";
   };
-  const json header = {{"format", kFormat},
-                       {"type", type_name(type)},
-                       {"tensors", tensors},
-                       {"absent", absent},
-                       {"linears", linears},
-                       {"encoder_embedding", lookup(model.encoder().embed)},
-                       {"decoder_embedding", lookup(model.decoder().embed)}};
+  weights.encoder_embedding = lookup(model.encoder().embed);
+  weights.decoder_embedding = lookup(model.decoder().embed);
   const auto fail = [&](const std::string& message) {
     if (why) *why = message;
     return false;
@@ -191,7 +171,7 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
   if (slash != std::string::npos && !make_dirs(path.substr(0, slash)))
     return fail(path.substr(0, slash) + ": cannot create the cache folder (" + std::strerror(errno) + ")");
   try {
-    file.write(path, kMagic, header);
+    io::write_packed_weights(path, weights);
   } catch (const Error& e) {
     return fail(e.what());
   }
@@ -202,26 +182,15 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return false;  // a plain miss
   try {
-    const io::VerifiedFile file = io::read_verified_file(path, kMagic, max_cache_bytes(model));
-    const json& header = file.header;
+    // Checked there: size, checksum, ranges, byte counts, every float finite.
+    const io::PackedWeights file = io::read_packed_weights(path, type_name(type), max_cache_bytes(model));
     const auto fail = [&](const std::string& problem) { throw Error(path + ": " + problem); };
-    if (header.at("format").get<int>() != kFormat) fail("cache format " + header.at("format").dump() + ", not " + std::to_string(kFormat));
-    if (header.at("type").get<std::string>() != type_name(type))
-      fail("packed for " + header.at("type").get<std::string>() + ", not " + type_name(type));
-    const std::shared_ptr<const void> owner = file.data;  // every part lives in file.data
-    const auto part = [&](const json& range, size_t* bytes) {
-      try {
-        return file.part(range, bytes);
-      } catch (const Error& e) {
-        fail(e.what());
-      }
-      return static_cast<const uint8_t*>(nullptr);
-    };
+    const std::shared_ptr<const void> owner = file.owner;
 
-    std::map<std::string, const json*> tensors;
-    for (const json& t : header.at("tensors")) tensors[t.at("name").get<std::string>()] = &t;
-    std::set<std::string> absent, unvisited;
-    for (const json& name : header.at("absent")) absent.insert(name.get<std::string>());
+    std::map<std::string, const io::PackedTensor*> tensors;
+    for (const io::PackedTensor& t : file.tensors) tensors[t.name] = &t;
+    const std::set<std::string> absent(file.absent.begin(), file.absent.end());
+    std::set<std::string> unvisited;
     model.visit([&](const std::string& name, at::Tensor& param) {
       if (absent.count(name)) {
         param = at::Tensor();
@@ -233,68 +202,44 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
         param = at::Tensor();
         return;
       }
-      const json& t = *it->second;
-      const std::string dtype_text = t.at("dtype").get<std::string>();
-      if (dtype_text != "f32" && dtype_text != "bf16") fail("tensor '" + name + "' has dtype '" + dtype_text + "'");
-      const bool f32 = dtype_text == "f32";
-      const std::vector<int64_t> shape = t.at("shape").get<std::vector<int64_t>>();
-      size_t bytes = 0;
-      const uint8_t* source = part(t.at("data"), &bytes);
-      if (!param.defined() || shape != param.sizes().vec()) fail("tensor '" + name + "' does not fit the model");
-      const size_t count = static_cast<size_t>(param.numel());
-      if (count * (f32 ? 4 : 2) != bytes) fail("tensor '" + name + "' has " + std::to_string(bytes) + " bytes");
-      check_finite(f32 ? io::DType::F32 : io::DType::BF16, source, count, "tensor '" + name + "'");
+      const io::PackedTensor& t = *it->second;
+      if (!param.defined() || t.shape != param.sizes().vec()) fail("tensor '" + name + "' does not fit the model");
       // A view of the file's memory, which it keeps alive (no copy).
-      param = at::from_blob(const_cast<uint8_t*>(source), shape, [owner](void*) {},
-                            at::TensorOptions().dtype(f32 ? at::kFloat : at::kBFloat16));
+      param = at::from_blob(const_cast<void*>(t.data), t.shape, [owner](void*) {},
+                            at::TensorOptions().dtype(t.dtype == io::DType::F32 ? at::kFloat : at::kBFloat16));
     });
 
-    std::map<std::string, const json*> linears;
-    for (const json& l : header.at("linears")) linears[l.at("name").get<std::string>()] = &l;
+    std::map<std::string, const io::PackedGemmData*> gemms;
+    for (const io::PackedGemmData& g : file.gemms) gemms[g.name] = &g;
     model.visit_linears([&](const std::string& name, nn::Linear& linear) {
-      const auto it = linears.find(name);
-      if (it == linears.end()) fail("GEMM '" + name + "' is missing");
-      const json& l = *it->second;
-      if (l.contains("empty")) {
+      const auto it = gemms.find(name);
+      if (it == gemms.end()) fail("GEMM '" + name + "' is missing");
+      const io::PackedGemmData& g = *it->second;
+      if (g.empty) {
         linear = nn::Linear();
         const std::string prefix = name + ".";
         for (auto u = unvisited.lower_bound(prefix); u != unvisited.end() && u->compare(0, prefix.size(), prefix) == 0;)
           u = unvisited.erase(u);
         return;
       }
+      if (g.type != static_cast<int>(type)) fail("GEMM '" + name + "' is packed for another compute type");
+      if (g.activation < -1 || g.activation > static_cast<int>(nn::Activation::kTanh))
+        fail("GEMM '" + name + "' has activation " + std::to_string(g.activation));
       nn::PackedGemm::Image image;
-      image.type = static_cast<nn::GemmType>(l.at("type").get<int>());
-      if (image.type != type) fail("GEMM '" + name + "' is packed for another compute type");
-      image.in = l.at("in").get<int64_t>();
-      image.out = l.at("out").get<int64_t>();
-      const int activation = l.at("activation").get<int>();
-      if (activation < -1 || activation > static_cast<int>(nn::Activation::kTanh))
-        fail("GEMM '" + name + "' has activation " + std::to_string(activation));
-      if (activation >= 0) image.activation = static_cast<nn::Activation>(activation);
-      image.rows_readable = l.at("rows_readable").get<bool>();
-      size_t bytes = 0;
-      const uint8_t* layout = part(l.at("layout"), &bytes);
-      image.layout.assign(layout, layout + bytes);
-      image.weights = part(l.at("weights"), &image.weight_bytes);
-      if (type != nn::GemmType::kInt8) {
-        const bool f32 = type == nn::GemmType::kFloat32;
-        check_finite(f32 ? io::DType::F32 : io::DType::BF16, image.weights, image.weight_bytes / (f32 ? 4 : 2),
-                     "GEMM '" + name + "' weights");
-      }
-      const auto floats = [&](const char* key) {
-        size_t n = 0;
-        const uint8_t* p = part(l.at(key), &n);
-        std::vector<float> values(n / sizeof(float));
-        if (!values.empty()) std::memcpy(values.data(), p, values.size() * sizeof(float));
-        check_finite(io::DType::F32, values.data(), values.size(), "GEMM '" + name + "' " + key);
-        return values;
-      };
-      image.weight_scales = floats("scales");
-      image.bias = floats("bias");
+      image.type = type;
+      image.in = g.in;
+      image.out = g.out;
+      if (g.activation >= 0) image.activation = static_cast<nn::Activation>(g.activation);
+      image.rows_readable = g.rows_readable;
+      image.layout = g.layout;
+      image.weights = g.weights;
+      image.weight_bytes = g.weight_bytes;
+      image.weight_scales = g.scales;
+      image.bias = g.bias;
       std::shared_ptr<const nn::PackedGemm> gemm = nn::PackedGemm::from_image(image, owner);
       if (!gemm) fail("GEMM '" + name + "' is not laid out as oneDNN lays it out here (another CPU or oneDNN?)");
       linear.packed = std::move(gemm);
-      linear.fused_activation = l.at("fused_activation").get<bool>();
+      linear.fused_activation = g.fused_activation;
       linear.weight = at::Tensor();
     });
 
@@ -311,13 +256,11 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
       }
       fail("an embedding lookup ('" + how + "') does not fit the model");
     };
-    restore_lookup(model.encoder().embed, header.at("encoder_embedding").get<std::string>());
-    restore_lookup(model.decoder().embed, header.at("decoder_embedding").get<std::string>());
+    restore_lookup(model.encoder().embed, file.encoder_embedding);
+    restore_lookup(model.decoder().embed, file.decoder_embedding);
     return true;
   } catch (const Error& e) {
     if (why) *why = e.what();
-  } catch (const json::exception& e) {
-    if (why) *why = path + ": malformed header (" + e.what() + ")";
   } catch (const c10::Error& e) {
     if (why) *why = path + ": does not fit the model (" + std::string(e.what_without_backtrace()).substr(0, 200) + ")";
   }
