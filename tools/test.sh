@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Quick start, step 2: install what is missing, build everything, run all tests.
-#   bash tools/test.sh
+# Quick start, step 2, and CI (.ci/run): install what is missing, build everything, run every
+# test. Stages, each timed (the times are printed at the end, also when a stage fails):
+#   build  gcc Release build of everything in build/ (ORDO_BUILD_DIR)
+#   suite  ctest, every label: unit, integration, slow
+#   asan   clang ASan + UBSan build of what the unit and integration tests need (build-asan/),
+#          and those tests (tools/ci/sanitize.sh asan)
+#   tsan   ThreadSanitizer build of the threaded tests (build-tsan/), and those tests
+#   fuzz   each libFuzzer harness for ORDO_CI_FUZZ_SECONDS (default 60), two at a time
+#          (tools/ci/fuzz.sh)
+# ORDO_CI_SANITIZERS=0 stops after the suite. docs/reliability.md has each stage's cost on
+# 2 cores and the full sanitizer run (the slow label too).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/lib/deps.sh"
-ordo_install_dependencies
-ordo_build "$root" -DORDO_BUILD_TESTS=ON
+source "$root/tools/ci/stages.sh"
+sanitizers="${ORDO_CI_SANITIZERS:-1}"
+extra=()
+if [ "$sanitizers" != 0 ]; then extra=("${ORDO_SANITIZER_PACKAGES[@]}"); fi
+ordo_stage install ordo_install_dependencies "${extra[@]}"
+ordo_stage build ordo_build "$root" -DORDO_BUILD_TESTS=ON
 build="${ORDO_BUILD_DIR:-$root/build}"
-ctest --test-dir "$build" --output-on-failure -j "${ORDO_JOBS:-$(nproc)}"
-# Then the same suite under AddressSanitizer + UBSan, the threaded tests under ThreadSanitizer,
-# and each fuzz harness for 60 s (README, "Reliability"; ~25 min on 2 cores from a cold
-# ccache). ORDO_CI_SANITIZERS=0 skips this stage.
-if [ "${ORDO_CI_SANITIZERS:-1}" != 0 ]; then
-  bash "$root/tools/sanitize.sh" all
-  bash "$root/tools/fuzz.sh" "${ORDO_CI_FUZZ_SECONDS:-60}"
+ordo_stage suite ctest --test-dir "$build" --output-on-failure -j "${ORDO_JOBS:-$(nproc)}"
+if [ "$sanitizers" != 0 ]; then
+  ordo_stage asan bash "$root/tools/ci/sanitize.sh" asan
+  ordo_stage tsan bash "$root/tools/ci/sanitize.sh" tsan
+  ordo_stage fuzz bash "$root/tools/ci/fuzz.sh" "${ORDO_CI_FUZZ_SECONDS:-60}"
 fi

@@ -1,6 +1,7 @@
 // ordo-bench --background-load's neighbour (tools/bench/background_load.h): a niced busy loop on
 // one core that really runs, is niced and pinned, ends by itself at its deadline, and is stopped
 // and reaped when the benchmark is done with it.
+// ctest-label: unit
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>

@@ -2,6 +2,7 @@
 // the golden ids, pieces, tokens and decoded texts of the fsmt fixture (trained BPE, separate
 // en/de vocabularies), special tokens written in the text, BPE merge order, and the errors for
 // missing or malformed files.
+// ctest-label: unit
 #include <fstream>
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // Tests for tools/metrics (ordo_metrics): BLEU and chrF as sacreBLEU 2.x computes them by
 // default, ROUGE-1/2/L as Google's rouge_score computes them (with and without its Porter stemmer).
 // Nothing here touches LibTorch.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <cmath>

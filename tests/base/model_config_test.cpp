@@ -1,4 +1,5 @@
 // config.json / generation_config.json parsing: fixture values and every malformed case.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -3,6 +3,7 @@
 // German, control and space characters) normalized, tokenized with and without dash splitting
 // and escaping, and detokenized, in English, German and Russian. The expectations were written
 // by tools/moses/make_test_data.py running sacremoses 0.1.1; every case must match exactly.
+// ctest-label: unit
 #include <atomic>
 #include <fstream>
 #include <thread>

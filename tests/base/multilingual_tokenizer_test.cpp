@@ -1,6 +1,7 @@
 // Pegasus, M2M100 and NLLB tokenizers against Hugging Face's slow tokenizers (transformers
 // 4.31): golden ids, pieces, generated tokens and texts of the fixtures; language codes;
 // special tokens written in the text; Pegasus' additional_special_tokens rules; missing files.
+// ctest-label: unit
 #include <algorithm>
 #include <cstdio>
 #include <fstream>

@@ -1,6 +1,7 @@
 // Pictures are checked as a person would see them: each file is rendered back to pixels by a
 // real renderer (cairo's PNG reader; rsvg-convert for SVG) and cells are sampled for the
 // colours their values must have.
+// ctest-label: unit
 #include <cairo.h>
 
 #include <cmath>

@@ -1,4 +1,5 @@
 // The safetensors reader/writer against the fixture checkpoints and every malformed case.
+// ctest-label: unit
 #include <cmath>
 #include <functional>
 #include <cstring>

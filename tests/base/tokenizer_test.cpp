@@ -1,5 +1,6 @@
 // Marian tokenization against Hugging Face's MarianTokenizer (golden ids, pieces and decoded
 // texts of the fixtures, which use the real opus-mt tokenizer files) and malformed inputs.
+// ctest-label: unit
 #include <sys/stat.h>
 #include <sys/types.h>
 

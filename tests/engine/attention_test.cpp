@@ -1,6 +1,7 @@
 // Cross-attention weights against Hugging Face's own (attention.json: the golden greedy output
 // teacher-forced with output_attentions=True), for every family, layer and head; beam-search
 // weights that follow their hypothesis; batches; and outputs unchanged by asking for them.
+// ctest-label: integration
 #include <fstream>
 
 #include <gtest/gtest.h>

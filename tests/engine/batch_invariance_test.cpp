@@ -4,6 +4,7 @@
 // fixture of tests/data/hf and the bundled en-de model, each sentence alone against inside
 // batches of 2..8 with longer and shorter companions, greedy and beam 4, 1 and 2 intra-op
 // threads and 2 batches decoded at once.
+// ctest-label: slow
 #include <algorithm>
 #include <cstdio>
 #include <cstring>

@@ -2,6 +2,7 @@
 // held-out validation samples (tests/data/samples/), scored against the references with a
 // floor well below their measured quality: a broken model, tokenizer or decoder falls far
 // below it, while a change of a few tokens does not.
+// ctest-label: slow
 #include <fstream>
 #include <regex>
 #include <set>

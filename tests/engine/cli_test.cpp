@@ -1,4 +1,5 @@
 // The `ordo` binary, run as a user runs it: stdin/stdout, files, formats, and bad input.
+// ctest-label: integration
 #include <sys/wait.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Reduced-precision compute types and thread settings give correct outputs: bfloat16 / int8
 // logits stay close to Hugging Face's float32 ones on every family's fixture, the bundled
 // model keeps its quality, and float32 results do not depend on the thread count.
+// ctest-label: slow
 #include <algorithm>
 #include <fstream>
 

@@ -1,5 +1,6 @@
 // Decoding features beyond search parity: target language by name, sampling, presets and
 // where each setting comes from, truncation of long inputs.
+// ctest-label: integration
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,5 +1,6 @@
 // Sentence splitting (ICU's rules with CLDR abbreviation suppressions) on hard cases, and
 // units translated sentence by sentence and rejoined around their original separators.
+// ctest-label: integration
 #include <gtest/gtest.h>
 
 #include "ordo/ordo.h"

@@ -2,6 +2,7 @@
 // folders, out-of-range ids and sizes, FIFOs, NaN weights, positions past the table, options a
 // library caller can pass. Each now ends in an ordo::Error naming the file and the field (never
 // a crash, a hang, a LibTorch trace or silent garbage), or is handled as Hugging Face does.
+// ctest-label: integration
 #include <ATen/Parallel.h>
 #include <sched.h>
 

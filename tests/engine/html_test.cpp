@@ -1,6 +1,7 @@
 // HTML documents (ordo::HtmlDocument, src/document/html_layout.cpp): which text is translated,
 // that every other byte is kept, where inline tags go back (given word alignments), and
 // `ordo translate --format html` through the binary with the bundled en-de model.
+// ctest-label: integration
 #include <sys/wait.h>
 
 #include <cstdlib>

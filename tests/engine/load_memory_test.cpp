@@ -1,6 +1,7 @@
 // Loading for less memory must not change a single value: packing each layer part as it is read
 // gives the same logits as packing the loaded model afterwards, and a checkpoint tensor read
 // again after its mapped pages were released (a tied weight) reads the same values.
+// ctest-label: slow
 #include <algorithm>
 
 #include <gtest/gtest.h>

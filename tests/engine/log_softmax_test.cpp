@@ -1,6 +1,7 @@
 // nn::log_softmax_rows_ / log_softmax_at (the search's per-step log-probabilities) against a
 // double-precision reference, and search::top_k_rows with per-beam offsets against ranking
 // the explicit sums.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <cmath>

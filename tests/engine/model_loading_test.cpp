@@ -1,5 +1,6 @@
 // Loading a model folder: every way it can be wrong ends in an ordo::Error that names the
 // file and the field or tensor; the legacy pytorch_model.bin loads like model.safetensors.
+// ctest-label: integration
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

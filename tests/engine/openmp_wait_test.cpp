@@ -2,6 +2,7 @@
 // threads sleep while they wait unless the user chose otherwise. Checked from the outside, with
 // what libgomp itself reports at start-up (OMP_DISPLAY_ENV=verbose prints the spin count it
 // took from its environment), so the test fails if the variable is set too late.
+// ctest-label: integration
 #include <sys/wait.h>
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 // give the same bits as with 1 thread, and KeyValue::reorder's in-place row copy equals
 // select(). (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>

@@ -1,5 +1,6 @@
 // Parity with Hugging Face transformers 4.31 on every family's golden fixtures: encoder states,
 // first-step and teacher-forced logits, greedy / beam / no-repeat-ngram / batched generation.
+// ctest-label: integration
 #include <cmath>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 // Position encodings against hand-computed and published values.
+// ctest-label: unit
 #include <cmath>
 
 #include <gtest/gtest.h>

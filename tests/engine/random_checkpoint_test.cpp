@@ -1,6 +1,7 @@
 // The random-weight checkpoints ordo-bench measures (tools/train/random_checkpoint.h): each of
 // the three shapes, written small but with its real vocabulary, is a folder ordo loads with the
 // family, layer counts and tensor shapes asked for, and translates text through.
+// ctest-label: slow
 #include <gtest/gtest.h>
 
 #include "io/safetensors.h"

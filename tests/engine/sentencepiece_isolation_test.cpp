@@ -2,6 +2,7 @@
 // in the process while the shim's SentencePiece uses its embedded protobuf-lite 3.14. Loading,
 // encoding on several threads and training in process must all work (the shim is in a
 // link-map namespace of its own: src/text/sentencepiece_shim.h).
+// ctest-label: unit
 #include <link.h>
 
 #include <fstream>

@@ -1,4 +1,5 @@
 // search::top_k_rows against at::topk: random rows, ties, -inf entries.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include "search/top_k.h"

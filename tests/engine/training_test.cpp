@@ -3,6 +3,7 @@
 // the model alone, and --init carries a bundled folder's weights, shape and vocabulary over
 // unchanged (a run of zero epochs writes back the very tensors it started from), or, with
 // --init-layers, grown into a deeper model whose layer i is the trained layer i * L / N.
+// ctest-label: slow
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>

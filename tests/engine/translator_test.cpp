@@ -1,5 +1,6 @@
 // The public ordo::Translator: text in/text out against the golden texts, options errors,
 // invalid input, and concurrent calls on one instance.
+// ctest-label: integration
 #include <future>
 #include <set>
 #include <thread>

@@ -1,4 +1,5 @@
 // The batching front with a stand-in translator (no model): merging, caps, fairness, limits.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <atomic>

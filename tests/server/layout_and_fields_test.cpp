@@ -1,4 +1,5 @@
 // src/server/ pieces without a model: HTML (ordo::HtmlDocument, shared with the CLI) and line layouts, request fields, Prometheus text.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <cstring>

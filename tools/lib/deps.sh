@@ -23,7 +23,7 @@ ORDO_PACKAGES=(
   libxxhash-dev         # XXH3 hashes of checkpoints: the packed weights cache's file names
   prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
 )
-# tools/sanitize.sh and tools/fuzz.sh (CI runs both after the suite): clang with its
+# tools/ci/sanitize.sh and tools/ci/fuzz.sh (CI runs both after the suite): clang with its
 # sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports.
 ORDO_SANITIZER_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 
