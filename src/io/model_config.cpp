@@ -169,7 +169,8 @@ ModelConfig load_model_config(const std::string& path) {
                                   {"decoder_vocab_size", kMaxVocab}, {"src_vocab_size", kMaxVocab},
                                   {"tgt_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
     if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
-  for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 0, kMaxLayers);
+  // Zero layers is no model (a decoder of embeddings alone repeats one word): refused.
+  for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 1, kMaxLayers);
   if (c.d_model % c.encoder_attention_heads != 0)
     f.fail("encoder_attention_heads", "(" + std::to_string(c.encoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");

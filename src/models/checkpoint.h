@@ -22,6 +22,8 @@ class Checkpoint {
   // slice, never whole). The caller checks the range against shape(name).
   virtual at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const = 0;
   virtual std::vector<int64_t> shape(const std::string& name) const = 0;
+  // Every tensor name the file holds, sorted.
+  virtual std::vector<std::string> names() const = 0;
 };
 
 // model.safetensors if the folder has it, else pytorch_model.bin; ordo::Error naming the

@@ -35,6 +35,11 @@ class PytorchBinCheckpoint : public Checkpoint {
   const std::string& path() const override { return path_; }
   bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
   std::vector<int64_t> shape(const std::string& name) const override { return find(name).sizes().vec(); }
+  std::vector<std::string> names() const override {
+    std::vector<std::string> out;
+    for (const auto& entry : tensors_) out.push_back(entry.first);
+    return out;
+  }
   at::Tensor get(const std::string& name) const override { return find(name).to(at::kFloat).contiguous(); }
   at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
     return find(name).narrow(0, begin, count).to(at::kFloat).contiguous();

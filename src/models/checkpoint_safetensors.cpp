@@ -18,6 +18,7 @@ class SafetensorsCheckpoint : public Checkpoint {
   const std::string& path() const override { return file_.path(); }
   bool contains(const std::string& name) const override { return file_.contains(name); }
   std::vector<int64_t> shape(const std::string& name) const override { return file_.get(name).shape; }
+  std::vector<std::string> names() const override { return file_.names(); }
   // One copy out of the mapping (float32 straight into the tensor), then the mapped pages are
   // handed back: read once, they would otherwise stay in the process's resident set next to
   // the copy (and later the packed weights) until the file is closed.

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <tuple>
@@ -66,6 +67,32 @@ void assign(const Checkpoint& weights, const std::string& name, at::Tensor& para
   check_finite(param, name, weights.path());
 }
 
+// Layers the checkpoint holds beyond the ones config.json asks for would be left out without a
+// word, and the model would run truncated (worse output, exit 0): refused, naming them.
+void check_no_extra_layers(const io::ModelConfig& c, const Checkpoint& weights) {
+  for (const auto& [stack, layers, field] : {std::tuple{"encoder", c.encoder_layers, "encoder_layers"},
+                                             std::tuple{"decoder", c.decoder_layers, "decoder_layers"}}) {
+    const std::string prefix = std::string("model.") + stack + ".layers.";
+    int64_t first_extra = -1, last_extra = -1;
+    for (const std::string& name : weights.names()) {
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      const size_t digits = name.find_first_not_of("0123456789", prefix.size());
+      if (digits == prefix.size() || digits == std::string::npos || name[digits] != '.' || digits - prefix.size() > 9)
+        continue;
+      const int64_t index = std::stoll(name.substr(prefix.size(), digits - prefix.size()));
+      if (index < layers) continue;
+      first_extra = first_extra < 0 ? index : std::min(first_extra, index);
+      last_extra = std::max(last_extra, index);
+    }
+    if (first_extra < 0) continue;
+    const std::string range = prefix + std::to_string(first_extra) + ".*" +
+                              (last_extra > first_extra ? " to " + prefix + std::to_string(last_extra) + ".*" : "");
+    throw Error(weights.path() + ": tensors " + range + " are not used by " + c.path + " " + field + "=" +
+                std::to_string(layers) + " (the checkpoint has " + std::to_string(last_extra + 1) + " " + stack +
+                " layers; set " + field + " to match it)");
+  }
+}
+
 // The sizes config.json gives, checked against the checkpoint's own shapes BEFORE any
 // parameter is allocated from them: a config that claims more than the file holds (a vocab
 // of 2^24, 10,000 layers) is refused naming the field, not with a failed allocation. Only the
@@ -102,6 +129,7 @@ void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
     expect(last + "fc1.weight", {{ffn, ffn_field}, {d, "d_model"}});
     expect(last + "self_attn.q_proj.weight", {{d, "d_model"}, {d, "d_model"}});
   }
+  check_no_extra_layers(c, weights);
 }
 
 // The first of `names` the checkpoint holds; error naming all of them otherwise.

@@ -78,6 +78,32 @@ TEST(HardeningConfig, SizesBeyondTheCheckpointAreRefusedBeforeAllocation) {
   }
 }
 
+// Issue 29: a config.json asking for fewer layers than the checkpoint holds left the others
+// out without a word (worse output, exit 0); zero layers translated into one repeated word.
+TEST(HardeningConfig, LayersTheConfigDoesNotCountAreRefusedNamingThem) {
+  for (const auto& [fixture, key, value, words] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>>{
+           {kMarian, "encoder_layers", "1", {"model.encoder.layers.1.*", "encoder_layers=1", "2 encoder layers"}},
+           {kMarian, "decoder_layers", "1", {"model.decoder.layers.1.*", "decoder_layers=1", "2 decoder layers"}},
+           {"marian_sep_en_mg", "decoder_layers", "1",
+            {"model.decoder.layers.1.* to model.decoder.layers.2.*", "decoder_layers=1", "3 decoder layers"}},
+           {"pegasus", "encoder_layers", "1", {"model.encoder.layers.1.*", "encoder_layers=1"}}}) {
+    const ScratchModel model(fixture, key + value);
+    model.set_json("config.json", key, value);
+    std::vector<std::string> expected = {"model.safetensors", "config.json"};
+    expected.insert(expected.end(), words.begin(), words.end());
+    expect_mentions(model.load_error(), expected);
+  }
+}
+
+TEST(HardeningConfig, ZeroLayersAreRefused) {
+  for (const std::string key : {"encoder_layers", "decoder_layers"}) {
+    const ScratchModel model(kMarian, key);
+    model.set_json("config.json", key, "0");
+    expect_mentions(model.load_error(), {"config.json", "field '" + key + "' is 0"});
+  }
+}
+
 TEST(HardeningGeneration, TokenIdsOutsideTheVocabularyAreRefused) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"eos_token_id", "99999"}, {"eos_token_id", "-3"}, {"forced_bos_token_id", "-1"},

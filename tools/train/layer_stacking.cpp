@@ -1,5 +1,7 @@
 #include "train/layer_stacking.h"
 
+#include <algorithm>
+
 #include "ordo/error.h"
 
 namespace ordo::train {
@@ -16,6 +18,26 @@ class StackedCheckpoint : public models::Checkpoint {
     return trained_->get_rows(map(name), begin, count);
   }
   std::vector<int64_t> shape(const std::string& name) const override { return trained_->shape(map(name)); }
+  // The deeper model's names: every name whose layer maps to one of the trained file's.
+  std::vector<std::string> names() const override {
+    std::vector<std::string> out;
+    const std::string marker = ".layers.";
+    for (const std::string& name : trained_->names()) {
+      const size_t at = name.find(marker);
+      if (at == std::string::npos) {
+        out.push_back(name);
+        continue;
+      }
+      const size_t begin = at + marker.size();
+      const size_t end = name.find('.', begin);
+      for (int64_t layer = 0; layer < layers_; ++layer) {
+        std::string candidate = name.substr(0, begin) + std::to_string(layer) + (end == std::string::npos ? "" : name.substr(end));
+        if (map(candidate) == name) out.push_back(std::move(candidate));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 
  private:
   std::string map(const std::string& name) const { return stacked_name(name, trained_layers_, layers_); }
