@@ -22,7 +22,8 @@ std::string not_regular(const std::string& path, mode_t mode) {
 
 PathKind path_kind(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return PathKind::kMissing;
+  if (::stat(path.c_str(), &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR ? PathKind::kMissing : PathKind::kUnreadable;
   if (S_ISREG(st.st_mode)) return PathKind::kRegular;
   if (S_ISDIR(st.st_mode)) return PathKind::kDirectory;
   return PathKind::kOther;

@@ -8,11 +8,15 @@
 
 namespace ordo::io {
 
-enum class PathKind { kMissing, kRegular, kDirectory, kOther };
+// kUnreadable: something may be there but cannot be looked at (no permission on a folder on
+// the way, a symlink loop, a name too long): its reader reports why, with the system's words.
+enum class PathKind { kMissing, kRegular, kDirectory, kOther, kUnreadable };
 
-// What is at `path` (following symlinks); never opens it.
+// What is at `path` (following symlinks); never opens it. kMissing only when nothing is there
+// (ENOENT, or a part of the path is not a folder).
 PathKind path_kind(const std::string& path);
-// Anything at all is there (a broken file counts: its reader reports the problem).
+// Anything at all is there (a broken or unreadable file counts: its reader reports the problem
+// instead of a caller saying "not found").
 inline bool path_exists(const std::string& path) { return path_kind(path) != PathKind::kMissing; }
 
 // Throws ordo::Error "<path>: file not found (<hint>)" when missing and "<path>: is a

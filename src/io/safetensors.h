@@ -53,6 +53,9 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// F32, F16, BF16 or F64: what to_float32 reads.
+bool is_float(DType dtype);
+
 // Converts any float tensor (F32, F16, BF16, F64) to float32 values.
 std::vector<float> to_float32(const TensorView& tensor);
 

@@ -40,9 +40,9 @@ class PytorchBinCheckpoint : public Checkpoint {
     for (const auto& entry : tensors_) out.push_back(entry.first);
     return out;
   }
-  at::Tensor get(const std::string& name) const override { return find(name).to(at::kFloat).contiguous(); }
+  at::Tensor get(const std::string& name) const override { return float_tensor(name).to(at::kFloat).contiguous(); }
   at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
-    return find(name).narrow(0, begin, count).to(at::kFloat).contiguous();
+    return float_tensor(name).narrow(0, begin, count).to(at::kFloat).contiguous();
   }
 
  private:
@@ -50,6 +50,14 @@ class PytorchBinCheckpoint : public Checkpoint {
     const auto it = tensors_.find(name);
     if (it == tensors_.end()) throw Error(path_ + ": tensor '" + name + "' is missing");
     return it->second;
+  }
+  // As for safetensors: integer weights are refused, naming the file and the tensor.
+  const at::Tensor& float_tensor(const std::string& name) const {
+    const at::Tensor& t = find(name);
+    if (!t.is_floating_point())
+      throw Error(path_ + ": tensor '" + name + "' has dtype " + std::string(c10::toString(t.scalar_type())) +
+                  "; weights must be stored as floating point");
+    return t;
   }
   std::string path_;
   std::map<std::string, at::Tensor> tensors_;

@@ -22,9 +22,9 @@ class SafetensorsCheckpoint : public Checkpoint {
   // One copy out of the mapping (float32 straight into the tensor), then the mapped pages are
   // handed back: read once, they would otherwise stay in the process's resident set next to
   // the copy (and later the packed weights) until the file is closed.
-  at::Tensor get(const std::string& name) const override { return copy_out(file_.get(name)); }
+  at::Tensor get(const std::string& name) const override { return copy_out(float_tensor(name)); }
   at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
-    const io::TensorView& view = file_.get(name);
+    const io::TensorView& view = float_tensor(name);
     if (view.shape.empty() || begin < 0 || count < 0 || begin + count > view.shape[0])
       throw Error(path() + ": rows " + std::to_string(begin) + "+" + std::to_string(count) + " of tensor '" + name +
                   "' are out of range");
@@ -37,6 +37,15 @@ class SafetensorsCheckpoint : public Checkpoint {
   }
 
  private:
+  // A weight stored as integers (I16, I32, ...) is no weight ordo can use: named with its file.
+  const io::TensorView& float_tensor(const std::string& name) const {
+    const io::TensorView& view = file_.get(name);
+    if (!io::is_float(view.dtype))
+      throw Error(path() + ": tensor '" + name + "' has dtype " + io::dtype_name(view.dtype) +
+                  "; weights must be stored as F32, F16, BF16 or F64");
+    return view;
+  }
+
   static at::Tensor copy_out(const io::TensorView& view) {
     at::Tensor out;
     if (view.dtype == io::DType::F32) {
@@ -71,6 +80,8 @@ std::unique_ptr<Checkpoint> open_safetensors(const std::string& path) {
 std::unique_ptr<Checkpoint> open_checkpoint(const std::string& model_dir) {
   const std::string safetensors = model_dir + "/model.safetensors";
   const std::string bin = model_dir + "/pytorch_model.bin";
+  // path_exists: a file that is there but cannot be looked at (a symlink loop, no permission)
+  // is opened, so that its error says why, instead of "no model weights found".
   if (io::path_exists(safetensors)) return open_safetensors(safetensors);
   if (io::path_exists(bin)) return open_pytorch_bin(bin);
   throw Error(model_dir + ": no model weights found (looked for model.safetensors and pytorch_model.bin)");

@@ -1,7 +1,12 @@
 // Loading a model folder: every way it can be wrong ends in an ordo::Error that names the
 // file and the field or tensor; the legacy pytorch_model.bin loads like model.safetensors.
 // ctest-label: integration
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +16,7 @@
 #include "io/safetensors.h"
 #include "models/seq2seq_model.h"
 #include "ordo/translator.h"
+#include "support/cli_run.h"
 #include "support/fixtures.h"
 #include "support/scratch_model.h"
 
@@ -132,6 +138,64 @@ TEST_F(ModelFolder, UnreadablePytorchBinIsAClearError) {
   write("pytorch_model.bin", "this is not a torch.save archive");
   const std::string error = load_error();
   EXPECT_NE(error.find("pytorch_model.bin"), std::string::npos) << error;
+}
+
+// Issue 29: a model.safetensors that is a symlink loop said "no model weights found".
+TEST_F(ModelFolder, SymlinkLoopAsWeightsSaysSo) {
+  fs::remove(path("model.safetensors"));
+  fs::create_symlink("model.safetensors", path("model.safetensors"));
+  const std::string error = load_error();
+  EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::strerror(ELOOP)), std::string::npos) << error;
+  EXPECT_EQ(error.find("no model weights found"), std::string::npos) << error;
+}
+
+// Issue 29: "tensor '...' has dtype I16" named no file.
+TEST_F(ModelFolder, IntegerWeightsNameTheFileAndTheTensor) {
+  rewrite_weights([](std::vector<io::TensorData>& tensors) {
+    for (io::TensorData& t : tensors)
+      if (t.name == "model.encoder.layers.0.fc1.bias") {
+        t.dtype = io::DType::I16;
+        t.bytes.resize(t.bytes.size() / 2);
+      }
+  });
+  const std::string error = load_error();
+  EXPECT_NE(error.find(path("model.safetensors")), std::string::npos) << error;
+  EXPECT_NE(error.find("model.encoder.layers.0.fc1.bias"), std::string::npos) << error;
+  EXPECT_NE(error.find("I16"), std::string::npos) << error;
+}
+
+// Issue 29: an unreadable folder's message gave no reason. The system's words now say it: a
+// symlink loop in place of the folder, and a folder without permission (as another user when
+// the test runs as root, who may read anything).
+TEST_F(ModelFolder, AnUnreadableFolderSaysWhy) {
+  const std::string loop = path("loop");
+  fs::create_symlink("loop", loop);
+  std::string error;
+  try {
+    Translator translator(loop);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find(loop + "/config.json"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::strerror(ELOOP)), std::string::npos) << error;
+
+  const std::string locked = dir_.string();
+  ASSERT_EQ(::chmod(locked.c_str(), 0), 0);
+  if (::geteuid() != 0) {
+    error = load_error();
+  } else if (std::system("command -v setpriv > /dev/null") == 0) {
+    const testing::TempDir out;
+    const testing::CliRun run = testing::run_shell("echo 'A man.' | setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                                       std::string(ORDO_BINARY_DIR) + "/ordo translate -m '" + locked + "'",
+                                                   out);
+    EXPECT_NE(run.exit_code, 0);
+    error = run.err;
+  }
+  ::chmod(locked.c_str(), 0755);
+  if (error.empty()) GTEST_SKIP() << "root without setpriv: no other user to try the locked folder as";
+  EXPECT_NE(error.find(locked + "/config.json"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::strerror(EACCES)), std::string::npos) << error;
 }
 
 }  // namespace
