@@ -25,11 +25,12 @@ ORDO_API const char* compute_type_name(ComputeType type);
 
 // How a model is loaded and run. Fixed for the lifetime of a Translator.
 struct ModelOptions {
-  // Intra-op threads used by one call (0 = library default: all cores).
+  // Intra-op threads of one call (0 = as many as the calling thread has: OpenMP's default, all
+  // cores). Set for the call and the loading only; the calling thread's own count is restored.
   int threads = 0;
-  // Batches translated at once, each on threads / inter_threads intra-op threads. Two
-  // one-thread translators use 2 cores better than one two-thread one (more work per
-  // thread between synchronisations); the weights are shared, not copied.
+  // Batches translated at once, each on threads / inter_threads intra-op threads, by workers
+  // that live as long as the Translator. Two one-thread workers use 2 cores better than one
+  // two-thread call (more work per thread between synchronisations); the weights are shared.
   int inter_threads = 1;
   ComputeType compute_type = ComputeType::kFloat32;
   // Packed weights cache (start-up of big models): the first load of a model for a compute
@@ -40,6 +41,11 @@ struct ModelOptions {
   bool weight_cache = true;
   // Where: "" = $ORDO_CACHE_DIR, else $XDG_CACHE_HOME/ordo, else $HOME/.cache/ordo.
   std::string weight_cache_dir;
+  // What the library has to say that is not an error (a weights cache file that could not be
+  // used or written, ...): handed to this callback, from the thread that loads the model. The
+  // library never writes to stderr itself; unset, warnings are dropped. The command line and
+  // `ordo serve` print them as "ordo: warning: ...".
+  std::function<void(const std::string& warning)> on_warning;
 };
 
 // Decoding settings. An unset field takes the model's generation_config.json value, and

@@ -7,6 +7,7 @@
 #include "ordo/error.h"
 #include "ordo/options.h"
 #include "ordo/positions.h"
+#include "ordo/process.h"
 #include "ordo/text.h"
 #include "ordo/translator.h"
 

@@ -10,6 +10,7 @@
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
+#include "cli/warnings.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
 
@@ -155,6 +156,7 @@ ModelOptions model_options_of(const GenerateArgs& args) {
   o.inter_threads = args.inter_threads;
   o.compute_type = parse_compute_type(args.compute_type);
   o.weight_cache = !args.no_weight_cache;
+  o.on_warning = print_warning;
   return o;
 }
 

@@ -41,6 +41,7 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
     std::cerr << "ordo: error: " << e.what() << " (see '" << command << " --help')\n";
     return 2;
   }
+  ordo::configure_process();  // the process is ours: glibc's and oneDNN's settings for decoding
   try {
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_location.h"
+#include "cli/warnings.h"
 #include "ordo/ordo.h"
 #include "server/server.h"
 
@@ -221,6 +222,7 @@ int run_serve(const ServeArgs& args) {
   options.inter_threads = 1;                                     // the server runs the batches
   options.compute_type = parse_compute_type(args.compute_type);
   options.weight_cache = !args.no_weight_cache;
+  options.on_warning = print_warning;
   for (const std::string& model : args.models) config.models.push_back(model_spec(model, options));
   if (!args.models_file.empty())
     for (const server::ModelSpec& spec : models_file(args.models_file, options)) config.models.push_back(spec);

@@ -24,19 +24,10 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-// oneDNN also keeps every kernel it creates in a process-wide cache (1024 by default), which
-// is what lets the layers of one shape share a kernel; at 1024 it held ~200 MB more than
-// needed on a server meeting thousands of batch shapes (README, "Batch invariance"). Each
-// PackedGemm keeps its own recent kernels (Impl::kernels), so a smaller cache only has to
-// cover the shapes of one forward pass. A user's ONEDNN_PRIMITIVE_CACHE_CAPACITY wins.
-constexpr int kPrimitiveCacheCapacity = 128;
-
+// oneDNN's process-wide kernel cache is the program's to size (ordo::configure_process);
+// each PackedGemm keeps its own recent kernels (Impl::kernels) besides.
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine = [] {
-    if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") && !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
-      dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
 

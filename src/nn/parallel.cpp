@@ -75,12 +75,16 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function
   if (job.error) std::rethrow_exception(job.error);
 }
 
-SerialScope::SerialScope(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
-  if (saved_ > 1) omp_set_num_threads(1);
+ThreadCountScope::ThreadCountScope(int threads) {
+  if (threads <= 0) return;
+  const int current = omp_get_max_threads();
+  if (current == threads) return;
+  saved_ = current;
+  omp_set_num_threads(threads);
 }
 
-SerialScope::~SerialScope() {
-  if (saved_ > 1) omp_set_num_threads(saved_);
+ThreadCountScope::~ThreadCountScope() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
 }  // namespace ordo::nn

@@ -30,19 +30,28 @@ inline int64_t grain_for(int64_t unit_work) {
 // region. The first exception thrown by a slice is rethrown here after every slice has ended.
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 
-// Within its scope, LibTorch's and oneDNN's loops on this thread (and parallel_for) run on this
-// thread alone: OpenMP's thread count is a per-thread setting, restored on exit. For operations
-// too small to pay for a wake-up that LibTorch would still split (its layer norm splits any
-// two rows). Rows are computed the same way either way.
-class SerialScope {
+// Within its scope, this thread's OpenMP thread count (LibTorch's, oneDNN's and parallel_for's
+// loops on this thread) is `threads`, and the thread's own count is restored on exit: OpenMP's
+// thread count is a per-thread setting, and a library call must leave its caller's as it was.
+// 0 leaves it unchanged. (at::set_num_threads would also change LibTorch's process-wide
+// default that every new thread starts with.)
+class ThreadCountScope {
  public:
-  explicit SerialScope(bool serial);
-  ~SerialScope();
-  SerialScope(const SerialScope&) = delete;
-  SerialScope& operator=(const SerialScope&) = delete;
+  explicit ThreadCountScope(int threads);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
 
  private:
   int saved_ = 0;
+};
+
+// Within its scope, LibTorch's and oneDNN's loops on this thread (and parallel_for) run on this
+// thread alone when `serial`. For operations too small to pay for a wake-up that LibTorch would
+// still split (its layer norm splits any two rows). Rows are computed the same way either way.
+class SerialScope : public ThreadCountScope {
+ public:
+  explicit SerialScope(bool serial) : ThreadCountScope(serial ? 1 : 0) {}
 };
 
 }  // namespace ordo::nn

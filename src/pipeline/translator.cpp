@@ -2,7 +2,6 @@
 // touches tokenizer, model and search together.
 #include "ordo/translator.h"
 
-#include <malloc.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -21,7 +20,9 @@
 #include "io/model_config.h"
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
+#include "nn/parallel.h"
 #include "pipeline/model_step.h"
+#include "pipeline/worker_pool.h"
 #include "search/generation_settings.h"
 #include "search/search.h"
 #include "text/tokenizer.h"
@@ -29,20 +30,6 @@
 namespace ordo {
 
 namespace {
-
-// Decoding allocates the same large buffers at every step (logits of rows x vocabulary: 30 MB
-// for 128 beams of a 58k vocabulary). Above glibc's mmap threshold (at most 32 MB, adapted
-// upwards only as blocks are freed) each one is a fresh mmap whose pages the kernel zeroes
-// on first touch: 12 % of the beam-search time in page faults. Serving them from the heap
-// and keeping freed memory for reuse removes that, at the cost of keeping the peak
-// allocation resident. Process-wide, once, on the first Translator.
-void keep_large_buffers_on_the_heap() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  });
-}
 
 nn::GemmType gemm_type(ComputeType type) {
   switch (type) {
@@ -158,7 +145,7 @@ struct Translator::Impl {
   io::GenerationConfig generation_defaults;
   std::unique_ptr<text::Tokenizer> tokenizer;
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
-  int inter_threads = 1;
+  std::unique_ptr<pipeline::WorkerPool> workers;  // ModelOptions::inter_threads > 1
 
   // `source`: the encoder input of this result (for attention: its length and pieces).
   TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps, const std::vector<int64_t>& source) const {
@@ -276,8 +263,11 @@ struct Translator::Impl {
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
                                      const std::vector<int64_t>& dropped = {}) const {
     // ModelOptions::threads holds for every calling thread, not only the constructing one
-    // (a server calls from its own workers; OpenMP's thread count is per thread).
-    if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
+    // (a server calls from its own workers), for this call only: the caller's own OpenMP
+    // thread count is restored on return. ATen's first-use setting of this thread's count
+    // comes first, so that it cannot override ours inside the call.
+    at::internal::lazy_init_num_threads();
+    const nn::ThreadCountScope call_threads(threads);
     // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
     // tokenizer does with truncation=True; the caller learns how much was dropped.
     const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
@@ -334,31 +324,24 @@ struct Translator::Impl {
       const auto hyps = search::search(stepper, static_cast<int64_t>(batch.size()), settings);
       for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start], sources[order[i]]);
     };
-    const size_t workers = std::min(static_cast<size_t>(inter_threads), batches.size());
-    if (workers <= 1) {
+    const size_t tasks = workers ? std::min(workers->size(), batches.size()) : 1;
+    if (tasks <= 1) {
       for (const auto& [start, end] : batches) translate_batch(start, end);
     } else {
-      // Each worker takes the next batch until none is left; the first error wins.
+      // Each worker takes the next batch until none is left, on its share of this call's
+      // intra-op threads; the first error wins and stops the others at their next batch.
       std::atomic<size_t> next{0};
-      std::mutex error_mutex;
-      std::exception_ptr error;
-      const int intra = std::max(1, at::get_num_threads() / static_cast<int>(workers));
-      std::vector<std::thread> pool;
-      for (size_t w = 0; w < workers; ++w)
-        pool.emplace_back([&] {
-          at::set_num_threads(intra);
-          for (size_t b; (b = next++) < batches.size();) {
-            try {
-              translate_batch(batches[b].first, batches[b].second);
-            } catch (...) {
-              std::lock_guard<std::mutex> lock(error_mutex);
-              if (!error) error = std::current_exception();
-              next = batches.size();
-            }
-          }
-        });
-      for (std::thread& t : pool) t.join();
-      if (error) std::rethrow_exception(error);
+      const int intra = std::max(1, at::get_num_threads() / static_cast<int>(tasks));
+      workers->run(tasks, [&] {
+        at::internal::lazy_init_num_threads();
+        const nn::ThreadCountScope worker_threads(intra);
+        try {
+          for (size_t b; (b = next++) < batches.size();) translate_batch(batches[b].first, batches[b].second);
+        } catch (...) {
+          next = batches.size();
+          throw;
+        }
+      });
     }
     for (size_t i = 0; i < results.size(); ++i) results[i].truncated_tokens = truncated[i];
     return results;
@@ -373,10 +356,12 @@ Translator::Translator(const std::string& model_dir, const ModelOptions& model_o
 void Translator::load(const std::string& model_dir, const ModelOptions& model_options) {
   if (model_options.threads < 0) throw Error("invalid model option: threads must not be negative");
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
-  if (model_options.threads > 0) at::set_num_threads(usable_threads(model_options.threads));
-  keep_large_buffers_on_the_heap();
   impl_->threads = model_options.threads > 0 ? usable_threads(model_options.threads) : 0;
-  impl_->inter_threads = model_options.inter_threads;
+  // Loading (packing the weights) runs on the model's threads too, and leaves the caller's as they were.
+  at::internal::lazy_init_num_threads();
+  const nn::ThreadCountScope load_threads(impl_->threads);
+  if (model_options.inter_threads > 1)
+    impl_->workers = std::make_unique<pipeline::WorkerPool>(static_cast<size_t>(model_options.inter_threads));
   impl_->model_dir = model_dir;
   // Everything small is read and checked before the weights: a bad id or size in a JSON file
   // fails in milliseconds, naming the file and field, and nothing is allocated from it.
@@ -393,6 +378,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   models::PackedCacheOptions cache;
   cache.enabled = model_options.weight_cache;
   cache.dir = model_options.weight_cache_dir;
+  cache.warn = model_options.on_warning;
   impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family),
                                             gemm_type(model_options.compute_type), &cache);
 }

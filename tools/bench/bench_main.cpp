@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
   // The wait policy `ordo` runs with (cli/openmp_wait.h): GNU OpenMP has read its environment
   // already, so set it and start again (GOMP_SPINCOUNT=300000 measures libgomp's default).
   if (ordo::cli::choose_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
+  ordo::configure_process();  // as `ordo` does: the same allocator and oneDNN settings
   CLI::App app{"ordo-bench: decoding speed on the issue-4 workload and on real sentences"};
   int runs = 5;
   std::string work = "runs/bench";

@@ -1,0 +1,33 @@
+// ordo — process-wide tuning, made explicitly by the program that owns the process.
+//
+// A Translator changes nothing outside itself: settings that hold for the whole process
+// (the C library's allocator, oneDNN's kernel cache) are made here, once, by the program's
+// main(): the `ordo` command and `ordo serve` call configure_process() at start-up. A program
+// that embeds ordo calls it too when ordo's speed matters more than those process-wide
+// settings, or leaves it out (ordo then runs with glibc's and oneDNN's defaults: the same
+// results, somewhat slower decoding at large beam x vocabulary sizes).
+#pragma once
+
+#include "ordo/export.h"
+
+namespace ordo {
+
+struct ProcessOptions {
+  // Decoding allocates the same large buffers at every step (logits of rows x vocabulary:
+  // 30 MB for 128 beams of a 58k vocabulary). Above glibc's mmap threshold each is a fresh
+  // mmap whose pages the kernel zeroes on first touch; true raises glibc's mmap and trim
+  // thresholds (mallopt) so that they come from the heap and freed memory is reused, at the
+  // cost of keeping the peak allocation resident.
+  bool keep_large_buffers_on_heap = true;
+  // Kernels oneDNN keeps in its process-wide cache (oneDNN's default: 1024). Each packed GEMM
+  // keeps its own recent kernels, so the cache only has to cover one forward pass's shapes;
+  // 1024 holds ~200 MB more than needed on a server meeting thousands of batch shapes. 0 leaves
+  // oneDNN's setting alone; ONEDNN_PRIMITIVE_CACHE_CAPACITY in the environment always wins.
+  int onednn_primitive_cache_capacity = 128;
+};
+
+// Applies `options` to the process. Call it before the first Translator; calling it again
+// applies the new values.
+ORDO_API void configure_process(const ProcessOptions& options = {});
+
+}  // namespace ordo
