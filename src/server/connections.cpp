@@ -82,39 +82,29 @@ struct Connections::Connection {
   Clock::time_point since;
   bool eof = false;        // the client closed its side
   bool registered = false;  // in the epoll set
+  bool continued = false;   // 100 Continue sent for the request being read
   // Of the request handed to a request thread (written before, read after the handover).
   RequestHead head;
+  size_t request_end = 0;    // its length in `in`, head and body
   bool close_after = false;  // set by the request thread
 };
 
 namespace {
 
-// A connection's request as httplib reads it: first the bytes already buffered, then (a chunked
-// body, or after 100 Continue) the socket, until the request's read deadline. Writes wait for
-// the client at most `write_seconds` for the whole answer.
+// A connection's request as httplib reads it: the buffered bytes of that request only (it is
+// whole before a thread gets it; past its end reads see the end of the stream, so a request
+// thread never waits for a client). Writes wait for the client at most `write_seconds` for the
+// whole answer.
 class ConnectionStream : public httplib::Stream {
  public:
-  ConnectionStream(Connections::Connection& c, Clock::time_point read_deadline, double write_seconds)
-      : c_(c), read_deadline_(read_deadline), write_seconds_(write_seconds) {}
+  ConnectionStream(Connections::Connection& c, size_t end, double write_seconds)
+      : c_(c), end_(std::min(end, c.in.size())), write_seconds_(write_seconds) {}
 
-  size_t consumed() const { return used_; }
-
-  bool is_readable() const override { return used_ < c_.in.size() || wait_for(c_.fd, POLLIN, read_deadline_); }
+  bool is_readable() const override { return used_ < end_; }
   bool is_writable() const override { return wait_for(c_.fd, POLLOUT, write_deadline()); }
 
   ssize_t read(char* ptr, size_t size) override {
-    while (used_ == c_.in.size()) {
-      if (!wait_for(c_.fd, POLLIN, read_deadline_)) return -1;
-      char buffer[16384];
-      const ssize_t n = ::recv(c_.fd, buffer, sizeof(buffer), 0);
-      if (n == 0) return 0;
-      if (n < 0) {
-        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-        return -1;
-      }
-      c_.in.append(buffer, static_cast<size_t>(n));
-    }
-    const size_t n = std::min(size, c_.in.size() - used_);
+    const size_t n = std::min(size, end_ - used_);
     std::memcpy(ptr, c_.in.data() + used_, n);
     used_ += n;
     return static_cast<ssize_t>(n);
@@ -147,8 +137,8 @@ class ConnectionStream : public httplib::Stream {
   }
 
   Connections::Connection& c_;
+  const size_t end_;
   size_t used_ = 0;
-  Clock::time_point read_deadline_;
   double write_seconds_;
   mutable bool writing_ = false;
   mutable Clock::time_point write_deadline_;
@@ -340,7 +330,10 @@ void Connections::take_returned() {
       continue;
     }
     c->registered = true;
-    if (!c->in.empty()) c->state = Connection::State::kReading;  // a pipelined request: its clock starts now
+    if (!c->in.empty()) {  // a pipelined request: its clock starts now
+      c->state = Connection::State::kReading;
+      reading_bytes_ += c->in.size();
+    }
     advance(*c);
   }
 }
@@ -360,7 +353,7 @@ void Connections::readable(Connection& c) {
   if (c.state != Connection::State::kIdle && c.state != Connection::State::kReading) return;
   // Room for one whole request and some of the next (pipelining); a request that does not fit
   // is refused by its head before the buffer is full.
-  const size_t cap = options_.max_head_bytes + options_.max_body_bytes + sizeof(buffer);
+  const size_t cap = buffer_cap();
   while (c.in.size() < cap) {
     const ssize_t n = ::recv(c.fd, buffer, std::min(sizeof(buffer), cap - c.in.size()), 0);
     if (n > 0) {
@@ -369,6 +362,7 @@ void Connections::readable(Connection& c) {
         c.since = Clock::now();
       }
       c.in.append(buffer, static_cast<size_t>(n));
+      reading_bytes_ += static_cast<size_t>(n);
       continue;
     }
     if (n == 0) {
@@ -380,7 +374,20 @@ void Connections::readable(Connection& c) {
     close(c);  // reset by the client
     return;
   }
-  advance(c);
+  // Past the budget of unfinished requests: the one read longest is refused (this one, maybe).
+  while (reading_bytes_ > options_.max_buffered_bytes) {
+    Connection* oldest = nullptr;
+    for (auto& [fd, other] : connections_)
+      if (other->state == Connection::State::kReading && (!oldest || other->since < oldest->since)) oldest = other.get();
+    if (!oldest) break;
+    reject(*oldest, 503, "Service Unavailable: the server holds too many unfinished requests; retry later");
+  }
+  if (c.state == Connection::State::kIdle || c.state == Connection::State::kReading) advance(c);
+}
+
+size_t Connections::buffer_cap() const {
+  // One whole request (chunked framing included) and the start of the next (pipelining).
+  return options_.max_head_bytes + options_.max_body_bytes + options_.max_body_bytes / 4 + 65536;
 }
 
 void Connections::advance(Connection& c) {
@@ -389,17 +396,42 @@ void Connections::advance(Connection& c) {
     if (c.eof) close(c);
     return;
   }
-  const RequestHead head = parse_request_head(c.in, options_.max_head_bytes, options_.max_body_bytes);
+  RequestHead head = parse_request_head(c.in, options_.max_head_bytes, options_.max_body_bytes);
   if (head.status != 0) return reject(c, head.status, head.error);
-  if (head.head_bytes == 0 || (!head.body_unknown && c.in.size() < head.head_bytes + head.body_bytes)) {
+  size_t end = 0;  // of the request, once it is whole
+  if (head.head_bytes > 0) {
+    if (head.chunked) {
+      const ChunkedBody body = chunked_body_end(c.in, head.head_bytes, options_.max_body_bytes);
+      if (body.status != 0) return reject(c, body.status, body.error);
+      end = body.end;
+    } else if (c.in.size() >= head.head_bytes + head.body_bytes) {
+      end = head.head_bytes + head.body_bytes;
+    }
+    // The client waits for 100 Continue before it sends the body: sent from here, and the
+    // header renamed so that httplib does not send it again.
+    if (head.expect_at != std::string::npos) {
+      c.in[head.expect_at] = 'X';
+      if (end == 0 && !c.continued) {
+        static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        (void)::send(c.fd, kContinue, sizeof(kContinue) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        c.continued = true;
+      }
+    }
+  }
+  if (end == 0) {
+    if (c.in.size() >= buffer_cap())  // chunked framing beyond any sensible overhead
+      return reject(c, 413, "Request body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
     if (c.eof) close(c);  // it will never be whole
     return;
   }
   // Whole: to a request thread. The loop does not read this socket until it comes back.
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   c.registered = false;
+  reading_bytes_ -= std::min(reading_bytes_, c.in.size());
   c.state = Connection::State::kBusy;
   c.head = head;
+  c.request_end = end;
+  c.continued = false;
   c.close_after = false;
   const bool probe = is_probe(head);
   {
@@ -416,6 +448,7 @@ void Connections::reject(Connection& c, int status, const std::string& message) 
                              "\r\nConnection: close\r\n\r\n" + body;
   (void)::send(c.fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // small: fits the socket buffer
   ::shutdown(c.fd, SHUT_WR);
+  if (c.state == Connection::State::kReading) reading_bytes_ -= std::min(reading_bytes_, c.in.size());
   c.in.clear();
   c.in.shrink_to_fit();
   c.state = Connection::State::kLingering;
@@ -425,6 +458,7 @@ void Connections::reject(Connection& c, int status, const std::string& message) 
 
 void Connections::close(Connection& c) {
   if (c.registered) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  if (c.state == Connection::State::kReading) reading_bytes_ -= std::min(reading_bytes_, c.in.size());
   const auto count = per_address_.find(c.address);
   if (count != per_address_.end() && --count->second == 0) per_address_.erase(count);
   const int fd = c.fd;
@@ -462,9 +496,7 @@ void Connections::work(bool probes) {
       queue.pop_front();
       stopping = stopping_;
     }
-    const Clock::time_point read_deadline =
-        std::max(c->since + seconds(options_.read_seconds), Clock::now() + std::chrono::milliseconds(100));
-    ConnectionStream stream(*c, read_deadline, options_.write_seconds);
+    ConnectionStream stream(*c, c->request_end, options_.write_seconds);
     bool closed = false, ok = false;
     t_client_fd = c->fd;
     try {
@@ -473,12 +505,9 @@ void Connections::work(bool probes) {
       ok = false;
     }
     t_client_fd = -1;
-    size_t consumed = stream.consumed();
-    // A body the handler did not read is skipped (its length is known).
-    if (!c->head.body_unknown) consumed = std::max(consumed, c->head.head_bytes + c->head.body_bytes);
-    c->in.erase(0, std::min(consumed, c->in.size()));
-    // After a chunked body (or 100 Continue) the next request's start is not known for sure.
-    c->close_after = !ok || closed || stopping || c->head.body_unknown;
+    // A body the handler did not read is skipped.
+    c->in.erase(0, std::min(c->request_end, c->in.size()));
+    c->close_after = !ok || closed || stopping;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       returned_.push_back(c);

@@ -3,8 +3,9 @@
 // second holds that thread for ever (slowloris), and it reads each pipelined request with a
 // fresh buffer, dropping what came after the first. Here one thread reads every connection
 // without blocking (epoll) and hands a request to a request thread only once it is whole (its
-// head and, with Content-Length, its body), so
-//   - a trickling or idle client holds no thread: only its socket and the bytes it sent;
+// head and its body, Content-Length or chunked; 100 Continue is answered from here), so
+//   - a trickling or idle client holds no thread: only its socket and the bytes it sent (the
+//     bytes of unfinished requests have a budget: past it the request read longest gets 503);
 //   - a request not whole `read_seconds` after its first byte gets 408 and its connection
 //     is closed (one deadline for head and body, not per read);
 //   - an address at its connection cap (or everyone at the total cap) loses its oldest
@@ -13,7 +14,7 @@
 //     request thread is busy;
 //   - pipelined requests stay in the connection's one buffer and are answered in order;
 //   - a duplicate or malformed Content-Length, or Transfer-Encoding beside it: 400; a head past
-//     `max_head_bytes`: 431; Content-Length past `max_body_bytes`: 413 (before the body is read).
+//     `max_head_bytes`: 431; a body past `max_body_bytes`: 413 (for Content-Length, before the body is read).
 // The request threads run httplib's own request parsing and routing (ServeFn) on the buffered
 // bytes. Errors answered here are {"error": message} as the server's other errors.
 #pragma once
@@ -45,7 +46,10 @@ struct ConnectionOptions {
   size_t per_address = 256;         // connections from one client address; 0 = no cap
   size_t max_connections = 8192;    // all addresses together (also kept under RLIMIT_NOFILE)
   size_t max_head_bytes = 16384;    // request line and headers
-  size_t max_body_bytes = 1 << 20;  // Content-Length
+  size_t max_body_bytes = 1 << 20;  // Content-Length, or the data of a chunked body
+  // Bytes of requests not yet whole, all connections together: past it the one read longest
+  // is refused (503).
+  size_t max_buffered_bytes = size_t(64) << 20;
 };
 
 // Answers one request read from `stream` (httplib's Server::process_request): false when the
@@ -80,6 +84,7 @@ class Connections {
   void readable(Connection& c);
   void advance(Connection& c);  // a whole request buffered: hand it over; else keep reading
   void reject(Connection& c, int status, const std::string& message);
+  size_t buffer_cap() const;  // bytes buffered per connection
   void close(Connection& c);
   bool evict_for(const std::string& address);
   void sweep();
@@ -91,6 +96,7 @@ class Connections {
   // Owned by the loop thread.
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::map<std::string, size_t> per_address_;
+  size_t reading_bytes_ = 0;  // buffered by connections in kReading
   uint64_t next_id_ = 0;
   // Shared; guarded by mutex_.
   std::mutex mutex_;

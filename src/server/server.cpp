@@ -651,6 +651,7 @@ int run_server(const ServerConfig& config) {
   connection_options.read_seconds = config.limits.read_timeout_seconds;
   connection_options.per_address = config.limits.max_client_connections;
   connection_options.max_body_bytes = config.limits.max_body_bytes;
+  connection_options.max_buffered_bytes = std::max<size_t>(size_t(16) << 20, 64 * config.limits.max_body_bytes);
   Connections connections(connection_options, [&http](httplib::Stream& stream, bool close, bool& closed) {
     return http.serve(stream, close, closed);
   });

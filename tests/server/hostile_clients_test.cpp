@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -140,6 +141,42 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
     EXPECT_EQ(answers[1].status, 200);
     EXPECT_EQ(json::parse(answers[1].body), json({{"status", "ok"}}));
   }
+  // A chunked body is read whole before a thread gets it, and what follows it is kept.
+  {
+    RawSocket socket(server.port());
+    const std::string body = json{{"q", texts[2]}, {"source", "en"}, {"target", "de"}}.dump();
+    const auto hex = [](size_t n) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%zx", n);
+      return std::string(text);
+    };
+    ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n" +
+                            hex(10) + "\r\n" + body.substr(0, 10) + "\r\n" + hex(body.size() - 10) + ";x=y\r\n" +
+                            body.substr(10) + "\r\n0\r\n\r\n" +
+                            "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
+    const auto answers = split_answers(socket.read_until_closed(20));
+    ASSERT_EQ(answers.size(), 2u);
+    EXPECT_EQ(answers[0].status, 200) << answers[0].body;
+    EXPECT_EQ(json::parse(answers[0].body)["translatedText"], expected[2]);
+    EXPECT_EQ(answers[1].status, 200);
+  }
+  // Expect: 100-continue is answered once, before the body comes.
+  {
+    RawSocket socket(server.port());
+    const std::string body = json{{"q", texts[0]}, {"source", "en"}, {"target", "de"}}.dump();
+    ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                            "Expect: 100-continue\r\nConnection: close\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n"));
+    const std::string interim = socket.read_until_closed(0.5);
+    EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+    ASSERT_TRUE(socket.send(body));
+    const auto answers = split_answers(interim + socket.read_until_closed(20));
+    ASSERT_EQ(answers.size(), 2u);
+    EXPECT_EQ(answers[0].status, 100);
+    EXPECT_EQ(answers[1].status, 200);
+    EXPECT_EQ(json::parse(answers[1].body)["translatedText"], expected[0]);
+  }
   // Framing that lies is refused, never guessed (item 10): 400 and the connection closed.
   for (const std::string& head :
        {std::string("Content-Length: 2\r\nContent-Length: 2\r\n"), std::string("Content-Length: 2\r\nContent-Length: 40\r\n"),
@@ -154,6 +191,29 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
     EXPECT_EQ(json::parse(answers[0].body)["error"].get<std::string>().substr(0, 13), "Bad Request: ") << head;
     EXPECT_TRUE(closed) << head;
   }
+}
+
+// Bytes of unfinished requests have a budget (64 x --max-body-bytes, at least 16 MiB): 80
+// clients each holding a 250 KB body one byte short of whole (20 MB) make the server refuse the
+// ones read longest with 503; it answers the others meanwhile.
+TEST(ServeHostileClients, UnfinishedBodiesHaveAMemoryBudget) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--max-body-bytes", "262144", "--max-client-connections", "0"});
+  std::vector<std::unique_ptr<RawSocket>> holders;
+  const std::string body(249999, ' ');
+  for (int i = 0; i < 80; ++i) {
+    holders.push_back(std::make_unique<RawSocket>(server.port()));
+    ASSERT_TRUE(holders.back()->send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                                     "Content-Length: 250000\r\n\r\n" + body));
+  }
+  EXPECT_EQ(probe_health(server).first, 200);
+  int refused = 0;
+  for (auto& h : holders) refused += h->read_until_closed(0.05).rfind("HTTP/1.1 503 ", 0) == 0;
+  EXPECT_GE(refused, 8);
+  EXPECT_LE(refused, 20);
+  auto res = server.client()->Post("/translate", json{{"q", "Hello."}, {"source", "en"}, {"target", "de"}}.dump(),
+                                   "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
 }
 
 // Item 3: a request past --timeout gets 504 and its decoding stops (the next request is answered
