@@ -83,6 +83,7 @@ struct Connections::Connection {
   bool eof = false;        // the client closed its side
   bool registered = false;  // in the epoll set
   bool continued = false;   // 100 Continue sent for the request being read
+  Clock::time_point received;  // when the request handed over was whole
   // Of the request handed to a request thread (written before, read after the handover).
   RequestHead head;
   size_t request_end = 0;    // its length in `in`, head and body
@@ -146,12 +147,15 @@ class ConnectionStream : public httplib::Stream {
 
 // The socket of the request this thread answers (-1: none).
 thread_local int t_client_fd = -1;
+thread_local Clock::time_point t_received;
 
 bool is_probe(const RequestHead& head) {
   return head.method == "GET" && (head.path == "/health" || head.path == "/ready" || head.path == "/metrics");
 }
 
 }  // namespace
+
+Clock::time_point request_received() { return t_client_fd >= 0 ? t_received : Clock::now(); }
 
 bool client_gone() {
   if (t_client_fd < 0) return false;
@@ -374,8 +378,9 @@ void Connections::readable(Connection& c) {
     close(c);  // reset by the client
     return;
   }
-  // Past the budget of unfinished requests: the one read longest is refused (this one, maybe).
-  while (reading_bytes_ > options_.max_buffered_bytes) {
+  // Past the budget of requests unfinished or waiting for a thread: the one read longest is
+  // refused (this one, maybe).
+  while (reading_bytes_ + queued_bytes_ > options_.max_buffered_bytes) {
     Connection* oldest = nullptr;
     for (auto& [fd, other] : connections_)
       if (other->state == Connection::State::kReading && (!oldest || other->since < oldest->since)) oldest = other.get();
@@ -428,7 +433,9 @@ void Connections::advance(Connection& c) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   c.registered = false;
   reading_bytes_ -= std::min(reading_bytes_, c.in.size());
+  queued_bytes_ += c.in.size();
   c.state = Connection::State::kBusy;
+  c.received = Clock::now();
   c.head = head;
   c.request_end = end;
   c.continued = false;
@@ -496,9 +503,11 @@ void Connections::work(bool probes) {
       queue.pop_front();
       stopping = stopping_;
     }
+    queued_bytes_ -= std::min(queued_bytes_.load(), c->in.size());
     ConnectionStream stream(*c, c->request_end, options_.write_seconds);
     bool closed = false, ok = false;
     t_client_fd = c->fd;
+    t_received = c->received;
     try {
       ok = serve_(stream, stopping, closed);
     } catch (...) {

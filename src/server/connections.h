@@ -5,7 +5,8 @@
 // without blocking (epoll) and hands a request to a request thread only once it is whole (its
 // head and its body, Content-Length or chunked; 100 Continue is answered from here), so
 //   - a trickling or idle client holds no thread: only its socket and the bytes it sent (the
-//     bytes of unfinished requests have a budget: past it the request read longest gets 503);
+//     bytes of requests unfinished or waiting for a thread have a budget: past it the request
+//     read longest gets 503);
 //   - a request not whole `read_seconds` after its first byte gets 408 and its connection
 //     is closed (one deadline for head and body, not per read);
 //   - an address at its connection cap (or everyone at the total cap) loses its oldest
@@ -21,6 +22,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -47,8 +49,8 @@ struct ConnectionOptions {
   size_t max_connections = 8192;    // all addresses together (also kept under RLIMIT_NOFILE)
   size_t max_head_bytes = 16384;    // request line and headers
   size_t max_body_bytes = 1 << 20;  // Content-Length, or the data of a chunked body
-  // Bytes of requests not yet whole, all connections together: past it the one read longest
-  // is refused (503).
+  // Bytes of requests unfinished or waiting for a thread, all connections together: past it the
+  // unfinished one read longest is refused (503).
   size_t max_buffered_bytes = size_t(64) << 20;
 };
 
@@ -56,6 +58,10 @@ struct ConnectionOptions {
 // connection must be closed; `close` asks for "Connection: close"; `closed` is set when the
 // client asked for it.
 using ServeFn = std::function<bool(httplib::Stream& stream, bool close, bool& closed)>;
+
+// When the request this (request) thread answers was whole: its latency and its --timeout
+// count from there, the wait for a free thread included.
+std::chrono::steady_clock::time_point request_received();
 
 // Whether the client of the request this (request) thread answers has closed or reset its
 // connection: a client that closes its side while waiting has given up (as nginx takes it).
@@ -97,6 +103,7 @@ class Connections {
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::map<std::string, size_t> per_address_;
   size_t reading_bytes_ = 0;  // buffered by connections in kReading
+  std::atomic<size_t> queued_bytes_{0};  // of whole requests waiting for a thread
   uint64_t next_id_ = 0;
   // Shared; guarded by mutex_.
   std::mutex mutex_;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "server/connections.h"
+#include "ordo/decode_option_table.h"
 #include "server/language_codes.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
@@ -61,31 +62,14 @@ Json result_json(const TranslationResult& r) {
   return line;
 }
 
-// The canonical text of decoding options: requests with equal texts may share a batch. The
-// source language is not in it: sentences are encoded (with their language token) before they
-// are queued, and translate_ids() does not read it.
+// The canonical text of decoding options: requests with equal texts may share a batch. Every
+// option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
 std::string settings_key(const DecodeOptions& o) {
   nlohmann::json j = nlohmann::json::object();
-  const auto put = [&](const char* name, const auto& value) {
-    if (value) j[name] = *value;
-  };
-  put("beam_size", o.beam_size);
-  put("n_best", o.n_best);
-  put("max_new_tokens", o.max_new_tokens);
-  put("max_length", o.max_length);
-  put("min_length", o.min_length);
-  put("min_new_tokens", o.min_new_tokens);
-  put("length_penalty", o.length_penalty);
-  put("early_stopping", o.early_stopping);
-  put("no_repeat_ngram_size", o.no_repeat_ngram_size);
-  put("repetition_penalty", o.repetition_penalty);
-  put("target_lang", o.target_lang);
-  put("sample", o.sample);
-  put("temperature", o.temperature);
-  put("top_k", o.top_k);
-  put("top_p", o.top_p);
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.splits_batches)
+      if (const auto value = spec.value_text(o)) j[spec.name] = *value;
   if (o.return_attention) j["return_attention"] = true;  // format=html: alignments for inline tags
-  put("seed", o.seed);
   j["preset"] = reinterpret_cast<uintptr_t>(o.preset.get());
   return j.dump();
 }
@@ -563,7 +547,7 @@ void Service::install(httplib::Server& http) {
     }
   });
   http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-    t_request_start = Clock::now();
+    t_request_start = request_received();  // the wait for a free thread counts
     t_request_started = true;
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -571,7 +555,7 @@ void Service::install(httplib::Server& http) {
                                                                      httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string message = status_text(res.status);
-    if (res.status == 404) message += ": " + req.method + " " + req.path;
+    if (res.status == 404) message += ": " + shown(req.method) + " " + shown(req.path, 200);
     if (res.status == 413) message = "Request body larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes";
     send_json(res, res.status, Json{{"error", message}});
     return httplib::Server::HandlerResponse::Handled;
