@@ -24,14 +24,18 @@
 //     entities).
 // A block whose tags Gumbo reordered (foster-parented table text, misnested formatting
 // elements) falls back to translating each of its text nodes in place, sentence by sentence.
+// Pages are untrusted: Gumbo only sees them through html_parse.h (limits checked first, then
+// a parse with a memory budget and a deadline).
 #include <gumbo.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "document/html_parse.h"
 #include "ordo/document.h"
 
 namespace ordo {
@@ -226,11 +230,14 @@ std::vector<SentenceSpan> words_of(const std::string& text, size_t begin, size_t
 
 struct HtmlDocument::Impl {
   std::string source;
+  HtmlLimits limits;
+  std::chrono::steady_clock::time_point deadline;  // of all the parses of the page
   std::vector<Block> blocks;
   std::vector<std::string> runs;
   bool needs_alignment = false;
 
   void parse(const std::string& language);
+  std::string decoded_text(const std::string& piece) const;
   void collect(const GumboNode* root, std::vector<std::vector<Atom>>& out) const;
   void add_text(size_t begin, size_t end, const std::string& text, std::vector<Atom>& out) const;
   bool finish(Block& block) const;
@@ -239,12 +246,12 @@ struct HtmlDocument::Impl {
 };
 
 // The text of `html` as Gumbo decodes it (entities, CR LF), for a piece of a text node.
-std::string decoded_text(const std::string& piece) {
+std::string HtmlDocument::Impl::decoded_text(const std::string& piece) const {
   const std::string html = "<div>" + piece;
-  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
-      gumbo_parse(html.c_str()), [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+  const document::GumboParse parse(html.data(), html.size(), document::html_memory_budget(html.size(), limits),
+                                   deadline, limits.max_seconds);
   std::string text;
-  std::vector<const GumboNode*> stack = {output->root};
+  std::vector<const GumboNode*> stack = {parse.output().root};
   while (!stack.empty()) {
     const GumboNode* node = stack.back();
     stack.pop_back();
@@ -512,13 +519,14 @@ void HtmlDocument::Impl::split(Block& block, const std::string& language) {
 }
 
 void HtmlDocument::Impl::parse(const std::string& language) {
-  GumboOptions options = kGumboDefaultOptions;
-  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
-      gumbo_parse_with_options(&options, source.data(), source.size()),
-      [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
-  if (!output) return;
+  document::check_html_limits(source, limits);
+  deadline = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(
+                 std::min(limits.max_seconds, 1e6)));
+  const document::GumboParse parsed(source.data(), source.size(), document::html_memory_budget(source.size(), limits),
+                                    deadline, limits.max_seconds);
   std::vector<std::vector<Atom>> lists;
-  collect(output->document, lists);
+  collect(parsed.output().document, lists);
   std::vector<Block> candidates;
   for (std::vector<Atom>& atoms : lists) {
     bool has_text = false;
@@ -835,8 +843,10 @@ void HtmlDocument::Impl::rebuild_block(const Block& block, const std::vector<Ali
   }
 }
 
-HtmlDocument::HtmlDocument(const std::string& html, const std::string& language) : impl_(std::make_unique<Impl>()) {
+HtmlDocument::HtmlDocument(const std::string& html, const std::string& language, const HtmlLimits& limits)
+    : impl_(std::make_unique<Impl>()) {
   impl_->source = html;
+  impl_->limits = limits;
   impl_->parse(language);
 }
 HtmlDocument::~HtmlDocument() = default;

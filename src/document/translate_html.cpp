@@ -24,11 +24,11 @@ AlignedTranslation aligned_translation(const TranslationResult& result, size_t h
 }
 
 std::string translate_html(const Translator& translator, const std::string& html, const DecodeOptions& options,
-                           const std::string& language) {
+                           const std::string& language, const HtmlLimits& limits) {
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
                                                  : document::model_source_language(translator.model_dir());
-  const HtmlDocument document(html, lang);
+  const HtmlDocument document(html, lang, limits);
   DecodeOptions decode = options;
   if (document.needs_alignment()) decode.return_attention = true;
   const std::vector<TranslationResult> results = translator.translate(document.sentences(), decode);

@@ -4,6 +4,7 @@
 // ctest-label: integration
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -166,11 +167,98 @@ TEST(HtmlLayout, DeepNestingAndTagCount) {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<span>";
   deep += "Deep text.";
-  const HtmlDocument doc(deep, "en");
+  // Beyond the default depth: refused (the parser's scope checks walk the nesting).
+  EXPECT_THROW(HtmlDocument(deep, "en"), Error);
+  HtmlLimits deeper;
+  deeper.max_depth = 6000;
+  const HtmlDocument doc(deep, "en", deeper);
   EXPECT_EQ(doc.sentences(), Sentences{"Deep text."});
   EXPECT_EQ(doc.rebuild({aligned("X", {}, 0)}), deep.substr(0, deep.size() - 10) + "X");
   EXPECT_EQ(html_tag_count(deep), 5000u);
   EXPECT_EQ(html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+}
+
+// The message of the Error `html` is refused with under `limits` (empty when it is accepted),
+// and the refusal takes well under a second.
+std::string refusal(const std::string& html, const HtmlLimits& limits = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    HtmlDocument doc(html, "en", limits);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0) << message;
+  return message;
+}
+
+std::string repeat(const std::string& piece, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+// Issue 29, item 1: pages whose parse grows without bound (Gumbo took 1 GB for 30 KB of
+// unclosed <b>, 2.85 GB and 58 s for 66 KB) are refused before parsing, naming the limit.
+TEST(HtmlLimits, HostilePagesAreRefusedNamingTheLimit) {
+  EXPECT_NE(refusal("<p>" + repeat("<b>", 40000) + "A man.").find("(limit max_depth 512)"), std::string::npos);
+  EXPECT_NE(refusal("<p>" + repeat("<div>", 20000) + "A man.").find("max_depth"), std::string::npos);
+  std::string distinct = "<p>";
+  for (int i = 0; i < 3000; ++i) distinct += "<b x=" + std::to_string(i) + ">";
+  EXPECT_NE(refusal(distinct + repeat("</p>x", 5000)).find("max_open_formatting 100"), std::string::npos);
+  EXPECT_NE(refusal(distinct + "</p>" + repeat("<p>x</p>", 5000)).find("max_open_formatting"), std::string::npos);
+  // Unclosed tags that the parser closes itself do not count: lists, paragraphs, cells.
+  EXPECT_EQ(refusal("<ul>" + repeat("<li>An item.", 5000) + "</ul>" + repeat("<p>Text.", 5000) + "<table>" +
+                    repeat("<tr><td>A<td>B", 2000) + "</table>" + repeat("<b>x</b><i>y</i>", 5000)),
+            "");
+  std::string attributes = "<p";
+  for (int i = 0; i < 300; ++i) attributes += " a" + std::to_string(i) + "=\"v\"";
+  EXPECT_NE(refusal(attributes + ">Text.</p>").find("max_attributes 256"), std::string::npos);
+  HtmlLimits small;
+  small.max_bytes = 1000;
+  EXPECT_NE(refusal(repeat("<p>Text.</p>", 100), small).find("max_bytes 1000"), std::string::npos);
+  small = {};
+  small.max_elements = 1000;
+  EXPECT_NE(refusal(repeat("<p>Text.</p>", 1001), small).find("max_elements 1000"), std::string::npos);
+  small = {};
+  small.max_total_attributes = 1000;
+  EXPECT_NE(refusal(repeat("<p a=1 b=2>Text.</p>", 501), small).find("max_total_attributes 1000"), std::string::npos);
+  // Inside <script> and comments, '<' starts no element.
+  EXPECT_EQ(refusal("<script>" + repeat("s = '<b>';", 10000) + "</script><!--" + repeat("<b>", 10000) + "--><p>Hi.</p>"),
+            "");
+}
+
+// The parse itself runs within a memory budget and a deadline, whatever the pre-scan lets
+// through: an allocation past them ends the parse with an Error, not an abort.
+TEST(HtmlLimits, ParserMemoryAndTimeAreBounded) {
+  std::string page;
+  for (int i = 0; i < 2000; ++i) page += "<p class=c" + std::to_string(i) + ">Sentence number " + std::to_string(i) + ".</p>\n";
+  HtmlLimits tight;
+  tight.max_memory = 256 << 10;
+  EXPECT_NE(refusal(page, tight).find("max_memory"), std::string::npos);
+  tight = {};
+  tight.max_seconds = 1e-9;
+  EXPECT_NE(refusal(repeat(page, 10), tight).find("max_seconds"), std::string::npos);
+  // Many formatting elements reopened after each block: the work the pre-scan allows, within
+  // the default budget (100 reopened per paragraph).
+  std::string reopen = "<p>";
+  for (int i = 0; i < 99; ++i) reopen += "<b x=" + std::to_string(i) + ">";
+  reopen += "</p>" + repeat("<p>x</p>", 300);
+  EXPECT_EQ(refusal(reopen), "");
+  tight = {};
+  tight.max_memory = 1 << 20;
+  EXPECT_NE(refusal(reopen, tight).find("max_memory"), std::string::npos);
+  // A page of a megabyte parses with the defaults, and again after a refusal (nothing leaks
+  // into the next parse).
+  std::string normal = "<!DOCTYPE html><html><head><title>A page</title></head><body>";
+  while (normal.size() < (1u << 20))
+    normal += "<div class=\"section\"><h2>A heading</h2><p>A man is riding a <b>red</b> bicycle down "
+              "<a href=\"/street?id=1&amp;x=2\">the street</a>.</p><ul><li>One item.<li>Two items.</ul>"
+              "<table><tr><td>Cell one.<td>Cell two.</table></div>\n";
+  normal += "</body></html>";
+  const HtmlDocument doc(normal, "en");
+  EXPECT_GT(doc.sentences().size(), 20000u);
+  EXPECT_EQ(doc.rebuild(identity(doc)), normal);
 }
 
 // ---------------------------------------------------------------- through the binary
@@ -260,6 +348,17 @@ TEST(HtmlCli, FilesAndErrors) {
   run = ordo_cli("translate --format html " + model_arg(), "<p>bad \xff byte</p>");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("UTF-8"), std::string::npos) << run.err;
+}
+
+// Issue 29, item 1 through the binary: the page that took 1 GB and ended in SIGABRT/SIGSEGV is
+// a one-line error naming the limit, and no output.
+TEST(HtmlCli, HostilePageIsAnErrorNamingTheLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun run = ordo_cli("translate --format html " + model_arg(), "<p>" + repeat("<b>", 40000) + "A man.\n");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("max_depth 512"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
 }
 
 }  // namespace

@@ -76,7 +76,10 @@ TEST(HtmlDocument, DeepNestingAndTagCount) {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<div>";
   deep += "Deep text.";
-  const HtmlDocument layout(deep, "en");
+  EXPECT_THROW(HtmlDocument(deep, "en"), ordo::Error);  // deeper than HtmlLimits::max_depth (issue 29)
+  ordo::HtmlLimits deeper;
+  deeper.max_depth = 6000;
+  const HtmlDocument layout(deep, "en", deeper);
   EXPECT_EQ(layout.sentences(), std::vector<std::string>{"Deep text."});
   EXPECT_EQ(layout.rebuild(plain({"X"})), deep.substr(0, deep.size() - 10) + "X");
   EXPECT_EQ(ordo::html_tag_count(deep), 5000u);
