@@ -163,7 +163,8 @@ bool client_gone() {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-Connections::Connections(ConnectionOptions options, ServeFn serve) : options_(options), serve_(std::move(serve)) {
+Connections::Connections(ConnectionOptions options, ServeFn serve, ConnectionObserver* observer)
+    : options_(options), serve_(std::move(serve)), observer_(observer) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error(std::string("epoll: ") + std::strerror(errno));
@@ -293,7 +294,8 @@ void Connections::accept_pending() {
     ++per_address_[added.address];
     connections_[fd] = std::move(c);
     if (refuse)
-      reject(added, 503, "Service Unavailable: too many connections, each with a request being answered; retry later");
+      reject(added, 503, "Service Unavailable: too many connections, each with a request being answered; retry later",
+             "refused");
   }
 }
 
@@ -309,6 +311,7 @@ bool Connections::evict_for(const std::string& address) {
       victim = c.get();
   }
   if (!victim) return false;
+  if (observer_ && victim->state != Connection::State::kLingering) observer_->connection_dropped("evicted");
   close(*victim);
   return true;
 }
@@ -385,7 +388,7 @@ void Connections::readable(Connection& c) {
     for (auto& [fd, other] : connections_)
       if (other->state == Connection::State::kReading && (!oldest || other->since < oldest->since)) oldest = other.get();
     if (!oldest) break;
-    reject(*oldest, 503, "Service Unavailable: the server holds too many unfinished requests; retry later");
+    reject(*oldest, 503, "Service Unavailable: the server holds too many unfinished requests; retry later", "budget");
   }
   if (c.state == Connection::State::kIdle || c.state == Connection::State::kReading) advance(c);
 }
@@ -402,12 +405,12 @@ void Connections::advance(Connection& c) {
     return;
   }
   RequestHead head = parse_request_head(c.in, options_.max_head_bytes, options_.max_body_bytes);
-  if (head.status != 0) return reject(c, head.status, head.error);
+  if (head.status != 0) return reject(c, head.status, head.error, "bad_request");
   size_t end = 0;  // of the request, once it is whole
   if (head.head_bytes > 0) {
     if (head.chunked) {
       const ChunkedBody body = chunked_body_end(c.in, head.head_bytes, options_.max_body_bytes);
-      if (body.status != 0) return reject(c, body.status, body.error);
+      if (body.status != 0) return reject(c, body.status, body.error, "bad_request");
       end = body.end;
     } else if (c.in.size() >= head.head_bytes + head.body_bytes) {
       end = head.head_bytes + head.body_bytes;
@@ -425,7 +428,8 @@ void Connections::advance(Connection& c) {
   }
   if (end == 0) {
     if (c.in.size() >= buffer_cap())  // chunked framing beyond any sensible overhead
-      return reject(c, 413, "Request body larger than " + std::to_string(options_.max_body_bytes) + " bytes");
+      return reject(c, 413, "Request body larger than " + std::to_string(options_.max_body_bytes) + " bytes",
+                    "bad_request");
     if (c.eof) close(c);  // it will never be whole
     return;
   }
@@ -448,7 +452,8 @@ void Connections::advance(Connection& c) {
   (probe ? probe_ready_ : work_ready_).notify_one();
 }
 
-void Connections::reject(Connection& c, int status, const std::string& message) {
+void Connections::reject(Connection& c, int status, const std::string& message, const char* reason) {
+  if (observer_) observer_->connection_dropped(reason);
   const std::string body = nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
                              "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
@@ -486,7 +491,9 @@ void Connections::sweep() {
   for (Connection* c : done) close(*c);
   std::ostringstream limit;
   limit << options_.read_seconds;
-  for (Connection* c : late) reject(*c, 408, "Request Timeout: the request was not received whole within " + limit.str() + " s");
+  for (Connection* c : late)
+    reject(*c, 408, "Request Timeout: the request was not received whole within " + limit.str() + " s", "read_timeout");
+  if (observer_) observer_->open_connections(connections_.size());
 }
 
 void Connections::work(bool probes) {

@@ -67,9 +67,20 @@ std::chrono::steady_clock::time_point request_received();
 // connection: a client that closes its side while waiting has given up (as nginx takes it).
 bool client_gone();
 
+// What the metrics see of the connections.
+class ConnectionObserver {
+ public:
+  virtual ~ConnectionObserver() = default;
+  virtual void open_connections(size_t count) {}  // every 50 ms
+  // A connection closed (or answered an error and closed) before a request of it was answered:
+  // "read_timeout", "evicted" (for a newer one at a cap), "refused" (a new one at a cap with
+  // nothing to evict), "budget" (buffered bytes), "bad_request" (framing, sizes).
+  virtual void connection_dropped(const char* reason) {}
+};
+
 class Connections {
  public:
-  Connections(ConnectionOptions options, ServeFn serve);
+  Connections(ConnectionOptions options, ServeFn serve, ConnectionObserver* observer = nullptr);
   ~Connections();
   Connections(const Connections&) = delete;
   Connections& operator=(const Connections&) = delete;
@@ -89,7 +100,7 @@ class Connections {
   void take_returned();
   void readable(Connection& c);
   void advance(Connection& c);  // a whole request buffered: hand it over; else keep reading
-  void reject(Connection& c, int status, const std::string& message);
+  void reject(Connection& c, int status, const std::string& message, const char* reason);
   size_t buffer_cap() const;  // bytes buffered per connection
   void close(Connection& c);
   bool evict_for(const std::string& address);
@@ -98,6 +109,7 @@ class Connections {
 
   const ConnectionOptions options_;
   const ServeFn serve_;
+  ConnectionObserver* const observer_;
   int epoll_fd_ = -1, wake_fd_ = -1;
   // Owned by the loop thread.
   std::map<int, std::unique_ptr<Connection>> connections_;

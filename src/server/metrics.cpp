@@ -55,6 +55,16 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                     .Name("ordo_translated_sentences_total")
                     .Help("Sentences translated or summarized, by model")
                     .Register(*registry_);
+  connections_ = &prometheus::BuildGauge()
+                      .Name("ordo_http_connections")
+                      .Help("Open client connections")
+                      .Register(*registry_)
+                      .Add({});
+  dropped_ = &prometheus::BuildCounter()
+                  .Name("ordo_http_connections_dropped_total")
+                  .Help("Connections closed before a request of theirs was answered, by reason (read_timeout, "
+                        "evicted, refused, budget, bad_request)")
+                  .Register(*registry_);
 }
 
 Metrics::~Metrics() = default;
@@ -67,6 +77,10 @@ void Metrics::request(const std::string& route, int status, double seconds) {
 void Metrics::queue_depth(size_t sentences) { queue_depth_->Set(static_cast<double>(sentences)); }
 
 void Metrics::in_flight(int delta) { in_flight_->Increment(delta); }
+
+void Metrics::open_connections(size_t count) { connections_->Set(static_cast<double>(count)); }
+
+void Metrics::connection_dropped(const char* reason) { dropped_->Add({{"reason", reason}}).Increment(); }
 
 void Metrics::batch_done(const std::string& model, size_t sentences, size_t padded_tokens, size_t generated_tokens,
                          double seconds) {

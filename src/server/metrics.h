@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/batcher.h"
+#include "server/connections.h"
 
 namespace prometheus {
 class Registry;
@@ -18,7 +19,7 @@ class Histogram;
 
 namespace ordo::server {
 
-class Metrics : public BatchObserver {
+class Metrics : public BatchObserver, public ConnectionObserver {
  public:
   Metrics();
   ~Metrics() override;
@@ -29,6 +30,8 @@ class Metrics : public BatchObserver {
   void batch_done(const std::string& model, size_t sentences, size_t padded_tokens, size_t generated_tokens,
                   double seconds) override;
   void in_flight(int delta);
+  void open_connections(size_t count) override;
+  void connection_dropped(const char* reason) override;
 
   // The text format (version 0.0.4).
   std::string text() const;
@@ -45,6 +48,8 @@ class Metrics : public BatchObserver {
   prometheus::Family<prometheus::Histogram>* batch_seconds_;
   prometheus::Family<prometheus::Counter>* generated_tokens_;
   prometheus::Family<prometheus::Counter>* sentences_;
+  prometheus::Gauge* connections_;
+  prometheus::Family<prometheus::Counter>* dropped_;
 };
 
 }  // namespace ordo::server

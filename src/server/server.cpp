@@ -110,6 +110,7 @@ class Service {
   void set_ready(bool ready) { ready_ = ready; }
   void set_draining() { draining_ = true; }
   void shutdown() { batcher_.shutdown(); }
+  Metrics& metrics() { return metrics_; }
   void install(httplib::Server& http);
 
  private:
@@ -638,7 +639,7 @@ int run_server(const ServerConfig& config) {
   connection_options.max_buffered_bytes = std::max<size_t>(size_t(16) << 20, 64 * config.limits.max_body_bytes);
   Connections connections(connection_options, [&http](httplib::Stream& stream, bool close, bool& closed) {
     return http.serve(stream, close, closed);
-  });
+  }, &service.metrics());
   http.set_connections(&connections);
   http.new_task_queue = [&connections] { return new HandOver(connections); };
   http.set_tcp_nodelay(true);

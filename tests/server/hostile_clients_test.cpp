@@ -103,6 +103,13 @@ TEST(ServeHostileClients, TricklingClientsHoldNoThreadAndAreClosedAtTheReadDeadl
   bool newest_closed = true;
   idle[39]->read_until_closed(0.2, &newest_closed);
   EXPECT_FALSE(newest_closed);
+  // /metrics tells what happened.
+  const auto metrics = server.client()->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("ordo_http_connections_dropped_total{reason=\"read_timeout\"} 30\n"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("ordo_http_connections_dropped_total{reason=\"evicted\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("\nordo_http_connections "), std::string::npos);
 }
 
 // Item 7: three requests in one write get three answers, in order; a request with a second one
