@@ -11,4 +11,12 @@ namespace ordo {
 // (overlong forms, surrogates and truncated sequences are rejected, as SentencePiece needs).
 ORDO_API void check_utf8(const std::string& text, const std::string& where);
 
+// Whether `text` has anything to translate: false when it is empty or holds only white space,
+// control characters (NUL included) and invisible format characters (zero-width spaces,
+// direction marks, the byte order mark). Models asked to translate such an input make text up
+// ("   " -> "Ein Mann."), so ordo never runs them: Translator::translate() gives such an input
+// one empty hypothesis with score 0, and so every caller (the CLI, the server, documents)
+// gives an empty output for it. The one policy for blank input.
+ORDO_API bool has_text(const std::string& text);
+
 }  // namespace ordo

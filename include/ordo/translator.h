@@ -24,13 +24,15 @@ class ORDO_API Translator {
   // from `model_dir`. Throws ordo::Error naming the file and field at fault.
   explicit Translator(const std::string& model_dir, const ModelOptions& model_options = {});
   ~Translator();
+  // A moved-from Translator holds no model: every call on it throws ordo::Error.
   Translator(Translator&&) noexcept;
   Translator& operator=(Translator&&) noexcept;
   Translator(const Translator&) = delete;
   Translator& operator=(const Translator&) = delete;
 
   // Translates each sentence (UTF-8; invalid UTF-8 throws). Results are in input order.
-  // An empty sentence is run through the model like any other (it encodes to just </s>).
+  // A sentence with no text (empty, or only white space, control or invisible format
+  // characters: ordo::has_text) is not run; it gets one empty hypothesis with score 0.
   std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
                                            const DecodeOptions& options = {}) const;
 
@@ -58,6 +60,8 @@ class ORDO_API Translator {
  private:
   void load(const std::string& model_dir, const ModelOptions& model_options);
   struct Impl;
+  // impl_, or an ordo::Error when this Translator was moved from.
+  const Impl& checked_impl() const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -7,4 +7,6 @@ namespace ordo {
 
 void check_utf8(const std::string& text, const std::string& where) { text::check_utf8(text, where); }
 
+bool has_text(const std::string& text) { return text::has_text(text); }
+
 }  // namespace ordo

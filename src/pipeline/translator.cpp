@@ -387,17 +387,23 @@ Translator::~Translator() = default;
 Translator::Translator(Translator&&) noexcept = default;
 Translator& Translator::operator=(Translator&&) noexcept = default;
 
+// A moved-from Translator has no model: each call says so instead of dereferencing nothing.
+const Translator::Impl& Translator::checked_impl() const {
+  if (!impl_) throw Error("this ordo::Translator was moved from and holds no model (use the one it was moved to)");
+  return *impl_;
+}
+
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
-  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence); });
+  return guarded("tokenizing", [&] { return checked_impl().tokenizer->encode(sentence); });
 }
 
 std::vector<int64_t> Translator::encode(const std::string& sentence, const std::string& source_lang) const {
-  return guarded("tokenizing", [&] { return impl_->tokenizer->encode(sentence, source_lang); });
+  return guarded("tokenizing", [&] { return checked_impl().tokenizer->encode(sentence, source_lang); });
 }
 
 std::vector<std::string> Translator::languages() const {
   // M2M100 names its language tokens "__de__"; callers pass "de".
-  std::vector<std::string> codes = impl_->tokenizer->languages();
+  std::vector<std::string> codes = checked_impl().tokenizer->languages();
   for (std::string& code : codes)
     if (code.size() > 4 && code.compare(0, 2, "__") == 0 && code.compare(code.size() - 2, 2, "__") == 0)
       code = code.substr(2, code.size() - 4);
@@ -407,28 +413,40 @@ std::vector<std::string> Translator::languages() const {
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options) const {
   return guarded("translating", [&] {
+    const Impl& impl = checked_impl();
+    // An input with no text (ordo::has_text) is not run: the model would make text up for it.
+    // It gets one empty hypothesis, score 0.
     std::vector<std::vector<int64_t>> sources;
-    std::vector<int64_t> dropped(sentences.size(), 0);
-    sources.reserve(sentences.size());
+    std::vector<int64_t> dropped;
+    std::vector<size_t> ran;  // index in `sentences` of each source
     for (size_t i = 0; i < sentences.size(); ++i) {
       text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
-      sources.push_back(impl_->encode(sentences[i], options.source_lang, dropped[i]));
+      if (!text::has_text(sentences[i])) continue;
+      ran.push_back(i);
+      dropped.push_back(0);
+      sources.push_back(impl.encode(sentences[i], options.source_lang, dropped.back()));
     }
-    return impl_->run(std::move(sources), options, dropped);
+    std::vector<TranslationResult> results = impl.run(std::move(sources), options, dropped);
+    if (ran.size() == sentences.size()) return results;
+    TranslationResult blank;
+    blank.hypotheses.emplace_back();
+    std::vector<TranslationResult> all(sentences.size(), blank);
+    for (size_t k = 0; k < ran.size(); ++k) all[ran[k]] = std::move(results[k]);
+    return all;
   });
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                          const DecodeOptions& options) const {
-  return guarded("translating", [&] { return impl_->run(source_ids, options); });
+  return guarded("translating", [&] { return checked_impl().run(source_ids, options); });
 }
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
   std::vector<ResolvedSetting> trace;
-  guarded("resolving the decoding settings", [&] { impl_->settings_for(options, &trace); });
+  guarded("resolving the decoding settings", [&] { checked_impl().settings_for(options, &trace); });
   return trace;
 }
 
-const std::string& Translator::model_dir() const { return impl_->model_dir; }
+const std::string& Translator::model_dir() const { return checked_impl().model_dir; }
 
 }  // namespace ordo

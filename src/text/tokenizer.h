@@ -75,4 +75,7 @@ std::unique_ptr<Tokenizer> load_fsmt_tokenizer(const std::string& model_dir);
 // Throws ordo::Error naming `where` (e.g. "stdin line 3") if `text` is not valid UTF-8.
 void check_utf8(const std::string& text, const std::string& where);
 
+// Whether `text` has anything to translate (ordo::has_text, include/ordo/text.h).
+bool has_text(const std::string& text);
+
 }  // namespace ordo::text

@@ -43,4 +43,32 @@ void check_utf8(const std::string& text, const std::string& where) {
   }
 }
 
+namespace {
+
+// White space (Unicode's White_Space), control characters (Cc) and the invisible format
+// characters (Cf) text is padded with: zero-width spaces and joiners, direction marks and
+// isolates, the byte order mark, soft hyphens, tags.
+bool is_blank(uint32_t cp) {
+  return cp <= 0x20 || (cp >= 0x7f && cp <= 0xa0) || cp == 0xad || cp == 0x61c || cp == 0x1680 || cp == 0x180e ||
+         (cp >= 0x2000 && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x206f) ||
+         cp == 0x3000 || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+}  // namespace
+
+bool has_text(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    const size_t length = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (length == 0 || i + length > n) return true;  // not UTF-8: not blank (check_utf8 reports it)
+    uint32_t cp = length == 1 ? c : c & (0xff >> (length + 1));
+    for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (s[i + k] & 0x3f);
+    if (!is_blank(cp)) return true;
+    i += length;
+  }
+  return false;
+}
+
 }  // namespace ordo::text

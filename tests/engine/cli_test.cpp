@@ -383,6 +383,22 @@ TEST(CliSummarize, ParagraphsDocumentsAndLines) {
   EXPECT_EQ(run.exit_code, 1);
 }
 
+// Issue 29, item 8: blank input (spaces, a NUL-only line, 100,000 blank lines) gives empty
+// output, not text the model makes up.
+TEST(CliSummarize, BlankInputGivesEmptyOutput) {
+  const std::string hello = lines_of(ordo("translate " + model_arg() + " --max-length 10", "Hello.\n").out).at(0);
+  ASSERT_FALSE(hello.empty());
+  CliRun run = ordo("translate " + model_arg() + " --max-length 10", "   \n" + std::string("\0\0", 2) + "\nHello.\n \t \n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "\n\n" + hello + "\n\n");
+  run = ordo("summarize " + pegasus_arg() + " --document --max-length 5", std::string(100000, '\n'));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "\n");
+  run = ordo("summarize " + pegasus_arg() + " --max-length 5 --json", "   \n");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(json::parse(lines_of(run.out).at(0))["text"], "");
+}
+
 TEST(CliSummarize, LongDocumentIsTruncatedWithAWarning) {
   std::string text;
   for (int i = 0; i < 800; ++i) text += "The cat sat on the mat. ";

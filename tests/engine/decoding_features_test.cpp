@@ -37,6 +37,10 @@ TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
     const auto sentences = golden["sentences"].get<std::vector<std::string>>();
     const auto results = translator.translate(sentences, options);
     for (size_t i = 0; i < sentences.size(); ++i) {
+      if (!has_text(sentences[i])) {  // not run (issue 29): one empty hypothesis
+        EXPECT_TRUE(results[i].hypotheses[0].ids.empty()) << fixture << " sentence " << i;
+        continue;
+      }
       const auto& expected = golden["generation"]["greedy"]["per_sentence"][i];
       const auto ids = expected["sequences"][0].get<std::vector<int64_t>>();
       EXPECT_EQ(results[i].hypotheses[0].ids,
