@@ -2,9 +2,10 @@
 // text_layout.*): the body as JSON and as a urlencoded form, the fields the endpoints read
 // (q, source, target, format, alternatives, api_key and every decoding option), and the text
 // cut into sentences as format=text and format=html (ordo::HtmlDocument, Gumbo) do, then
-// rebuilt (HTML with and without word alignments). Refusal must be
-// an ApiError (answered with its status) or an ordo::Error; an unchanged text must rebuild
-// byte for byte.
+// rebuilt (HTML with and without word alignments); and the body as the bytes of a connection,
+// whose request head (server/request_head.h) frames a request or is refused with a status.
+// Refusal must be an ApiError (answered with its status) or an ordo::Error; an unchanged text
+// must rebuild byte for byte; a framed head must end where its blank line does.
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "ordo/error.h"
 #include "ordo/text.h"
 #include "server/request_fields.h"
+#include "server/request_head.h"
 #include "server/text_layout.h"
 
 namespace {
@@ -52,6 +54,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ApiError&) {
   }
   (void)ordo::server::utf8_length(body);
+  (void)ordo::server::shown(body);
+
+  // The body as a connection's bytes: a head framed, refused with a known status, or not whole yet.
+  {
+    const ordo::server::RequestHead head = ordo::server::parse_request_head(body, 4096, 65536);
+    if (head.status != 0) {
+      if (head.status != 400 && head.status != 413 && head.status != 431 && head.status != 501)
+        ordo::fuzz::fail("request head refused with an unexpected status");
+      if (head.error.empty()) ordo::fuzz::fail("request head refused without a message");
+    } else if (head.head_bytes != 0) {
+      if (head.head_bytes > body.size() || head.head_bytes > 4096 || body.compare(head.head_bytes - 4, 4, "\r\n\r\n") != 0 ||
+          body.find("\r\n\r\n") + 4 != head.head_bytes)
+        ordo::fuzz::fail("request head framed at the wrong place");
+      if (head.body_bytes > 65536) ordo::fuzz::fail("request body past the limit accepted");
+      if (head.chunked) {
+        const ordo::server::ChunkedBody chunked = ordo::server::chunked_body_end(body, head.head_bytes, 65536);
+        if (chunked.status != 0 && ((chunked.status != 400 && chunked.status != 413) || chunked.error.empty()))
+          ordo::fuzz::fail("chunked body refused with an unexpected status or no message");
+        if (chunked.end != 0 && (chunked.end > body.size() || chunked.end < head.head_bytes + 5 ||
+                                 body.compare(chunked.end - 2, 2, "\r\n") != 0))
+          ordo::fuzz::fail("chunked body framed at the wrong place");
+      }
+    } else if (body.size() > 4096 || body.find("\r\n\r\n") != std::string::npos) {
+      ordo::fuzz::fail("a whole or oversized head taken as not whole yet");
+    }
+  }
 
   // The body as a text to translate. The server refuses invalid UTF-8 before this (and only
   // invalid UTF-8 can keep ICU from breaking at a lone CR, which a sentence run turns into a
