@@ -227,8 +227,9 @@ TEST(ServeHostileClients, UnfinishedBodiesHaveAMemoryBudget) {
 // at once, not after the abandoned one); a client that hangs up has its work dropped too; a
 // request asking for more than --max-request-cost gets 400 naming the limit.
 TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
+  // One request thread: while the huge request holds it, /health must still answer.
   ServerProcess server({"--model", "en-de", "--threads", "2", "--inter-threads", "1", "--timeout", "2",
-                        "--max-request-cost", "100000000"});
+                        "--max-request-cost", "100000000", "--http-threads", "1"});
   // 8 texts x 16 beams x 1000 forced tokens: minutes of work on two cores.
   const json huge = {{"model", "en-de"},
                      {"text", std::vector<std::string>(8, "A man is sleeping on a couch.")},
@@ -238,12 +239,27 @@ TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
                      {"max_new_tokens", 1000}};
   const json small = {{"model", "en-de"}, {"text", "Hello."}};
   auto start = Clock::now();
-  auto res = server.client(30)->Post("/v1/translate", huge.dump(), "application/json");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 504) << res->body;
+  int huge_status = 0;
+  std::string huge_body;
+  std::thread busy([&] {
+    const auto answer = server.client(30)->Post("/v1/translate", huge.dump(), "application/json");
+    huge_status = answer ? answer->status : -1;
+    huge_body = answer ? answer->body : "";
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  double worst_probe = 0;
+  for (int i = 0; i < 5; ++i) {
+    const auto [status, seconds] = probe_health(server);
+    EXPECT_EQ(status, 200);
+    worst_probe = std::max(worst_probe, seconds);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LT(worst_probe, 1.0) << "GET /health waited for the busy request thread";
+  busy.join();
+  EXPECT_EQ(huge_status, 504) << huge_body;
   EXPECT_LT(seconds_since(start), 4.0);
   start = Clock::now();
-  res = server.client(30)->Post("/v1/translate", small.dump(), "application/json");
+  auto res = server.client(30)->Post("/v1/translate", small.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
   EXPECT_LT(seconds_since(start), 1.5) << "the timed-out request's decoding went on";
