@@ -250,6 +250,10 @@ for name in ["start"] + phases + ["end"]:
     else:
         print(f"  {name:11s} {len(mine):4d} probes, all failed")
         ok = False
+status, metrics = request("GET", "/metrics", timeout=5)
+dropped = [line.decode() for line in metrics.splitlines() if line.startswith(b"ordo_http_connections_dropped_total{")]
+if dropped:
+    print("connections dropped by the server: " + ", ".join(d.split('reason="')[1].replace('"}', ":") for d in dropped))
 alive = pid == 0 or __import__("os").path.exists(f"/proc/{pid}")
 hwm, now = rss()
 print(f"server {'alive' if alive else 'DEAD'}; peak RSS (VmHWM) {hwm}, RSS now {now}")
