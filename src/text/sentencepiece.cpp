@@ -1,6 +1,9 @@
 #include "text/sentencepiece.h"
 
 #include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -133,9 +136,13 @@ std::vector<std::string> SentencePiece::encode(const std::string& text) const {
   char* joined = shim().encode(handle_, text.data(), text.size(), &size, &error);
   if (!joined) throw Error(path_ + ": SentencePiece encoding failed (" + take_error(error) + ")");
   std::vector<std::string> pieces;
-  for (size_t start = 0; start < size;) {
-    pieces.emplace_back(joined + start);
-    start += pieces.back().size() + 1;
+  for (size_t start = 0; start + sizeof(size_t) <= size;) {  // length-prefixed pieces (sentencepiece_shim.h)
+    size_t n = 0;
+    std::memcpy(&n, joined + start, sizeof n);
+    start += sizeof n;
+    n = std::min(n, size - start);
+    pieces.emplace_back(joined + start, n);
+    start += n;
   }
   shim().free_string(joined);
   return pieces;

@@ -101,10 +101,12 @@ ORDO_SHIM_EXPORT char* ordo_spm_encode(void* processor, const char* text, size_t
       set_error(error, status.ToString().c_str());
       return nullptr;
     }
+    // Each piece as its length (a size_t) and its bytes: a piece may hold a NUL byte.
     std::string joined;
     for (const std::string& piece : pieces) {
+      const size_t n = piece.size();
+      joined.append(reinterpret_cast<const char*>(&n), sizeof n);
       joined += piece;
-      joined.push_back('\0');
     }
     char* out = copy_string(joined);
     if (!out) {

@@ -33,7 +33,9 @@ extern "C" {
 // Loads a model file; refuses anything that is not a regular file (directory, FIFO, device).
 typedef void* (*ordo_spm_load_fn)(const char* path, char** error);
 typedef void (*ordo_spm_free_fn)(void* processor);
-// Pieces of `text`, each terminated by '\0', concatenated in one malloc'ed buffer of *size bytes.
+// Pieces of `text`, each as its length (a size_t) followed by its bytes (a piece may hold a
+// NUL byte: SentencePiece keeps unknown characters, NUL included, as pieces), concatenated in
+// one malloc'ed buffer of *size bytes.
 typedef char* (*ordo_spm_encode_fn)(void* processor, const char* text, size_t length, size_t* size, char** error);
 // `pieces`: `count` '\0'-terminated pieces concatenated; returns the malloc'ed detokenized text.
 typedef char* (*ordo_spm_decode_fn)(void* processor, const char* pieces, size_t count, char** error);

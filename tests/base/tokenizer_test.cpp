@@ -114,6 +114,28 @@ TEST(MarianTokenizer, UnknownPiecesMapToUnkAndEosIsAppended) {
   EXPECT_EQ(tokenizer->encode(""), std::vector<int64_t>{eos});
 }
 
+// Issue 29, item 10: a NUL byte came back as two <unk> (the shim returned NUL-terminated
+// pieces), where SentencePiece (python sentencepiece 0.1.97 on this source.spm, which HF's
+// MarianTokenizer calls) gives one unknown piece: 'a\0b' -> ['▁a', '\x00', 'b'], and a run of
+// NULs is one piece too: '\0\0' -> ['▁', '\x00\x00'].
+TEST(MarianTokenizer, NulBytesAreOneUnknownPieceAsInSentencePiece) {
+  const json golden = ordo::testing::load_golden("marian_opus_en_mg");
+  const int64_t unk = golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>();
+  const int64_t eos = golden["special_ids"]["tokenizer_eos_token_id"].get<int64_t>();
+  const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir("marian_opus_en_mg"), false);
+  EXPECT_EQ(tokenizer->tokenize(std::string("a\0b", 3)), (std::vector<std::string>{"\xE2\x96\x81" "a", std::string(1, '\0'), "b"}));
+  EXPECT_EQ(tokenizer->tokenize(std::string("\0\0", 2)), (std::vector<std::string>{"\xE2\x96\x81", std::string(2, '\0')}));
+  const std::vector<int64_t> ids = tokenizer->encode(std::string("a\0b", 3));
+  ASSERT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids[0], tokenizer->encode("a")[0]);
+  EXPECT_EQ(ids[1], unk);
+  EXPECT_NE(ids[2], unk);
+  EXPECT_EQ(ids[3], eos);
+  const std::vector<int64_t> nuls = tokenizer->encode(std::string("\0\0", 2));
+  ASSERT_EQ(nuls.size(), 3u);
+  EXPECT_EQ(nuls[1], unk);
+}
+
 TEST(MarianTokenizer, SpecialTokensInTextStayWhole) {
   const auto tokenizer = tc_big();
   const auto pieces = tokenizer->tokenize("Hello </s> world");
