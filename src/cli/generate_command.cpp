@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cstdint>
 #include <iterator>
 
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
 #include "cli/warnings.h"
+#include "ordo/decode_option_table.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
 
@@ -22,6 +24,37 @@ namespace {
 template <class T>
 CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<T>& target, const std::string& help) {
   return cmd->add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
+}
+
+// One flag per entry of the table of decoding options (ordo/decode_option_table.h) that has one.
+void add_decode_flags(CLI::App* cmd, DecodeOptions& decode) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!*spec.flag) continue;
+    CLI::Option* option = nullptr;
+    switch (spec.type) {
+      case DecodeOptionSpec::Type::kInt:
+        option = add_optional(cmd, spec.flag, decode.*spec.int_member, spec.help);
+        option->check(CLI::Range(static_cast<int>(spec.min), static_cast<int>(spec.max)));
+        break;
+      case DecodeOptionSpec::Type::kFloat:
+        option = add_optional(cmd, spec.flag, decode.*spec.float_member, spec.help);
+        option->check(CLI::Range(spec.min, spec.max));
+        break;
+      case DecodeOptionSpec::Type::kBool:
+        add_optional(cmd, spec.flag, decode.*spec.bool_member, spec.help);
+        break;
+      case DecodeOptionSpec::Type::kSeed:
+        // Read as a signed integer, so that -1 is refused instead of wrapping to 2^64 - 1.
+        cmd->add_option_function<int64_t>(
+               spec.flag, [&decode, &spec](const int64_t& v) { decode.*spec.seed_member = static_cast<uint64_t>(v); },
+               spec.help)
+            ->check(CLI::Range(static_cast<int64_t>(spec.min), INT64_MAX));
+        break;
+      case DecodeOptionSpec::Type::kText:
+        add_optional(cmd, spec.flag, decode.*spec.text_member, spec.help);
+        break;
+    }
+  }
 }
 
 bool is_file(const std::string& path) {
@@ -223,34 +256,7 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
                   "Default: " + task.default_preset + ". Precedence: flags > model's generation_config.json > preset");
   cmd->add_flag("--print-config", args.print_config, "Print the resolved decoding settings and where each comes from");
-  add_optional(cmd, "-b,--beam-size", args.decode.beam_size, "Beam width; 1 = greedy")->check(CLI::Range(1, 1024));
-  add_optional(cmd, "-n,--n-best", args.decode.n_best,
-               "Hypotheses per input (<= beam size); printed as 'index ||| text ||| score'")
-      ->check(CLI::Range(1, 1024));
-  add_optional(cmd, "--max-length", args.decode.max_new_tokens,
-               "Generate at most N tokens (like Hugging Face max_new_tokens)")
-      ->check(CLI::Range(1, 1 << 20));
-  add_optional(cmd, "--min-length", args.decode.min_new_tokens, "Generate at least N tokens before the end token")
-      ->check(CLI::Range(0, 1 << 20));
-  add_optional(cmd, "--length-penalty", args.decode.length_penalty, "Beam score = log-prob sum / length^P")
-      ->check(CLI::Range(-100.0, 100.0));
-  add_optional(cmd, "--no-repeat-ngram-size", args.decode.no_repeat_ngram_size, "Never repeat an n-gram of this size")
-      ->check(CLI::Range(0, 1024));
-  add_optional(cmd, "--repetition-penalty", args.decode.repetition_penalty, "Penalize generated tokens (1.0 = off)")
-      ->check(CLI::Range(0.01, 100.0));
-  add_optional(cmd, "--early-stopping", args.decode.early_stopping,
-               "Beam search stops once n-best hypotheses are finished (true/false)");
-  add_optional(cmd, "--sample", args.decode.sample, "Sample instead of searching (true/false)");
-  add_optional(cmd, "--temperature", args.decode.temperature, "Sampling temperature")->check(CLI::Range(1e-3, 100.0));
-  add_optional(cmd, "--top-k", args.decode.top_k, "Sample among the k most likely tokens (0 = all)")
-      ->check(CLI::Range(0, 1 << 20));
-  add_optional(cmd, "--top-p", args.decode.top_p, "Sample from the smallest set with probability >= p")
-      ->check(CLI::Range(1e-6, 1.0));
-  add_optional(cmd, "--seed", args.decode.seed, "Random seed for sampling (same seed, same output)");
-  add_optional(cmd, "--source-lang", args.decode.source_lang,
-               "Source language of multilingual models (M2M100: en; NLLB: eng_Latn)");
-  add_optional(cmd, "--target-lang", args.decode.target_lang,
-               "Target language of multilingual models (M2M100: de; NLLB: deu_Latn)");
+  add_decode_flags(cmd, args.decode);
   add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--batch-tokens", args.batch_tokens,

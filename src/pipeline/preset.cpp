@@ -1,9 +1,11 @@
-// Task presets (configs/*.json): decoding defaults named like DecodeOptions' fields.
+// Task presets (configs/*.json): decoding defaults named like DecodeOptions' fields, read
+// through the table of decoding options (ordo/decode_option_table.h), plus batch_size.
 #include "ordo/preset.h"
 
 #include "io/json_file.h"
-#include <algorithm>
+#include <string>
 
+#include "ordo/decode_option_table.h"
 #include "ordo/error.h"
 
 namespace ordo {
@@ -14,43 +16,44 @@ DecodeOptions load_preset(const std::string& path) {
   if (!json.contains("decoding")) top.fail("decoding", "is missing (an object of decoding options)");
   const std::string where = path + " (decoding)";
   const io::JsonFields f(json["decoding"], where);
-  static const std::vector<std::string> known = {
-      "beam_size", "n_best", "max_new_tokens", "max_length", "min_length", "min_new_tokens", "length_penalty",
-      "early_stopping", "no_repeat_ngram_size", "repetition_penalty", "sample", "temperature", "top_k", "top_p",
-      "seed", "batch_size"};
-  for (const auto& [key, value] : json["decoding"].items())
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      f.fail(key, "is not a decoding option (known: beam_size, n_best, max_new_tokens, max_length, min_length, "
-                  "min_new_tokens, length_penalty, early_stopping, no_repeat_ngram_size, repetition_penalty, "
-                  "sample, temperature, top_k, top_p, seed, batch_size)");
-  auto as_int = [&](const char* key) -> std::optional<int> {
-    const auto v = f.optional_int(key);
-    if (v && (*v < 0 || *v > (1 << 30))) f.fail(key, "is out of range");
-    return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
-  };
-  auto as_float = [&](const char* key) -> std::optional<float> {
-    const auto v = f.optional_number(key);
-    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
-  };
+  std::string known;
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.in_preset) known += std::string(known.empty() ? "" : ", ") + spec.name;
+  known += ", batch_size";
+  for (const auto& [key, value] : json["decoding"].items()) {
+    bool found = key == "batch_size";
+    for (const DecodeOptionSpec& spec : decode_option_specs()) found = found || (spec.in_preset && key == spec.name);
+    if (!found) f.fail(key, "is not a decoding option (known: " + known + ")");
+  }
   DecodeOptions o;
-  o.beam_size = as_int("beam_size");
-  o.n_best = as_int("n_best");
-  o.max_new_tokens = as_int("max_new_tokens");
-  o.max_length = as_int("max_length");
-  o.min_length = as_int("min_length");
-  o.min_new_tokens = as_int("min_new_tokens");
-  o.length_penalty = as_float("length_penalty");
-  o.early_stopping = f.optional_bool("early_stopping");
-  o.no_repeat_ngram_size = as_int("no_repeat_ngram_size");
-  o.repetition_penalty = as_float("repetition_penalty");
-  o.sample = f.optional_bool("sample");
-  o.temperature = as_float("temperature");
-  o.top_k = as_int("top_k");
-  o.top_p = as_float("top_p");
-  if (const auto seed = f.optional_int("seed")) o.seed = static_cast<uint64_t>(*seed);
-  if (const auto batch = as_int("batch_size")) {
-    if (*batch < 1) f.fail("batch_size", "must be at least 1");
-    o.batch_size = *batch;
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!spec.in_preset) continue;
+    const std::string key = spec.name;
+    switch (spec.type) {
+      case DecodeOptionSpec::Type::kInt:
+      case DecodeOptionSpec::Type::kSeed:
+        if (const auto v = f.optional_int(key)) {
+          if (*v < spec.min || *v > spec.max) f.fail(key, spec.accepted());
+          if (spec.type == DecodeOptionSpec::Type::kInt) o.*spec.int_member = static_cast<int>(*v);
+          else o.*spec.seed_member = static_cast<uint64_t>(*v);
+        }
+        break;
+      case DecodeOptionSpec::Type::kFloat:
+        if (const auto v = f.optional_number(key)) {
+          if (!(*v >= spec.min && *v <= spec.max)) f.fail(key, spec.accepted());
+          o.*spec.float_member = static_cast<float>(*v);
+        }
+        break;
+      case DecodeOptionSpec::Type::kBool:
+        o.*spec.bool_member = f.optional_bool(key);
+        break;
+      case DecodeOptionSpec::Type::kText:
+        break;  // no text option is a preset's
+    }
+  }
+  if (const auto batch = f.optional_int("batch_size")) {
+    if (*batch < 1 || *batch > (1 << 16)) f.fail("batch_size", "must be an integer from 1 to 65536");
+    o.batch_size = static_cast<int>(*batch);
   }
   return o;
 }

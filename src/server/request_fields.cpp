@@ -1,5 +1,7 @@
 #include "server/request_fields.h"
 
+#include "ordo/decode_option_table.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -208,39 +210,41 @@ std::optional<bool> RequestFields::boolean(const std::string& name) const {
 }
 
 const std::vector<std::string>& decode_option_names() {
-  static const std::vector<std::string> names = {
-      "beam_size",  "n_best",      "max_new_tokens", "max_length",         "min_length",
-      "min_new_tokens", "length_penalty", "early_stopping", "no_repeat_ngram_size", "repetition_penalty",
-      "sample",     "temperature", "top_k",          "top_p",              "seed",
-      "source_lang", "target_lang"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const DecodeOptionSpec& spec : decode_option_specs()) out.push_back(spec.name);
+    return out;
+  }();
   return names;
 }
 
 DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_tokens) {
-  const auto as_int = [](const std::optional<int64_t>& v) {
-    return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
-  };
-  const auto as_float = [](const std::optional<double>& v) {
-    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
-  };
   DecodeOptions o;
-  o.beam_size = as_int(f.integer("beam_size", 1, max_beam));
-  o.n_best = as_int(f.integer("n_best", 1, max_beam));
-  o.max_new_tokens = as_int(f.integer("max_new_tokens", 1, max_tokens));
-  o.max_length = as_int(f.integer("max_length", 2, max_tokens + 1));
-  o.min_length = as_int(f.integer("min_length", 0, max_tokens + 1));
-  o.min_new_tokens = as_int(f.integer("min_new_tokens", 0, max_tokens));
-  o.length_penalty = as_float(f.number("length_penalty", -100, 100));
-  o.early_stopping = f.boolean("early_stopping");
-  o.no_repeat_ngram_size = as_int(f.integer("no_repeat_ngram_size", 0, 1024));
-  o.repetition_penalty = as_float(f.number("repetition_penalty", 0.01, 100));
-  o.sample = f.boolean("sample");
-  o.temperature = as_float(f.number("temperature", 1e-3, 100));
-  o.top_k = as_int(f.integer("top_k", 0, 1 << 20));
-  o.top_p = as_float(f.number("top_p", 1e-6, 1));
-  if (const auto seed = f.integer("seed", 0, INT64_MAX)) o.seed = static_cast<uint64_t>(*seed);
-  o.source_lang = f.string("source_lang");
-  o.target_lang = f.string("target_lang");
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    const std::string name = spec.name;
+    double max = spec.max;
+    if (spec.bound == DecodeOptionSpec::Bound::kBeams) max = std::min<double>(max, max_beam);
+    if (spec.bound == DecodeOptionSpec::Bound::kTokens) max = std::min<double>(max, max_tokens + spec.bound_offset);
+    switch (spec.type) {
+      case DecodeOptionSpec::Type::kInt:
+        if (const auto v = f.integer(name, static_cast<int64_t>(spec.min), static_cast<int64_t>(max)))
+          o.*spec.int_member = static_cast<int>(*v);
+        break;
+      case DecodeOptionSpec::Type::kSeed:
+        if (const auto v = f.integer(name, static_cast<int64_t>(spec.min), INT64_MAX))
+          o.*spec.seed_member = static_cast<uint64_t>(*v);
+        break;
+      case DecodeOptionSpec::Type::kFloat:
+        if (const auto v = f.number(name, spec.min, max)) o.*spec.float_member = static_cast<float>(*v);
+        break;
+      case DecodeOptionSpec::Type::kBool:
+        o.*spec.bool_member = f.boolean(name);
+        break;
+      case DecodeOptionSpec::Type::kText:
+        o.*spec.text_member = f.string(name);
+        break;
+    }
+  }
   return o;
 }
 

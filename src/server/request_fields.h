@@ -54,10 +54,8 @@ class RequestFields {
   std::multimap<std::string, std::string> form_;
 };
 
-// ordo's own API (/v1/translate, /v1/summarize): every DecodeOptions field by its name
-// (beam_size, n_best, max_new_tokens, max_length, min_length, min_new_tokens, length_penalty,
-// early_stopping, no_repeat_ngram_size, repetition_penalty, sample, temperature, top_k, top_p,
-// seed, source_lang, target_lang), in the command line's ranges; beams and n-best at most
+// ordo's own API (/v1/translate, /v1/summarize): every decoding option of the table
+// (ordo/decode_option_table.h) by its name, in the table's ranges; beams and n-best at most
 // `max_beam`, lengths at most `max_tokens`.
 DecodeOptions decode_options(const RequestFields& fields, int max_beam, int max_tokens);
 // The names decode_options() reads.
