@@ -360,6 +360,7 @@ void Connections::readable(Connection& c) {
   if (c.state != Connection::State::kIdle && c.state != Connection::State::kReading) return;
   // Room for one whole request and some of the next (pipelining); a request that does not fit
   // is refused by its head before the buffer is full.
+  const int fd = c.fd;
   const size_t cap = buffer_cap();
   while (c.in.size() < cap) {
     const ssize_t n = ::recv(c.fd, buffer, std::min(sizeof(buffer), cap - c.in.size()), 0);
@@ -390,7 +391,10 @@ void Connections::readable(Connection& c) {
     if (!oldest) break;
     reject(*oldest, 503, "Service Unavailable: the server holds too many unfinished requests; retry later", "budget");
   }
-  if (c.state == Connection::State::kIdle || c.state == Connection::State::kReading) advance(c);
+  const auto it = connections_.find(fd);  // c itself may have been refused, and closed
+  if (it != connections_.end() && (it->second->state == Connection::State::kIdle ||
+                                   it->second->state == Connection::State::kReading))
+    advance(*it->second);
 }
 
 size_t Connections::buffer_cap() const {
