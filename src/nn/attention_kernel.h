@@ -32,8 +32,7 @@ enum class ScoreOrder {
   kDimensionTree,
   // One multiply-add chain per score, d = 0, 1, ..., head_dim - 1, 16 keys side by side in a
   // vector: no horizontal sums, for many queries over the same keys (encoder self-attention,
-  // cross-attention of a beam's queries; Pegasus-large int8: the kernel's share of the time
-  // 28.7 -> 20 %). Reads the keys by dimension ([.., head_dim, length]): a key tensor laid out
+  // cross-attention of a beam's queries). Reads the keys by dimension ([.., head_dim, length]): a key tensor laid out
   // so (keys_by_dimension) is read in place, another is transposed first.
   kKeyChain,
 };

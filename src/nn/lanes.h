@@ -1,12 +1,14 @@
 #pragma once
 // 16-float lanes for ordo's own kernels (attention, log-softmax, top-k), which are compiled once
 // per instruction set (AVX-512, AVX2, baseline; each kernel's .cpp picks one per process with
-// best_isa() below) from one body of always-inlined helpers. The arithmetic is written
+// best_isa(), nn/isa.h) from one body of always-inlined helpers. The arithmetic is written
 // per lane, with every reduction in a fixed order (no sum the compiler may reassociate), so
 // vectorizing it changes speed, not results: every row of every call runs the same operations.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+#include "nn/isa.h"
 
 #define ORDO_ALWAYS_INLINE inline __attribute__((always_inline))
 // The instruction sets a kernel body is compiled for: prefix a function with one of these.
@@ -79,17 +81,8 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
   return underflow ? 0.0f : y * __builtin_bit_cast(float, exponent);
 }
 
-enum class Isa { kAvx512, kAvx2, kBaseline };
-
-// The widest of ORDO_TARGET_AVX512 / ORDO_TARGET_AVX2 / baseline this CPU runs (detected, never
-// assumed from the vendor); each kernel picks its body once per process with it.
-inline Isa best_isa() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
-  return Isa::kBaseline;
-}
+// The instruction set each kernel's body is picked for (nn/isa.h).
+using nn::Isa;
+using nn::best_isa;
 
 }  // namespace ordo::nn::lanes

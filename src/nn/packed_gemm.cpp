@@ -14,6 +14,7 @@
 #include <ATen/Parallel.h>
 #include <dnnl.hpp>
 
+#include "nn/isa.h"
 #include "nn/parallel.h"
 #include "ordo/error.h"
 
@@ -67,8 +68,8 @@ void quantize_row_scalar(const float* row, int64_t cols, int8_t* target, float* 
 }
 
 // The same with AVX-512: at the machines' default (baseline x86-64) the scalar loops above cost a
-// libm call per element, and on Pegasus-large int8 (beam 8, 512-token documents) they took
-// ~10 % of the time, as much as a sixth of the int8 products they feed. _mm512_max_ps(a, peak)
+// libm call per element, a cost comparable to the int8 products they feed on long inputs
+// (docs/benchmarks.md). _mm512_max_ps(a, peak)
 // returns peak when a is NaN, as std::max(peak, a) does; the conversion rounds by MXCSR, which
 // is nearbyint's rounding; the values are within [-127, 127], so the narrowing saturates nothing.
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as their unused merge source, which
@@ -100,10 +101,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(co
 
 using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);
 QuantizeRow pick_quantize_row() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-    return quantize_row_avx512;
-  return quantize_row_scalar;
+  return best_isa() == Isa::kAvx512 ? quantize_row_avx512 : quantize_row_scalar;
 }
 
 // y[r] = y[r] * scales[r] + bias, then max(y, 0) if `relu`, in one pass.
@@ -468,10 +466,9 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   const int64_t rows = x.numel() / m.in;
   if (rows == 0) return at::empty(out_sizes, x.options().dtype(at::kFloat));
 
-  // oneDNN's float32 kernel for 1-3 rows streams the weights slower than its kernel for 4
-  // (tc-big, one thread, ONEDNN_VERBOSE: 1.05 ms for one row times 1,024 x 4,096, 0.86 ms for
-  // four; 14.4 vs 11.5 ms for the 54,776-column output projection), and a row's result does not
-  // depend on the row count (README, "Batch invariance"): so fewer rows run as 4, zero-padded.
+  // oneDNN's float32 kernel for 1-3 rows streams the weights slower than its kernel for 4 (seen
+  // with ONEDNN_VERBOSE on tc-big shapes), and a row's result does not depend on the row count
+  // (docs/reliability.md, "Batch invariance"): so fewer rows run as 4, zero-padded.
   // (bfloat16 and int8 are faster unpadded.)
   constexpr int64_t kMinRows = 4;
   if (rows < kMinRows && m.type == GemmType::kFloat32) {

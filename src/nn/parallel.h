@@ -7,7 +7,7 @@
 // runtime (LLVM's libomp) into the process.
 //
 // A parallel region costs the wake-up of a sleeping thread (ordo's OpenMP wait policy is
-// passive, README "Shared cores"), tens of microseconds, so a loop is split only into tasks
+// passive, docs/benchmarks.md, "Shared cores"), tens of microseconds, so a loop is split only into tasks
 // that each hold more work than that; smaller loops run on the calling thread. How units are
 // split never changes a unit's arithmetic.
 #include <algorithm>

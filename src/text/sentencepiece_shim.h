@@ -7,7 +7,7 @@
 //
 // Why dlmopen: libordo loads this shim with dlmopen(LM_ID_NEWLM), into a link-map namespace of
 // its own with its own libstdc++, libc and SentencePiece; nothing outside it can bind to the
-// protobuf inside, nor the reverse. Alternatives, tried (README, "Reliability"):
+// protobuf inside, nor the reverse. Alternatives, tried (docs/building.md, "SentencePiece and protobuf"):
 //  - dlopen(RTLD_LOCAL | RTLD_DEEPBIND), used before: AddressSanitizer and ThreadSanitizer refuse
 //    DEEPBIND ("incompatible with sanitizer runtime"), and the trainer crashed under it (its
 //    std::cerr bound to libstdc++'s unconstructed copy instead of the executable's).

@@ -2,7 +2,7 @@
 // tests/data/moses/inputs.json (punctuation, numbers, URLs, apostrophes, quotes, CJK, Cyrillic,
 // German, control and space characters) normalized, tokenized with and without dash splitting
 // and escaping, and detokenized, in English, German and Russian. The expectations were written
-// by tools/moses/make_test_data.py running sacremoses 0.1.1; every case must match exactly.
+// by tools/codegen/moses/make_test_data.py running sacremoses 0.1.1; every case must match exactly.
 // ctest-label: unit
 #include <atomic>
 #include <fstream>

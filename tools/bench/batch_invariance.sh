@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batch invariance on real sentences (README, "Batch invariance"): the first N lines of
+# Batch invariance on real sentences (docs/reliability.md, "Batch invariance"): the first N lines of
 # newstest2014.en translated by the bundled en-de model one sentence at a time and in the
 # usual length-sorted batches, with 1 and 2 intra-op threads and with 2 translations at once,
 # greedy and beam 4; every setting's JSON lines (tokens and scores as printed: float32

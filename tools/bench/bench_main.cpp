@@ -130,7 +130,7 @@ double measure(const Translator& translator, const Workload& w, int runs, int pa
   return median(rates);
 }
 
-// --background-load: the cores shared with a niced build-like neighbour (README, "Shared
+// --background-load: the cores shared with a niced build-like neighbour (docs/benchmarks.md, "Shared
 // cores"). It ends with the benchmark, and by itself after two hours at most.
 std::unique_ptr<bench::BackgroundLoad> start_background_load(bool on) {
   if (!on) return nullptr;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz with clang-14 (AddressSanitizer + UBSan +
-# libFuzzer) and runs each for a bounded time (README, "Reliability").
+# libFuzzer) and runs each for a bounded time (docs/reliability.md).
 #   bash tools/ci/fuzz.sh [SECONDS [HARNESS...]]     default: 60 s each, every harness
 #   harnesses: ORDO_FUZZ_HARNESSES in tests/fuzz/CMakeLists.txt (every one by default)
 #   They run ORDO_FUZZ_PARALLEL at a time (default: nproc), each on one core.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds ordo with sanitizers (clang-14) and runs the tests under them (README, "Reliability").
+# Builds ordo with sanitizers (clang-14) and runs the tests under them (docs/reliability.md).
 #   bash tools/ci/sanitize.sh [asan|tsan|all] [options for ctest (asan) / the test binary (tsan)]
 #     asan  AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan; the ctest labels
 #           ORDO_ASAN_LABELS (default unit|integration: CI's stage; "." for the full run that

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Load benchmark of `ordo serve` (README "Serving"): requests/s and p50/p95/p99 latency at 1, 8
+# Load benchmark of `ordo serve` (docs/serving.md, "Load"): requests/s and p50/p95/p99 latency at 1, 8
 # and 64 concurrent clients, each request one newstest2014 sentence, for the bundled en-de model
 # and the Marian 6+6 workload model of ordo-bench; one replica (2 threads, 2 batches at once)
-# and two replicas (1 thread each) behind HAProxy (tools/serve/haproxy.cfg); and the ratio of
+# and two replicas (1 thread each) behind HAProxy (configs/serving/haproxy.cfg); and the ratio of
 # served throughput at 64 clients to offline `ordo translate` on the same sentences with the
 # same two cores. The load comes from build/ordo-serve-load (a fixed number of requests, see
 # tools/serve/load_main.cpp). Needs haproxy (installed by the script; not needed by the tests).
@@ -102,7 +102,7 @@ for name in $models; do
       start_server $((base_port + 1)) "$dir" 1 1
       start_server $((base_port + 2)) "$dir" 1 1
       ORDO_HAPROXY_BIND="127.0.0.1:$((base_port + 3))" ORDO_REPLICA1="127.0.0.1:$((base_port + 1))" \
-        ORDO_REPLICA2="127.0.0.1:$((base_port + 2))" haproxy -f "$root/tools/serve/haproxy.cfg" -db \
+        ORDO_REPLICA2="127.0.0.1:$((base_port + 2))" haproxy -f "$root/configs/serving/haproxy.cfg" -db \
         > "$work/haproxy.log" 2>&1 &
       pids+=($!)
       url="http://127.0.0.1:$((base_port + 3))"

@@ -4,7 +4,7 @@ list of strings) normalized, tokenized and detokenized by sacremoses itself, for
 ordo builds Moses rules for. No sacremoses code is kept in ordo; this script imports the
 sacremoses release given on the command line:
 
-    python3 tools/moses/make_test_data.py /path/to/sacremoses-0.1.1 \\
+    python3 tools/codegen/moses/make_test_data.py /path/to/sacremoses-0.1.1 \\
         tests/data/moses/inputs.json > tests/data/moses/sacremoses-0.1.1.json
 
 (`/path/to/sacremoses-0.1.1`: a checkout of https://github.com/hplt-project/sacremoses at tag
@@ -52,7 +52,7 @@ def main():
                 "pipeline_detokenized": detok.detokenize(pipeline),
             })
     out = sys.stdout
-    out.write('{"generator": "tools/moses/make_test_data.py", "sacremoses_version": %s, "cases": [\n'
+    out.write('{"generator": "tools/codegen/moses/make_test_data.py", "sacremoses_version": %s, "cases": [\n'
               % json.dumps(sacremoses.__version__))
     out.write(",\n".join(json.dumps(c, ensure_ascii=False) for c in cases))
     out.write("\n]}\n")
