@@ -252,6 +252,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
                                                   const std::vector<std::string>& sentences,
                                                   Clock::time_point deadline) {
   std::vector<std::vector<int64_t>> sources;
+  check_cost(*model.translator, options, sentences.size());  // before any work
   sources.reserve(sentences.size());
   for (const std::string& sentence : sentences) {
     try {
@@ -261,7 +262,6 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       throw ApiError(400, std::string("Invalid request: ") + e.what());
     }
   }
-  check_cost(*model.translator, options, sources.size());
   // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
   // random generator per sampled hypothesis), so any requests with equal settings may share.
   const std::string settings = settings_key(options);
