@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: translate_example MODEL_DIR SENTENCE...\n";
     return 2;
   }
+  ordo::configure_process();  // the program's own choice: ordo's allocator and oneDNN settings
   try {
     const ordo::Translator translator(argv[1]);  // load once; translate() is thread-safe
     ordo::DecodeOptions options;
