@@ -205,7 +205,7 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
       const io::PackedTensor& t = *it->second;
       if (!param.defined() || t.shape != param.sizes().vec()) fail("tensor '" + name + "' does not fit the model");
       // A view of the file's memory, which it keeps alive (no copy).
-      param = at::from_blob(const_cast<void*>(t.data), t.shape, [owner](void*) {},
+      param = at::from_blob(const_cast<void*>(t.data), t.shape, [owner](void*) { (void)owner; },
                             at::TensorOptions().dtype(t.dtype == io::DType::F32 ? at::kFloat : at::kBFloat16));
     });
 
