@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/attention_kernel.h"
-#include "nn/parallel.h"
+#include "kernels/attention_kernel.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/attention_kernel.h"
+#include "kernels/attention_kernel.h"
 #include "nn/linear.h"
 
 namespace ordo::nn {
@@ -70,7 +70,7 @@ struct MultiHeadAttention {
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [b, t, dim] -> [b, heads, t, head_dim]
   // Attends with projected queries `q` [batch, q_len, dim] (unscaled) and applies out_proj.
-  // `order`: how the kernel sums scores (nn/attention_kernel.h), fixed per call site so that
+  // `order`: how the kernel sums scores (kernels/attention_kernel.h), fixed per call site so that
   // every call of that site sums alike: forward() and forward_self() kKeyChain, forward_cached()
   // kDimensionTree.
   at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, ScoreOrder order) const;

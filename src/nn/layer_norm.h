@@ -4,7 +4,7 @@
 #include <string>
 
 #include "nn/module.h"
-#include "nn/parallel.h"
+#include "kernels/parallel.h"
 
 namespace ordo::nn {
 
@@ -17,7 +17,7 @@ struct LayerNorm {
       : weight(at::empty({dim}, at::kFloat)), bias(at::empty({dim}, at::kFloat)) {}
 
   at::Tensor forward(const at::Tensor& x) const {
-    // A decoding step's few rows: one thread (nn/parallel.h); a long input: LibTorch's split.
+    // A decoding step's few rows: one thread (kernels/parallel.h); a long input: LibTorch's split.
     SerialScope serial(x.numel() < 2 * kMinTaskWork);
     return at::layer_norm(x, {weight.size(0)}, weight, bias, eps);
   }

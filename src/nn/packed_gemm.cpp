@@ -14,8 +14,8 @@
 #include <ATen/Parallel.h>
 #include <dnnl.hpp>
 
-#include "nn/isa.h"
-#include "nn/parallel.h"
+#include "kernels/isa.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {

@@ -20,7 +20,7 @@
 #include "io/model_config.h"
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
-#include "nn/parallel.h"
+#include "kernels/parallel.h"
 #include "pipeline/model_step.h"
 #include "pipeline/worker_pool.h"
 #include "search/generation_settings.h"

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
-#include "nn/log_softmax.h"
+#include "kernels/log_softmax.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
-#include "search/top_k.h"
+#include "kernels/top_k.h"
 
 namespace ordo::search {
 
@@ -108,7 +108,7 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
     if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
     // Log-probabilities in place (the logits are this step's own), the beams' running scores
-    // added while ranking (nn/log_softmax.h: two full passes fewer than at::log_softmax + add_).
+    // added while ranking (kernels/log_softmax.h: two full passes fewer than at::log_softmax + add_).
     at::Tensor scores = logits.to(at::kFloat).contiguous();
     nn::log_softmax_rows_(scores);
     processors.apply(sequences, scores);

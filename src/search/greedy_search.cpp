@@ -6,7 +6,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "nn/log_softmax.h"
+#include "kernels/log_softmax.h"
 #include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"

@@ -88,7 +88,7 @@ TEST_P(AttentionParity, GreedyWeightsEqualHuggingFacesEveryLayerAndHead) {
       EXPECT_TRUE(std::equal(hyp.ids.begin(), hyp.ids.end() - 1, decoder_inputs.begin() + 1));
       EXPECT_EQ(hyp.attention.layers, golden["decoder_layers"].get<int64_t>());
       EXPECT_EQ(hyp.attention.heads, golden["heads"].get<int64_t>());
-      // 2e-5: after up to 20 greedy steps, ordo's fixed-order attention kernel (nn/attention_kernel.h)
+      // 2e-5: after up to 20 greedy steps, ordo's fixed-order attention kernel (kernels/attention_kernel.h)
       // and PyTorch's softmax round differently in the last bits (largest seen: 1.26e-5, fsmt).
       EXPECT_LE(max_diff(hyp.attention, expected["cross_attentions"]), 2e-5) << GetParam() << " sentence " << i;
       EXPECT_EQ(result.source_ids, sources[i]);

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "nn/attention.h"
-#include "nn/attention_kernel.h"
+#include "kernels/attention_kernel.h"
 #include "nn/packed_gemm.h"
 #include "ordo/ordo.h"
 #include "support/fixtures.h"

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "nn/log_softmax.h"
+#include "kernels/log_softmax.h"
 #include "ordo/error.h"
-#include "search/top_k.h"
+#include "kernels/top_k.h"
 
 namespace ordo {
 namespace {

@@ -1,4 +1,4 @@
-// ordo's own parallel loops (nn/parallel.h): with 2 OpenMP threads they split the work and
+// ordo's own parallel loops (kernels/parallel.h): with 2 OpenMP threads they split the work and
 // give the same bits as with 1 thread, and KeyValue::reorder's in-place row copy equals
 // select(). (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
@@ -8,10 +8,10 @@
 #include <ATen/Parallel.h>
 
 #include "nn/attention.h"
-#include "nn/attention_kernel.h"
-#include "nn/parallel.h"
+#include "kernels/attention_kernel.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
-#include "search/top_k.h"
+#include "kernels/top_k.h"
 #include "support/thread_count.h"
 
 namespace ordo::nn {

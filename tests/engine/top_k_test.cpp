@@ -2,7 +2,7 @@
 // ctest-label: unit
 #include <gtest/gtest.h>
 
-#include "search/top_k.h"
+#include "kernels/top_k.h"
 
 namespace ordo::search {
 namespace {

@@ -1,14 +1,14 @@
 #pragma once
 // 16-float lanes for ordo's own kernels (attention, log-softmax, top-k), which are compiled once
 // per instruction set (AVX-512, AVX2, baseline; each kernel's .cpp picks one per process with
-// best_isa(), nn/isa.h) from one body of always-inlined helpers. The arithmetic is written
+// best_isa(), kernels/isa.h) from one body of always-inlined helpers. The arithmetic is written
 // per lane, with every reduction in a fixed order (no sum the compiler may reassociate), so
 // vectorizing it changes speed, not results: every row of every call runs the same operations.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "nn/isa.h"
+#include "kernels/isa.h"
 
 #define ORDO_ALWAYS_INLINE inline __attribute__((always_inline))
 // The instruction sets a kernel body is compiled for: prefix a function with one of these.
@@ -81,7 +81,7 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
   return underflow ? 0.0f : y * __builtin_bit_cast(float, exponent);
 }
 
-// The instruction set each kernel's body is picked for (nn/isa.h).
+// The instruction set each kernel's body is picked for (kernels/isa.h).
 using nn::Isa;
 using nn::best_isa;
 

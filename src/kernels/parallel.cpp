@@ -1,4 +1,4 @@
-#include "nn/parallel.h"
+#include "kernels/parallel.h"
 
 #include <exception>
 #include <mutex>

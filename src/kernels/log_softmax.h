@@ -8,7 +8,7 @@
 // greedy search, which needs one log-probability per row, does not write the rows at all.
 //
 // Each row alone, in a fixed order (the same for every row, batch and thread count):
-//   top = max x_j;  sum = sum_j exp(x_j - top) in 16 lanes by column (nn/lanes.h's exp,
+//   top = max x_j;  sum = sum_j exp(x_j - top) in 16 lanes by column (kernels/lanes.h's exp,
 //   ~1 ulp), the lanes by a fixed tree;  log_softmax_j = (x_j - top) - log(sum),
 // the formula at::log_softmax evaluates; its exp and summation order differ (Sleef, its own
 // vector blocking), so the results may differ from it in the last bit.

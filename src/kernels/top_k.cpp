@@ -1,10 +1,10 @@
-#include "search/top_k.h"
+#include "kernels/top_k.h"
 
 #include <limits>
 #include <string>
 
-#include "nn/lanes.h"
-#include "nn/parallel.h"
+#include "kernels/lanes.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::search {

@@ -1,6 +1,6 @@
 #pragma once
 // The one place ordo asks the CPU what it runs: every kernel with a body per instruction set
-// (attention, log-softmax, top-k in nn/lanes.h; int8 quantization in packed_gemm.cpp) picks it
+// (attention, log-softmax, top-k in kernels/lanes.h; int8 quantization in packed_gemm.cpp) picks it
 // with best_isa(), so that all of them agree on a machine and a fallback is never skipped.
 // Detected, never assumed from the vendor or the build machine.
 

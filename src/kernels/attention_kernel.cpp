@@ -1,4 +1,4 @@
-#include "nn/attention_kernel.h"
+#include "kernels/attention_kernel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/lanes.h"
-#include "nn/parallel.h"
+#include "kernels/lanes.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
@@ -396,7 +396,7 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.head_dim = head_dim;
   p.scale = scale;
   // A unit is one (sentence, head): scores and weighted values, 2 * q_len * kv_len * head_dim
-  // multiply-adds (nn/parallel.h: how large a task must be to be worth a thread).
+  // multiply-adds (kernels/parallel.h: how large a task must be to be worth a thread).
   parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
                [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
   return out;

@@ -1,11 +1,11 @@
-#include "nn/log_softmax.h"
+#include "kernels/log_softmax.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "nn/lanes.h"
-#include "nn/parallel.h"
+#include "kernels/lanes.h"
+#include "kernels/parallel.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
