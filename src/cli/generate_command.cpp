@@ -62,9 +62,41 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// --preset: a path (a slash in it, or ending in .json) or an existing file is read as a file (a
+// missing one is an error naming it); anything else names a preset of configs/.
 std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
-  if (is_file(name_or_path)) return std::make_shared<DecodeOptions>(load_preset(name_or_path));
+  const bool json_name = name_or_path.size() >= 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
+  if (is_file(name_or_path) || json_name || name_or_path.find('/') != std::string::npos)
+    return std::make_shared<DecodeOptions>(load_preset(name_or_path));
   return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
+}
+
+// A unit's UTF-8, checked line by line so that an error names the input line of the bad byte
+// (a paragraph's second line is not its first).
+void check_unit_utf8(const Unit& unit, const LineReader& lines) {
+  for (size_t k = 0; k < unit.line_starts.size(); ++k) {
+    const size_t begin = unit.line_starts[k];
+    const size_t end = k + 1 < unit.line_starts.size() ? unit.line_starts[k + 1] : unit.text.size();
+    check_utf8(unit.text.substr(begin, end - begin), lines.where(unit.first_line + k));
+  }
+  if (unit.line_starts.empty()) check_utf8(unit.text, lines.where(unit.first_line));
+}
+
+// --min-length above the maximum length would be cut at the maximum without a word: refused,
+// naming both.
+void check_min_length(const GenerateArgs& args, const std::vector<ResolvedSetting>& settings) {
+  if (!args.decode.min_new_tokens) return;
+  for (const ResolvedSetting& s : settings) {
+    if (s.name != "max_length") continue;
+    const long long max_new = std::stoll(s.value) - 1;
+    if (*args.decode.min_new_tokens <= max_new) return;
+    throw Error("--min-length " + std::to_string(*args.decode.min_new_tokens) + " is above " +
+                (args.decode.max_new_tokens && *args.decode.max_new_tokens <= max_new
+                     ? "--max-length " + std::to_string(*args.decode.max_new_tokens)
+                     : "the maximum length of " + std::to_string(max_new) + " new tokens (max_length " + s.value +
+                           ", " + s.source + ")") +
+                "; an output cannot be both");
+  }
 }
 
 // `-o` naming the input file (directly, through a link, or as the file stdin reads) would be
@@ -315,7 +347,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
     const Translator model(model_dir, model_options_of(args));
     if (print_config(args, model_dir, model, decode)) return 0;
-    (void)model.resolved_settings(decode);  // bad decoding options fail before the page is run
+    check_min_length(args, model.resolved_settings(decode));  // bad decoding options fail before the page is run
     write_all(args.output, translate_html(model, page, decode));
     return 0;
   }
@@ -325,6 +357,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
 
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
+  check_min_length(args, settings);
   if (args.decode.max_new_tokens && !args.quiet)
     for (const ResolvedSetting& s : settings)
       if (s.name == "max_length" && std::stoll(s.value) < *args.decode.max_new_tokens + 1)
@@ -354,7 +387,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     std::optional<Error> bad;
     for (size_t i = 0; i < units.size(); ++i) {
       try {
-        check_utf8(units[i].text, reader.lines().where(units[i].first_line));
+        check_unit_utf8(units[i], reader.lines());
       } catch (const Error& e) {
         valid = i;
         bad = e;
@@ -379,7 +412,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
         for (const TranslationResult& sentence : docs[k].results)
           if (!args.quiet) warn_truncated(sentence, where[k], "a sentence");
       }
-      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text);
+      for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text, units[i].crlf);
     } else {
       const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode); };
       const std::vector<TranslationResult> results =

@@ -10,7 +10,7 @@
 
 namespace ordo::cli {
 
-LineReader::LineReader(const std::string& path) {
+LineReader::LineReader(const std::string& path, bool keep_cr) : keep_cr_(keep_cr) {
   if (path.empty() || path == "-") {
     name_ = "stdin";
     in_ = &std::cin;
@@ -30,7 +30,7 @@ bool LineReader::read(size_t max_lines, std::vector<std::string>& lines) {
   std::string line;
   while (count < max_lines && std::getline(*in_, line)) {
     bytes_read_ += line.size() + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!keep_cr_ && !line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
     ++lines_read_;
     ++count;

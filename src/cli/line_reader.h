@@ -13,10 +13,11 @@ namespace ordo::cli {
 class LineReader {
  public:
   // `path` empty or "-" reads stdin. Throws ordo::Error if the file cannot be opened.
-  explicit LineReader(const std::string& path);
+  // `keep_cr`: keep the '\r' of a CR LF line end (for output that keeps the input's breaks).
+  explicit LineReader(const std::string& path, bool keep_cr = false);
 
   // Appends up to `max_lines` lines to `lines` (without the newline; a trailing '\r' of CRLF
-  // files is dropped). Returns false at end of input with nothing read.
+  // files is dropped unless keep_cr). Returns false at end of input with nothing read.
   bool read(size_t max_lines, std::vector<std::string>& lines);
 
   // "stdin line 12" or "input.txt line 12", for the n-th line (1-based) read so far.
@@ -30,6 +31,7 @@ class LineReader {
   std::string name_;
   std::unique_ptr<std::ifstream> file_;
   std::istream* in_;
+  bool keep_cr_ = false;
   uint64_t lines_read_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t total_bytes_ = 0;

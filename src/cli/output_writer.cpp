@@ -111,11 +111,12 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
   }
 }
 
-void OutputWriter::write(uint64_t index, const DocumentTranslation& document, const std::string& unit) {
+void OutputWriter::write(uint64_t index, const DocumentTranslation& document, const std::string& unit, bool crlf) {
   std::ostream& out = *out_;
   if (format_ != OutputFormat::kJson) {
-    if (blank_line_between_ && index > 0) out << '\n';
-    out << document.text << '\n';
+    const char* line_end = crlf ? "\r\n" : "\n";
+    if (blank_line_between_ && index > 0) out << line_end;
+    out << document.text << line_end;
     return;
   }
   nlohmann::ordered_json line = {{"text", document.text}, {"sentences", nlohmann::ordered_json::array()}};

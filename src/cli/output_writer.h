@@ -33,7 +33,9 @@ class OutputWriter {
   // A unit translated sentence by sentence (ordo/document.h): its rejoined text; JSON lines
   // also list each sentence with its best hypothesis. With `blank_line_between` (paragraphs),
   // units are separated by an empty line as in the input.
-  void write(uint64_t index, const DocumentTranslation& document, const std::string& unit);
+  // `crlf`: the unit's last line ended with CR LF, and so do its output line and the blank
+  // line before it.
+  void write(uint64_t index, const DocumentTranslation& document, const std::string& unit, bool crlf = false);
   void set_blank_line_between_units(bool on) { blank_line_between_ = on; }
   void set_extras(const OutputExtras& extras) { extras_ = extras; }
   // Flushes; throws ordo::Error on a write error (disk full, closed pipe).

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <atomic>
 #include <exception>
@@ -18,6 +19,7 @@
 
 #include "io/file.h"
 #include "io/model_config.h"
+#include "document/model_language.h"
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
@@ -144,6 +146,7 @@ struct Translator::Impl {
   std::shared_ptr<models::Seq2SeqModel> model;
   io::GenerationConfig generation_defaults;
   std::unique_ptr<text::Tokenizer> tokenizer;
+  std::string pair_source;  // a one-pair model's source language (tokenizer_config.json), "" if not named
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   std::unique_ptr<pipeline::WorkerPool> workers;  // ModelOptions::inter_threads > 1
 
@@ -209,6 +212,19 @@ struct Translator::Impl {
     return options;
   }
 
+  // A one-pair model ignores source_lang in encoding; one that contradicts the pair its folder
+  // names is a mistake worth saying (the text would be translated as the pair's language).
+  void check_source_language(const DecodeOptions& options) const {
+    if (!options.source_lang || pair_source.empty() || !tokenizer->languages().empty()) return;
+    const auto lower = [](std::string v) {
+      for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return v;
+    };
+    if (lower(*options.source_lang) != lower(pair_source))
+      throw Error("invalid decoding option: --source-lang '" + *options.source_lang + "': the model in " + model_dir +
+                  " translates from '" + pair_source + "' only (tokenizer_config.json source_lang; it is not multilingual)");
+  }
+
   // Source ids for `text` (see cut_at_space above): the ids of a prefix that holds more tokens
   // than the model takes, and in `dropped` the number of tokens after that prefix.
   std::vector<int64_t> encode(const std::string& text, const std::optional<std::string>& lang,
@@ -242,6 +258,7 @@ struct Translator::Impl {
   search::GenerationSettings settings_for(const DecodeOptions& requested,
                                           std::vector<ResolvedSetting>* trace = nullptr) const {
     const DecodeOptions options = with_target_language(requested);
+    check_source_language(options);
     search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options, trace);
     s.beam_never_pad = model->family().beam_search_never_pad;
     // Marian and Pegasus have a fixed table of max_position_embeddings decoder positions, and
@@ -370,6 +387,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   impl_->generation_defaults = load_generation_defaults(model_dir);
   io::check_generation_ids(impl_->generation_defaults, config);
   impl_->tokenizer = load_tokenizer(model_dir, family, config);
+  if (impl_->tokenizer->languages().empty()) impl_->pair_source = document::model_source_language(model_dir);
   const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
   if (ids.limit > config.vocab_size)
     throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +

@@ -255,6 +255,57 @@ TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {
   EXPECT_NE(run.err.find("--n-best"), std::string::npos) << run.err;
 }
 
+// Issue 29, item 10: --paragraphs and --document wrote LF for the input's CR LF, and a bad
+// byte on a paragraph's second line was reported on its first.
+TEST(CliDocuments, CrLfIsKeptAndBadBytesNameTheirLine) {
+  const std::string args = "translate " + model_arg() + " --beam-size 1 --max-length 4 ";
+  for (const std::string mode : {"--paragraphs", "--document"}) {
+    const std::string lf = "Hello there.\nHow are you?\n\nGood.\n";
+    std::string crlf;
+    for (char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    const CliRun with_lf = ordo(args + mode, lf), with_crlf = ordo(args + mode, crlf);
+    ASSERT_EQ(with_lf.exit_code, 0) << with_lf.err;
+    ASSERT_EQ(with_crlf.exit_code, 0) << with_crlf.err;
+    std::string expected;
+    for (char c : with_lf.out) expected += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    EXPECT_EQ(with_crlf.out, expected) << mode;
+    EXPECT_EQ(std::count(with_lf.out.begin(), with_lf.out.end(), '\r'), 0) << mode;
+  }
+  const CliRun run = ordo(args + "--paragraphs", "First line.\nSecond \xff line.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("stdin line 2: invalid UTF-8 at byte 8"), std::string::npos) << run.err;
+}
+
+// Issue 29, item 10: --min-length above --max-length was cut silently; --source-lang on a
+// one-pair model was ignored; --preset /x.json looked for /x.json.json.
+TEST(CliHardening, ContradictoryOptionsAreRefusedNamingThem) {
+  CliRun run = ordo("translate " + model_arg() + " --min-length 30 --max-length 5", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--min-length 30 is above --max-length 5"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+  run = ordo("translate " + model_arg() + " --min-length 600", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--min-length 600 is above the maximum length of 511 new tokens"), std::string::npos) << run.err;
+  run = ordo("translate " + model_arg() + " --min-length 3 --max-length 5 --beam-size 1", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // The fixture translates en into mg (tokenizer_config.json).
+  run = ordo("translate " + model_arg() + " --source-lang fr", "Bonjour.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--source-lang 'fr'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("from 'en' only"), std::string::npos) << run.err;
+  run = ordo("translate " + model_arg() + " --source-lang EN --max-length 3", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  TempDir dir;
+  run = ordo("translate " + model_arg() + " --preset '" + dir.file("missing.json") + "'", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find(dir.file("missing.json")), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("missing.json.json"), std::string::npos) << run.err;
+  run = ordo("translate " + model_arg() + " --preset no_such_preset.json", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err.find("no_such_preset.json.json"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("no_such_preset.json"), std::string::npos) << run.err;
+}
+
 TEST(CliAttention, JsonWeightsEqualHuggingFacesAndAlignmentsFollowThem) {
   // Sentence 0 of the fixture as text, greedy as in the golden case: the weights in the JSON
   // line are Hugging Face's (attention.json) to 1e-5.

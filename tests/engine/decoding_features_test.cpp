@@ -62,6 +62,28 @@ TEST(TargetLanguage, UnknownOrUnsupportedLanguageIsAClearError) {
   const Translator marian(fixture_dir("marian_opus_en_mg"));
   options.target_lang = "de";
   EXPECT_NE(error_of([&] { marian.translate({"Hello"}, options); }).find("not multilingual"), std::string::npos);
+  // A source language that contradicts a one-pair model's folder (en -> mg) was ignored.
+  options = greedy();
+  options.source_lang = "fr";
+  EXPECT_NE(error_of([&] { marian.translate({"Hello"}, options); }).find("from 'en' only"), std::string::npos);
+  EXPECT_NE(error_of([&] { marian.resolved_settings(options); }).find("--source-lang 'fr'"), std::string::npos);
+  options.source_lang = "en";
+  EXPECT_EQ(marian.translate({"Hello"}, options)[0].hypotheses[0].ids, marian.translate({"Hello"}, greedy())[0].hypotheses[0].ids);
+}
+
+// Issue 29, item 10: a temperature the scores overflow with failed each input with an
+// internal error naming no option.
+TEST(Sampling, TemperatureOutOfRangeIsAnOptionError) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  DecodeOptions sample = greedy();
+  sample.sample = true;
+  for (double temperature : {1e308, 3e38, 1e-40, 0.0}) {
+    sample.temperature = static_cast<float>(temperature);
+    const std::string error = error_of([&] { translator.translate({"Hello."}, sample); });
+    EXPECT_NE(error.find("invalid decoding option: temperature"), std::string::npos) << temperature << ": " << error;
+  }
+  sample.temperature = 0.5f;
+  EXPECT_FALSE(translator.translate({"Hello."}, sample)[0].hypotheses[0].ids.empty());
 }
 
 TEST(Sampling, SameSeedSameOutputAndTopK1IsGreedy) {
