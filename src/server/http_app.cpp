@@ -1,0 +1,100 @@
+// The routes' table and the middleware every request passes: errors as LibreTranslate's
+// {"error": ...}, CORS, the latency metric (service.h).
+#include "server/service.h"
+
+namespace ordo::server {
+
+void Service::install(httplib::Server& http) {
+  const auto guarded = [this](auto handler) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+      metrics_.in_flight(1);
+      try {
+        handler(req, res, reader);
+      } catch (const ApiError& e) {
+        send_error(res, e);
+      } catch (const Error& e) {
+        send_error(res, ApiError(400, std::string("Invalid request: ") + e.what()));
+      } catch (const std::exception& e) {
+        send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
+      }
+      metrics_.in_flight(-1);
+    };
+  };
+  http.Post("/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    libre_translate(req, res, reader);
+  }));
+  http.Post("/v1/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    ordo_generate(Task::kTranslate, req, res, reader);
+  }));
+  http.Post("/v1/summarize", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    ordo_generate(Task::kSummarize, req, res, reader);
+  }));
+  http.Get("/languages", [this](const httplib::Request&, httplib::Response& res) {
+    if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
+    send_json(res, 200, Json(models().languages_json()));
+  });
+  http.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      check_key(nullptr, req);  // /v1/* needs a key, as the README says
+    } catch (const ApiError& e) {
+      return send_error(res, e);
+    }
+    if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
+    send_json(res, 200, Json{{"models", Json(models().models_json())}});
+  });
+  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, Json{{"status", "ok"}}); });
+  http.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
+    if (draining_) return send_json(res, 503, Json{{"status", "draining"}});
+    if (!ready_) return send_json(res, 503, Json{{"status", "loading"}});
+    send_json(res, 200, Json{{"status", "ready"}});
+  });
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.text(), Metrics::content_type());
+  });
+
+  if (!config_.cors_origins.empty()) {
+    http.Options(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      res.set_header("Access-Control-Max-Age", "86400");
+    });
+  }
+  http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (config_.cors_origins.empty()) return;
+    const std::string origin = req.get_header_value("Origin");
+    const auto& allowed = config_.cors_origins;
+    if (std::find(allowed.begin(), allowed.end(), "*") != allowed.end()) {
+      res.set_header("Access-Control-Allow-Origin", "*");
+    } else if (!origin.empty() && std::find(allowed.begin(), allowed.end(), origin) != allowed.end()) {
+      res.set_header("Access-Control-Allow-Origin", origin);
+      res.set_header("Vary", "Origin");
+    }
+  });
+  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string message = status_text(res.status);
+    if (res.status == 404) message += ": " + shown(req.method) + " " + shown(req.path, 200);
+    if (res.status == 413) message = "Request body larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes";
+    send_json(res, res.status, Json{{"error", message}});
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+    std::string message = "internal error";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      message += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    send_json(res, 500, Json{{"error", message}});
+  });
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    // From when the request was whole: the wait for a free thread counts.
+    const double seconds = std::chrono::duration<double>(Clock::now() - request_received()).count();
+    metrics_.request(route_of(req.path), res.status, seconds);
+  });
+}
+
+}  // namespace ordo::server

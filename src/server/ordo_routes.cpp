@@ -1,0 +1,86 @@
+// ordo's own API: POST /v1/translate and /v1/summarize, every decoding option of the table,
+// answers shaped like `ordo translate --json` (service.h).
+#include "server/service.h"
+
+namespace ordo::server {
+
+void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+  const Clock::time_point deadline = request_deadline(config_.limits.timeout_seconds);
+  const RequestFields fields = read_fields(req, res, reader, true);
+  check_key(&fields, req);
+  require_ready();
+  std::vector<std::string> known = {"model", "text", "api_key"};
+  for (const std::string& name : decode_option_names()) known.push_back(name);
+  for (const std::string& name : fields.names())
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
+  bool is_list = false;
+  const std::vector<std::string> texts =
+      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
+                    false);  // [] gives "results": []
+  DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
+
+  const ModelSet& set = models();
+  const ServedModel* model = nullptr;
+  if (const std::optional<std::string> name = fields.string("model")) {
+    model = set.by_name(*name);
+    if (!model || model->task != task)
+      throw ApiError(400, "Invalid request: unknown " + std::string(task_name(task)) + " model '" + shown(*name) +
+                              "' (served: " + set.model_list(task) + ")");
+  } else if (task == Task::kTranslate && options.source_lang && options.target_lang) {
+    model = set.for_pair(*options.source_lang, *options.target_lang);
+    if (!model)
+      throw ApiError(400, "Invalid request: no model translates " + shown(*options.source_lang) + " into " +
+                              shown(*options.target_lang) + " (served pairs: " + set.pair_list() + ")");
+  } else {
+    const auto candidates = set.of_task(task);
+    if (candidates.size() != 1)
+      throw ApiError(400, "Invalid request: field 'model' is required (served " + std::string(task_name(task)) +
+                              " models: " + set.model_list(task) + ")");
+    model = candidates.front();
+  }
+  // Languages: a multilingual model takes them as the model names them; a one-pair model only
+  // checks them.
+  for (auto [field, value] : {std::pair<const char*, std::optional<std::string>*>{"source_lang", &options.source_lang},
+                              {"target_lang", &options.target_lang}}) {
+    if (!*value) continue;
+    if (model->multilingual()) {
+      const std::string code = model->model_code(**value);
+      if (code.empty())
+        throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name +
+                                "' does not know language '" + shown(**value) + "' (known: " + join(model->languages, 40) + ")");
+      *value = code;
+    } else {
+      const std::string& served = std::string(field) == "source_lang" ? model->source_lang : model->target_lang;
+      if (**value != served)
+        throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name + "' " +
+                                task_name(task) + "s " + model->source_lang + " into " + model->target_lang +
+                                ", not '" + shown(**value) + "'");
+      value->reset();
+    }
+  }
+  options.preset = model->preset;
+  try {
+    model->translator->resolved_settings(options);  // the option errors of the command line
+  } catch (const Error& e) {
+    throw ApiError(400, std::string("Invalid request: ") + e.what());
+  }
+
+  std::vector<std::string> sentences;
+  std::vector<size_t> positions;  // index in texts of each sentence; empty texts are not run
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) continue;
+    sentences.push_back(texts[i]);
+    positions.push_back(i);
+  }
+  const std::vector<TranslationResult> results = translate(*model, options, sentences, deadline);
+  TranslationResult empty;  // an empty text is not run: one empty hypothesis, score 0 (as the CLI)
+  empty.hypotheses.emplace_back();
+  std::vector<TranslationResult> by_text(texts.size(), empty);
+  for (size_t k = 0; k < positions.size(); ++k) by_text[positions[k]] = results[k];
+  Json lines = Json::array();
+  for (const TranslationResult& r : by_text) lines.push_back(result_json(r));
+  send_json(res, 200, Json{{"model", model->name}, {"results", lines}});
+}
+
+}  // namespace ordo::server

@@ -1,0 +1,224 @@
+// ordo serve's service: reading a request's fields, its key, readiness, its limits, and the
+// batched translate() every route calls (service.h).
+#include "server/service.h"
+
+namespace ordo::server {
+
+namespace {
+
+const char* const kRoutes[] = {"/translate", "/languages", "/v1/translate", "/v1/summarize",
+                               "/v1/models", "/health",    "/ready",        "/metrics"};
+
+}  // namespace
+
+// The metrics label of a path: one of the routes, or "other" (no unbounded label values).
+std::string route_of(const std::string& path) {
+  for (const char* route : kRoutes)
+    if (path == route) return route;
+  return "other";
+}
+
+std::string dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+void send_json(httplib::Response& res, int status, const Json& body) {
+  res.status = status;
+  res.set_content(dump(body) + "\n", "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  if (e.retry_after > 0) res.set_header("Retry-After", std::to_string(e.retry_after));
+  send_json(res, e.status, Json{{"error", e.what()}});
+}
+
+namespace {
+
+Json hypothesis_json(const Hypothesis& h) { return Json{{"text", h.text}, {"tokens", h.tokens}, {"score", h.score}}; }
+
+}  // namespace
+
+Json result_json(const TranslationResult& r) {
+  Json line = r.hypotheses.empty() ? Json{{"text", ""}, {"tokens", Json::array()}, {"score", 0.0}}
+                                   : hypothesis_json(r.hypotheses[0]);
+  line["n_best"] = Json::array();
+  for (const Hypothesis& h : r.hypotheses) line["n_best"].push_back(hypothesis_json(h));
+  if (r.truncated_tokens > 0) line["truncated_tokens"] = r.truncated_tokens;
+  return line;
+}
+
+// The canonical text of decoding options: requests with equal texts may share a batch. Every
+// option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
+std::string settings_key(const DecodeOptions& o) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.splits_batches)
+      if (const auto value = spec.value_text(o)) j[spec.name] = *value;
+  if (o.return_attention) j["return_attention"] = true;  // format=html: alignments for inline tags
+  j["preset"] = reinterpret_cast<uintptr_t>(o.preset.get());
+  return j.dump();
+}
+
+std::string join(const std::vector<std::string>& items, size_t limit) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (limit && i == limit) return out + ", ...";
+    out += (i ? ", " : "") + items[i];
+  }
+  return out;
+}
+
+// 60 -> "60", 0.25 -> "0.25".
+std::string seconds_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
+}
+
+Clock::time_point request_deadline(double timeout_seconds) {
+  return request_received() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+}
+
+RequestFields Service::read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
+                                   bool json_only) const {
+  const size_t max = config_.limits.max_body_bytes;
+  bool too_large = false;
+  const auto failed = [&] {
+    if (too_large || res.status == 413)
+      return ApiError(413, "Request body larger than " + std::to_string(max) + " bytes");
+    return ApiError(400, "Invalid request: the body could not be read");
+  };
+  if (!json_only && req.is_multipart_form_data()) {
+    std::multimap<std::string, std::string> fields;
+    auto current = fields.end();
+    size_t total = 0;
+    const bool ok = reader(
+        [&](const httplib::MultipartFormData& part) {
+          current = fields.emplace(part.name, std::string());
+          return true;
+        },
+        [&](const char* data, size_t n) {
+          total += n;
+          if (total > max) return !(too_large = true);
+          if (current != fields.end()) current->second.append(data, n);
+          return true;
+        });
+    if (!ok) throw failed();
+    return RequestFields::from_form(std::move(fields));
+  }
+  std::string body;
+  const bool ok = reader([&](const char* data, size_t n) {
+    if (body.size() + n > max) return !(too_large = true);
+    body.append(data, n);
+    return true;
+  });
+  if (!ok) throw failed();
+  const std::string type = req.get_header_value("Content-Type");
+  if (json_only || type.find("json") != std::string::npos) return RequestFields::from_json(body);
+  if (type.find("application/x-www-form-urlencoded") != std::string::npos) return RequestFields::from_urlencoded(body);
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && body[first] == '{') return RequestFields::from_json(body);
+  return RequestFields::from_urlencoded(body);
+}
+
+void Service::check_key(const RequestFields* fields, const httplib::Request& req) const {
+  if (keys_.empty()) return;
+  std::string key;
+  // "Authorization: Bearer KEY", the scheme in any case (RFC 9110: case-insensitive).
+  const std::string authorization = req.get_header_value("Authorization");
+  if (authorization.size() > 7 && strncasecmp(authorization.c_str(), "bearer ", 7) == 0) {
+    const size_t start = authorization.find_first_not_of(' ', 7), end = authorization.find_last_not_of(' ');
+    if (start != std::string::npos) key = authorization.substr(start, end + 1 - start);
+  }
+  if (key.empty()) key = fields ? fields->string("api_key").value_or("") : req.get_param_value("api_key");
+  if (key.empty())
+    throw ApiError(403, "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
+  if (!keys_.count(key)) throw ApiError(403, "Invalid API key");
+}
+
+void Service::require_ready() const {
+  if (draining_) throw ApiError(503, "the server is shutting down", 1);
+  if (!ready_) throw ApiError(503, "the models are still loading", 1);
+}
+
+std::vector<std::string> Service::checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
+                                                const std::string& missing, bool empty_is_missing) const {
+  std::optional<std::vector<std::string>> texts = fields.texts(name, is_list);
+  if (!texts || (empty_is_missing && (texts->empty() || (!is_list && texts->front().empty()))))
+    throw ApiError(400, missing);
+  const Limits& limits = config_.limits;
+  if (texts->size() > limits.max_texts)
+    throw ApiError(400, "Invalid request: request (" + std::to_string(texts->size()) + ") exceeds text limit (" +
+                            std::to_string(limits.max_texts) + ")");
+  for (size_t i = 0; i < texts->size(); ++i) {
+    const std::string where = is_list ? name + "[" + std::to_string(i) + "]" : name;
+    try {
+      check_utf8((*texts)[i], where);
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("Invalid request: ") + e.what());
+    }
+    const size_t chars = utf8_length((*texts)[i]);
+    if (chars > limits.max_chars)
+      throw ApiError(400, "Invalid request: request (" + std::to_string(chars) + ") exceeds text limit (" +
+                              std::to_string(limits.max_chars) + ")");
+  }
+  return *texts;
+}
+
+void Service::check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const {
+  int64_t beams = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
+  for (const ResolvedSetting& s : translator.resolved_settings(options)) {
+    if (s.name == "beam_size") beams = std::stoll(s.value);
+    if (s.name == "max_length") max_length = std::stoll(s.value);
+    if (s.name == "min_length") min_length = std::stoll(s.value);
+    if (s.name == "min_new_tokens") min_new_tokens = std::stoll(s.value);
+  }
+  // max_length and min_length count the decoder's start token.
+  const int64_t forced = std::max(min_length - 1, min_new_tokens);
+  const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});
+  const double cost = static_cast<double>(sentences) * static_cast<double>(std::max<int64_t>(1, beams)) * static_cast<double>(tokens);
+  if (cost > static_cast<double>(config_.limits.max_request_cost))
+    throw ApiError(400, "Invalid request: too much decoding work: " + std::to_string(sentences) + " sentences x " +
+                            std::to_string(beams) + " beams x " + std::to_string(tokens) + " new tokens = " +
+                            std::to_string(static_cast<uint64_t>(cost)) + ", more than this server's limit of " +
+                            std::to_string(config_.limits.max_request_cost) +
+                            " (--max-request-cost); send fewer texts, a smaller beam_size or fewer new tokens");
+}
+
+std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
+                                                  const std::vector<std::string>& sentences,
+                                                  Clock::time_point deadline) {
+  std::vector<std::vector<int64_t>> sources;
+  check_cost(*model.translator, options, sentences.size());  // before any work
+  sources.reserve(sentences.size());
+  for (const std::string& sentence : sentences) {
+    try {
+      sources.push_back(options.source_lang ? model.translator->encode(sentence, *options.source_lang)
+                                            : model.translator->encode(sentence));
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("Invalid request: ") + e.what());
+    }
+  }
+  // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
+  // random generator per sampled hypothesis), so any requests with equal settings may share.
+  const std::string settings = settings_key(options);
+  const Translator* translator = model.translator.get();
+  const auto ticket = batcher_.submit(
+      model.name, settings,
+      [translator](const std::vector<std::vector<int64_t>>& ids, const DecodeOptions& o) {
+        return translator->translate_ids(ids, o);
+      },
+      options, std::move(sources));
+  if (!batcher_.wait(*ticket, deadline, client_gone)) {
+    if (Clock::now() < deadline) throw ApiError(499, "the client closed the connection");  // nobody reads it
+    throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
+                            " s (the server is overloaded or the request too large)");
+  }
+  std::vector<TranslationResult> results(ticket->size());
+  for (size_t i = 0; i < ticket->size(); ++i) {
+    if (!ticket->error(i).empty())
+      throw ApiError(ticket->input_error(i) ? 400 : 500, "Cannot translate text: " + ticket->error(i));
+    results[i] = ticket->result(i);
+  }
+  return results;
+}
+
+}  // namespace ordo::server

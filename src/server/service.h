@@ -1,0 +1,97 @@
+#pragma once
+// The service behind `ordo serve`'s routes, shared by the files that implement it:
+//   service.cpp               request reading, keys, readiness, limits, the batched translate()
+//   libretranslate_routes.cpp POST /translate as LibreTranslate answers it
+//   ordo_routes.cpp           POST /v1/translate, /v1/summarize
+//   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
+//   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
+// A request's deadline and latency count from when Connections had it whole
+// (request_received(): the request thread's own request, see connections.h).
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <strings.h>
+
+#include "ordo/decode_option_table.h"
+#include "server/connections.h"
+#include "server/language_codes.h"
+#include "server/metrics.h"
+#include "server/request_fields.h"
+#include "server/server.h"
+#include "server/text_layout.h"
+
+namespace ordo::server {
+
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+// The metrics label of a path: one of the routes, or "other" (no unbounded label values).
+std::string route_of(const std::string& path);
+std::string dump(const Json& json);
+void send_json(httplib::Response& res, int status, const Json& body);
+void send_error(httplib::Response& res, const ApiError& e);
+// What `ordo translate --json` prints for one input.
+Json result_json(const TranslationResult& r);
+// The canonical text of decoding options: requests with equal texts may share a batch. Every
+// option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
+std::string settings_key(const DecodeOptions& o);
+std::string join(const std::vector<std::string>& items, size_t limit = 0);
+// 60 -> "60", 0.25 -> "0.25".
+std::string seconds_text(double seconds);
+// The deadline of the request this thread answers (--timeout from when it was whole).
+Clock::time_point request_deadline(double timeout_seconds);
+
+// A request's cost counts each sentence's new tokens as its max new tokens but at most this
+// many, unless min_new_tokens / min_length force more (Limits::max_request_cost).
+constexpr int64_t kCostTokensPerSentence = 256;
+
+class Service {
+ public:
+  explicit Service(const ServerConfig& config)
+      : config_(config), keys_(config.api_keys.begin(), config.api_keys.end()), batcher_(config.batching, &metrics_) {}
+
+  void load_models() {
+    models_ = std::make_unique<ModelSet>(config_.models, config_.translation_preset, config_.summarization_preset);
+  }
+  const ModelSet& models() const { return *models_; }
+  void set_ready(bool ready) { ready_ = ready; }
+  void set_draining() { draining_ = true; }
+  void shutdown() { batcher_.shutdown(); }
+  Metrics& metrics() { return metrics_; }
+  void install(httplib::Server& http);
+
+ private:
+  using Reader = httplib::ContentReader;
+
+  RequestFields read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
+                            bool json_only) const;
+  // With --api-keys: the request's key (Authorization: Bearer, else the api_key field, or for
+  // a GET the api_key query parameter) must be one of them; ApiError 403 otherwise.
+  void check_key(const RequestFields* fields, const httplib::Request& req) const;
+  void require_ready() const;
+  // The texts of field `name`; `missing` when absent (or, LibreTranslate's rule, when
+  // `empty_is_missing` and q is "" or []).
+  std::vector<std::string> checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
+                                         const std::string& missing, bool empty_is_missing) const;
+  // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost.
+  void check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const;
+  std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,
+                                           const std::vector<std::string>& sentences, Clock::time_point deadline);
+
+  void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
+  void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
+
+  const ServerConfig& config_;
+  const std::set<std::string> keys_;
+  std::atomic<bool> ready_{false}, draining_{false};
+  std::unique_ptr<ModelSet> models_;
+  Metrics metrics_;
+  Batcher batcher_;
+};
+
+}  // namespace ordo::server
