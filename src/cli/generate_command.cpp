@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -44,11 +45,20 @@ void add_decode_flags(CLI::App* cmd, DecodeOptions& decode) {
         add_optional(cmd, spec.flag, decode.*spec.bool_member, spec.help);
         break;
       case DecodeOptionSpec::Type::kSeed:
-        // Read as a signed integer, so that -1 is refused instead of wrapping to 2^64 - 1.
+        // Read as a signed integer, so that -1 is refused instead of wrapping to 2^64 - 1; the
+        // text is checked first, as CLI11's conversion saturates (2^64 became 2^63 - 1).
         cmd->add_option_function<int64_t>(
                spec.flag, [&decode, &spec](const int64_t& v) { decode.*spec.seed_member = static_cast<uint64_t>(v); },
                spec.help)
-            ->check(CLI::Range(static_cast<int64_t>(spec.min), INT64_MAX));
+            ->check(CLI::Validator(
+                [](std::string& text) {
+                  int64_t value = 0;
+                  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+                  if (error != std::errc() || end != text.data() + text.size() || value < 0)
+                    return "Value " + text + " not in range 0 to " + std::to_string(INT64_MAX);
+                  return std::string();
+                },
+                "INT in [0 - " + std::to_string(INT64_MAX) + "]"));
         break;
       case DecodeOptionSpec::Type::kText:
         add_optional(cmd, spec.flag, decode.*spec.text_member, spec.help);

@@ -295,6 +295,14 @@ TEST(CliHardening, ContradictoryOptionsAreRefusedNamingThem) {
   EXPECT_NE(run.err.find("from 'en' only"), std::string::npos) << run.err;
   run = ordo("translate " + model_arg() + " --source-lang EN --max-length 3", "Hello.\n");
   EXPECT_EQ(run.exit_code, 0) << run.err;
+  // Seeds outside [0, 2^63 - 1] are refused, not wrapped or saturated.
+  for (const std::string seed : {"-1", "18446744073709551616", "9223372036854775808", "1x"}) {
+    run = ordo("translate " + model_arg() + " --sample true --seed " + seed, "Hello.\n");
+    EXPECT_EQ(run.exit_code, 2) << seed;
+    EXPECT_NE(run.err.find("--seed"), std::string::npos) << seed << ": " << run.err;
+  }
+  run = ordo("translate " + model_arg() + " --sample true --max-length 3 --seed 9223372036854775807", "Hello.\n");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
   TempDir dir;
   run = ordo("translate " + model_arg() + " --preset '" + dir.file("missing.json") + "'", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
