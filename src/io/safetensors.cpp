@@ -127,6 +127,24 @@ int64_t TensorView::numel() const {
   return n;
 }
 
+namespace {
+
+// pread() of exactly `bytes` at `offset`; ordo::Error naming the file otherwise.
+void read_exactly(int fd, const std::string& path, uint64_t offset, size_t bytes, void* out) {
+  auto* target = static_cast<uint8_t*>(out);
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t n = ::pread(fd, target + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(path + ": read error (" + std::strerror(errno) + ")");
+    if (n == 0)
+      throw Error(path + ": truncated while being read (no byte at " + std::to_string(offset + done) +
+                  "; was the file replaced or cut short?)");
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   const int fd = open_regular_file(path);
   struct stat st;
@@ -141,19 +159,26 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                 " bytes, too short for the 8-byte header length)");
   }
   void* mapping = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) throw Error(path + ": cannot map file (" + std::strerror(errno) + ")");
+  if (mapping == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(path + ": cannot map file (" + std::strerror(err) + ")");
+  }
+  fd_ = fd;
   mapping_ = mapping;
   mapping_size_ = file_size;
 
   try {
     const auto* bytes = static_cast<const uint8_t*>(mapping_);
+    uint8_t length[8];
+    read_exactly(fd_, path, 0, 8, length);
     uint64_t header_size = 0;
-    for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
+    for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length[i];
     if (header_size > file_size - 8)
       throw Error(path + ": truncated safetensors file: header length " + std::to_string(header_size) +
                   " exceeds the file size " + std::to_string(file_size));
-    const std::string header_text(reinterpret_cast<const char*>(bytes + 8), header_size);
+    std::string header_text(header_size, '\0');
+    read_exactly(fd_, path, 8, header_size, header_text.data());
     const nlohmann::json header = parse_json_text(header_text, path + " (safetensors header)");
     if (!header.is_object()) throw Error(path + ": safetensors header is not a JSON object");
     const size_t data_start = 8 + header_size;
@@ -205,6 +230,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                     std::to_string(numel * info->size) + " bytes, data_offsets give " + std::to_string(end - begin));
       view.data = bytes + data_start + begin;
       view.nbytes = end - begin;
+      view.offset = data_start + begin;
       ranges.emplace_back(begin, end);
       tensors_.emplace(name, std::move(view));
     }
@@ -215,12 +241,21 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   } catch (...) {
     ::munmap(mapping_, mapping_size_);
     mapping_ = nullptr;
+    ::close(fd_);
     throw;
   }
 }
 
 SafetensorsFile::~SafetensorsFile() {
   if (mapping_) ::munmap(mapping_, mapping_size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SafetensorsFile::read(const TensorView& tensor, size_t begin, size_t bytes, void* out) const {
+  if (begin > tensor.nbytes || bytes > tensor.nbytes - begin)
+    throw Error(path_ + ": bytes " + std::to_string(begin) + "+" + std::to_string(bytes) + " of tensor '" + tensor.name +
+                "' are out of range");
+  read_exactly(fd_, path_, tensor.offset + begin, bytes, out);
 }
 
 bool SafetensorsFile::contains(const std::string& name) const { return tensors_.count(name) != 0; }
@@ -245,13 +280,12 @@ std::vector<std::string> SafetensorsFile::names() const {
   return out;
 }
 
-std::vector<float> to_float32(const TensorView& tensor) {
+void to_float32(const TensorView& tensor, float* out) {
   const size_t n = static_cast<size_t>(tensor.numel());
-  std::vector<float> out(n);
   const auto* bytes = static_cast<const uint8_t*>(tensor.data);
   switch (tensor.dtype) {
     case DType::F32:
-      if (n > 0) std::memcpy(out.data(), bytes, n * 4);  // an empty vector's data() may be null
+      if (n > 0) std::memcpy(out, bytes, n * 4);  // an empty vector's data() may be null
       break;
     case DType::F64:
       for (size_t i = 0; i < n; ++i) {
@@ -279,6 +313,12 @@ std::vector<float> to_float32(const TensorView& tensor) {
       throw Error("tensor '" + tensor.name + "' has dtype " + dtype_name(tensor.dtype) +
                   "; a floating-point tensor (F32, F16, BF16, F64) is expected");
   }
+}
+
+std::vector<float> to_float32(const TensorView& tensor) {
+  if (!is_float(tensor.dtype)) to_float32(tensor, nullptr);  // throws, naming the dtype
+  std::vector<float> out(static_cast<size_t>(tensor.numel()));
+  to_float32(tensor, out.data());
   return out;
 }
 

@@ -1,7 +1,10 @@
 // Reader for the safetensors format: an 8-byte little-endian header length, a JSON header
 // {name: {dtype, shape, data_offsets}, "__metadata__": {...}}, then the raw tensor bytes.
 // The file is memory-mapped; tensors are views into the mapping (no copy). Everything is
-// validated at open time so that later code can trust shapes and offsets.
+// validated at open time so that later code can trust shapes and offsets. A mapping cannot
+// survive its file shrinking (touching a page past the new end is SIGBUS): the model loader
+// copies tensors out with read() instead (SafetensorsFile::read), which turns a file cut
+// short while it is read into an ordo::Error.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +26,7 @@ struct TensorView {
   std::vector<int64_t> shape;
   const void* data;  // points into the mapped file; valid while the SafetensorsFile lives
   size_t nbytes;
+  size_t offset = 0;  // of the data in the file
   int64_t numel() const;
 };
 
@@ -44,9 +48,13 @@ class SafetensorsFile {
   const TensorView& get(const std::string& name, const std::vector<int64_t>& expected_shape) const;
   std::vector<std::string> names() const;  // sorted
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Copies bytes [begin, begin + bytes) of `tensor`'s data to `out` with pread(), not through
+  // the mapping: throws ordo::Error naming the file if it has shrunk since it was opened.
+  void read(const TensorView& tensor, size_t begin, size_t bytes, void* out) const;
 
  private:
   std::string path_;
+  int fd_ = -1;
   void* mapping_ = nullptr;
   size_t mapping_size_ = 0;
   std::map<std::string, TensorView> tensors_;
@@ -56,8 +64,10 @@ class SafetensorsFile {
 // F32, F16, BF16 or F64: what to_float32 reads.
 bool is_float(DType dtype);
 
-// Converts any float tensor (F32, F16, BF16, F64) to float32 values.
+// Converts any float tensor (F32, F16, BF16, F64) to float32 values (into `out`, room for
+// numel() of them).
 std::vector<float> to_float32(const TensorView& tensor);
+void to_float32(const TensorView& tensor, float* out);
 
 // The index of the first NaN or infinity among `count` values of float type `dtype` (F32, F16,
 // BF16, F64) at `data`; -1 when all are finite (and for any other dtype). A bit test: one

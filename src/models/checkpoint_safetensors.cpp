@@ -1,6 +1,3 @@
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstring>
 
 #include "io/file.h"
@@ -19,21 +16,22 @@ class SafetensorsCheckpoint : public Checkpoint {
   bool contains(const std::string& name) const override { return file_.contains(name); }
   std::vector<int64_t> shape(const std::string& name) const override { return file_.get(name).shape; }
   std::vector<std::string> names() const override { return file_.names(); }
-  // One copy out of the mapping (float32 straight into the tensor), then the mapped pages are
-  // handed back: read once, they would otherwise stay in the process's resident set next to
-  // the copy (and later the packed weights) until the file is closed.
-  at::Tensor get(const std::string& name) const override { return copy_out(float_tensor(name)); }
+  // One copy straight from the file into the tensor (read(), never through the mapping): a
+  // file cut short while it is loaded is an ordo::Error, not SIGBUS, and the file's pages
+  // never join the process's resident set next to the copy (and later the packed weights).
+  at::Tensor get(const std::string& name) const override {
+    const io::TensorView& view = float_tensor(name);
+    return copy_out(view, 0, view.shape);
+  }
   at::Tensor get_rows(const std::string& name, int64_t begin, int64_t count) const override {
     const io::TensorView& view = float_tensor(name);
     if (view.shape.empty() || begin < 0 || count < 0 || begin + count > view.shape[0])
       throw Error(path() + ": rows " + std::to_string(begin) + "+" + std::to_string(count) + " of tensor '" + name +
                   "' are out of range");
-    io::TensorView rows = view;
+    std::vector<int64_t> shape = view.shape;
+    shape[0] = count;
     const size_t row_bytes = view.shape[0] > 0 ? view.nbytes / static_cast<size_t>(view.shape[0]) : 0;
-    rows.data = static_cast<const uint8_t*>(view.data) + static_cast<size_t>(begin) * row_bytes;
-    rows.shape[0] = count;
-    rows.nbytes = static_cast<size_t>(count) * row_bytes;
-    return copy_out(rows);
+    return copy_out(view, static_cast<size_t>(begin) * row_bytes, shape);
   }
 
  private:
@@ -46,26 +44,25 @@ class SafetensorsCheckpoint : public Checkpoint {
     return view;
   }
 
-  static at::Tensor copy_out(const io::TensorView& view) {
-    at::Tensor out;
+  // The values of `view` from byte `begin` on, `shape` of them, as float32.
+  at::Tensor copy_out(const io::TensorView& view, size_t begin, const std::vector<int64_t>& shape) const {
+    size_t count = 1;
+    for (const int64_t d : shape) count *= static_cast<size_t>(d);
+    const size_t bytes = count * io::dtype_size(view.dtype);
+    at::Tensor out = at::empty(shape, at::kFloat);
+    if (bytes == 0) return out;
     if (view.dtype == io::DType::F32) {
-      out = at::empty(view.shape, at::kFloat);
-      if (view.nbytes > 0) std::memcpy(out.data_ptr<float>(), view.data, view.nbytes);
-    } else {
-      std::vector<float> values = io::to_float32(view);
-      out = at::from_blob(values.data(), view.shape, at::kFloat).clone();
+      file_.read(view, begin, bytes, out.data_ptr<float>());
+      return out;
     }
-    release_pages(view);
+    std::vector<uint8_t> raw(bytes);
+    file_.read(view, begin, bytes, raw.data());
+    io::TensorView part = view;
+    part.data = raw.data();
+    part.shape = shape;
+    part.nbytes = bytes;
+    io::to_float32(part, out.data_ptr<float>());
     return out;
-  }
-
-  // MADV_DONTNEED on a private read-only file mapping drops the pages; reading them again
-  // (a tied tensor looked up twice) faults them back in from the file.
-  static void release_pages(const io::TensorView& view) {
-    static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<uintptr_t>(view.data);
-    const uintptr_t first = begin & ~(page - 1), last = (begin + view.nbytes + page - 1) & ~(page - 1);
-    if (view.nbytes > 0) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
   }
 
   io::SafetensorsFile file_;

@@ -1,5 +1,7 @@
 // The safetensors reader/writer against the fixture checkpoints and every malformed case.
 // ctest-label: unit
+#include <unistd.h>
+
 #include <cmath>
 #include <functional>
 #include <cstring>
@@ -152,6 +154,31 @@ TEST(Safetensors, WriterRejectsInconsistentTensorAndKeepsOldFile) {
   EXPECT_THROW(write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {3}, float32_bytes({1})}}), Error);
   SafetensorsFile file(dir.file("m.safetensors"));
   EXPECT_EQ(to_float32(file.get("w")), std::vector<float>{7});
+}
+
+// Issue 29: a mapped file that shrinks kills its reader with SIGBUS. read() copies from the
+// file itself: the same bytes as the mapping while the file is whole, an error once cut short.
+TEST(Safetensors, ReadCopiesFromTheFileAndRefusesAFileCutShort) {
+  TempDir dir;
+  std::vector<float> big(4096), small = {1, 2, 3};
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+  write_safetensors(dir.file("m.safetensors"),
+                    {{"a", DType::F32, {3}, float32_bytes(small)}, {"z", DType::F32, {4096}, float32_bytes(big)}});
+  SafetensorsFile file(dir.file("m.safetensors"));
+  const TensorView& z = file.get("z");
+  std::vector<float> copy(100);
+  file.read(z, 400, 400, copy.data());
+  EXPECT_EQ(std::memcmp(copy.data(), static_cast<const uint8_t*>(z.data) + 400, 400), 0);
+  EXPECT_EQ(copy[0], 50.0f);
+  EXPECT_NE(error_of([&] { file.read(z, z.nbytes - 4, 8, copy.data()); }).find("out of range"), std::string::npos);
+
+  ASSERT_EQ(::truncate(dir.file("m.safetensors").c_str(), static_cast<off_t>(z.offset + 1000)), 0);
+  std::vector<float> all(4096);
+  const std::string error = error_of([&] { file.read(z, 0, z.nbytes, all.data()); });
+  EXPECT_NE(error.find(dir.file("m.safetensors") + ": truncated while being read"), std::string::npos) << error;
+  float first[3];
+  file.read(file.get("a"), 0, sizeof(first), first);  // before the cut: still readable
+  EXPECT_EQ(first[2], 3.0f);
 }
 
 }  // namespace

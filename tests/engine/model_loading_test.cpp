@@ -150,6 +150,23 @@ TEST_F(ModelFolder, SymlinkLoopAsWeightsSaysSo) {
   EXPECT_EQ(error.find("no model weights found"), std::string::npos) << error;
 }
 
+// Issue 29: a file cut short under a live mapping is SIGBUS. The weights are read with
+// read(), so a model.safetensors truncated while a model loads from it is an ordo::Error.
+TEST_F(ModelFolder, AWeightsFileCutShortWhileLoadingIsAnError) {
+  const auto checkpoint = models::open_checkpoint(dir_.string());
+  const at::Tensor before = checkpoint->get("model.encoder.layers.0.fc1.weight");
+  ASSERT_EQ(::truncate(path("model.safetensors").c_str(), 4096), 0);
+  std::string error;
+  try {
+    checkpoint->get("model.decoder.layers.1.fc2.weight");
+    checkpoint->get_rows("model.shared.weight", 10, 5);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find(path("model.safetensors") + ": truncated while being read"), std::string::npos) << error;
+  EXPECT_GT(before.abs().sum().item<double>(), 0.0);
+}
+
 // Issue 29: "tensor '...' has dtype I16" named no file.
 TEST_F(ModelFolder, IntegerWeightsNameTheFileAndTheTensor) {
   rewrite_weights([](std::vector<io::TensorData>& tensors) {
