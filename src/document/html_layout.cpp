@@ -249,7 +249,7 @@ struct HtmlDocument::Impl {
 std::string HtmlDocument::Impl::decoded_text(const std::string& piece) const {
   const std::string html = "<div>" + piece;
   const document::GumboParse parse(html.data(), html.size(), document::html_memory_budget(html.size(), limits),
-                                   deadline, limits.max_seconds);
+                                   limits.max_memory_all_parses, deadline, limits.max_seconds);
   std::string text;
   std::vector<const GumboNode*> stack = {parse.output().root};
   while (!stack.empty()) {
@@ -524,7 +524,7 @@ void HtmlDocument::Impl::parse(const std::string& language) {
              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(
                  std::min(limits.max_seconds, 1e6)));
   const document::GumboParse parsed(source.data(), source.size(), document::html_memory_budget(source.size(), limits),
-                                    deadline, limits.max_seconds);
+                                    limits.max_memory_all_parses, deadline, limits.max_seconds);
   std::vector<std::vector<Atom>> lists;
   collect(parsed.output().document, lists);
   std::vector<Block> candidates;

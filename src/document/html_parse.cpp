@@ -2,6 +2,7 @@
 #include "document/html_parse.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
@@ -474,11 +475,20 @@ struct GumboParse::Arena {
     size_t size;
   };
   Block head{&head, &head, 0};  // a ring: head.next is the oldest block
-  size_t live = 0, budget = 0;
+  size_t live = 0, budget = 0, process_budget = 0;  // live: bytes malloc holds for the blocks
   size_t calls = 0;
   std::chrono::steady_clock::time_point deadline;
   std::jmp_buf* bail = nullptr;
-  enum { kNone, kMemory, kTime } failure = kNone;
+  enum { kNone, kMemory, kProcessMemory, kTime } failure = kNone;
+
+  // Bytes of all the live arenas of the process.
+  static std::atomic<size_t>& process_live() {
+    static std::atomic<size_t> bytes{0};
+    return bytes;
+  }
+  // What malloc holds for a block of `size` bytes: the header, and glibc's chunk overhead and
+  // rounding (8 bytes, 16-byte multiples).
+  static size_t held(size_t size) { return (sizeof(Block) + size + 8 + 15) & ~size_t{15}; }
 
   ~Arena() {
     for (Block* b = head.next; b != &head;) {
@@ -486,6 +496,7 @@ struct GumboParse::Arena {
       std::free(b);
       b = next;
     }
+    process_live() -= live;
   }
 };
 
@@ -499,8 +510,20 @@ static void* ordo_gumbo_allocate(void* userdata, size_t size) {
     arena->failure = GumboParse::Arena::kTime;
     std::longjmp(*arena->bail, 1);
   }
-  void* raw = size > arena->budget - std::min(arena->live, arena->budget) ? nullptr : std::malloc(sizeof(Block) + size);
+  const size_t held = GumboParse::Arena::held(size);
+  if (size > arena->budget || held > arena->budget - std::min(arena->live, arena->budget)) {
+    arena->failure = GumboParse::Arena::kMemory;
+    std::longjmp(*arena->bail, 1);
+  }
+  std::atomic<size_t>& all = GumboParse::Arena::process_live();
+  if (all.fetch_add(held) + held > arena->process_budget) {
+    all -= held;
+    arena->failure = GumboParse::Arena::kProcessMemory;
+    std::longjmp(*arena->bail, 1);
+  }
+  void* raw = std::malloc(sizeof(Block) + size);
   if (raw == nullptr) {
+    all -= held;
     arena->failure = GumboParse::Arena::kMemory;
     std::longjmp(*arena->bail, 1);
   }
@@ -510,7 +533,7 @@ static void* ordo_gumbo_allocate(void* userdata, size_t size) {
   block->prev = arena->head.prev;
   arena->head.prev->next = block;
   arena->head.prev = block;
-  arena->live += size;
+  arena->live += held;
   return block + 1;
 }
 
@@ -521,7 +544,9 @@ static void ordo_gumbo_deallocate(void* userdata, void* ptr) {
   Block* block = static_cast<Block*>(ptr) - 1;
   block->prev->next = block->next;
   block->next->prev = block->prev;
-  arena->live -= block->size;
+  const size_t held = GumboParse::Arena::held(block->size);
+  arena->live -= held;
+  GumboParse::Arena::process_live() -= held;
   std::free(block);
 }
 }
@@ -543,10 +568,11 @@ GumboOutput* parse_or_bail(GumboParse::Arena* arena, const GumboOptions* options
 
 }  // namespace
 
-GumboParse::GumboParse(const char* data, size_t size, size_t memory_budget,
+GumboParse::GumboParse(const char* data, size_t size, size_t memory_budget, size_t process_budget,
                        std::chrono::steady_clock::time_point deadline, double seconds_limit)
     : arena_(new Arena) {
   arena_->budget = memory_budget;
+  arena_->process_budget = process_budget;
   arena_->deadline = deadline;
   GumboOptions options = kGumboDefaultOptions;
   options.allocator = ordo_gumbo_allocate;
@@ -559,6 +585,10 @@ GumboParse::GumboParse(const char* data, size_t size, size_t memory_budget,
     delete arena_;
     if (failure == Arena::kTime)
       refuse("parsing took longer than " + std::to_string(seconds_limit) + " s", "max_seconds", seconds_limit);
+    if (failure == Arena::kProcessMemory)
+      refuse("the pages parsed at once need more than " + std::to_string(process_budget >> 20) +
+                 " MiB of memory (too many large pages at once: try again)",
+             "max_memory_all_parses", static_cast<double>(process_budget));
     refuse("parsing needs more than " + std::to_string(memory_budget >> 20) + " MiB of memory", "max_memory",
            static_cast<double>(memory_budget));
   }

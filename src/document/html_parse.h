@@ -14,8 +14,9 @@
 //      bounds Gumbo's work is at most elements x (depth + formatting).
 //   2. Parse errors are not recorded (max_errors 0: ordo never reads them), which removes
 //      the quadratic stack copies.
-//   3. GumboParse: every allocation of one parse comes from an arena with a memory budget and
-//      a deadline. The budget must never make the allocator return NULL (Gumbo would crash),
+//   3. GumboParse: every allocation of one parse comes from an arena with a memory budget (its
+//      own, and one shared by all the parses of the process at once, so that concurrent
+//      requests cannot add up: each arena counts what malloc really holds) and a deadline. The budget must never make the allocator return NULL (Gumbo would crash),
 //      so an allocation beyond it, a failed malloc or a passed deadline longjmp()s back to
 //      the parse call, whose arena then frees everything Gumbo had allocated; the caller gets
 //      an ordo::Error naming the limit. This is safe because the frames the jump skips are
@@ -44,8 +45,8 @@ void check_html_limits(const std::string& html, const HtmlLimits& limits);
 // or the deadline runs out.
 class GumboParse {
  public:
-  GumboParse(const char* data, size_t size, size_t memory_budget, std::chrono::steady_clock::time_point deadline,
-             double seconds_limit);
+  GumboParse(const char* data, size_t size, size_t memory_budget, size_t process_budget,
+             std::chrono::steady_clock::time_point deadline, double seconds_limit);
   ~GumboParse();
   GumboParse(const GumboParse&) = delete;
   GumboParse& operator=(const GumboParse&) = delete;

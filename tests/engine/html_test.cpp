@@ -236,6 +236,12 @@ TEST(HtmlLimits, ParserMemoryAndTimeAreBounded) {
   HtmlLimits tight;
   tight.max_memory = 256 << 10;
   EXPECT_NE(refusal(page, tight).find("max_memory"), std::string::npos);
+  // The budget all parses of the process share (concurrent requests): refused past it, and
+  // released afterwards (the next parse under it succeeds).
+  tight = {};
+  tight.max_memory_all_parses = 1 << 20;
+  EXPECT_NE(refusal(page, tight).find("max_memory_all_parses"), std::string::npos);
+  EXPECT_EQ(refusal("<p>A small page.</p>", tight), "");
   tight = {};
   tight.max_seconds = 1e-9;
   EXPECT_NE(refusal(repeat(page, 10), tight).find("max_seconds"), std::string::npos);
