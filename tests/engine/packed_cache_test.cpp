@@ -317,7 +317,7 @@ TEST_P(PackedCacheDamage, IsReportedAndPackedAfreshWithTheSameResults) {
 }
 
 // The same through the `ordo` binary: the output of a damaged cache is the output without one,
-// and the run succeeds.
+// the run succeeds, and stderr says why the cache was not used.
 TEST_P(PackedCacheDamage, TheCommandLineTranslatesAsWithoutACache) {
   const Damage damage = GetParam();
   testing::TempDir tmp;
@@ -335,12 +335,19 @@ TEST_P(PackedCacheDamage, TheCommandLineTranslatesAsWithoutACache) {
   const std::vector<std::string> files = cache_files(tmp.file("cache"));
   ASSERT_EQ(files.size(), 1u);
   damage_file(tmp.file("cache") + "/" + files[0], damage);
+  EXPECT_EQ(first.err.find("warning"), std::string::npos) << first.err;
   const testing::CliRun damaged = testing::run_shell(cached, tmp);
   EXPECT_EQ(damaged.exit_code, 0) << damaged.err;
   EXPECT_EQ(damaged.out, uncached.out);
+  // Told on stderr (ModelOptions::on_warning), naming the file and what is wrong with it.
+  EXPECT_NE(damaged.err.find("ordo: warning: weight cache not used: " + tmp.file("cache") + "/" + files[0]),
+            std::string::npos)
+      << damaged.err;
+  EXPECT_NE(damaged.err.find(damage_words(damage)), std::string::npos) << damaged.err;
   const testing::CliRun repaired = testing::run_shell(cached, tmp);
   EXPECT_EQ(repaired.exit_code, 0) << repaired.err;
   EXPECT_EQ(repaired.out, uncached.out);
+  EXPECT_EQ(repaired.err.find("warning"), std::string::npos) << repaired.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Issue29, PackedCacheDamage,
