@@ -71,7 +71,7 @@ struct HtmlLimits {
   size_t max_attributes = 256;            // attributes of one element
   size_t max_total_attributes = 1000000;  // attributes of all elements
   size_t max_open_formatting = 100;       // formatting elements (a, b, i, font, ...) left open
-  size_t max_memory = 0;                  // parser memory in bytes; 0 = 16 MiB + 32 per input byte
+  size_t max_memory = 0;                  // parser memory in bytes; 0 = 16 MiB + 128 per input byte
   // Parser memory of all the pages this process parses at once (a server's concurrent
   // requests): a parse that would go past it fails like one past max_memory.
   size_t max_memory_all_parses = 512u << 20;

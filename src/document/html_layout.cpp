@@ -41,6 +41,8 @@
 namespace ordo {
 namespace {
 
+constexpr size_t kMaxBlockAtoms = 1000;
+
 // The target words (of m) at the place of source word i (of n > 0): at least one when m > 0.
 std::vector<size_t> same_relative_place(size_t i, size_t n, size_t m) {
   std::vector<size_t> out;
@@ -534,11 +536,14 @@ void HtmlDocument::Impl::parse(const std::string& language) {
     if (!has_text) continue;
     Block block;
     block.atoms = atoms;
-    if (finish(block)) {
+    // Placing the markup of a block costs (its tags and points) x (its words): a block of more
+    // than kMaxBlockAtoms pieces (a paragraph of thousands of <b>w</b>) is translated text node
+    // by text node instead, which is linear.
+    if (atoms.size() <= kMaxBlockAtoms && finish(block)) {
       candidates.push_back(std::move(block));
       continue;
     }
-    // Reordered by error repair: each text node on its own.
+    // Reordered by error repair (or too large): each text node on its own.
     for (const Atom& atom : atoms) {
       if (atom.kind != Atom::kText || atom.begin == atom.end) continue;
       Block single;

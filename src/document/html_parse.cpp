@@ -464,7 +464,7 @@ void check_html_limits(const std::string& html, const HtmlLimits& limits) { Scan
 
 size_t html_memory_budget(size_t size, const HtmlLimits& limits) {
   if (limits.max_memory > 0) return limits.max_memory;
-  return (size_t{16} << 20) + 32 * size;
+  return (size_t{16} << 20) + 128 * size;  // dense markup (a table of numbers) takes ~60 per byte
 }
 
 // ------------------------------------------------------------------ the arena

@@ -61,7 +61,7 @@ class GumboParse {
 };
 
 // The memory budget of a parse of `size` bytes under `limits` (HtmlLimits::max_memory, or its
-// default of 16 MiB + 32 bytes per input byte).
+// default of 16 MiB + 128 bytes per input byte).
 size_t html_memory_budget(size_t size, const HtmlLimits& limits);
 
 }  // namespace ordo::document

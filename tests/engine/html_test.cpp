@@ -254,6 +254,14 @@ TEST(HtmlLimits, ParserMemoryAndTimeAreBounded) {
   tight = {};
   tight.max_memory = 1 << 20;
   EXPECT_NE(refusal(reopen, tight).find("max_memory"), std::string::npos);
+  // A block with thousands of inline tags (placing them costs tags x words) is translated text
+  // node by text node: linear, and still every byte kept.
+  const std::string dense = "<p>" + repeat("<b>w</b> ", 20000) + "</p>";
+  const auto start = std::chrono::steady_clock::now();
+  const HtmlDocument nodes(dense, "en");
+  EXPECT_EQ(nodes.sentences().size(), 20000u);
+  EXPECT_EQ(nodes.rebuild(identity(nodes)), dense);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   // A page of a megabyte parses with the defaults, and again after a refusal (nothing leaks
   // into the next parse).
   std::string normal = "<!DOCTYPE html><html><head><title>A page</title></head><body>";
