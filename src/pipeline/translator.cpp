@@ -23,7 +23,10 @@
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
+#include "pipeline/batch_plan.h"
 #include "pipeline/model_step.h"
+#include "pipeline/result_building.h"
+#include "pipeline/source_encoding.h"
 #include "pipeline/worker_pool.h"
 #include "search/generation_settings.h"
 #include "search/search.h"
@@ -75,36 +78,6 @@ int usable_threads(int requested) {
   return std::min(requested, std::max(cores, 1));
 }
 
-// Tokenizing a 32 MB line whole takes ~80 bytes of memory per input byte, and all but the
-// first max_position_embeddings tokens are cut anyway. So a long text is tokenized from a
-// prefix that surely holds more tokens than the model takes (64 bytes per position, as no
-// SentencePiece piece is longer; doubled while it yields too few, e.g. for runs of spaces),
-// cut at a space so the pieces before the cut are those of the whole text, and the rest is
-// only counted, in chunks of the same size, for the truncation report.
-size_t cut_at_space(const std::string& text, size_t at) {
-  if (at >= text.size()) return text.size();
-  const size_t space = text.find(' ', at);
-  if (space != std::string::npos && space - at < 4096) return space;
-  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;  // a UTF-8 boundary
-  return at;
-}
-
-// Right-pads `batch` with `pad` into ids and attention-mask tensors [rows, longest].
-std::pair<at::Tensor, at::Tensor> pad_batch(const std::vector<const std::vector<int64_t>*>& batch, int64_t pad) {
-  size_t longest = 1;
-  for (const auto* ids : batch) longest = std::max(longest, ids->size());
-  at::Tensor ids = at::full({static_cast<int64_t>(batch.size()), static_cast<int64_t>(longest)}, pad, at::kLong);
-  at::Tensor mask = at::zeros_like(ids);
-  for (size_t row = 0; row < batch.size(); ++row) {
-    const auto& source = *batch[row];
-    if (source.empty()) continue;
-    const int64_t n = static_cast<int64_t>(source.size());
-    ids[row].narrow(0, 0, n).copy_(at::tensor(source, at::kLong));
-    mask[row].narrow(0, 0, n).fill_(1);
-  }
-  return {ids, mask};
-}
-
 // The public API promises ordo::Error only. LibTorch reports with c10::Error (and a C++ stack
 // trace), the allocator with std::bad_alloc, the standard library with its own exceptions:
 // each becomes an ordo::Error saying what was being done, without LibTorch's trace.
@@ -150,53 +123,6 @@ struct Translator::Impl {
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   std::unique_ptr<pipeline::WorkerPool> workers;  // ModelOptions::inter_threads > 1
 
-  // `source`: the encoder input of this result (for attention: its length and pieces).
-  TranslationResult to_result(const std::vector<search::SearchHypothesis>& hyps, const std::vector<int64_t>& source) const {
-    TranslationResult result;
-    for (const auto& hyp : hyps) {
-      Hypothesis out;
-      out.ids = hyp.ids;
-      out.score = static_cast<float>(hyp.score);
-      out.tokens = tokenizer->id_to_pieces(hyp.ids);
-      out.text = tokenizer->decode(hyp.ids);
-      if (hyp.attention.defined()) {
-        out.attention = to_attention(hyp.attention, static_cast<int64_t>(source.size()));
-        for (size_t t = 0; t < hyp.ids.size(); ++t) {
-          out.id_pieces.push_back(tokenizer->target_piece(hyp.ids[t]));
-          if (!tokenizer->id_to_pieces({hyp.ids[t]}).empty()) out.token_positions.push_back(static_cast<int64_t>(t));
-        }
-      }
-      result.hypotheses.push_back(std::move(out));
-    }
-    if (!result.hypotheses.empty() && !result.hypotheses[0].attention.empty()) {
-      result.source_ids = source;
-      for (size_t p = 0; p < source.size(); ++p) {
-        result.source_tokens.push_back(tokenizer->source_piece(source[p]));
-        // Special: the final </s>, and a leading source-language code (M2M100, NLLB).
-        const bool special = p + 1 == source.size() ||
-                             (p == 0 && tokenizer->language_id(result.source_tokens.back()).has_value());
-        if (!special) result.source_text_positions.push_back(static_cast<int64_t>(p));
-      }
-    }
-    return result;
-  }
-
-  // [target, layers, heads, padded source] -> the public layout, the batch's padding cut off
-  // (its weights are exactly 0), and the alignment layer's head average.
-  static Attention to_attention(const at::Tensor& steps, int64_t source_length) {
-    const at::Tensor w = steps.narrow(3, 0, source_length).permute({1, 2, 0, 3}).contiguous().to(at::kFloat);
-    Attention a;
-    a.layers = w.size(0);
-    a.heads = w.size(1);
-    a.target_length = w.size(2);
-    a.source_length = source_length;
-    a.weights.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
-    a.alignment_layer = std::max<int64_t>(0, a.layers - 2);
-    const at::Tensor mean = w[a.alignment_layer].mean(0).contiguous();
-    a.averaged.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
-    return a;
-  }
-
   // The target language, by name, becomes the forced first token (M2M100, NLLB).
   DecodeOptions with_target_language(DecodeOptions options) const {
     if (!options.target_lang || options.forced_bos_token_id) return options;
@@ -223,35 +149,6 @@ struct Translator::Impl {
     if (lower(*options.source_lang) != lower(pair_source))
       throw Error("invalid decoding option: --source-lang '" + *options.source_lang + "': the model in " + model_dir +
                   " translates from '" + pair_source + "' only (tokenizer_config.json source_lang; it is not multilingual)");
-  }
-
-  // Source ids for `text` (see cut_at_space above): the ids of a prefix that holds more tokens
-  // than the model takes, and in `dropped` the number of tokens after that prefix.
-  std::vector<int64_t> encode(const std::string& text, const std::optional<std::string>& lang,
-                              int64_t& dropped) const {
-    const auto ids_of = [&](const std::string& part) {
-      return lang ? tokenizer->encode(part, *lang) : tokenizer->encode(part);
-    };
-    dropped = 0;
-    const int64_t limit = model->config().max_position_embeddings;
-    size_t prefix = static_cast<size_t>(64 * (limit + 2));
-    if (text.size() <= prefix) return ids_of(text);
-    std::vector<int64_t> ids;
-    size_t cut = 0;
-    while (true) {
-      cut = cut_at_space(text, prefix);
-      ids = ids_of(text.substr(0, cut));
-      if (static_cast<int64_t>(ids.size()) > limit + 1 || cut == text.size()) break;
-      prefix *= 2;
-    }
-    const size_t chunk = static_cast<size_t>(64 * (limit + 2));
-    for (size_t start = cut; start < text.size();) {
-      const size_t end = cut_at_space(text, std::min(text.size(), start + chunk));
-      const size_t stop = end > start ? end : std::min(text.size(), start + chunk);
-      dropped += static_cast<int64_t>(tokenizer->tokenize(text.substr(start, stop - start)).size());
-      start = stop;
-    }
-    return ids;
   }
 
   // Every decoding setting for `options`, resolved and checked (see generation_settings.h).
@@ -285,53 +182,25 @@ struct Translator::Impl {
     // comes first, so that it cannot override ours inside the call.
     at::internal::lazy_init_num_threads();
     const nn::ThreadCountScope call_threads(threads);
-    // Inputs longer than the model's positions are cut (keeping the final </s>), as HF's
-    // tokenizer does with truncation=True; the caller learns how much was dropped.
-    const size_t limit = static_cast<size_t>(model->config().max_position_embeddings);
-    std::vector<int64_t> truncated(sources.size(), 0);
-    for (size_t i = 0; i < sources.size(); ++i) {
-      if (i < dropped.size()) truncated[i] = dropped[i];
-      if (sources[i].size() <= limit) continue;
-      truncated[i] += static_cast<int64_t>(sources[i].size() - limit);
-      const int64_t last = sources[i].back();
-      sources[i].resize(limit);
-      sources[i].back() = last;
-    }
+    const std::vector<int64_t> truncated =
+        pipeline::truncate_sources(sources, dropped, model->config().max_position_embeddings);
     search::GenerationSettings settings = settings_for(options);
     settings.return_attention = options.return_attention;
-    if (options.batch_size < 1) throw Error("invalid decoding option: batch size must be at least 1");
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
         if (id < 0 || id >= model->config().vocab_size)
           throw Error("input " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
                       " is outside the source vocabulary");
 
-    // Sentences of similar length share a batch (less padding); results go back in input order.
-    std::vector<size_t> order(sources.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
-
-    // Batches: runs of the sorted order with at most batch_size sentences and, when set,
-    // batch_tokens padded source tokens (a sentence longer than that goes alone).
-    if (options.batch_tokens < 0) throw Error("invalid decoding option: batch tokens must not be negative");
-    std::vector<std::pair<size_t, size_t>> batches;
-    for (size_t start = 0; start < order.size();) {
-      size_t end = start + 1;
-      while (end < order.size() && end - start < static_cast<size_t>(options.batch_size) &&
-             (options.batch_tokens == 0 ||
-              (end - start + 1) * sources[order[end]].size() <= static_cast<size_t>(options.batch_tokens)))
-        ++end;
-      batches.emplace_back(start, end);
-      start = end;
-    }
-
+    const pipeline::BatchPlan plan = pipeline::plan_batches(sources, options.batch_size, options.batch_tokens);
+    const std::vector<size_t>& order = plan.order;
+    const auto& batches = plan.batches;
     std::vector<TranslationResult> results(sources.size());
     const auto translate_batch = [&](size_t start, size_t end) {
       at::InferenceMode inference;
       std::vector<const std::vector<int64_t>*> batch;
       for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
-      const auto [ids, mask] = pad_batch(batch, model->config().pad_token_id);
+      const auto [ids, mask] = pipeline::pad_batch(batch, model->config().pad_token_id);
       if (options.cancelled && options.cancelled()) throw Error("cancelled");
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
@@ -339,7 +208,7 @@ struct Translator::Impl {
       CancellableStep cancellable(step, options.cancelled);
       search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
       const auto hyps = search::search(stepper, static_cast<int64_t>(batch.size()), settings);
-      for (size_t i = start; i < end; ++i) results[order[i]] = to_result(hyps[i - start], sources[order[i]]);
+      for (size_t i = start; i < end; ++i) results[order[i]] = pipeline::to_result(*tokenizer, hyps[i - start], sources[order[i]]);
     };
     const size_t tasks = workers ? std::min(workers->size(), batches.size()) : 1;
     if (tasks <= 1) {
@@ -442,7 +311,8 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
       if (!text::has_text(sentences[i])) continue;
       ran.push_back(i);
       dropped.push_back(0);
-      sources.push_back(impl.encode(sentences[i], options.source_lang, dropped.back()));
+      sources.push_back(pipeline::encode_source(*impl.tokenizer, sentences[i], options.source_lang,
+                                                impl.model->config().max_position_embeddings, dropped.back()));
     }
     std::vector<TranslationResult> results = impl.run(std::move(sources), options, dropped);
     if (ran.size() == sentences.size()) return results;
