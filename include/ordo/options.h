@@ -34,10 +34,11 @@ struct ModelOptions {
   int inter_threads = 1;
   ComputeType compute_type = ComputeType::kFloat32;
   // Packed weights cache (start-up of big models): the first load of a model for a compute
-  // type keeps its packed weights in a file, and later loads map that file instead of packing
-  // again. Keyed by the checkpoint's content (a changed checkpoint is packed afresh); only
-  // for checkpoints of 64 MB or more. Off with false here, `--no-weight-cache` on the command
-  // line or ORDO_WEIGHT_CACHE=0 in the environment.
+  // type keeps its packed weights in a file, and later loads read and check that file instead
+  // of packing again (a damaged file is never used: it is packed afresh, with a warning to
+  // on_warning). Keyed by the checkpoint's content; only for checkpoints of 64 MB or more
+  // (ORDO_WEIGHT_CACHE=always: any size). Off with false here, `--no-weight-cache` on the
+  // command line or ORDO_WEIGHT_CACHE=0 in the environment.
   bool weight_cache = true;
   // Where: "" = $ORDO_CACHE_DIR, else $XDG_CACHE_HOME/ordo, else $HOME/.cache/ordo.
   std::string weight_cache_dir;
