@@ -192,16 +192,26 @@ void check_html_options(const GenerateArgs& args) {
            "alignments are used to place the inline tags");
 }
 
-std::string read_all(const std::string& input) {
-  if (input.empty() || input == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) throw Error("stdin: read error");
-    return text;
+// The whole input, refused once it passes `max_bytes` (an HTML page: HtmlLimits::max_bytes)
+// instead of being read into memory whole.
+std::string read_all(const std::string& input, size_t max_bytes) {
+  const bool from_stdin = input.empty() || input == "-";
+  std::ifstream file;
+  if (!from_stdin) {
+    file.open(input, std::ios::binary);
+    if (!file) throw Error(input + ": cannot open the input file");
   }
-  std::ifstream file(input, std::ios::binary);
-  if (!file) throw Error(input + ": cannot open the input file");
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) throw Error(input + ": read error");
+  std::istream& in = from_stdin ? std::cin : file;
+  const std::string name = from_stdin ? "stdin" : input;
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      throw Error(name + ": HTML input: the page has more than " + std::to_string(max_bytes) +
+                  " bytes (limit max_bytes " + std::to_string(max_bytes) + ")");
+  }
+  if (in.bad()) throw Error(name + ": read error");
   return text;
 }
 
@@ -353,7 +363,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   }
   refuse_output_over_input(args.input, args.output);
   if (html) {
-    const std::string page = read_all(args.input);
+    const std::string page = read_all(args.input, HtmlLimits().max_bytes);
     check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
     const Translator model(model_dir, model_options_of(args));
     if (print_config(args, model_dir, model, decode)) return 0;

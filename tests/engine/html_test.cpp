@@ -373,6 +373,11 @@ TEST(HtmlCli, HostilePageIsAnErrorNamingTheLimit) {
   EXPECT_NE(run.err.find("max_depth 512"), std::string::npos) << run.err;
   EXPECT_EQ(run.out, "");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  // A page past max_bytes is refused while it is read, not read whole first.
+  const CliRun big = ordo_cli("translate --format html " + model_arg(), std::string((16u << 20) + 10, 'a'));
+  EXPECT_EQ(big.exit_code, 1) << big.err;
+  EXPECT_NE(big.err.find("stdin: HTML input: the page has more than 16777216 bytes (limit max_bytes"), std::string::npos)
+      << big.err;
 }
 
 }  // namespace
