@@ -186,10 +186,20 @@ void Service::check_cost(const Translator& translator, const DecodeOptions& opti
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
                                                   const std::vector<std::string>& sentences,
                                                   Clock::time_point deadline) {
+  // A sentence with no text (ordo::has_text) is not run, as Translator::translate() does
+  // not run one: the model would make text up for it. It gets one empty hypothesis.
+  std::vector<size_t> ran;  // index in `sentences` of each source
+  for (size_t i = 0; i < sentences.size(); ++i)
+    if (has_text(sentences[i])) ran.push_back(i);
+  TranslationResult blank;
+  blank.hypotheses.emplace_back();
+  std::vector<TranslationResult> results(sentences.size(), blank);
+  if (ran.empty()) return results;
+  check_cost(*model.translator, options, ran.size());  // before any work
   std::vector<std::vector<int64_t>> sources;
-  check_cost(*model.translator, options, sentences.size());  // before any work
-  sources.reserve(sentences.size());
-  for (const std::string& sentence : sentences) {
+  sources.reserve(ran.size());
+  for (size_t i : ran) {
+    const std::string& sentence = sentences[i];
     try {
       sources.push_back(options.source_lang ? model.translator->encode(sentence, *options.source_lang)
                                             : model.translator->encode(sentence));
@@ -212,11 +222,10 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
     throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");
   }
-  std::vector<TranslationResult> results(ticket->size());
   for (size_t i = 0; i < ticket->size(); ++i) {
     if (!ticket->error(i).empty())
       throw ApiError(ticket->input_error(i) ? 400 : 500, "Cannot translate text: " + ticket->error(i));
-    results[i] = ticket->result(i);
+    results[ran[i]] = ticket->result(i);
   }
   return results;
 }

@@ -315,6 +315,25 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
             json({{"model", "en-de"}, {"results", json::array()}}));
 }
 
+// Issue 29, item 8: an input with no text (spaces, a NUL) gives an empty output on every route,
+// by the library's one policy (ordo::has_text), never text the model made up.
+TEST_F(Serve, BlankInputGivesEmptyOutputOnEveryRoute) {
+  const json empty = json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])");
+  for (const std::string blank : {std::string("   "), std::string("\t  "), std::string(1, '\0')}) {
+    SCOPED_TRACE(json(blank).dump());
+    Answer t = post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", blank}});
+    ASSERT_EQ(t.status, 200) << t.text;
+    EXPECT_EQ(t.body["results"], empty);
+    Answer s = post(server(), "/v1/summarize", json{{"text", blank}});
+    ASSERT_EQ(s.status, 200) << s.text;
+    EXPECT_EQ(s.body["results"], empty);
+  }
+  Answer lt = post(server(), "/translate", json{{"q", "   "}, {"source", "en"}, {"target", "de"}});
+  ASSERT_EQ(lt.status, 200) << lt.text;
+  EXPECT_EQ(lt.body["translatedText"].get<std::string>().find_first_not_of(" \t\n"), std::string::npos)
+      << lt.body.dump();
+}
+
 TEST_F(Serve, V1SummarizeEqualsOrdoSummarize) {
   std::ifstream in(ordo::testing::data_dir() + "/samples/dialogsum_dev30.jsonl");
   std::string line;
