@@ -37,8 +37,8 @@ class LineText {
   std::vector<std::string> runs_;
 };
 
-// The server refuses documents with more than kMaxHtmlTags start tags (ordo::html_tag_count)
-// so that no input can exhaust a thread's stack (Gumbo frees its tree recursively).
+// The server refuses documents with more than kMaxHtmlTags start tags (ordo::html_tag_count),
+// a request-size limit of its own beside the parser's HtmlLimits (src/document/html_parse.h).
 constexpr size_t kMaxHtmlTags = 10000;
 
 }  // namespace ordo::server
