@@ -1,26 +1,10 @@
 // Units longer than a sentence: split (sentences.cpp), translated as one stream through the
 // public Translator (pipeline/ stays sentence-level), and rejoined around the original
 // separators.
-#include "io/file.h"
-#include "io/json_file.h"
-#include "document/model_language.h"
+#include "io/model_language.h"
 #include "ordo/document.h"
 
 namespace ordo {
-namespace document {
-
-std::string model_source_language(const std::string& model_dir) {
-  const std::string path = model_dir + "/tokenizer_config.json";
-  if (!io::path_exists(path)) return "";
-  const nlohmann::json config = io::read_json_file(path);
-  if (!config.is_object()) return "";
-  const io::JsonFields fields(config, path);
-  for (const char* key : {"source_lang", "src_lang"})
-    if (auto value = fields.optional_string(key)) return *value;
-  return "";
-}
-
-}  // namespace document
 namespace {
 
 // A sentence as the model sees it: soft line breaks inside it become spaces.
@@ -37,7 +21,7 @@ std::vector<DocumentTranslation> translate_documents(const Translator& translato
                                                      const DecodeOptions& options, const std::string& language) {
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
-                                                 : document::model_source_language(translator.model_dir());
+                                                 : io::model_source_language(translator.model_dir());
   std::vector<DocumentTranslation> out(units.size());
   std::vector<std::string> sentences;
   for (size_t u = 0; u < units.size(); ++u) {

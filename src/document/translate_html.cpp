@@ -1,6 +1,6 @@
 // translate_html(): an HTML page through the public Translator, sentence by sentence
 // (html_layout.cpp cuts it and puts it back), with word alignments when inline markup needs them.
-#include "document/model_language.h"
+#include "io/model_language.h"
 #include "ordo/alignment.h"
 #include "ordo/document.h"
 
@@ -27,7 +27,7 @@ std::string translate_html(const Translator& translator, const std::string& html
                            const std::string& language, const HtmlLimits& limits) {
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
-                                                 : document::model_source_language(translator.model_dir());
+                                                 : io::model_source_language(translator.model_dir());
   const HtmlDocument document(html, lang, limits);
   DecodeOptions decode = options;
   if (document.needs_alignment()) decode.return_attention = true;

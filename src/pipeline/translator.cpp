@@ -19,7 +19,7 @@
 
 #include "io/file.h"
 #include "io/model_config.h"
-#include "document/model_language.h"
+#include "io/model_language.h"
 #include "models/packed_cache.h"
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
@@ -256,7 +256,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   impl_->generation_defaults = load_generation_defaults(model_dir);
   io::check_generation_ids(impl_->generation_defaults, config);
   impl_->tokenizer = load_tokenizer(model_dir, family, config);
-  if (impl_->tokenizer->languages().empty()) impl_->pair_source = document::model_source_language(model_dir);
+  if (impl_->tokenizer->languages().empty()) impl_->pair_source = io::model_source_language(model_dir);
   const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
   if (ids.limit > config.vocab_size)
     throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
