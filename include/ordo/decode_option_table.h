@@ -47,5 +47,7 @@ struct ORDO_API DecodeOptionSpec {
 
 // Every decoding option, in the order help texts list them.
 ORDO_API const std::vector<DecodeOptionSpec>& decode_option_specs();
+// The entry named `name` ("temperature"); throws ordo::Error for a name the table lacks.
+ORDO_API const DecodeOptionSpec& decode_option_spec(const std::string& name);
 
 }  // namespace ordo

@@ -100,6 +100,12 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
   return specs;
 }
 
+const DecodeOptionSpec& decode_option_spec(const std::string& name) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (name == spec.name) return spec;
+  throw Error("no decoding option named '" + name + "'");
+}
+
 std::optional<std::string> DecodeOptionSpec::value_text(const DecodeOptions& o) const {
   switch (type) {
     case Type::kInt:

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "ordo/decode_option_table.h"
 #include "ordo/error.h"
 
 namespace ordo::search {
@@ -152,9 +153,11 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   require(!s.do_sample || s.num_beams == 1, "sampling works with beam size 1 (beam sampling is not supported)");
   require(s.temperature > 0, "temperature must be > 0");
   // Sampling divides the scores by it: below 0.001 they overflow to infinities (issue 29); the
-  // range is the one the command line and the server accept.
-  require(!s.do_sample || (s.temperature >= 1e-3 && s.temperature <= 100),
-          "temperature must be from 0.001 to 100 when sampling, got " + to_text(s.temperature));
+  // range is the table's, which the command line and the server accept.
+  const DecodeOptionSpec& temperature = decode_option_spec("temperature");
+  require(!s.do_sample || (s.temperature >= temperature.min && s.temperature <= temperature.max),
+          "temperature must be from " + to_text(temperature.min) + " to " + to_text(temperature.max) +
+              " when sampling, got " + to_text(s.temperature));
   require(s.top_k >= 0, "top-k must be >= 0");
   require(s.top_p > 0 && s.top_p <= 1, "top-p must be in (0, 1]");
   require(s.max_length >= 2, "the maximum length must allow at least one generated token");
