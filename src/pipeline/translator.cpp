@@ -6,13 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <atomic>
 #include <exception>
 #include <new>
-#include <mutex>
 #include <thread>
-#include <numeric>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
