@@ -12,7 +12,10 @@
 
 namespace ordo::models {
 
-enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt };
+// kBart: GPT-2 byte-level BPE (vocab.json + merges.txt); kMBart50 / kMBart: SentencePiece in
+// fairseq's id layout with language codes after the pieces (mBART-50 puts the source code
+// first, mbart-large-cc25 last); kT5: SentencePiece with 100 <extra_id_N> tokens, no BOS.
+enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt, kBart, kMBart50, kMBart, kT5 };
 
 struct FamilySpec {
   std::string name;                 // "marian"
@@ -33,6 +36,9 @@ FamilySpec marian_family();
 FamilySpec pegasus_family();
 FamilySpec m2m100_family();
 FamilySpec fsmt_family();
+FamilySpec bart_family();
+FamilySpec mbart_family();
+FamilySpec t5_family();
 
 // The position table `family` builds for `config`: its layout, and for fairseq-style
 // positions the offset padding_idx + 1 and the zero padding row.
