@@ -15,14 +15,12 @@
 #include <unicode/locid.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
-#include <sstream>
-#include <unordered_map>
 
 #include "io/file.h"
 #include "io/json_file.h"
 #include "ordo/error.h"
+#include "text/bpe.h"
 #include "text/hf_rules.h"
 #include "text/icu_text.h"
 #include "text/moses.h"
@@ -38,67 +36,6 @@ using icu_text::to_utf8;
 
 constexpr const char* kNeeds = "FSMT models need vocab-src.json, vocab-tgt.json and merges.txt";
 const SpecialTokens kSpecials{{"<s>", "<pad>", "</s>", "<unk>"}, {}};
-
-// The BPE of FSMTTokenizer.bpe(): symbols are the token's characters with "</w>" on the last;
-// the adjacent pair of lowest merges.txt rank is merged everywhere, until no pair has a rank.
-class Bpe {
- public:
-  explicit Bpe(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open file");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    // HF: read().split("\n")[:-1], then the first two whitespace-separated fields of each line
-    // (a count after them is ignored); a later duplicate takes the later rank.
-    std::vector<std::string> lines;
-    size_t start = 0;
-    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
-      lines.push_back(text.substr(start, nl - start));
-    check_utf8(text, path);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const std::vector<icu::UnicodeString> fields = icu_text::python_split(from_utf8(lines[i]));
-      if (fields.size() < 2) continue;
-      ranks_[key(to_utf8(fields[0]), to_utf8(fields[1]))] = static_cast<int64_t>(i);
-    }
-  }
-
-  std::vector<std::string> apply(const std::string& token) const {
-    std::vector<std::string> word;
-    const icu::UnicodeString u = from_utf8(token);
-    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
-      word.push_back(to_utf8(icu::UnicodeString(u, i, u.moveIndex32(i, 1) - i)));
-    if (word.empty()) return {};
-    word.back() += "</w>";
-    while (word.size() > 1) {
-      int64_t best = -1;
-      size_t at = 0;
-      for (size_t i = 0; i + 1 < word.size(); ++i) {
-        const auto it = ranks_.find(key(word[i], word[i + 1]));
-        if (it != ranks_.end() && (best < 0 || it->second < best)) best = it->second, at = i;
-      }
-      if (best < 0) break;
-      const std::string first = word[at], second = word[at + 1];
-      std::vector<std::string> merged;
-      for (size_t i = 0; i < word.size();) {
-        if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
-          merged.push_back(first + second);
-          i += 2;
-        } else {
-          merged.push_back(word[i++]);
-        }
-      }
-      word = std::move(merged);
-    }
-    return word;
-  }
-
- private:
-  // Symbols never contain U+001F (Python whitespace: never inside a Moses token).
-  static std::string key(const std::string& a, const std::string& b) { return a + '\x1f' + b; }
-  std::string path_;
-  std::unordered_map<std::string, int64_t> ranks_;
-};
 
 // tokenization_fsmt.replace_unicode_punct, in its order.
 std::vector<RegexRule> unicode_punct_rules() {
@@ -181,7 +118,7 @@ class FsmtTokenizer : public Tokenizer {
       : langs_(languages_of(dir)),
         source_vocab_(Vocab::load(require_file(dir + "/vocab-src.json", kNeeds))),
         target_vocab_(Vocab::load(require_file(dir + "/vocab-tgt.json", kNeeds))),
-        bpe_(require_file(dir + "/merges.txt", kNeeds)),
+        bpe_(require_file(dir + "/merges.txt", kNeeds), {false, false, "</w>"}),
         unicode_punct_(unicode_punct_rules()),
         normalizer_(langs_[0]),
         moses_(langs_[0]),
@@ -283,7 +220,7 @@ class FsmtTokenizer : public Tokenizer {
 
   std::vector<std::string> langs_;
   Vocab source_vocab_, target_vocab_;
-  Bpe bpe_;
+  BpeMerges bpe_;
   std::vector<RegexRule> unicode_punct_;
   MosesPunctNormalizer normalizer_;
   MosesTokenizer moses_;

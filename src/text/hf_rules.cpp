@@ -23,12 +23,6 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(pos, from.size(), to);
 }
 
-nlohmann::json read_if_exists(const std::string& path) {
-  if (!file_exists(path)) return nlohmann::json::object();
-  nlohmann::json json = io::read_json_file(path);
-  return json.is_object() ? json : nlohmann::json::object();
-}
-
 }  // namespace
 
 bool file_exists(const std::string& path) { return io::path_exists(path); }
@@ -57,9 +51,11 @@ std::vector<std::string> split_on_special_tokens(const std::string& text, const 
   chunks.push_back(text.substr(start));
   for (size_t i = 0; i < chunks.size(); ++i) {
     if (!specials.contains(chunks[i])) continue;
+    if (specials.unstripped.count(chunks[i])) continue;
     const bool left_only = specials.left_strip_only.count(chunks[i]) != 0;
+    const bool right_only = specials.right_strip_only.count(chunks[i]) != 0;
     if (i + 1 < chunks.size() && !left_only) chunks[i + 1] = lstrip(chunks[i + 1]);
-    if (i > 0) chunks[i - 1] = rstrip(chunks[i - 1]);
+    if (i > 0 && !right_only) chunks[i - 1] = rstrip(chunks[i - 1]);
   }
   std::vector<std::string> out;
   for (std::string& chunk : chunks)
@@ -94,16 +90,37 @@ std::string clean_up_tokenization(std::string s) {
   return s;
 }
 
+std::optional<ConfigToken> config_token(const nlohmann::json& config, const std::string& path, const std::string& key) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return ConfigToken{it->get<std::string>()};
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
+    ConfigToken token{(*it)["content"].get<std::string>(), true};
+    const io::JsonFields fields(*it, path + ": field '" + key + "'");
+    token.lstrip = fields.optional_bool("lstrip").value_or(false);
+    token.rstrip = fields.optional_bool("rstrip").value_or(false);
+    return token;
+  }
+  io::JsonFields(config, path).fail(key, "must be a string or an AddedToken object with a 'content' string");
+}
+
+nlohmann::json read_json_object(const std::string& path) {
+  if (!file_exists(path)) return nlohmann::json::object();
+  nlohmann::json json = io::read_json_file(path);
+  return json.is_object() ? json : nlohmann::json::object();
+}
+
+
 bool clean_up_spaces(const std::string& dir) {
   const std::string path = dir + "/tokenizer_config.json";
-  const nlohmann::json json = read_if_exists(path);
+  const nlohmann::json json = read_json_object(path);
   return io::JsonFields(json, path).optional_bool("clean_up_tokenization_spaces").value_or(true);
 }
 
 std::vector<std::string> tokenizer_list(const std::string& dir, const std::string& key) {
   for (const char* file : {"/tokenizer_config.json", "/special_tokens_map.json"}) {
     const std::string path = dir + file;
-    const nlohmann::json json = read_if_exists(path);
+    const nlohmann::json json = read_json_object(path);
     if (auto list = io::JsonFields(json, path).optional_strings(key)) return *list;
   }
   return {};
@@ -111,7 +128,7 @@ std::vector<std::string> tokenizer_list(const std::string& dir, const std::strin
 
 std::string tokenizer_string(const std::string& dir, const std::string& key, const std::string& fallback) {
   const std::string path = dir + "/tokenizer_config.json";
-  const nlohmann::json json = read_if_exists(path);
+  const nlohmann::json json = read_json_object(path);
   return io::JsonFields(json, path).optional_string(key).value_or(fallback);
 }
 

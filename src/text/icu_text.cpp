@@ -44,6 +44,19 @@ bool RegexRule::found_in(const icu::UnicodeString& text) const {
   return found;
 }
 
+std::vector<icu::UnicodeString> RegexRule::find_all(const icu::UnicodeString& text) const {
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::RegexMatcher> matcher(pattern_->matcher(text, status));
+  std::vector<icu::UnicodeString> matches;
+  while (U_SUCCESS(status) && matcher->find(status)) {
+    const int32_t begin = matcher->start(status), end = matcher->end(status);
+    if (U_SUCCESS(status)) matches.emplace_back(text, begin, end - begin);
+  }
+  if (U_FAILURE(status))
+    throw Error("internal error: the text rule /" + source_ + "/ failed (" + u_errorName(status) + ")");
+  return matches;
+}
+
 icu::UnicodeSet make_set(const std::string& body) {
   UErrorCode status = U_ZERO_ERROR;
   icu::UnicodeSet set(from_utf8("[" + body + "]"), status);

@@ -30,6 +30,8 @@ class RegexRule {
   RegexRule(const std::string& pattern, const std::string& replacement, bool literal = false);
   void apply(icu::UnicodeString& text) const;
   bool found_in(const icu::UnicodeString& text) const;
+  // Every match, left to right (re.findall of a pattern without groups).
+  std::vector<icu::UnicodeString> find_all(const icu::UnicodeString& text) const;
 
  private:
   std::shared_ptr<const icu::RegexPattern> pattern_;

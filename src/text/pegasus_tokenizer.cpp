@@ -13,16 +13,10 @@
 namespace ordo::text {
 namespace {
 
-// A token from tokenizer_config.json: a string, an AddedToken object ({"content": ...}) or
-// null/absent (std::nullopt).
-std::optional<std::string> config_token(const nlohmann::json& config, const std::string& path,
-                                        const std::string& key) {
-  const auto it = config.find(key);
-  if (it == config.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
-    return (*it)["content"].get<std::string>();
-  io::JsonFields(config, path).fail(key, "must be a string or an AddedToken object with a 'content' string");
+// A token's text from tokenizer_config.json (string or AddedToken), std::nullopt if absent.
+std::optional<std::string> config_text(const nlohmann::json& config, const std::string& path, const std::string& key) {
+  const std::optional<ConfigToken> token = config_token(config, path, key);
+  return token ? std::optional<std::string>(token->content) : std::nullopt;
 }
 
 class PegasusTokenizer : public SpmTokenizer {
@@ -41,13 +35,13 @@ class PegasusTokenizer : public SpmTokenizer {
     offset_ = fields.optional_int("offset").value_or(103);
     if (offset_ < 0 || offset_ > kMaxOffset)
       fields.fail("offset", "is " + std::to_string(offset_) + ", outside [0, " + std::to_string(kMaxOffset) + "]");
-    const std::string pad = config_token(config, path, "pad_token").value_or("<pad>");
-    const std::string eos = config_token(config, path, "eos_token").value_or("</s>");
-    const std::string unk = config_token(config, path, "unk_token").value_or("<unk>");
-    const std::string mask = config_token(config, path, "mask_token").value_or("<mask_2>");
+    const std::string pad = config_text(config, path, "pad_token").value_or("<pad>");
+    const std::string eos = config_text(config, path, "eos_token").value_or("</s>");
+    const std::string unk = config_text(config, path, "unk_token").value_or("<unk>");
+    const std::string mask = config_text(config, path, "mask_token").value_or("<mask_2>");
     // mask_token_sent: absent -> "<mask_1>" (the default argument); null -> None.
     std::optional<std::string> mask_sent = "<mask_1>";
-    if (config.contains("mask_token_sent")) mask_sent = config_token(config, path, "mask_token_sent");
+    if (config.contains("mask_token_sent")) mask_sent = config_text(config, path, "mask_token_sent");
 
     std::vector<std::string> additional;
     if (fields.has("additional_special_tokens")) {

@@ -24,13 +24,15 @@ std::vector<std::string> SpmTokenizer::tokenize(const std::string& text) const {
 
 std::vector<int64_t> SpmTokenizer::encode(const std::string& text, const std::string& source_lang) const {
   std::vector<int64_t> ids;
+  std::optional<int64_t> lang;
   if (!language_ids_.empty()) {
-    const std::optional<int64_t> lang = language_id(source_lang);
+    lang = language_id(source_lang);
     if (!lang) throw Error(dir_ + ": unknown source language '" + source_lang + "' (known: " + language_list() + ")");
-    ids.push_back(*lang);
+    if (!language_after_eos_) ids.push_back(*lang);
   }
   for (const std::string& piece : tokenize(text)) ids.push_back(piece_to_id(piece));
   ids.push_back(eos_id_);
+  if (lang && language_after_eos_) ids.push_back(*lang);
   return ids;
 }
 

@@ -1,6 +1,7 @@
-// The shape Pegasus, M2M100 and NLLB tokenizers share in Hugging Face: SentencePiece pieces,
-// a family-specific piece <-> id mapping, optional language-code prefix, </s> appended,
-// special ids skipped when decoding. Subclasses supply the mapping and the specials.
+// The shape Pegasus, M2M100, NLLB, mBART and T5 tokenizers share in Hugging Face:
+// SentencePiece pieces, a family-specific piece <-> id mapping, optional language code
+// (before the pieces, or after </s> for mbart-large-cc25), </s> appended, special ids skipped
+// when decoding. Subclasses supply the mapping and the specials.
 #pragma once
 
 #include <map>
@@ -40,7 +41,8 @@ class SpmTokenizer : public Tokenizer {
   SentencePiece spm_;
   SpecialTokens specials_;
   std::map<std::string, int64_t> language_ids_;  // language token -> id
-  std::string default_source_lang_;              // "" = no language prefix
+  std::string default_source_lang_;              // "" = no language code
+  bool language_after_eos_ = false;              // mbart-large-cc25: pieces </s> [code]
   int64_t eos_id_ = 0;
   bool clean_up_spaces_ = true;
 };

@@ -27,8 +27,8 @@ class Tokenizer {
   virtual std::string source_piece(int64_t id) const = 0;
   virtual std::string target_piece(int64_t id) const = 0;
 
-  // Multilingual models (M2M100, NLLB): source text in an explicit source language, the id
-  // of a language code ("de" / "__de__", "deu_Latn"), and the known codes. Other tokenizers
+  // Multilingual models (M2M100, NLLB, mBART): source text in an explicit source language, the id
+  // of a language code ("de" / "__de__", "deu_Latn", "de_DE"), and the known codes. Other tokenizers
   // ignore the language and know none.
   virtual std::vector<int64_t> encode(const std::string& text, const std::string& source_lang) const {
     return encode(text);
@@ -66,6 +66,21 @@ std::unique_ptr<Tokenizer> load_m2m100_tokenizer(const std::string& model_dir);
 
 // NLLB: sentencepiece.bpe.model with the fairseq offset + xxx_Latn language tokens.
 std::unique_ptr<Tokenizer> load_nllb_tokenizer(const std::string& model_dir);
+
+// mBART-50 (MBart50Tokenizer): sentencepiece.bpe.model in fairseq's layout + the 52 codes
+// "ar_AR" .. "sl_SI"; input = [source code] pieces </s>.
+std::unique_ptr<Tokenizer> load_mbart50_tokenizer(const std::string& model_dir);
+
+// mbart-large-cc25 (MBartTokenizer): the same layout with the first 25 codes; input =
+// pieces </s> [source code].
+std::unique_ptr<Tokenizer> load_mbart_tokenizer(const std::string& model_dir);
+
+// BART (BartTokenizer): GPT-2 byte-level BPE, vocab.json + merges.txt; input = <s> pieces </s>.
+std::unique_ptr<Tokenizer> load_bart_tokenizer(const std::string& model_dir);
+
+// T5 (T5Tokenizer): spiece.model + <extra_id_N> tokens after the pieces (<extra_id_0> last);
+// no BOS; input = pieces </s>.
+std::unique_ptr<Tokenizer> load_t5_tokenizer(const std::string& model_dir);
 
 // FSMT (facebook/wmt19-*): Moses normalization and tokenization (sacremoses 0.1.1) + BPE with
 // merges.txt, vocab-src.json / vocab-tgt.json, Moses detokenization; "langs" from

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "ordo/error.h"
+#include "text/hf_rules.h"
 #include "text/tokenizer.h"
 
 namespace ordo::text {
@@ -41,6 +42,42 @@ void check_utf8(const std::string& text, const std::string& where) {
     if (code > 0x10ffff) fail("code point beyond U+10FFFF");
     i += length;
   }
+}
+
+std::string decode_utf8_replacing(const std::string& bytes) {
+  static const char kReplacement[] = "\xef\xbf\xbd";  // U+FFFD
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  std::string out;
+  out.reserve(n);
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // The continuation bytes a lead byte takes, and the range of the first one (Unicode's
+    // table of well-formed sequences: no overlongs, surrogates or code points past U+10FFFF).
+    size_t need = 0;
+    unsigned char low = 0x80, high = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) need = 1;
+    else if (c == 0xe0) need = 2, low = 0xa0;
+    else if (c == 0xed) need = 2, high = 0x9f;
+    else if (c >= 0xe1 && c <= 0xef) need = 2;
+    else if (c == 0xf0) need = 3, low = 0x90;
+    else if (c == 0xf4) need = 3, high = 0x8f;
+    else if (c >= 0xf1 && c <= 0xf3) need = 3;
+    size_t j = i + 1;
+    for (size_t k = 0; need && k < need && j < n && s[j] >= low && s[j] <= high; ++k, ++j) low = 0x80, high = 0xbf;
+    if (need && j - i == need + 1) {
+      out.append(bytes, i, j - i);
+    } else {
+      out += kReplacement;  // the maximal invalid subpart, as Python's "replace" handler
+    }
+    i = j;
+  }
+  return out;
 }
 
 namespace {
