@@ -13,10 +13,14 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// NLLB checkpoints are M2M100 models whose folder names another tokenizer.
+// NLLB checkpoints are M2M100 models whose folder names another tokenizer. mBART folders name
+// theirs: "MBart50Tokenizer(Fast)" is mBART-50's layout; anything else is MBartTokenizer's
+// (mbart-large-cc25), which Hugging Face's AutoTokenizer also picks when no class is named.
 FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
   if (family.tokenizer == TokenizerKind::kM2M100 && config.tokenizer_class.rfind("Nllb", 0) == 0)
     family.tokenizer = TokenizerKind::kNllb;
+  if (family.tokenizer == TokenizerKind::kMBart50 || family.tokenizer == TokenizerKind::kMBart)
+    family.tokenizer = config.tokenizer_class.rfind("MBart50", 0) == 0 ? TokenizerKind::kMBart50 : TokenizerKind::kMBart;
   return family;
 }
 

@@ -62,10 +62,13 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
     case models::TokenizerKind::kFsmt:
       return text::load_fsmt_tokenizer(dir);
     case models::TokenizerKind::kBart:
+      return text::load_bart_tokenizer(dir);
     case models::TokenizerKind::kMBart50:
+      return text::load_mbart50_tokenizer(dir);
     case models::TokenizerKind::kMBart:
+      return text::load_mbart_tokenizer(dir);
     case models::TokenizerKind::kT5:
-      break;  // issue 13: tokenizers in progress
+      return text::load_t5_tokenizer(dir);
   }
   throw Error(dir + ": no tokenizer for model family " + family.name);
 }

@@ -1,7 +1,9 @@
 // libFuzzer harness: the tokenizers' text input (src/text/*): the Marian tokenizer of
-// tests/data/hf/marian_opus_en_mg and the SentencePiece-only families (Pegasus, M2M100,
-// NLLB) of tests/data/hf, on arbitrary bytes: encode, tokenize, encode with a language, and
-// decode of the encoded ids and of arbitrary ids (in and out of the vocabulary).
+// tests/data/hf/marian_opus_en_mg, the SentencePiece families (Pegasus, M2M100, NLLB, T5,
+// mBART-50 and mbart-large-cc25's layout on the mbart50 files) and BART's byte-level BPE of
+// tests/data/hf, on arbitrary bytes: encode, tokenize, encode with a language, and decode of
+// the encoded ids and of arbitrary ids (in and out of the vocabulary: T5's ids past its
+// sentinels, BART's bytes that end inside a character).
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -24,6 +26,10 @@ struct Tokenizers {
     all.push_back(ordo::text::load_pegasus_tokenizer(hf + "pegasus"));
     all.push_back(ordo::text::load_m2m100_tokenizer(hf + "m2m100"));
     all.push_back(ordo::text::load_nllb_tokenizer(hf + "nllb"));
+    all.push_back(ordo::text::load_bart_tokenizer(hf + "bart"));
+    all.push_back(ordo::text::load_t5_tokenizer(hf + "t5"));
+    all.push_back(ordo::text::load_mbart50_tokenizer(hf + "mbart50"));
+    all.push_back(ordo::text::load_mbart_tokenizer(hf + "mbart50"));
   }
 };
 
