@@ -45,16 +45,24 @@ const Language kLanguages[] = {
 
 }  // namespace
 
-std::string language_name(const std::string& code) {
+std::string iso_code_of(const std::string& model_code) {
   for (const Language& l : kLanguages)
-    if (code == l.iso || code == l.nllb) return l.name;
-  return code;
+    if (model_code == l.nllb) return l.iso;
+  // mBART-50: two lowercase letters, '_', two uppercase letters or "XX".
+  const std::string& c = model_code;
+  const auto lower = [](char x) { return x >= 'a' && x <= 'z'; };
+  const auto upper = [](char x) { return x >= 'A' && x <= 'Z'; };
+  if (c.size() == 5 && lower(c[0]) && lower(c[1]) && c[2] == '_' && upper(c[3]) && upper(c[4]))
+    for (const Language& l : kLanguages)
+      if (c.compare(0, 2, l.iso) == 0) return l.iso;
+  return "";
 }
 
-std::string iso_code_of_nllb(const std::string& nllb_code) {
+std::string language_name(const std::string& code) {
+  const std::string iso = iso_code_of(code);
   for (const Language& l : kLanguages)
-    if (nllb_code == l.nllb) return l.iso;
-  return "";
+    if (code == l.iso || iso == l.iso) return l.name;
+  return code;
 }
 
 }  // namespace ordo::server

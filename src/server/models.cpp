@@ -84,8 +84,9 @@ ModelSet::ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const De
     }
 
     for (const std::string& code : m->translator->languages()) {
-      // NLLB codes are also reachable by their ISO 639-1 code, which LibreTranslate clients send.
-      const std::string iso = iso_code_of_nllb(code);
+      // NLLB and mBART-50 codes are also reachable by their ISO 639-1 code, which LibreTranslate
+      // clients send ("de" -> "deu_Latn", "de_DE").
+      const std::string iso = iso_code_of(code);
       const std::string client = iso.empty() ? code : iso;
       if (m->codes.count(client)) continue;
       m->codes[client] = code;
