@@ -44,7 +44,8 @@ struct DocumentTranslation {
 ORDO_API std::vector<DocumentTranslation> translate_documents(const Translator& translator,
                                                               const std::vector<std::string>& units,
                                                               const DecodeOptions& options = {},
-                                                              const std::string& language = "");
+                                                              const std::string& language = "",
+                                                              const BatchOptions& batching = {});
 
 // ---------------------------------------------------------------- HTML
 // Web pages are translated block by block: the text of each block-level element (p, li, td,

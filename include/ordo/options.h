@@ -49,6 +49,16 @@ struct ModelOptions {
   std::function<void(const std::string& warning)> on_warning;
 };
 
+// How the inputs of one call are cut into batches: how to run, not what to decode (the
+// results do not depend on it; CTranslate2 keeps max_batch_size apart likewise). Inputs are
+// sorted by length first, so that sentences of a like length share a batch.
+struct BatchOptions {
+  int batch_size = 32;  // sentences encoded and decoded together (>= 1)
+  // When > 0, a batch also holds at most this many source tokens (rows x longest source,
+  // padding included): long sentences go in smaller batches.
+  int batch_tokens = 0;
+};
+
 // Decoding settings. An unset field takes the model's generation_config.json value, and
 // failing that Hugging Face's default; a set field overrides both.
 struct DecodeOptions {
@@ -81,10 +91,6 @@ struct DecodeOptions {
   // Give each hypothesis its cross-attention weights (Hypothesis::attention) and each result
   // its source pieces. Off: nothing is computed or kept for them.
   bool return_attention = false;
-  int batch_size = 32;                      // sentences encoded and decoded together
-  // When > 0, a batch also holds at most this many source tokens (rows x longest source,
-  // padding included): long sentences go in smaller batches. Inputs are sorted by length.
-  int batch_tokens = 0;
 
   // Asked before each batch is encoded and before each decoding step, from the decoding
   // threads: once it returns true the call stops and throws ordo::Error("cancelled"). Lets a

@@ -34,12 +34,14 @@ class ORDO_API Translator {
   // A sentence with no text (empty, or only white space, control or invisible format
   // characters: ordo::has_text) is not run; it gets one empty hypothesis with score 0.
   std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
-                                           const DecodeOptions& options = {}) const;
+                                           const DecodeOptions& options = {},
+                                           const BatchOptions& batching = {}) const;
 
   // The same on already tokenized source ids (each ending with </s>), for callers that
   // tokenize themselves and for id-level parity tests.
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
-                                               const DecodeOptions& options = {}) const;
+                                               const DecodeOptions& options = {},
+                                               const BatchOptions& batching = {}) const;
 
   // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as
   // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).

@@ -2,12 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <cstdint>
 #include <iterator>
+#include <set>
 
 #include "cli/model_location.h"
 #include "cli/output_writer.h"
@@ -67,19 +69,6 @@ void add_decode_flags(CLI::App* cmd, DecodeOptions& decode) {
   }
 }
 
-bool is_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// --preset: a path (a slash in it, or ending in .json) or an existing file is read as a file (a
-// missing one is an error naming it); anything else names a preset of configs/.
-std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
-  const bool json_name = name_or_path.size() >= 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
-  if (is_file(name_or_path) || json_name || name_or_path.find('/') != std::string::npos)
-    return std::make_shared<DecodeOptions>(load_preset(name_or_path));
-  return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
-}
 
 // A unit's UTF-8, checked line by line so that an error names the input line of the bad byte
 // (a paragraph's second line is not its first).
@@ -245,13 +234,33 @@ ModelOptions model_options_of(const GenerateArgs& args) {
   return o;
 }
 
-// --print-config: the resolved decoding settings and where each comes from; true if printed.
+// --print-config: the decoding settings the model runs with and where each comes from (the
+// Translator's resolution), then the table's other options that are set (seed, languages...),
+// then how inputs are batched; true if printed.
 bool print_config(const GenerateArgs& args, const std::string& model_dir, const Translator& model,
-                  const DecodeOptions& decode) {
+                  const DecodeOptions& decode, const BatchOptions& batching,
+                  const std::vector<std::string>& preset_batching) {
   if (!args.print_config) return false;
   std::cout << "model: " << model_dir << "\n";
-  for (const ResolvedSetting& s : model.resolved_settings(decode))
+  std::set<std::string> shown;
+  for (const ResolvedSetting& s : model.resolved_settings(decode)) {
     std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
+    shown.insert(s.name);
+  }
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (shown.count(spec.name)) continue;
+    if (const auto value = spec.value_text(decode))
+      std::cout << spec.name << " = " << *value << "  (option)\n";
+    else if (const auto preset = decode.preset ? spec.value_text(*decode.preset) : std::nullopt)
+      std::cout << spec.name << " = " << *preset << "  (preset)\n";
+  }
+  const auto source = [&](bool option, const char* name) {
+    if (option) return "option";
+    return std::count(preset_batching.begin(), preset_batching.end(), name) ? "preset" : "default";
+  };
+  std::cout << "batch_size = " << batching.batch_size << "  (" << source(args.batch_size.has_value(), "batch_size") << ")\n";
+  std::cout << "batch_tokens = " << batching.batch_tokens << "  ("
+            << source(args.batch_tokens.has_value(), "batch_tokens") << ")\n";
   return true;
 }
 
@@ -311,8 +320,8 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   add_decode_flags(cmd, args.decode);
   add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
       ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--batch-tokens", args.batch_tokens,
-                  "Also cap a batch at this many source tokens, padding included (0: no cap)")
+  add_optional(cmd, "--batch-tokens", args.batch_tokens,
+               "Also cap a batch at this many source tokens, padding included (0: no cap; default: the preset's)")
       ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--inter-threads", args.inter_threads,
@@ -336,9 +345,12 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const bool html = args.format == "html";
   if (html) check_html_options(args);
   DecodeOptions decode = args.decode;
-  decode.preset = find_preset(args.preset.empty() ? task.default_preset : args.preset);
-  decode.batch_size = args.batch_size.value_or(decode.preset->batch_size);
-  decode.batch_tokens = args.batch_tokens;
+  const std::string preset = preset_file(args.preset.empty() ? task.default_preset : args.preset);
+  decode.preset = std::make_shared<DecodeOptions>(load_preset(preset));
+  std::vector<std::string> preset_batching;  // the batching keys the preset sets
+  BatchOptions batching = load_preset_batching(preset, &preset_batching);
+  if (args.batch_size) batching.batch_size = *args.batch_size;
+  if (args.batch_tokens) batching.batch_tokens = *args.batch_tokens;
 
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
@@ -366,14 +378,14 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     const std::string page = read_all(args.input, HtmlLimits().max_bytes);
     check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
     const Translator model(model_dir, model_options_of(args));
-    if (print_config(args, model_dir, model, decode)) return 0;
+    if (print_config(args, model_dir, model, decode, batching, preset_batching)) return 0;
     check_min_length(args, model.resolved_settings(decode));  // bad decoding options fail before the page is run
     write_all(args.output, translate_html(model, page, decode));
     return 0;
   }
   DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   const Translator model(model_dir, model_options_of(args));
-  if (print_config(args, model_dir, model, decode)) return 0;
+  if (print_config(args, model_dir, model, decode, batching, preset_batching)) return 0;
 
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
@@ -394,7 +406,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
 
   // Read a few batches at a time so the translator can sort them by length, and write each
   // chunk as soon as it is done (a long file shows output early; an error keeps what is done).
-  const size_t chunk = static_cast<size_t>(decode.batch_size) * 8;
+  const size_t chunk = static_cast<size_t>(batching.batch_size) * 8;
   std::vector<Unit> units;
   uint64_t index = 0;  // 0-based index of units[0]
   bool failed = false;
@@ -424,7 +436,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     }
     if (split) {
       // The sentences of the whole chunk go to the model as one stream (ordo/document.h).
-      const auto run = [&](const std::vector<std::string>& in) { return translate_documents(model, in, decode); };
+      const auto run = [&](const std::vector<std::string>& in) { return translate_documents(model, in, decode, "", batching); };
       const std::vector<DocumentTranslation> docs = translate_each(inputs, where, run, DocumentTranslation{}, failed);
       std::vector<DocumentTranslation> by_unit(valid);
       for (size_t k = 0; k < positions.size(); ++k) {
@@ -434,7 +446,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
       }
       for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text, units[i].crlf);
     } else {
-      const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode); };
+      const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode, batching); };
       const std::vector<TranslationResult> results =
           translate_each(inputs, where, run, empty_result(), failed);
       // An empty input is not run through the model: it gets one empty hypothesis, score 0.

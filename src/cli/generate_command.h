@@ -28,10 +28,9 @@ struct GenerateArgs {
   std::string format = "text";                                // translate only: text or html
   int threads = 0;
   int inter_threads = 1;
-  int batch_tokens = 0;
   std::string compute_type = "float32";
   bool no_weight_cache = false;
-  std::optional<int> batch_size;  // default: the preset's, else 32
+  std::optional<int> batch_size, batch_tokens;  // default: the preset's (BatchOptions' defaults)
   DecodeOptions decode;
 };
 

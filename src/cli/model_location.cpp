@@ -69,4 +69,12 @@ std::string bundled_config_file(const std::string& name) {
       "preset '" + name + "'", "\nPass --preset FILE.json or a name from configs/.");
 }
 
+std::string preset_file(const std::string& name_or_path) {
+  struct stat st;
+  const bool is_file = ::stat(name_or_path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const bool json_name = name_or_path.size() >= 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
+  if (is_file || json_name || name_or_path.find('/') != std::string::npos) return name_or_path;
+  return bundled_config_file(name_or_path + ".json");
+}
+
 }  // namespace ordo::cli

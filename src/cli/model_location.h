@@ -18,4 +18,9 @@ std::string resolve_model_dir(const std::string& argument, const std::string& de
 // <exe>/../share/ordo/configs, then the source tree's configs/.
 std::string bundled_config_file(const std::string& name);
 
+// The file --preset (and serve's --*-preset) means: a path (a slash in it, or ending in .json)
+// or an existing file is that file (a missing one is an error naming it, when read); anything
+// else names a preset of configs/.
+std::string preset_file(const std::string& name_or_path);
+
 }  // namespace ordo::cli

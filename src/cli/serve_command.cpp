@@ -23,8 +23,7 @@ bool is_file(const std::string& path) {
 }
 
 std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
-  if (is_file(name_or_path)) return std::make_shared<DecodeOptions>(load_preset(name_or_path));
-  return std::make_shared<DecodeOptions>(load_preset(bundled_config_file(name_or_path + ".json")));
+  return std::make_shared<DecodeOptions>(load_preset(preset_file(name_or_path)));
 }
 
 std::string base_name(std::string path) {

@@ -18,7 +18,8 @@ std::string sentence_text(const std::string& unit, const SentenceSpan& span) {
 }  // namespace
 
 std::vector<DocumentTranslation> translate_documents(const Translator& translator, const std::vector<std::string>& units,
-                                                     const DecodeOptions& options, const std::string& language) {
+                                                     const DecodeOptions& options, const std::string& language,
+                                                     const BatchOptions& batching) {
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
                                                  : io::model_source_language(translator.model_dir());
@@ -28,7 +29,7 @@ std::vector<DocumentTranslation> translate_documents(const Translator& translato
     out[u].sentences = split_sentences(units[u], lang);
     for (const SentenceSpan& span : out[u].sentences) sentences.push_back(sentence_text(units[u], span));
   }
-  std::vector<TranslationResult> results = translator.translate(sentences, options);
+  std::vector<TranslationResult> results = translator.translate(sentences, options, batching);
   size_t next = 0;
   for (size_t u = 0; u < units.size(); ++u) {
     DocumentTranslation& doc = out[u];

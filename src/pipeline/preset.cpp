@@ -1,5 +1,6 @@
 // Task presets (configs/*.json): decoding defaults named like DecodeOptions' fields, read
-// through the table of decoding options (ordo/decode_option_table.h), plus batch_size.
+// through the table of decoding options (ordo/decode_option_table.h), and how to batch
+// (BatchOptions) in a section of its own.
 #include "ordo/preset.h"
 
 #include "io/json_file.h"
@@ -19,9 +20,10 @@ DecodeOptions load_preset(const std::string& path) {
   std::string known;
   for (const DecodeOptionSpec& spec : decode_option_specs())
     if (spec.in_preset) known += std::string(known.empty() ? "" : ", ") + spec.name;
-  known += ", batch_size";
   for (const auto& [key, value] : json["decoding"].items()) {
-    bool found = key == "batch_size";
+    if (key == "batch_size" || key == "batch_tokens")
+      f.fail(key, "is how to run, not what to decode: put it in the \"batching\" section");
+    bool found = false;
     for (const DecodeOptionSpec& spec : decode_option_specs()) found = found || (spec.in_preset && key == spec.name);
     if (!found) f.fail(key, "is not a decoding option (known: " + known + ")");
   }
@@ -51,9 +53,25 @@ DecodeOptions load_preset(const std::string& path) {
         break;  // no text option is a preset's
     }
   }
+  return o;
+}
+
+BatchOptions load_preset_batching(const std::string& path, std::vector<std::string>* set) {
+  const nlohmann::json json = io::read_json_file(path);
+  BatchOptions o;
+  if (!json.contains("batching")) return o;
+  const io::JsonFields f(json["batching"], path + " (batching)");
+  for (const auto& [key, value] : json["batching"].items()) {
+    if (key != "batch_size" && key != "batch_tokens") f.fail(key, "is not a batching option (known: batch_size, batch_tokens)");
+    if (set) set->push_back(key);
+  }
   if (const auto batch = f.optional_int("batch_size")) {
     if (*batch < 1 || *batch > (1 << 16)) f.fail("batch_size", "must be an integer from 1 to 65536");
     o.batch_size = static_cast<int>(*batch);
+  }
+  if (const auto tokens = f.optional_int("batch_tokens")) {
+    if (*tokens < 0 || *tokens > (1 << 24)) f.fail("batch_tokens", "must be an integer from 0 to 16777216");
+    o.batch_tokens = static_cast<int>(*tokens);
   }
   return o;
 }

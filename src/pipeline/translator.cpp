@@ -180,7 +180,7 @@ struct Translator::Impl {
   }
 
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
-                                     const std::vector<int64_t>& dropped = {}) const {
+                                     const BatchOptions& batching, const std::vector<int64_t>& dropped = {}) const {
     // ModelOptions::threads holds for every calling thread, not only the constructing one
     // (a server calls from its own workers), for this call only: the caller's own OpenMP
     // thread count is restored on return. ATen's first-use setting of this thread's count
@@ -197,7 +197,7 @@ struct Translator::Impl {
           throw Error("input " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
                       " is outside the source vocabulary");
 
-    const pipeline::BatchPlan plan = pipeline::plan_batches(sources, options.batch_size, options.batch_tokens);
+    const pipeline::BatchPlan plan = pipeline::plan_batches(sources, batching.batch_size, batching.batch_tokens);
     const std::vector<size_t>& order = plan.order;
     const auto& batches = plan.batches;
     std::vector<TranslationResult> results(sources.size());
@@ -303,7 +303,7 @@ std::vector<std::string> Translator::languages() const {
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
-                                                     const DecodeOptions& options) const {
+                                                     const DecodeOptions& options, const BatchOptions& batching) const {
   return guarded("translating", [&] {
     const Impl& impl = checked_impl();
     // An input with no text (ordo::has_text) is not run: the model would make text up for it.
@@ -319,7 +319,7 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
       sources.push_back(pipeline::encode_source(*impl.tokenizer, sentences[i], options.source_lang,
                                                 impl.model->config().max_position_embeddings, dropped.back()));
     }
-    std::vector<TranslationResult> results = impl.run(std::move(sources), options, dropped);
+    std::vector<TranslationResult> results = impl.run(std::move(sources), options, batching, dropped);
     if (ran.size() == sentences.size()) return results;
     TranslationResult blank;
     blank.hypotheses.emplace_back();
@@ -330,8 +330,9 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
-                                                         const DecodeOptions& options) const {
-  return guarded("translating", [&] { return checked_impl().run(source_ids, options); });
+                                                         const DecodeOptions& options,
+                                                         const BatchOptions& batching) const {
+  return guarded("translating", [&] { return checked_impl().run(source_ids, options, batching); });
 }
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {

@@ -216,8 +216,6 @@ void Batcher::run(Batch& batch) {
     longest = std::max(longest, sources.back().size());
   }
   DecodeOptions options = batch.options;
-  options.batch_size = static_cast<int>(sources.size());
-  options.batch_tokens = 0;
   struct Outcome {
     TranslationResult result;
     std::string error;
@@ -249,7 +247,6 @@ void Batcher::run(Batch& batch) {
       }
       try {
         DecodeOptions one = options;
-        one.batch_size = 1;
         one.cancelled = [owner] { return owner->cancelled_.load(); };
         std::vector<TranslationResult> results = batch.translate({sources[k]}, one);
         if (results.size() != 1) throw std::runtime_error("the translator returned a wrong number of results");

@@ -29,7 +29,8 @@ namespace ordo::server {
 
 using Clock = std::chrono::steady_clock;
 
-// How a batch is translated: a Translator's translate_ids (or a stand-in in tests).
+// How a batch is translated, all its sources as one batch: a Translator's translate_ids (or a
+// stand-in in tests).
 using TranslateFn = std::function<std::vector<TranslationResult>(const std::vector<std::vector<int64_t>>& sources,
                                                                  const DecodeOptions& options)>;
 

@@ -214,7 +214,9 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
   const auto ticket = batcher_.submit(
       model.name, settings,
       [translator](const std::vector<std::vector<int64_t>>& ids, const DecodeOptions& o) {
-        return translator->translate_ids(ids, o);
+        BatchOptions whole;  // the batcher made the batch: it runs as one
+        whole.batch_size = std::max<int>(1, static_cast<int>(ids.size()));
+        return translator->translate_ids(ids, o, whole);
       },
       options, std::move(sources));
   if (!batcher_.wait(*ticket, deadline, client_gone)) {

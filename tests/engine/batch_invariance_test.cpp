@@ -276,11 +276,11 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
     DecodeOptions options = c.options;
     options.beam_size = beam;
     options.n_best = beam;
-    DecodeOptions one_by_one = options;
+    BatchOptions one_by_one;
     one_by_one.batch_size = 1;
     at::set_num_threads(1);
     std::vector<TranslationResult> alone;
-    for (const std::string& sentence : c.sentences) alone.push_back(translator.translate({sentence}, one_by_one)[0]);
+    for (const std::string& sentence : c.sentences) alone.push_back(translator.translate({sentence}, options, one_by_one)[0]);
 
     // Two threads: the first batch only (all sentences, shortest to longest). On a busy
     // 2-core machine, two OpenMP threads spend most of a call waiting for each other at
@@ -295,13 +295,13 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
                              Setting{&translator, 2, 32, 1, "2 threads"},
                              Setting{&concurrent, 2, 2, 1, "2 workers x 1 thread, batches of 2"}}) {
       at::set_num_threads(s.threads);
-      DecodeOptions batched = options;
+      BatchOptions batched;
       batched.batch_size = s.batch_size;
       for (size_t b = 0; b < std::min(s.batches, batches.size()); ++b) {
         const std::vector<size_t>& batch = batches[b];
         std::vector<std::string> inputs;
         for (size_t i : batch) inputs.push_back(c.sentences[i]);
-        const auto results = s.translator->translate(inputs, batched);
+        const auto results = s.translator->translate(inputs, options, batched);
         for (size_t j = 0; j < batch.size(); ++j) {
           ++checks;
           if (same_result(results[j], alone[batch[j]])) continue;

@@ -405,11 +405,17 @@ TEST(CliHardening, OutputOverTheInputIsRefusedAndTheInputKept) {
 
 TEST(CliHardening, PresetWithZeroBatchSizeIsRefused) {
   TempDir dir;
-  const std::string preset = dir.write("p.json", R"({"task": "translation", "decoding": {"batch_size": 0}})");
+  const std::string preset =
+      dir.write("p.json", R"({"task": "translation", "decoding": {}, "batching": {"batch_size": 0}})");
   const CliRun run = ordo("translate " + model_arg() + " --preset '" + preset + "'", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("batch_size"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("p.json"), std::string::npos) << run.err;
+  // batch_size is how to run, not what to decode: in "decoding" it is refused, saying where it goes.
+  const std::string misplaced = dir.write("q.json", R"({"task": "translation", "decoding": {"batch_size": 8}})");
+  const CliRun wrong = ordo("translate " + model_arg() + " --preset '" + misplaced + "'", "Hello.\n");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("\"batching\""), std::string::npos) << wrong.err;
 }
 
 TEST(CliHardening, MaxLengthBeyondThePositionsIsCappedWithAWarning) {
@@ -473,8 +479,12 @@ TEST(CliPresets, PrintConfigShowsValuesAndSources) {
   EXPECT_NE(run.out.find("beam_size = 8  (generation_config.json)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("no_repeat_ngram_size = 2  (option)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("early_stopping = true  (preset)"), std::string::npos) << run.out;
-  run = ordo("translate " + pegasus_arg() + " --print-config");
+  EXPECT_NE(run.out.find("batch_size = 8  (preset)"), std::string::npos) << run.out;  // "batching" of the preset
+  run = ordo("translate " + pegasus_arg() + " --print-config --seed 7 --batch-tokens 500");
   EXPECT_NE(run.out.find("no_repeat_ngram_size = 0  (preset)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("seed = 7  (option)"), std::string::npos) << run.out;  // from the table, not resolved
+  EXPECT_NE(run.out.find("batch_size = 32  (preset)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("batch_tokens = 500  (option)"), std::string::npos) << run.out;
   run = ordo("summarize " + pegasus_arg() + " --print-config --preset nonexistent");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("preset 'nonexistent.json' was not found"), std::string::npos) << run.err;

@@ -196,12 +196,15 @@ TEST(HardeningOptions, LibraryOptionsOutOfRangeAreOrdoErrors) {
       {"top-p", with([](DecodeOptions& o) { o.sample = true, o.top_p = NAN; })},
       {"forced BOS", with([](DecodeOptions& o) { o.forced_bos_token_id = -1; })},
       {"forced BOS", with([](DecodeOptions& o) { o.forced_bos_token_id = 1 << 30; })},
-      {"batch size", with([](DecodeOptions& o) { o.batch_size = 0; })},
   };
   for (const auto& [what, options] : cases) {
     const std::string error = error_of([&, &options = options] { translator.translate({"Hello world."}, options); });
     EXPECT_NE(error.find(what), std::string::npos) << what << ": " << error;
   }
+  BatchOptions no_batch;
+  no_batch.batch_size = 0;
+  const std::string error = error_of([&] { translator.translate({"Hello world."}, with([](DecodeOptions&) {}), no_batch); });
+  EXPECT_NE(error.find("batch size"), std::string::npos) << error;
 }
 
 TEST(HardeningPositions, MarianTargetLengthIsCappedAtItsPositionTable) {

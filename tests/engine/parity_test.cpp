@@ -173,10 +173,11 @@ TEST_P(Parity, BeamBatchEqualsOneByOne) {
   options.beam_size = 4;
   options.n_best = 2;
   options.max_new_tokens = 20;
-  options.batch_size = 3;
+  BatchOptions threes;
+  threes.batch_size = 3;
   std::vector<std::vector<int64_t>> sources;
   for (const json& t : golden_["tokenization"]) sources.push_back(t["input_ids"].get<std::vector<int64_t>>());
-  const auto batched = translator.translate_ids(sources, options);
+  const auto batched = translator.translate_ids(sources, options, threes);
   for (size_t i = 0; i < sources.size(); ++i) {
     const auto alone = translator.translate_ids({sources[i]}, options);
     ASSERT_EQ(alone[0].hypotheses.size(), batched[i].hypotheses.size());

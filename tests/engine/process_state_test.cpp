@@ -89,14 +89,15 @@ TEST(ProcessState, OnlyConfigureProcessChangesTheAllocator) {
 TEST(ProcessState, InterThreadsWorkersGiveTheSameResultsAndLiveWithTheTranslator) {
   const std::vector<std::string> sentences = {"Hello world.", "How are you?", "A man rides a bike.",
                                               "The cat sleeps.", "Good morning to all of you."};
-  DecodeOptions options = greedy(12);
-  options.batch_size = 1;
-  const auto serial = Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, options);
+  const DecodeOptions options = greedy(12);
+  BatchOptions one;
+  one.batch_size = 1;
+  const auto serial = Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, options, one);
   ModelOptions pooled;
   pooled.inter_threads = 2;
   const Translator translator(fixture_dir("marian_opus_en_mg"), pooled);
   for (int call = 0; call < 3; ++call) {
-    const auto results = translator.translate(sentences, options);
+    const auto results = translator.translate(sentences, options, one);
     ASSERT_EQ(results.size(), serial.size());
     for (size_t i = 0; i < results.size(); ++i)
       EXPECT_EQ(results[i].hypotheses[0].ids, serial[i].hypotheses[0].ids) << "call " << call << ", sentence " << i;

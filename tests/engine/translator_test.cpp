@@ -77,10 +77,11 @@ TEST(Translator, BatchingAndInterThreadsDoNotChangeResults) {
   for (const Setting setting : {Setting{2, 0, 1}, Setting{2, 0, 2}, Setting{32, 20, 2}, Setting{32, 1, 3}}) {
     ModelOptions model_options;
     model_options.inter_threads = setting.inter_threads;
-    DecodeOptions options = beam;
-    options.batch_size = setting.batch_size;
-    options.batch_tokens = setting.batch_tokens;
-    const auto results = Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(sentences, options);
+    BatchOptions batching;
+    batching.batch_size = setting.batch_size;
+    batching.batch_tokens = setting.batch_tokens;
+    const auto results =
+        Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(sentences, beam, batching);
     ASSERT_EQ(results.size(), sentences.size());
     for (size_t i = 0; i < sentences.size(); ++i) {
       EXPECT_EQ(results[i].hypotheses[0].ids, reference[i].hypotheses[0].ids)
@@ -92,9 +93,9 @@ TEST(Translator, BatchingAndInterThreadsDoNotChangeResults) {
   ModelOptions bad;
   bad.inter_threads = 0;
   EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg"), bad), Error);
-  DecodeOptions negative = beam;
+  BatchOptions negative;
   negative.batch_tokens = -1;
-  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, negative), Error);
+  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, beam, negative), Error);
 }
 
 TEST(Translator, EmptyBatchGivesNoResults) {
@@ -171,9 +172,9 @@ TEST(Translator, InconsistentOptionsAreErrors) {
   options.beam_size = 2;
   options.n_best = 3;
   EXPECT_THROW(translator.translate({"Hello"}, options), Error);
-  options = DecodeOptions();
-  options.batch_size = 0;
-  EXPECT_THROW(translator.translate({"Hello"}, options), Error);
+  BatchOptions no_batch;
+  no_batch.batch_size = 0;
+  EXPECT_THROW(translator.translate({"Hello"}, DecodeOptions(), no_batch), Error);
   EXPECT_THROW(translator.translate_ids({{1, 2, 999999}}), Error);
 }
 

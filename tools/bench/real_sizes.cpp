@@ -242,20 +242,21 @@ int run_real_sizes(const RealSizeOptions& o) {
             options.beam_size = beam;
             options.max_new_tokens = options.min_new_tokens = o.tokens;
             options.length_penalty = o.length_penalty;
-            options.batch_size = parallel ? (o.sentences + 1) / 2 : o.sentences;
+            BatchOptions batching;  // each call's sentences are one batch
+            batching.batch_size = parallel ? (o.sentences + 1) / 2 : o.sentences;
             const Ids halves[2] = {Ids(batch.begin(), batch.begin() + (o.sentences + 1) / 2),
                                    Ids(batch.begin() + (o.sentences + 1) / 2, batch.end())};
             const auto once = [&] {
               if (!parallel) {
                 at::set_num_threads(threads);
-                translator.translate_ids(batch, options);
+                translator.translate_ids(batch, options, batching);
                 return;
               }
               std::vector<std::thread> workers;
               for (int p = 0; p < 2; ++p)
                 workers.emplace_back([&, p] {
                   at::set_num_threads(1);
-                  translator.translate_ids(halves[p], options);
+                  translator.translate_ids(halves[p], options, batching);
                 });
               for (auto& t : workers) t.join();
             };

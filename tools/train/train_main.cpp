@@ -293,9 +293,11 @@ int run(Args a) {
     DecodeOptions decode;
     decode.beam_size = 1;
     decode.max_new_tokens = static_cast<int>(a.valid_max_new_tokens);
-    decode.batch_size = 64;
+    BatchOptions batching;
+    batching.batch_size = 64;
     std::vector<std::string> hyps;
-    for (const TranslationResult& r : translator.translate(valid_sources, decode)) hyps.push_back(r.hypotheses[0].text);
+    for (const TranslationResult& r : translator.translate(valid_sources, decode, batching))
+      hyps.push_back(r.hypotheses[0].text);
     Score s;
     s.loss = loss / tokens;
     s.metric = a.metric == "rougeL" ? metrics::corpus_rouge(hyps, {valid_refs}).rougeL.fmeasure
