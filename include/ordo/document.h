@@ -31,6 +31,35 @@ struct SentenceSpan {
 // UTF-8.
 ORDO_API std::vector<SentenceSpan> split_sentences(const std::string& text, const std::string& language);
 
+// How line breaks cut a text into sentences.
+enum class LineBreaks {
+  kSoftWrap,  // as split_sentences(): a single line break inside a paragraph is a soft wrap
+  kEndLine,   // each line is cut on its own: a line break always ends a sentence
+};
+
+// A text cut into the sentences to translate and the text around them (split_sentences(),
+// per line with LineBreaks::kEndLine); rebuild() puts translations in the sentences' places and
+// keeps every other byte (spaces, line breaks, the CR of a CR LF) as it was. The one
+// split-and-rejoin of plain text: translate_documents() uses it, and so does `ordo serve`'s
+// format=text, which batches the sentences of many requests itself. Throws ordo::Error on
+// invalid UTF-8.
+class ORDO_API SentenceLayout {
+ public:
+  SentenceLayout(const std::string& text, const std::string& language, LineBreaks breaks = LineBreaks::kSoftWrap);
+
+  // Where the sentences are in the text, in order.
+  const std::vector<SentenceSpan>& spans() const { return spans_; }
+  // The sentences as the model sees them: a line break inside one (a soft wrap) is a space.
+  const std::vector<std::string>& sentences() const { return sentences_; }
+  // The text with sentence i replaced by translations[i] (by nothing when there are fewer).
+  std::string rebuild(const std::vector<std::string>& translations) const;
+
+ private:
+  std::string text_;
+  std::vector<SentenceSpan> spans_;
+  std::vector<std::string> sentences_;
+};
+
 struct DocumentTranslation {
   std::string text;                         // the unit, each sentence replaced by its translation
   std::vector<SentenceSpan> sentences;      // where the source sentences are in the unit

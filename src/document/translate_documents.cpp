@@ -1,21 +1,10 @@
-// Units longer than a sentence: split (sentences.cpp), translated as one stream through the
-// public Translator (pipeline/ stays sentence-level), and rejoined around the original
-// separators.
+// Units longer than a sentence: cut by SentenceLayout (sentence_layout.cpp), translated as one
+// stream through the public Translator (pipeline/ stays sentence-level), and rejoined around
+// the original separators.
 #include "io/model_language.h"
 #include "ordo/document.h"
 
 namespace ordo {
-namespace {
-
-// A sentence as the model sees it: soft line breaks inside it become spaces.
-std::string sentence_text(const std::string& unit, const SentenceSpan& span) {
-  std::string s = unit.substr(span.begin, span.end - span.begin);
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
-}  // namespace
 
 std::vector<DocumentTranslation> translate_documents(const Translator& translator, const std::vector<std::string>& units,
                                                      const DecodeOptions& options, const std::string& language,
@@ -23,25 +12,26 @@ std::vector<DocumentTranslation> translate_documents(const Translator& translato
   const std::string lang = !language.empty()     ? language
                            : options.source_lang ? *options.source_lang
                                                  : io::model_source_language(translator.model_dir());
-  std::vector<DocumentTranslation> out(units.size());
+  std::vector<SentenceLayout> layouts;
+  layouts.reserve(units.size());
   std::vector<std::string> sentences;
-  for (size_t u = 0; u < units.size(); ++u) {
-    out[u].sentences = split_sentences(units[u], lang);
-    for (const SentenceSpan& span : out[u].sentences) sentences.push_back(sentence_text(units[u], span));
+  for (const std::string& unit : units) {
+    layouts.emplace_back(unit, lang);
+    sentences.insert(sentences.end(), layouts.back().sentences().begin(), layouts.back().sentences().end());
   }
   std::vector<TranslationResult> results = translator.translate(sentences, options, batching);
+  std::vector<DocumentTranslation> out(units.size());
   size_t next = 0;
   for (size_t u = 0; u < units.size(); ++u) {
     DocumentTranslation& doc = out[u];
-    size_t copied = 0;
-    for (const SentenceSpan& span : doc.sentences) {
+    doc.sentences = layouts[u].spans();
+    std::vector<std::string> best;
+    for (size_t s = 0; s < doc.sentences.size(); ++s) {
       TranslationResult& result = results[next++];
-      doc.text += units[u].substr(copied, span.begin - copied);
-      if (!result.hypotheses.empty()) doc.text += result.hypotheses[0].text;
-      copied = span.end;
+      best.push_back(result.hypotheses.empty() ? std::string() : result.hypotheses[0].text);
       doc.results.push_back(std::move(result));
     }
-    doc.text += units[u].substr(copied);
+    doc.text = layouts[u].rebuild(best);
   }
   return out;
 }

@@ -54,7 +54,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
 
   // Every text cut into sentences (lines, or the text runs of the HTML); all of them go to
   // the batcher as one request.
-  std::vector<std::unique_ptr<LineText>> lines;
+  std::vector<std::unique_ptr<SentenceLayout>> lines;  // format=text: line by line, line ends kept
   std::vector<std::unique_ptr<HtmlDocument>> htmls;
   std::vector<std::string> sentences;
   std::vector<size_t> first(texts.size() + 1, 0);
@@ -70,8 +70,8 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
       // Inline tags go back around the words they align to.
       if (htmls.back()->needs_alignment()) options.return_attention = true;
     } else {
-      lines.push_back(std::make_unique<LineText>(texts[i], source));
-      runs = &lines.back()->runs();
+      lines.push_back(std::make_unique<SentenceLayout>(texts[i], source, LineBreaks::kEndLine));
+      runs = &lines.back()->sentences();
     }
     sentences.insert(sentences.end(), runs->begin(), runs->end());
   }

@@ -24,6 +24,10 @@ class ApiError : public std::runtime_error {
   int retry_after;  // seconds, > 0: sent as Retry-After
 };
 
+// The server refuses documents with more than kMaxHtmlTags start tags (ordo::html_tag_count),
+// a request-size limit of its own beside the parser's HtmlLimits (src/document/html_parse.h).
+constexpr size_t kMaxHtmlTags = 10000;
+
 class RequestFields {
  public:
   // A JSON body: must be an object, nested at most kMaxJsonDepth deep. Throws ApiError 400

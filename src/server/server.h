@@ -5,7 +5,8 @@
 //                     answers shaped like `ordo translate --json`), GET /v1/models, /health,
 //                     /ready, /metrics (Prometheus)
 //   batching          batcher.h: concurrent requests' sentences share batches
-//   what is served    models.h; text cut into sentences and put back: text_layout.h
+//   what is served    models.h; text cut into sentences and put back: ordo::SentenceLayout and
+//                     ordo::HtmlDocument (ordo/document.h)
 //
 // Built on the public library (include/ordo/) and cpp-httplib; the command line
 // (src/cli/serve_command.cpp) fills a ServerConfig and calls run_server().

@@ -18,12 +18,12 @@
 #include <strings.h>
 
 #include "ordo/decode_option_table.h"
+#include "ordo/document.h"
 #include "server/connections.h"
 #include "server/language_codes.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
 #include "server/server.h"
-#include "server/text_layout.h"
 
 namespace ordo::server {
 

@@ -57,6 +57,29 @@ TEST(SentenceSplitting, LineBreaksSoftWrapsAndBlankLines) {
             (Sentences{"Windows lines\r\nwrap too.", "New paragraph."}));
 }
 
+// SentenceLayout, the one split-and-rejoin of plain text (translate_documents and the server's
+// format=text): the same text cut as paragraphs (soft wraps) or line by line, every byte
+// between sentences kept.
+TEST(SentenceLayout, SoftWrapsOrLinesAndTheTextAroundKept) {
+  const std::string text = "  A line that wraps\r\nhere. Next one.\n\n\tLast";
+  const SentenceLayout paragraphs(text, "en");
+  EXPECT_EQ(paragraphs.sentences(), (Sentences{"A line that wraps  here.", "Next one.", "Last"}));
+  EXPECT_EQ(paragraphs.rebuild({"1", "2", "3"}), "  1 2\n\n\t3");
+  const SentenceLayout lines(text, "en", LineBreaks::kEndLine);
+  EXPECT_EQ(lines.sentences(), (Sentences{"A line that wraps", "here.", "Next one.", "Last"}));
+  EXPECT_EQ(lines.rebuild({"1", "2", "3", "4"}), "  1\r\n2 3\n\n\t4");
+  EXPECT_EQ(lines.rebuild({"1"}), "  1\r\n \n\n\t");  // missing translations are empty
+  for (const SentenceLayout* layout : {&paragraphs, &lines}) {
+    std::vector<std::string> same;
+    for (const SentenceSpan& span : layout->spans()) same.push_back(text.substr(span.begin, span.end - span.begin));
+    EXPECT_EQ(layout->rebuild(same), text);
+  }
+  EXPECT_TRUE(SentenceLayout("", "en").sentences().empty());
+  EXPECT_EQ(SentenceLayout("", "en").rebuild({}), "");
+  EXPECT_NE(testing::error_of([] { SentenceLayout("bad \xff byte.", "en", LineBreaks::kEndLine); }).find("invalid UTF-8"),
+            std::string::npos);
+}
+
 TEST(SentenceSplitting, InvalidUtf8IsAnError) {
   EXPECT_NE(testing::error_of([] { split_sentences("bad \xff byte.", "en"); }).find("invalid UTF-8"), std::string::npos);
 }

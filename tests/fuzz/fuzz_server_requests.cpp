@@ -1,5 +1,5 @@
 // libFuzzer harness: what `ordo serve` parses from a client (src/server/request_fields.*,
-// text_layout.*): the body as JSON and as a urlencoded form, the fields the endpoints read
+// ordo::SentenceLayout): the body as JSON and as a urlencoded form, the fields the endpoints read
 // (q, source, target, format, alternatives, api_key and every decoding option), and the text
 // cut into sentences as format=text and format=html (ordo::HtmlDocument, Gumbo) do, then
 // rebuilt (HTML with and without word alignments); and the body as the bytes of a connection,
@@ -15,7 +15,6 @@
 #include "ordo/text.h"
 #include "server/request_fields.h"
 #include "server/request_head.h"
-#include "server/text_layout.h"
 
 namespace {
 
@@ -86,8 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // space as it does line breaks), so only valid UTF-8 must rebuild byte for byte.
   try {
     ordo::check_utf8(body, "fuzz input");
-    const ordo::server::LineText text(body, "en");
-    if (text.rebuild(text.runs()) != body) ordo::fuzz::fail("format=text does not rebuild an unchanged text");
+    const ordo::SentenceLayout text(body, "en", ordo::LineBreaks::kEndLine);
+    if (text.rebuild(text.sentences()) != body) ordo::fuzz::fail("format=text does not rebuild an unchanged text");
   } catch (const ordo::Error&) {
   }
   try {

@@ -12,13 +12,13 @@
 #include "ordo/document.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
-#include "server/text_layout.h"
 
 namespace {
 
 using ordo::server::ApiError;
 using ordo::HtmlDocument;
-using ordo::server::LineText;
+using ordo::LineBreaks;
+using ordo::SentenceLayout;
 using ordo::server::RequestFields;
 
 // Replaces each sentence by "[sentence]" so that every replaced byte is visible (no word
@@ -87,17 +87,18 @@ TEST(HtmlDocument, DeepNestingAndTagCount) {
 }
 
 TEST(LineText, LinesBlankLinesAndCrLf) {
-  const LineText text("First.\n\n  \nSecond.\r\nThird.", "en");
-  EXPECT_EQ(text.runs(), (std::vector<std::string>{"First.", "Second.", "Third."}));
+  const SentenceLayout text("First.\n\n  \nSecond.\r\nThird.", "en", LineBreaks::kEndLine);
+  EXPECT_EQ(text.sentences(), (std::vector<std::string>{"First.", "Second.", "Third."}));
   EXPECT_EQ(text.rebuild({"1", "2", "3"}), "1\n\n  \n2\r\n3");
-  EXPECT_EQ(LineText("One sentence.", "en").rebuild({"x"}), "x");
+  EXPECT_EQ(SentenceLayout("One sentence.", "en", LineBreaks::kEndLine).rebuild({"x"}), "x");
 }
 
 // Each line is cut into sentences (ICU's rules, abbreviations of the language known) and
 // rebuilt around the text between them; in HTML a line break inside a paragraph is a soft wrap.
 TEST(LineText, SentencesOfALine) {
-  const LineText text("Mr. Smith went to Washington. He arrived on Monday.  Then?\nNext line", "en");
-  EXPECT_EQ(text.runs(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
+  const SentenceLayout text("Mr. Smith went to Washington. He arrived on Monday.  Then?\nNext line", "en",
+                            LineBreaks::kEndLine);
+  EXPECT_EQ(text.sentences(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
                                                    "Next line"}));
   EXPECT_EQ(text.rebuild({"1", "2", "3", "4"}), "1 2  3\n4");
   const HtmlDocument html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
