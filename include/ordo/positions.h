@@ -1,7 +1,8 @@
 // ordo — the sinusoidal position encodings, as plain numbers ("Attention Is All You Need",
 // section 3.5). They are what a model adds to its token embeddings to know word order; the
 // families differ only in how sines and cosines are laid out and where position 0 starts.
-// `ordo positions` prints and draws these tables.
+// BART and mBART learn their table instead: the same lookup, trained values read from the
+// checkpoint. `ordo positions` prints and draws these tables.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,11 @@ enum class PositionLayout {
   kInterleaved,  // textbook: dim 2i = sin(p / base^(2i/d)), dim 2i+1 = cos(...)
   kSinCos,       // Hugging Face Marian / Pegasus: all sines, then all cosines
   kFairseq,      // M2M100 / NLLB: sines then cosines, frequencies base^(-i/(d/2-1))
+  kLearned,      // BART / mBART: a trained table (embed_positions.weight), only from a model
 };
 
-// "interleaved", "sin-cos", "fairseq" <-> PositionLayout; parse throws ordo::Error listing them.
+// "interleaved", "sin-cos", "fairseq", "learned" <-> PositionLayout; parse throws ordo::Error
+// listing them.
 ORDO_API PositionLayout parse_position_layout(const std::string& name);
 ORDO_API const char* position_layout_name(PositionLayout layout);
 
@@ -30,8 +33,12 @@ struct PositionTable {
   int64_t dim = 0;
   // Row of position 0 in the model's table (fairseq: padding_idx + 1; others 0). The values
   // below start at that row: values[p * dim + j] is dimension j of position p. They are the
-  // float64 numbers a model's table is rounded from (fairseq's are float32 arithmetic).
+  // float64 numbers a model's table is rounded from (fairseq's are float32 arithmetic);
+  // a learned table's are its float32 weights.
   int64_t offset = 0;
+  // A learned table: the stack it belongs to ("encoder" or "decoder": each learns its own);
+  // "" for the computed ones, which both stacks share.
+  std::string stack;
   std::vector<double> values;
   double at(int64_t position, int64_t dimension) const { return values[static_cast<size_t>(position * dim + dimension)]; }
 };
@@ -42,7 +49,10 @@ struct PositionTable {
 ORDO_API PositionTable position_encodings(int64_t length, int64_t dim, PositionLayout layout, double base = 10000.0);
 
 // The table a model folder really uses: its family's layout and offset, its d_model, and
-// max_position_embeddings positions unless `length` is given. Reads only config.json.
-ORDO_API PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length = {});
+// max_position_embeddings positions unless `length` is given. Reads config.json, and for a
+// learned table (BART, mBART) the encoder's or, with `decoder`, the decoder's rows from the
+// checkpoint. Throws ordo::Error for a length past max_position_embeddings of a learned table.
+ORDO_API PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length = {},
+                                                bool decoder = false);
 
 }  // namespace ordo

@@ -68,6 +68,8 @@ void print_json(const PositionTable& t) {
 }
 
 std::string describe(const PositionTable& t) {
+  if (t.layout == PositionLayout::kLearned)
+    return "learned, " + t.stack + ", d = " + std::to_string(t.dim) + ", first row " + std::to_string(t.offset);
   std::string s = std::string(position_layout_name(t.layout)) + " layout, d = " + std::to_string(t.dim) +
                   ", base " + number(t.base);
   if (t.offset) s += ", first row " + std::to_string(t.offset);
@@ -80,7 +82,8 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "positions",
       "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
-      "positions x --dim dimensions, or the table a model really uses (--model).\n\n"
+      "positions x --dim dimensions, or the table a model really uses (--model; for BART and\n"
+      "mBART the learned table read from the checkpoint).\n\n"
       "  ordo positions --length 100 --dim 4 --base 100\n"
       "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
   cmd->add_option("--length", args.length, "Positions 0 .. N-1 (with --model: default max_position_embeddings)")
@@ -94,6 +97,8 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
       ->check(CLI::IsMember({"interleaved", "sin-cos", "fairseq"}));
   cmd->add_option("-m,--model", args.model,
                   "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
+  cmd->add_flag("--decoder", args.decoder,
+               "With --model of a learned table (BART, mBART): the decoder's table (default: the encoder's)");
   cmd->add_option("--format", args.format, "table (default), csv, json, or none")
       ->check(CLI::IsMember({"table", "csv", "json", "none"}));
   cmd->add_option("--heatmap", args.heatmap, "Draw positions x dimensions as a heatmap: FILE.svg or FILE.png");
@@ -109,8 +114,12 @@ int run_positions(const PositionsArgs& args, const CLI::App& command) {
     if (command.count("--dim") || command.count("--layout") || command.count("--base"))
       throw Error("--model takes the layout, dimension and base from the model; drop --dim, --layout and --base");
     table = model_position_encodings(resolve_model_dir(args.model, ""),
-                                     args.length ? std::optional<int64_t>(args.length) : std::nullopt);
+                                     args.length ? std::optional<int64_t>(args.length) : std::nullopt, args.decoder);
+    if (args.decoder && table.layout != PositionLayout::kLearned)
+      throw Error("--decoder: the model's position table is computed (" +
+                  std::string(position_layout_name(table.layout)) + "), the same for both stacks; drop --decoder");
   } else {
+    if (args.decoder) throw Error("--decoder needs --model (a learned table is read from a model)");
     if (!args.length || !args.dim) throw Error("ordo positions needs --length and --dim (or --model)");
     table = position_encodings(args.length, args.dim, parse_position_layout(args.layout), args.base);
   }

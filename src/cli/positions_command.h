@@ -1,5 +1,5 @@
-// `ordo positions`: the sinusoidal position-encoding table printed (table, CSV, JSON) and
-// drawn (a heatmap of positions x dimensions, curves of chosen dimensions).
+// `ordo positions`: the sinusoidal position-encoding table (or a model's learned one) printed
+// (table, CSV, JSON) and drawn (a heatmap of positions x dimensions, curves of chosen dimensions).
 #pragma once
 
 #include <optional>
@@ -19,6 +19,7 @@ struct PositionsArgs {
   std::string format = "table";
   std::string heatmap, curves;
   std::vector<int64_t> dims;
+  bool decoder = false;  // a learned table (BART, mBART): the decoder's instead of the encoder's
 };
 
 CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args);

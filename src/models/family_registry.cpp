@@ -7,7 +7,9 @@ namespace ordo::models {
 
 namespace {
 
-std::vector<FamilySpec> all_families() { return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family()}; }
+std::vector<FamilySpec> all_families() {
+  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(), bart_family(), mbart_family()};
+}
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -29,6 +31,8 @@ FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
 nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const FamilySpec& family) {
   nn::PositionEncodingSpec spec;
   spec.layout = family.position_layout;
+  // BartLearnedPositionalEmbedding's offset: 2 in Hugging Face, whatever the pad id.
+  if (family.position_layout == nn::PositionLayout::kLearned) spec.offset = 2;
   if (family.fairseq_positions) {
     spec.offset = config.pad_token_id + 1;
     spec.zero_row = config.pad_token_id;

@@ -97,7 +97,7 @@ void check_no_extra_layers(const io::ModelConfig& c, const Checkpoint& weights) 
 // parameter is allocated from them: a config that claims more than the file holds (a vocab
 // of 2^24, 10,000 layers) is refused naming the field, not with a failed allocation. Only the
 // tensors that pin each size are looked at; load_weights then checks every tensor.
-void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
+void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Checkpoint& weights) {
   using Dims = std::vector<std::pair<int64_t, std::string>>;
   const auto expect = [&](const std::string& name, const Dims& dims) {
     if (!weights.contains(name)) return;  // load_weights names what is missing
@@ -118,6 +118,11 @@ void check_sizes_against(const io::ModelConfig& c, const Checkpoint& weights) {
   for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
     expect(name, {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
   expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
+  if (f.position_layout == nn::PositionLayout::kLearned) {
+    const int64_t rows = c.max_position_embeddings + position_spec(c, f).offset;
+    for (const char* name : {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"})
+      expect(name, {{rows, "max_position_embeddings"}, {d, "d_model"}});
+  }
   for (const auto& [stack, layers, layers_field, ffn, ffn_field] :
        {std::tuple{"encoder", c.encoder_layers, "encoder_layers", c.encoder_ffn_dim, "encoder_ffn_dim"},
         std::tuple{"decoder", c.decoder_layers, "decoder_layers", c.decoder_ffn_dim, "decoder_ffn_dim"}}) {
@@ -173,7 +178,7 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
                                                  FamilySpec family, std::optional<nn::GemmType> pack_as,
                                                  const PackedCacheOptions* cache) {
   const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
-  check_sizes_against(config, *weights);
+  check_sizes_against(config, family, *weights);
   std::string cache_path;
   const PackedCacheEnvironment environment = packed_cache_environment();
   if (pack_as && cache && cache->enabled && environment != PackedCacheEnvironment::kOff &&

@@ -15,6 +15,8 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
   if (num_positions < 0 || dim < 1 || num_positions > kMaxValues / dim)
     throw Error("a position table of " + std::to_string(num_positions) + " positions x " + std::to_string(dim) +
                 " dimensions is out of range (at most " + std::to_string(kMaxValues) + " values)");
+  if (spec.layout == PositionLayout::kLearned)
+    throw Error("a learned position table is a weight of the checkpoint (embed_positions.weight), not computed");
   std::vector<double> table(static_cast<size_t>(num_positions * dim), 0.0);
   const int64_t half = dim / 2;
   for (int64_t pos = 0; pos < num_positions; ++pos) {
@@ -52,6 +54,8 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
         }
         break;
       }
+      case PositionLayout::kLearned:
+        break;  // refused above
     }
   }
   return table;
@@ -83,6 +87,14 @@ at::Tensor SinusoidalPositions::rows(const at::Tensor& rows) const {
   // M2M100SinusoidalPositionalEmbedding.make_weights does: the same formula, more rows. The
   // longer table serves this call only; the model stays immutable.
   return at::embedding(sinusoidal_table(needed, table_.size(1), spec_), rows);
+}
+
+at::Tensor LearnedPositions::range(int64_t start, int64_t length) const {
+  const int64_t max_positions = weight.size(0) - offset;
+  if (start + length > max_positions)
+    throw Error("sequence of " + std::to_string(start + length) +
+                " positions exceeds the model's max_position_embeddings (" + std::to_string(max_positions) + ")");
+  return weight.narrow(0, offset + start, length);
 }
 
 }  // namespace ordo::nn

@@ -1,6 +1,7 @@
 // Sinusoidal position encodings ("Attention Is All You Need", section 3.5). The families
 // differ in how they lay the sines and cosines out and where position 0 starts, so the
-// layout and the offset are parameters rather than family code.
+// layout and the offset are parameters rather than family code. BART and mBART learn their
+// table instead: the same lookup by position, from a checkpoint weight (LearnedPositions).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,9 @@ enum class PositionLayout {
   // fairseq (M2M100, NLLB): sines then cosines, frequencies 10000^(-i/(d/2 - 1)), and the row
   // of the padding index is all zeros.
   kFairseq,
+  // BART / mBART: no formula, a trained table of max_positions + offset rows (the checkpoint's
+  // embed_positions.weight); position p reads row p + offset (Hugging Face's offset is 2).
+  kLearned,
 };
 
 struct PositionEncodingSpec {
@@ -33,7 +37,7 @@ struct PositionEncodingSpec {
   double base = 10000.0;
 };
 
-// A [num_positions, dim] float32 table for the given layout. Computed in float64 and rounded
+// A [num_positions, dim] float32 table for the given layout (not kLearned: Error). Computed in float64 and rounded
 // once, the way the reference implementations build it with numpy (fairseq: float32 math,
 // as torch does it there).
 at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
@@ -60,6 +64,16 @@ class SinusoidalPositions {
   at::Tensor table_;
   int64_t max_positions_ = 0;  // usable positions after the offset
   PositionEncodingSpec spec_;
+};
+
+// Learned absolute positions (BART, mBART): a weight of the checkpoint, not a formula.
+struct LearnedPositions {
+  at::Tensor weight;   // [max_positions + offset, dim]
+  int64_t offset = 0;  // row of position 0
+
+  // Rows for positions start .. start+length-1: [length, dim]. Error past the table (Hugging
+  // Face's embedding lookup fails there too).
+  at::Tensor range(int64_t start, int64_t length) const;
 };
 
 }  // namespace ordo::nn

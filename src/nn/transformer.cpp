@@ -2,8 +2,13 @@
 
 namespace ordo::nn {
 
-Embedder::Embedder(const StackShape& shape_)
-    : positions(shape_.max_positions, shape_.layer.dim, shape_.positions), shape(shape_) {
+Embedder::Embedder(const StackShape& shape_) : shape(shape_) {
+  if (shape.positions.layout == PositionLayout::kLearned) {
+    learned_positions.weight = at::empty({shape.max_positions + shape.positions.offset, shape.layer.dim}, at::kFloat);
+    learned_positions.offset = shape.positions.offset;
+  } else {
+    positions = SinusoidalPositions(shape.max_positions, shape.layer.dim, shape.positions);
+  }
   if (shape.layernorm_embedding) layernorm_embedding = LayerNorm(shape.layer.dim);
 }
 
@@ -16,6 +21,8 @@ at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
     // Row of the k-th real token is padding_idx + past_len + k; padding keeps padding_idx.
     const at::Tensor rows = (at::cumsum(is_token, 1) + past_len) * is_token + shape.padding_idx;
     x = x + positions.rows(rows);
+  } else if (learned_positions.weight.defined()) {
+    x = x + learned_positions.range(past_len, ids.size(1)).unsqueeze(0);
   } else {
     x = x + positions.range(past_len, ids.size(1)).unsqueeze(0);
   }
@@ -46,6 +53,8 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+  if (embed.learned_positions.weight.defined())
+    visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
 }
 
 void TransformerEncoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
@@ -115,6 +124,8 @@ void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& vi
   if (layer_norm.weight.defined()) layer_norm.visit(join_name(prefix, "layer_norm"), visitor);
   if (embed.shape.layernorm_embedding)
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
+  if (embed.learned_positions.weight.defined())
+    visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
 }
 
 void TransformerDecoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {

@@ -1,4 +1,4 @@
-// The encoder and decoder stacks: token embedding (optionally scaled) + sinusoidal positions,
+// The encoder and decoder stacks: token embedding (optionally scaled) + sinusoidal or learned positions,
 // N layers, an optional final layer norm. Nothing here names a model family; models/ fills
 // in a StackShape for each.
 #pragma once
@@ -34,6 +34,7 @@ struct Embedder {
   // packed weights hold the same rows (PackedGemm::rows), so the table is not kept twice.
   std::shared_ptr<const PackedGemm> packed_rows;
   SinusoidalPositions positions;
+  LearnedPositions learned_positions;  // instead of `positions` for PositionLayout::kLearned
   StackShape shape;
   LayerNorm layernorm_embedding;
 

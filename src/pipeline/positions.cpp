@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "io/model_config.h"
+#include "models/checkpoint.h"
 #include "models/family.h"
 #include "nn/positional_encoding.h"
 #include "ordo/error.h"
@@ -20,6 +21,7 @@ nn::PositionLayout engine_layout(PositionLayout layout) {
     case PositionLayout::kInterleaved: return nn::PositionLayout::kInterleaved;
     case PositionLayout::kSinCos: return nn::PositionLayout::kSinThenCos;
     case PositionLayout::kFairseq: return nn::PositionLayout::kFairseq;
+    case PositionLayout::kLearned: return nn::PositionLayout::kLearned;
   }
   return nn::PositionLayout::kInterleaved;
 }
@@ -29,6 +31,7 @@ PositionLayout public_layout(nn::PositionLayout layout) {
     case nn::PositionLayout::kInterleaved: return PositionLayout::kInterleaved;
     case nn::PositionLayout::kSinThenCos: return PositionLayout::kSinCos;
     case nn::PositionLayout::kFairseq: return PositionLayout::kFairseq;
+    case nn::PositionLayout::kLearned: return PositionLayout::kLearned;
   }
   return PositionLayout::kInterleaved;
 }
@@ -39,6 +42,8 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
   if (dim < 1 || dim > kMaxDim)
     throw Error("position table dimension " + std::to_string(dim) + " is out of range [1, " + std::to_string(kMaxDim) + "]");
   if (!(spec.base > 1.0) || !std::isfinite(spec.base)) throw Error("position table base must be a finite number > 1");
+  if (spec.layout == nn::PositionLayout::kLearned)
+    throw Error("a learned position table has no formula: it is read from a model (BART, mBART)");
   if (spec.layout == nn::PositionLayout::kFairseq && dim < 4)
     throw Error("the fairseq layout needs at least 4 dimensions (its frequencies divide by d/2 - 1)");
   const std::vector<double> rows = nn::sinusoidal_values(spec.offset + length, dim, spec);
@@ -52,13 +57,48 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
   return out;
 }
 
+// The rows of a learned table (BART, mBART) as the checkpoint holds them: position p is
+// row offset + p of <stack>.embed_positions.weight, the row the embedder adds.
+PositionTable learned_table(const std::string& model_dir, const io::ModelConfig& config,
+                            const nn::PositionEncodingSpec& spec, std::optional<int64_t> length, bool decoder) {
+  const int64_t positions = length.value_or(config.max_position_embeddings);
+  if (positions < 0 || positions > config.max_position_embeddings)
+    throw Error("position table length " + std::to_string(positions) + " is out of range [0, " +
+                std::to_string(config.max_position_embeddings) + "] (" + config.path +
+                " max_position_embeddings: a learned table has no rows beyond it)");
+  const std::unique_ptr<models::Checkpoint> weights = models::open_checkpoint(model_dir);
+  const std::string stack = decoder ? "decoder" : "encoder";
+  const std::string name = "model." + stack + ".embed_positions.weight";
+  if (!weights->contains(name)) throw Error(weights->path() + ": missing tensor '" + name + "'");
+  const std::vector<int64_t> shape = weights->shape(name);
+  const std::vector<int64_t> implied = {config.max_position_embeddings + spec.offset, config.d_model};
+  if (shape != implied) {
+    std::string got;
+    for (int64_t n : shape) got += (got.empty() ? "" : ", ") + std::to_string(n);
+    throw Error(weights->path() + ": tensor '" + name + "' has shape [" + got + "], but " + config.path +
+                " implies [" + std::to_string(implied[0]) + ", " + std::to_string(implied[1]) +
+                "] (max_position_embeddings + " + std::to_string(spec.offset) + ", d_model)");
+  }
+  const at::Tensor rows = weights->get_rows(name, spec.offset, positions).contiguous();
+  PositionTable out;
+  out.layout = PositionLayout::kLearned;
+  out.length = positions;
+  out.dim = config.d_model;
+  out.offset = spec.offset;
+  out.stack = stack;
+  const float* data = rows.data_ptr<float>();
+  out.values.assign(data, data + rows.numel());
+  return out;
+}
+
 }  // namespace
 
 PositionLayout parse_position_layout(const std::string& name) {
   if (name == "interleaved") return PositionLayout::kInterleaved;
   if (name == "sin-cos") return PositionLayout::kSinCos;
   if (name == "fairseq") return PositionLayout::kFairseq;
-  throw Error("unknown position layout '" + name + "' (known: interleaved, sin-cos, fairseq)");
+  if (name == "learned") return PositionLayout::kLearned;
+  throw Error("unknown position layout '" + name + "' (known: interleaved, sin-cos, fairseq, learned)");
 }
 
 const char* position_layout_name(PositionLayout layout) {
@@ -66,6 +106,7 @@ const char* position_layout_name(PositionLayout layout) {
     case PositionLayout::kInterleaved: return "interleaved";
     case PositionLayout::kSinCos: return "sin-cos";
     case PositionLayout::kFairseq: return "fairseq";
+    case PositionLayout::kLearned: return "learned";
   }
   return "?";
 }
@@ -77,10 +118,11 @@ PositionTable position_encodings(int64_t length, int64_t dim, PositionLayout lay
   return table(length, dim, spec);
 }
 
-PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length) {
+PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length, bool decoder) {
   const io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
-  return table(length.value_or(config.max_position_embeddings), config.d_model,
-               models::position_spec(config, models::family_for(config)));
+  const nn::PositionEncodingSpec spec = models::position_spec(config, models::family_for(config));
+  if (spec.layout == nn::PositionLayout::kLearned) return learned_table(model_dir, config, spec, length, decoder);
+  return table(length.value_or(config.max_position_embeddings), config.d_model, spec);
 }
 
 }  // namespace ordo

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "models/checkpoint.h"
 #include "nn/packed_gemm.h"
 #include "ordo/alignment.h"
 #include "support/fixtures.h"
@@ -220,6 +221,46 @@ TEST(CliPositions, ModelLayoutsFormatsAndPictures) {
   run = ordo("positions --length 5");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
+}
+
+TEST(CliPositions, LearnedTablesOfBartAndMBartAreTheCheckpointsRows) {
+  TempDir dir;
+  for (const char* fixture : {"bart", "mbart50"}) {
+    const std::unique_ptr<ordo::models::Checkpoint> weights =
+        ordo::models::open_checkpoint(ordo::testing::fixture_dir(fixture));
+    for (const std::string stack : {"encoder", "decoder"}) {
+      const std::string model = "positions -m '" + ordo::testing::fixture_dir(fixture) + "' --length 5 --format json";
+      const CliRun run = ordo(model + (stack == "decoder" ? " --decoder" : ""));
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const json table = json::parse(run.out);
+      EXPECT_EQ(table["layout"], "learned");
+      EXPECT_EQ(table["offset"], 2);
+      const at::Tensor rows = weights->get("model." + stack + ".embed_positions.weight");
+      ASSERT_EQ(table["dim"].get<int64_t>(), rows.size(1));
+      ASSERT_EQ(table["values"].size(), 5u);
+      for (int64_t p = 0; p < 5; ++p)  // position p is row p + 2, as the embedder adds it
+        for (int64_t j = 0; j < rows.size(1); ++j)
+          ASSERT_EQ(table["values"][p][j].get<float>(), rows[p + 2][j].item<float>()) << fixture << " " << stack;
+    }
+  }
+  // Pictures as for a sinusoidal table.
+  const std::string bart = "-m '" + ordo::testing::fixture_dir("bart") + "'";
+  CliRun run = ordo("positions " + bart + " --format none --heatmap '" + dir.file("h.svg") + "' --curves '" +
+                    dir.file("c.png") + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(read_file(dir.file("h.svg")).substr(0, 5), "<?xml");
+  EXPECT_EQ(read_file(dir.file("c.png")).substr(1, 3), "PNG");
+  // No rows past max_position_embeddings; --decoder only where the stacks' tables differ.
+  run = ordo("positions " + bart + " --length 1025 --format none");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("max_position_embeddings"), std::string::npos) << run.err;
+  run = ordo("positions -m '" + ordo::testing::fixture_dir("m2m100") + "' --length 3 --decoder");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--decoder"), std::string::npos) << run.err;
+  run = ordo("positions --length 3 --dim 4 --decoder");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--decoder"), std::string::npos) << run.err;
 }
 
 TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {

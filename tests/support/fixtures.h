@@ -19,10 +19,11 @@ inline std::vector<std::string> marian_fixtures() {
 }
 
 // Every family: the Marian ones, Pegasus (pre-norm, final norms), M2M100 and NLLB (fairseq
-// positions, forced target language), FSMT (post-norm, fairseq positions, Moses + BPE).
+// positions, forced target language), FSMT (post-norm, fairseq positions, Moses + BPE), BART
+// (post-norm, learned positions, byte-level BPE) and mBART-50 (pre-norm, learned positions).
 inline std::vector<std::string> seq2seq_fixtures() {
   std::vector<std::string> all = marian_fixtures();
-  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt"}) all.push_back(name);
+  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt", "bart", "mbart50"}) all.push_back(name);
   return all;
 }
 
