@@ -91,9 +91,11 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
         float_option("top_p", "--top-p", 1e-6, 1, "Sample from the smallest set with probability >= p",
                      &DecodeOptions::top_p),
         seed_option("seed", "--seed", "Random seed for sampling (same seed, same output)", &DecodeOptions::seed),
-        text_option("source_lang", "--source-lang", "Source language of multilingual models (M2M100: en; NLLB: eng_Latn)",
+        text_option("source_lang", "--source-lang",
+                    "Source language of multilingual models (M2M100: en; NLLB: eng_Latn; mBART-50: en_XX)",
                     &DecodeOptions::source_lang, false),
-        text_option("target_lang", "--target-lang", "Target language of multilingual models (M2M100: de; NLLB: deu_Latn)",
+        text_option("target_lang", "--target-lang",
+                    "Target language of multilingual models (M2M100: de; NLLB: deu_Latn; mBART-50: de_DE)",
                     &DecodeOptions::target_lang),
     };
   }();
