@@ -29,7 +29,7 @@ DecodeOptions greedy(int max_new_tokens = 20) {
 // The fixture's golden greedy run forced the target language by id; naming it must do the same.
 TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
   for (const auto& [fixture, lang] : std::vector<std::pair<std::string, std::string>>{
-           {"m2m100", "de"}, {"nllb", "deu_Latn"}}) {
+           {"m2m100", "de"}, {"nllb", "deu_Latn"}, {"mbart50", "de_DE"}}) {
     const json golden = load_golden(fixture);
     const Translator translator(fixture_dir(fixture));
     DecodeOptions options = greedy();
@@ -69,6 +69,38 @@ TEST(TargetLanguage, UnknownOrUnsupportedLanguageIsAClearError) {
   EXPECT_NE(error_of([&] { marian.resolved_settings(options); }).find("--source-lang 'fr'"), std::string::npos);
   options.source_lang = "en";
   EXPECT_EQ(marian.translate({"Hello"}, options)[0].hypotheses[0].ids, marian.translate({"Hello"}, greedy())[0].hypotheses[0].ids);
+}
+
+// mBART folders: tokenizer_class MBart50Tokenizer puts the source code first, anything else is
+// mbart-large-cc25's MBartTokenizer (the source code after </s>, 25 codes), as AutoTokenizer.
+TEST(TargetLanguage, MBartTokenizerClassChoosesTheLayout) {
+  const Translator mbart50(fixture_dir("mbart50"));
+  const json golden = load_golden("mbart50");
+  const auto fifty = golden["tokenization"][0]["input_ids"].get<std::vector<int64_t>>();  // en_XX ... </s>
+  EXPECT_EQ(mbart50.encode(golden["sentences"][0]), fifty);
+  EXPECT_EQ(mbart50.languages().size(), 52u);
+  std::vector<int64_t> fr = fifty;
+  fr[0] = fifty[0] + 4;  // fr_XX: four codes after en_XX
+  EXPECT_EQ(mbart50.encode(golden["sentences"][0], "fr_XX"), fr);
+
+  ordo::testing::TempDir dir;
+  ordo::testing::copy_dir(fixture_dir("mbart50"), dir.path());
+  for (const char* file : {"config.json", "tokenizer_config.json"}) {
+    std::ifstream in(dir.file(file));
+    json config = json::parse(in);
+    config.erase("tokenizer_class");
+    if (std::string(file) == "tokenizer_config.json") config["tokenizer_class"] = "MBartTokenizer";
+    std::ofstream(dir.file(file)) << config.dump(2);
+  }
+  const Translator cc25(dir.path());
+  std::vector<int64_t> expected(fifty.begin() + 1, fifty.end());
+  expected.push_back(fifty[0]);  // pieces </s> en_XX
+  EXPECT_EQ(cc25.encode(golden["sentences"][0]), expected);
+  EXPECT_EQ(cc25.languages().size(), 25u);
+  DecodeOptions options = greedy();
+  options.target_lang = "sl_SI";  // mBART-50's last code, not cc25's
+  EXPECT_NE(error_of([&] { cc25.translate({"Hello"}, options); }).find("unknown target language 'sl_SI'"),
+            std::string::npos);
 }
 
 // Issue 29, item 10: a temperature the scores overflow with failed each input with an
