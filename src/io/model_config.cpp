@@ -55,6 +55,31 @@ void check_token_id(const JsonFields& fields, const std::string& key, int64_t id
 // WMT19 configs on the hub rely on them (e.g. decoder_start_token_id, forced_eos_token_id,
 // max_length 200, num_beams 5).
 nlohmann::json with_class_defaults(nlohmann::json object) {
+  if (object.is_object() && (object.value("model_type", nlohmann::json()) == "t5" ||
+                             object.value("model_type", nlohmann::json()) == "mt5")) {
+    // T5Config / MT5Config (transformers 4.31); num_decoder_layers defaults to num_layers.
+    const bool mt5 = object["model_type"] == "mt5";
+    const nlohmann::json t5 = {{"vocab_size", mt5 ? 250112 : 32128},
+                               {"d_model", 512},
+                               {"d_kv", 64},
+                               {"d_ff", mt5 ? 1024 : 2048},
+                               {"num_layers", mt5 ? 8 : 6},
+                               {"num_heads", mt5 ? 6 : 8},
+                               {"relative_attention_num_buckets", 32},
+                               {"relative_attention_max_distance", 128},
+                               {"layer_norm_epsilon", 1e-6},
+                               {"feed_forward_proj", mt5 ? "gated-gelu" : "relu"},
+                               {"tie_word_embeddings", !mt5},
+                               {"n_positions", 512},
+                               {"pad_token_id", 0},
+                               {"eos_token_id", 1},
+                               {"decoder_start_token_id", 0}};
+    for (const auto& [key, value] : t5.items())
+      if (!object.contains(key) || object[key].is_null()) object[key] = value;
+    if (!object.contains("num_decoder_layers") || object["num_decoder_layers"].is_null())
+      object["num_decoder_layers"] = object["num_layers"];
+    return object;
+  }
   if (!object.is_object() || object.value("model_type", nlohmann::json()) != "fsmt") return object;
   static const nlohmann::json fsmt = {
       {"src_vocab_size", 42024},        {"tgt_vocab_size", 42024},       {"activation_function", "relu"},
@@ -116,6 +141,44 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   return g;
 }
 
+// T5's names for the sizes, its feed_forward_proj ("relu", "gated-gelu", ...) and its relative
+// position buckets, as T5Config reads them (with_class_defaults filled in what the file omits).
+void read_t5_fields(const JsonFields& f, ModelConfig& c) {
+  c.encoder_layers = f.required_int("num_layers");
+  c.decoder_layers = f.required_int("num_decoder_layers");
+  c.encoder_attention_heads = c.decoder_attention_heads = f.required_int("num_heads");
+  c.encoder_ffn_dim = c.decoder_ffn_dim = f.required_int("d_ff");
+  c.head_dim = f.required_int("d_kv");
+  for (const char* key : {"num_layers", "num_decoder_layers"}) check_range(f, key, f.required_int(key), 1, kMaxLayers);
+  check_range(f, "num_heads", c.encoder_attention_heads, 1, kMaxModelDim);
+  check_range(f, "d_ff", c.encoder_ffn_dim, 1, kMaxModelDim);
+  check_range(f, "d_kv", c.head_dim, 1, kMaxModelDim);
+  if (c.head_dim * c.encoder_attention_heads > kMaxModelDim)
+    f.fail("d_kv", "(" + std::to_string(c.head_dim) + ") times num_heads (" + std::to_string(c.encoder_attention_heads) +
+                       ") is larger than " + std::to_string(kMaxModelDim));
+  // T5Config: "gated-<act>" or "<act>"; "gated-gelu" means gelu_new (the tanh approximation).
+  const std::string proj = f.optional_string("feed_forward_proj").value_or("relu");
+  const size_t dash = proj.find('-');
+  const bool gated = dash != std::string::npos && proj.compare(0, dash, "gated") == 0;
+  if ((dash != std::string::npos && !gated) || (gated && proj.find('-', dash + 1) != std::string::npos) ||
+      proj.empty() || (gated && dash + 1 == proj.size()))
+    f.fail("feed_forward_proj", "is '" + proj + "', not a valid activation: use 'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'");
+  c.gated_activation = gated;
+  c.activation_function = proj == "gated-gelu" ? "gelu_new" : proj.substr(gated ? dash + 1 : 0);
+  // The file's own dense_act_fn / is_gated_act win, as they do in transformers 4.31 (kwargs set last).
+  if (const auto act = f.optional_string("dense_act_fn")) c.activation_function = *act;
+  if (const auto is_gated = f.optional_bool("is_gated_act")) c.gated_activation = *is_gated;
+  c.activation_function_key = f.has("dense_act_fn") ? "dense_act_fn" : "feed_forward_proj";
+  c.layer_norm_epsilon = f.optional_number("layer_norm_epsilon").value_or(1e-6);
+  if (!(c.layer_norm_epsilon > 0 && c.layer_norm_epsilon < 1)) f.fail("layer_norm_epsilon", "must be in (0, 1)");
+  c.relative_attention_num_buckets = f.required_int("relative_attention_num_buckets");
+  c.relative_attention_max_distance = f.required_int("relative_attention_max_distance");
+  check_range(f, "relative_attention_num_buckets", c.relative_attention_num_buckets, 4, 1 << 16);
+  // The buckets' logarithm divides by ln(max_distance / max_exact), max_exact up to buckets / 2.
+  check_range(f, "relative_attention_max_distance", c.relative_attention_max_distance,
+              c.relative_attention_num_buckets / 2 + 1, kMaxPositions);
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -135,14 +198,19 @@ ModelConfig load_model_config(const std::string& path) {
       c.tokenizer_class = JsonFields(t, tokenizer_config).optional_string("tokenizer_class").value_or("");
   }
 
+  const bool t5 = c.model_type == "t5" || c.model_type == "mt5";
   c.d_model = f.required_int("d_model");
-  c.encoder_layers = f.required_int("encoder_layers");
-  c.decoder_layers = f.required_int("decoder_layers");
-  c.encoder_attention_heads = f.required_int("encoder_attention_heads");
-  c.decoder_attention_heads = f.required_int("decoder_attention_heads");
-  c.encoder_ffn_dim = f.required_int("encoder_ffn_dim");
-  c.decoder_ffn_dim = f.required_int("decoder_ffn_dim");
-  c.activation_function = f.optional_string("activation_function").value_or("gelu");
+  if (t5) {
+    read_t5_fields(f, c);
+  } else {
+    c.encoder_layers = f.required_int("encoder_layers");
+    c.decoder_layers = f.required_int("decoder_layers");
+    c.encoder_attention_heads = f.required_int("encoder_attention_heads");
+    c.decoder_attention_heads = f.required_int("decoder_attention_heads");
+    c.encoder_ffn_dim = f.required_int("encoder_ffn_dim");
+    c.decoder_ffn_dim = f.required_int("decoder_ffn_dim");
+    c.activation_function = f.optional_string("activation_function").value_or("gelu");
+  }
   if (c.model_type == "fsmt") {
     // FSMT: separate source and target vocabularies; tie_word_embeddings shares the source and
     // target embeddings, and the output projection always is the decoder embedding.
@@ -158,7 +226,7 @@ ModelConfig load_model_config(const std::string& path) {
     c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
     c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
   }
-  c.max_position_embeddings = f.required_int("max_position_embeddings");
+  c.max_position_embeddings = f.required_int(t5 ? "n_positions" : "max_position_embeddings");
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
@@ -170,11 +238,14 @@ ModelConfig load_model_config(const std::string& path) {
                                   {"tgt_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
     if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
   // Zero layers is no model (a decoder of embeddings alone repeats one word): refused.
-  for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 1, kMaxLayers);
-  if (c.d_model % c.encoder_attention_heads != 0)
+  if (!t5)
+    for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 1, kMaxLayers);
+  if (t5) {
+    // Checked in read_t5_fields: the heads' width is d_kv, not d_model / heads.
+  } else if (c.d_model % c.encoder_attention_heads != 0)
     f.fail("encoder_attention_heads", "(" + std::to_string(c.encoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");
-  if (c.d_model % c.decoder_attention_heads != 0)
+  if (!t5 && c.d_model % c.decoder_attention_heads != 0)
     f.fail("decoder_attention_heads", "(" + std::to_string(c.decoder_attention_heads) +
                                           ") must divide d_model (" + std::to_string(c.d_model) + ")");
   if (c.share_encoder_decoder_embeddings && c.decoder_vocab_size != c.vocab_size)
@@ -212,6 +283,21 @@ ModelConfig load_model_config(const std::string& path) {
   for (const auto& words : c.bad_words_ids)
     for (int64_t id : words) check_token_id(f, "bad_words_ids", id, c.decoder_vocab_size);
   return c;
+}
+
+std::string config_key(const ModelConfig& config, const std::string& field) {
+  if (field == "vocab_size") return config.vocab_size_key;
+  if (field == "decoder_vocab_size") return config.decoder_vocab_size_key;
+  if (field == "activation_function") return config.activation_function_key;
+  if (config.model_type != "t5" && config.model_type != "mt5") return field;
+  static const std::pair<const char*, const char*> t5[] = {
+      {"encoder_layers", "num_layers"},       {"decoder_layers", "num_decoder_layers"},
+      {"encoder_attention_heads", "num_heads"}, {"decoder_attention_heads", "num_heads"},
+      {"encoder_ffn_dim", "d_ff"},            {"decoder_ffn_dim", "d_ff"},
+      {"max_position_embeddings", "n_positions"}};
+  for (const auto& [generic, theirs] : t5)
+    if (field == generic) return theirs;
+  return field;
 }
 
 GenerationConfig load_generation_config(const std::string& path) {

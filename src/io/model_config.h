@@ -24,6 +24,17 @@ struct ModelConfig {
   int64_t encoder_ffn_dim = 0;
   int64_t decoder_ffn_dim = 0;
   std::string activation_function = "gelu";  // "swish"/"silu", "gelu", "relu", "gelu_new", ...
+  std::string activation_function_key = "activation_function";  // T5: "feed_forward_proj"
+  // T5 (model_type "t5", "mt5"): the config names its sizes num_layers, num_decoder_layers,
+  // num_heads, d_ff and d_kv, and these four are set from it. `head_dim` is d_kv (num_heads x
+  // d_kv need not be d_model; 0 elsewhere: d_model / heads); `gated_activation` is
+  // feed_forward_proj "gated-<act>" (act(wi_0 x) * wi_1 x); the relative position buckets are
+  // 0 for the families with absolute positions.
+  int64_t head_dim = 0;
+  bool gated_activation = false;
+  double layer_norm_epsilon = 1e-5;
+  int64_t relative_attention_num_buckets = 0;
+  int64_t relative_attention_max_distance = 0;
   int64_t vocab_size = 0;
   int64_t decoder_vocab_size = 0;  // = vocab_size unless the config says otherwise
   // The config.json keys the two sizes came from, for error messages ("src_vocab_size" and
@@ -51,8 +62,14 @@ struct ModelConfig {
 // vocab_size, max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id
 // (for Pegasus the start id defaults to pad). FSMT configs (model_type "fsmt") name the sizes
 // src_vocab_size / tgt_vocab_size, and keys they leave out take FSMTConfig's defaults, as in
-// Hugging Face. Throws ordo::Error("<path>: field 'x' ...").
+// Hugging Face. T5 configs (model_type "t5", "mt5") name them num_layers, num_decoder_layers,
+// num_heads, d_ff, d_kv and feed_forward_proj, with T5Config's / MT5Config's defaults; they have
+// no max_position_embeddings (relative positions): n_positions stands for it (default 512). Throws ordo::Error("<path>: field 'x' ...").
 ModelConfig load_model_config(const std::string& config_json_path);
+
+// The key `config`'s config.json spells one of the generic fields above with, for messages:
+// "encoder_layers" is "num_layers" in a T5 config, "vocab_size" "src_vocab_size" in FSMT's.
+std::string config_key(const ModelConfig& config, const std::string& field);
 
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {

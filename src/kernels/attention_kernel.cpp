@@ -152,6 +152,8 @@ struct Problem {
   int64_t v_batch, v_head, v_pos;
   const float* mask;  // nullptr: no mask
   int64_t m_batch, m_head, m_row, m_pos;
+  const float* bias;  // nullptr: no position bias
+  int64_t b_batch, b_head, b_row, b_pos;
   float* out;  // [batch, q_len, heads * head_dim], contiguous
   int64_t heads, q_len, kv_len, head_dim;
   float scale;
@@ -250,6 +252,16 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
         float* out = p.out + (b * p.q_len + i) * p.heads * hd + h * hd;
         float* scores = scores_of[g];
         probs[g] = probs_block + g * padded;
+        if (p.bias) {  // before the mask, as Hugging Face's T5 adds (bias + mask): the same where mask = 0
+          const float* bias = p.bias + b * p.b_batch + h * p.b_head + i * p.b_row;
+          if (p.b_pos == 1) {  // the bias as RelativePositionBias builds it: one vector pass
+            int64_t s = 0;
+            for (; s + 16 <= p.kv_len; s += 16) store(scores + s, load(scores + s) + load(bias + s));
+            for (; s < p.kv_len; ++s) scores[s] += bias[s];
+          } else {
+            for (int64_t s = 0; s < p.kv_len; ++s) scores[s] += bias[s * p.b_pos];
+          }
+        }
         if (p.mask) {
           const float* mask = p.mask + b * p.m_batch + h * p.m_head + i * p.m_row;
           for (int64_t s = 0; s < p.kv_len; ++s) scores[s] += mask[s * p.m_pos];
@@ -347,7 +359,8 @@ at::Tensor keys_by_dimension(const at::Tensor& key) {
 }
 
 at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_in, const at::Tensor& value_in,
-                                 const at::Tensor& additive_mask, int64_t heads, float scale, ScoreOrder order) {
+                                 const at::Tensor& additive_mask, int64_t heads, float scale, ScoreOrder order,
+                                 const at::Tensor& position_bias) {
   static const Kernel kernel = pick_kernel();
   check(q_in.dim() == 3 && key_in.dim() == 4 && value_in.dim() == 4, "q must be 3-d, key and value 4-d");
   const int64_t batch = q_in.size(0), q_len = q_in.size(1);
@@ -388,6 +401,15 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
     p.m_head = mask.stride(1);
     p.m_row = mask.stride(2);
     p.m_pos = mask.stride(3);
+  }
+  at::Tensor bias;
+  if (position_bias.defined()) {
+    bias = position_bias.to(at::kFloat).expand({batch, heads, q_len, kv_len});
+    p.bias = bias.data_ptr<float>();
+    p.b_batch = bias.stride(0);
+    p.b_head = bias.stride(1);
+    p.b_row = bias.stride(2);
+    p.b_pos = bias.stride(3);
   }
   p.out = out.data_ptr<float>();
   p.heads = heads;

@@ -37,19 +37,24 @@ enum class ScoreOrder {
   kKeyChain,
 };
 
-// softmax(q k^T * scale + additive_mask) v for every head.
+// softmax(q k^T * scale + position_bias + additive_mask) v for every head.
 //   q:     [batch, q_len, heads * head_dim], unit stride in the last dimension (a view into
 //          a fused projection is fine);
 //   key, value: [batch, heads, kv_len, head_dim], value with unit stride in the last dimension;
 //   additive_mask: undefined, or broadcastable to [batch, heads, q_len, kv_len]: 0 where
 //          allowed, a large negative number (padding_mask, causal_mask) where not.
+//   position_bias: undefined, or broadcastable to [batch, heads, q_len, kv_len] (T5's relative
+//          position bias, [1, heads, q_len, kv_len]), added to each score before the mask: a second
+//          input so that the mask and the bias, broadcast along different dimensions, are never
+//          summed into one batch x heads x q_len x kv_len tensor.
 // Returns [batch, q_len, heads * head_dim], contiguous. A query row that sees no position
 // at all (every key masked: an empty source) attends to position 0 alone, which is what it
 // gets when it is translated by itself (one padding position).
 // Inference only (no autograd). float32.
 at::Tensor fixed_order_attention(const at::Tensor& q, const at::Tensor& key, const at::Tensor& value,
                                  const at::Tensor& additive_mask, int64_t heads, float scale,
-                                 ScoreOrder order = ScoreOrder::kDimensionTree);
+                                 ScoreOrder order = ScoreOrder::kDimensionTree,
+                                 const at::Tensor& position_bias = at::Tensor());
 
 // `key` [batch, heads, length, head_dim] as a view of a [batch, heads, head_dim, length] tensor
 // (unit stride along length): the layout ScoreOrder::kKeyChain reads without a copy. Returns

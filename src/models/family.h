@@ -30,6 +30,20 @@ struct FamilySpec {
   // (adjust_logits_during_generation); reproducing it keeps beam scores identical.
   bool beam_search_never_pad = false;
   TokenizerKind tokenizer = TokenizerKind::kMarian;
+  // T5 (t5.cpp): RMS norms (no mean, no bias), no biases anywhere, attention logits not scaled
+  // by 1/sqrt(head_dim), a relative position bias in each stack's self-attention instead of
+  // absolute positions (config.json's relative_attention_num_buckets / _max_distance), and a
+  // tied output projection fed the decoder output times d_model^-0.5.
+  bool rms_norm = false;
+  bool biases = true;
+  bool scale_attention = true;
+  bool relative_positions = false;
+  bool scale_tied_output = false;
+  // The checkpoint's name for a parameter that ordo names in the BART layout
+  // ("model.encoder.layers.0.self_attn.q_proj.weight", the names nn/ visits); also maps the stack
+  // prefix "model.encoder.layers" alone. nullptr: the checkpoint uses those names. A name the
+  // family does not know is returned unchanged.
+  std::string (*checkpoint_name)(const std::string& name, const io::ModelConfig& config) = nullptr;
 };
 
 FamilySpec marian_family();
@@ -39,6 +53,9 @@ FamilySpec fsmt_family();
 FamilySpec bart_family();
 FamilySpec mbart_family();
 FamilySpec t5_family();
+
+// `name` as `family`'s checkpoints spell it (FamilySpec::checkpoint_name).
+std::string checkpoint_name(const FamilySpec& family, const io::ModelConfig& config, const std::string& name);
 
 // The position table `family` builds for `config`: its layout, and for fairseq-style
 // positions the offset padding_idx + 1 and the zero padding row.

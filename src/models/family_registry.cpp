@@ -8,7 +8,8 @@ namespace ordo::models {
 namespace {
 
 std::vector<FamilySpec> all_families() {
-  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(), bart_family(), mbart_family()};
+  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(), bart_family(), mbart_family(),
+          t5_family()};
 }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -38,6 +39,10 @@ nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const Fami
     spec.zero_row = config.pad_token_id;
   }
   return spec;
+}
+
+std::string checkpoint_name(const FamilySpec& family, const io::ModelConfig& config, const std::string& name) {
+  return family.checkpoint_name ? family.checkpoint_name(name, config) : name;
 }
 
 FamilySpec family_for(const io::ModelConfig& config) {

@@ -25,9 +25,20 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   try {
     s.layer.activation = nn::parse_activation(c.activation_function);
   } catch (const Error& e) {
-    throw Error(c.path + ": field 'activation_function': " + e.what());
+    throw Error(c.path + ": field '" + c.activation_function_key + "': " + e.what());
   }
   s.layer.pre_norm = f.pre_norm;
+  s.layer.head_dim = c.head_dim;
+  s.layer.bias = f.biases;
+  s.layer.scale_attention = f.scale_attention;
+  s.layer.rms_norm = f.rms_norm;
+  if (f.rms_norm) s.layer.norm_eps = c.layer_norm_epsilon;
+  s.layer.gated = c.gated_activation;
+  if (f.relative_positions) {
+    s.absolute_positions = false;
+    s.relative_buckets = c.relative_attention_num_buckets;
+    s.relative_max_distance = c.relative_attention_max_distance;
+  }
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
   s.max_positions = c.max_position_embeddings;
   s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
@@ -69,10 +80,11 @@ void assign(const Checkpoint& weights, const std::string& name, at::Tensor& para
 
 // Layers the checkpoint holds beyond the ones config.json asks for would be left out without a
 // word, and the model would run truncated (worse output, exit 0): refused, naming them.
-void check_no_extra_layers(const io::ModelConfig& c, const Checkpoint& weights) {
-  for (const auto& [stack, layers, field] : {std::tuple{"encoder", c.encoder_layers, "encoder_layers"},
-                                             std::tuple{"decoder", c.decoder_layers, "decoder_layers"}}) {
-    const std::string prefix = std::string("model.") + stack + ".layers.";
+void check_no_extra_layers(const io::ModelConfig& c, const FamilySpec& f, const Checkpoint& weights) {
+  for (const auto& [stack, layers, generic_field] : {std::tuple{"encoder", c.encoder_layers, "encoder_layers"},
+                                                     std::tuple{"decoder", c.decoder_layers, "decoder_layers"}}) {
+    const std::string field = io::config_key(c, generic_field);
+    const std::string prefix = checkpoint_name(f, c, std::string("model.") + stack + ".layers") + ".";
     int64_t first_extra = -1, last_extra = -1;
     for (const std::string& name : weights.names()) {
       if (name.compare(0, prefix.size(), prefix) != 0) continue;
@@ -113,10 +125,11 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
                 ", but " + weights.path() + " has " + shape_string(shape));
   };
   const int64_t d = c.d_model;
+  const auto named = [&](const std::string& name) { return checkpoint_name(f, c, name); };
   for (const char* name : {"model.shared.weight", "model.encoder.embed_tokens.weight"})
-    expect(name, {{c.vocab_size, c.vocab_size_key}, {d, "d_model"}});
+    expect(named(name), {{c.vocab_size, c.vocab_size_key}, {d, "d_model"}});
   for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
-    expect(name, {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
+    expect(named(name), {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
   expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
   if (f.position_layout == nn::PositionLayout::kLearned) {
     const int64_t rows = c.max_position_embeddings + position_spec(c, f).offset;
@@ -128,13 +141,20 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
         std::tuple{"decoder", c.decoder_layers, "decoder_layers", c.decoder_ffn_dim, "decoder_ffn_dim"}}) {
     if (layers == 0) continue;
     const std::string last = std::string("model.") + stack + ".layers." + std::to_string(layers - 1) + ".";
-    if (!weights.contains(last + "fc1.weight"))
-      throw Error(c.path + ": field '" + layers_field + "' is " + std::to_string(layers) + ", but " + weights.path() +
-                  " has no tensor '" + last + "fc1.weight'");
-    expect(last + "fc1.weight", {{ffn, ffn_field}, {d, "d_model"}});
-    expect(last + "self_attn.q_proj.weight", {{d, "d_model"}, {d, "d_model"}});
+    if (!weights.contains(named(last + "fc1.weight")))
+      throw Error(c.path + ": field '" + io::config_key(c, layers_field) + "' is " + std::to_string(layers) + ", but " +
+                  weights.path() + " has no tensor '" + named(last + "fc1.weight") + "'");
+    expect(named(last + "fc1.weight"), {{ffn, io::config_key(c, ffn_field)}, {d, "d_model"}});
+    // T5: heads x d_kv wide; elsewhere d_model.
+    const int64_t inner = c.head_dim > 0 ? c.encoder_attention_heads * c.head_dim : d;
+    expect(named(last + "self_attn.q_proj.weight"), {{inner, c.head_dim > 0 ? "num_heads x d_kv" : "d_model"}, {d, "d_model"}});
   }
-  check_no_extra_layers(c, weights);
+  if (f.relative_positions)
+    for (const char* stack : {"model.encoder", "model.decoder"})
+      expect(named(std::string(stack) + ".relative_attention_bias.weight"),
+             {{c.relative_attention_num_buckets, "relative_attention_num_buckets"},
+              {c.encoder_attention_heads, io::config_key(c, "encoder_attention_heads")}});
+  check_no_extra_layers(c, f, weights);
 }
 
 // The first of `names` the checkpoint holds; error naming all of them otherwise.
@@ -160,7 +180,7 @@ Seq2SeqModel::Seq2SeqModel(io::ModelConfig config, FamilySpec family)
       family_(std::move(family)),
       encoder_(stack_shape(config_, family_, true)),
       decoder_(stack_shape(config_, family_, false)),
-      output_(config_.d_model, config_.decoder_vocab_size) {
+      output_(config_.d_model, config_.decoder_vocab_size, family_.biases) {
   encoder_.embed.tokens = at::empty({config_.vocab_size, config_.d_model}, at::kFloat);
   decoder_.embed.tokens = shares_embeddings(config_)
                               ? encoder_.embed.tokens
@@ -206,19 +226,20 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     at::Tensor bias = at::empty({1, config_.decoder_vocab_size}, at::kFloat);
     assign(weights, "final_logits_bias", bias);
     output_.bias = bias.view({config_.decoder_vocab_size});
-  } else {
+  } else if (output_.bias.defined()) {
     output_.bias.zero_();
   }
+  const auto named = [&](const std::string& name) { return checkpoint_name(family_, config_, name); };
   // Embeddings: save_pretrained writes a tied tensor once, under one of its names. FSMT's
   // decoder embedding is also its output projection (model.decoder.output_projection).
   const bool shared = shares_embeddings(config_);
   const std::string encoder_table =
-      shared ? first_present(weights, {"model.shared.weight", "model.encoder.embed_tokens.weight",
-                                       "model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"})
-             : first_present(weights, {"model.encoder.embed_tokens.weight", "model.shared.weight"});
+      shared ? first_present(weights, {named("model.shared.weight"), named("model.encoder.embed_tokens.weight"),
+                                       named("model.decoder.embed_tokens.weight"), "model.decoder.output_projection.weight"})
+             : first_present(weights, {named("model.encoder.embed_tokens.weight"), named("model.shared.weight")});
   const std::string decoder_table =
       shared ? encoder_table
-             : first_present(weights, {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight"});
+             : first_present(weights, {named("model.decoder.embed_tokens.weight"), "model.decoder.output_projection.weight"});
   // Packing a tied output projection, it is packed straight from the checkpoint, a slice of
   // rows at a time, and the embedding lookups read its packed rows (compact_embeddings): the
   // float32 table (1 GB for NLLB's 256k x 1024) is never built.
@@ -255,12 +276,12 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     if (!lookup_packed) assign(weights, decoder_table, decoder_.embed.tokens);
   }
   if (!config_.tie_word_embeddings) {
-    assign(weights, "lm_head.weight", output_.weight);
+    assign(weights, named("lm_head.weight"), output_.weight);
   } else if (!pack_tied) {
     output_.weight = decoder_.embed.tokens;
   }
   const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
-    assign(weights, name, param);
+    assign(weights, named(name), param);
   };
   // After each packed layer its float32 copies are free chunks in malloc's heap (too small
   // for their own mappings): trimmed there and then, they never add up (measured on tc-big
@@ -336,9 +357,11 @@ void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
     output_.weight = decoder_.embed.tokens;
   else
     visitor("lm_head.weight", output_.weight);
-  at::Tensor bias = output_.bias.view({1, config_.decoder_vocab_size});
-  visitor("final_logits_bias", bias);
-  output_.bias = bias.view({config_.decoder_vocab_size});
+  if (output_.bias.defined()) {  // T5 has none
+    at::Tensor bias = output_.bias.view({1, config_.decoder_vocab_size});
+    visitor("final_logits_bias", bias);
+    output_.bias = bias.view({config_.decoder_vocab_size});
+  }
   encoder_.visit("model.encoder", visitor);
   decoder_.visit("model.decoder", visitor);
 }
@@ -360,13 +383,20 @@ at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attenti
   return encoder_.forward(ids, attention_mask);
 }
 
+at::Tensor Seq2SeqModel::project(const at::Tensor& hidden) const {
+  // T5 with tied embeddings: the decoder output times d_model^-0.5 (a float32 product, as torch's).
+  if (family_.scale_tied_output && config_.tie_word_embeddings)
+    return output_.forward(hidden * std::pow(static_cast<double>(config_.d_model), -0.5));
+  return output_.forward(hidden);
+}
+
 at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state) const {
   const at::Tensor hidden = decoder_.forward(ids, state);
-  return output_.forward(hidden.select(1, hidden.size(1) - 1));
+  return project(hidden.select(1, hidden.size(1) - 1));
 }
 
 at::Tensor Seq2SeqModel::all_logits(const at::Tensor& ids, nn::DecoderState& state) const {
-  return output_.forward(decoder_.forward(ids, state));
+  return project(decoder_.forward(ids, state));
 }
 
 }  // namespace ordo::models

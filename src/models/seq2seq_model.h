@@ -66,6 +66,7 @@ class Seq2SeqModel {
 
  private:
   void compact_embeddings(nn::GemmType type);  // after packing: see seq2seq_model.cpp
+  at::Tensor project(const at::Tensor& hidden) const;  // the output projection (T5's scaling first)
 
   io::ModelConfig config_;
   FamilySpec family_;

@@ -13,13 +13,19 @@
 
 namespace ordo::nn {
 
-MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads)
-    : q_proj(dim, dim), k_proj(dim, dim), v_proj(dim, dim), out_proj(dim, dim),
-      num_heads(heads), head_dim(dim / heads) {
-  if (heads <= 0 || dim % heads != 0)
+MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, int64_t head_dim_, bool bias, bool scaled_)
+    : num_heads(heads), head_dim(head_dim_ > 0 ? head_dim_ : (heads > 0 ? dim / heads : 0)), scaled(scaled_) {
+  if (heads <= 0 || (head_dim_ <= 0 && dim % heads != 0))
     throw Error("d_model " + std::to_string(dim) + " is not divisible by the number of heads " +
                 std::to_string(heads));
+  const int64_t inner = heads * head_dim;
+  q_proj = Linear(dim, inner, bias);
+  k_proj = Linear(dim, inner, bias);
+  v_proj = Linear(dim, inner, bias);
+  out_proj = Linear(inner, dim, bias);
 }
+
+double MultiHeadAttention::scaling() const { return scaled ? 1.0 / std::sqrt(static_cast<double>(head_dim)) : 1.0; }
 
 KeyValue KeyValue::select(const at::Tensor& indices) const {
   if (!key_buffer.defined()) {
@@ -144,25 +150,29 @@ at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
   return attend(q_proj.forward(x), kv, additive_mask, ScoreOrder::kKeyChain);
 }
 
-at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const {
-  if (!qkv_proj.packed) return forward(x, project_key_value(x), additive_mask);
+at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask,
+                                            const at::Tensor& position_bias) const {
+  if (!qkv_proj.packed)
+    return attend(q_proj.forward(x), project_key_value(x), additive_mask, ScoreOrder::kKeyChain, position_bias);
   const at::Tensor qkv = qkv_proj.forward(x);
   // Views into the fused projection (the keys are transposed once, for all the queries).
   const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}};
-  return attend(part(qkv, 0), kv, additive_mask, ScoreOrder::kKeyChain);
+  return attend(part(qkv, 0), kv, additive_mask, ScoreOrder::kKeyChain, position_bias);
 }
 
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
   const auto fuse = [&](std::initializer_list<Linear*> parts) {
     std::vector<at::Tensor> weights, biases;
+    bool any_bias = false;  // T5 has none: the fused GEMM then adds none either
+    for (Linear* l : parts) any_bias = any_bias || l->bias.defined();
     for (Linear* l : parts) {
       weights.push_back(l->weight);
-      biases.push_back(l->bias.defined() ? l->bias : at::zeros({l->weight.size(0)}, l->weight.options()));
+      if (any_bias) biases.push_back(l->bias.defined() ? l->bias : at::zeros({l->weight.size(0)}, l->weight.options()));
       *l = Linear();  // released: the fused copy replaces it
     }
     Linear fused;
     fused.weight = at::cat(weights, 0);
-    fused.bias = at::cat(biases, 0);
+    if (any_bias) fused.bias = at::cat(biases, 0);
     fused.pack(type);
     return fused;
   };
@@ -176,18 +186,19 @@ void MultiHeadAttention::pack(GemmType type, bool self_attention) {
 }
 
 at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv, const at::Tensor& additive_mask,
-                                      ScoreOrder order) const {
+                                      ScoreOrder order, const at::Tensor& position_bias) const {
   const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
-  const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  const double scaling = this->scaling();
   // Inference: the kernel whose rows do not depend on the batch (attention_kernel.h). The
   // LibTorch route below stays for autograd (the trainer).
   const bool needs_grad = at::GradMode::is_enabled() &&
                           (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
   if (!needs_grad)
     return out_proj.forward(fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
-                                                  static_cast<float>(scaling), order));
-  const at::Tensor q = split_heads(projected_q * scaling);
+                                                  static_cast<float>(scaling), order, position_bias));
+  const at::Tensor q = split_heads(scaled ? projected_q * scaling : projected_q);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]
+  if (position_bias.defined()) scores = scores + position_bias;
   if (additive_mask.defined()) scores = scores + additive_mask;
   const at::Tensor probs = at::softmax(scores, -1);
   const at::Tensor context = at::matmul(probs, kv.value)  // [b, h, q, head_dim]
@@ -225,8 +236,8 @@ void MultiHeadAttention::visit(const std::string& prefix, const ParamVisitor& vi
 }
 
 at::Tensor MultiHeadAttention::weights(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const {
-  const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  at::Tensor scores = at::matmul(split_heads(q_proj.forward(x) * scaling), kv.key.transpose(2, 3));
+  const at::Tensor q = q_proj.forward(x);
+  at::Tensor scores = at::matmul(split_heads(scaled ? q * scaling() : q), kv.key.transpose(2, 3));
   if (additive_mask.defined()) scores = scores + additive_mask;
   return at::softmax(scores, -1);
 }

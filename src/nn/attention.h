@@ -1,5 +1,7 @@
 // Multi-head scaled dot-product attention (BART/Marian layout: q/k/v/out projections with
-// biases, q scaled by head_dim^-0.5 after its projection).
+// biases, q scaled by head_dim^-0.5 after its projection). T5 differs in three settings: no
+// biases, no scaling, and heads x head_dim (its d_kv) need not be d_model; and its self-attention
+// adds a relative position bias to the logits (nn/relative_position.h).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +39,11 @@ struct MultiHeadAttention {
   Linear qkv_proj, kv_proj;
   int64_t num_heads = 0;
   int64_t head_dim = 0;
+  bool scaled = true;  // logits q . k / sqrt(head_dim); T5: q . k
 
   MultiHeadAttention() = default;
-  MultiHeadAttention(int64_t dim, int64_t heads);
+  // head_dim 0: dim / heads (which must divide dim).
+  MultiHeadAttention(int64_t dim, int64_t heads, int64_t head_dim = 0, bool bias = true, bool scaled = true);
 
   // Projects `x` [batch, length, dim] to keys and values (keys laid out by dimension:
   // keys_by_dimension, what forward() reads in place).
@@ -55,8 +59,12 @@ struct MultiHeadAttention {
   // forward(), so nothing is spent on them when nobody asks).
   at::Tensor weights(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const;
 
-  // Self-attention of `x` over itself (the encoder's).
-  at::Tensor forward_self(const at::Tensor& x, const at::Tensor& additive_mask) const;
+  // Self-attention of `x` over itself (the encoder's). `position_bias` (may be undefined), broadcastable
+  // to [batch, heads, q_len, kv_len], is added to the logits before the mask (T5's relative positions:
+  // [1, heads, len, len], kept apart from the [batch, 1, 1, len] padding mask so that their sum,
+  // batch x heads x len x len, is never built).
+  at::Tensor forward_self(const at::Tensor& x, const at::Tensor& additive_mask,
+                          const at::Tensor& position_bias = at::Tensor()) const;
 
   // Self-attention with a cache: appends x's keys/values to `cache`, then attends over it.
   at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;
@@ -73,7 +81,9 @@ struct MultiHeadAttention {
   // `order`: how the kernel sums scores (kernels/attention_kernel.h), fixed per call site so that
   // every call of that site sums alike: forward() and forward_self() kKeyChain, forward_cached()
   // kDimensionTree.
-  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, ScoreOrder order) const;
+  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, ScoreOrder order,
+                    const at::Tensor& position_bias = at::Tensor()) const;
+  double scaling() const;  // what q is multiplied by
   // Splits the fused projection `qkv` [b, t, parts x dim] into its `parts`.
   at::Tensor part(const at::Tensor& fused, int64_t index) const;
 };

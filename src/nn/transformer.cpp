@@ -3,7 +3,9 @@
 namespace ordo::nn {
 
 Embedder::Embedder(const StackShape& shape_) : shape(shape_) {
-  if (shape.positions.layout == PositionLayout::kLearned) {
+  if (!shape.absolute_positions) {
+    // T5: positions enter through the attention's relative position bias.
+  } else if (shape.positions.layout == PositionLayout::kLearned) {
     learned_positions.weight = at::empty({shape.max_positions + shape.positions.offset, shape.layer.dim}, at::kFloat);
     learned_positions.offset = shape.positions.offset;
   } else {
@@ -16,7 +18,9 @@ at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
   at::Tensor x = tokens.defined() ? at::embedding(tokens, ids) : packed_rows->rows(ids);
   if (x.scalar_type() != at::kFloat) x = x.to(at::kFloat);  // bfloat16 table (reduced-precision models)
   if (shape.embed_scale != 1.0) x = x * shape.embed_scale;
-  if (shape.positions_from_ids) {
+  if (!shape.absolute_positions) {
+    // T5: none added here.
+  } else if (shape.positions_from_ids) {
     const at::Tensor is_token = ids.ne(shape.padding_idx).to(at::kLong);
     // Row of the k-th real token is padding_idx + past_len + k; padding keeps padding_idx.
     const at::Tensor rows = (at::cumsum(is_token, 1) + past_len) * is_token + shape.padding_idx;
@@ -32,13 +36,19 @@ at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
 
 TransformerEncoder::TransformerEncoder(const StackShape& shape) : embed(shape) {
   for (int64_t i = 0; i < shape.num_layers; ++i) layers.emplace_back(shape.layer);
-  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim);
+  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim, shape.layer.rms_norm, shape.layer.norm_eps);
+  if (shape.relative_buckets > 0)
+    relative_bias = RelativePositionBias(shape.relative_buckets, shape.relative_max_distance, shape.layer.heads,
+                                         /*bidirectional=*/true);
 }
 
 at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& attention_mask) const {
   const at::Tensor mask = padding_mask(attention_mask);
   at::Tensor x = embed.forward(ids, 0);
-  for (const EncoderLayer& layer : layers) x = layer.forward(x, mask);
+  // T5: one bias for every layer, [1, heads, len, len], computed once per call.
+  const at::Tensor position_bias =
+      relative_bias.defined() ? relative_bias.forward(0, ids.size(1), ids.size(1)) : at::Tensor();
+  for (const EncoderLayer& layer : layers) x = layer.forward(x, mask, position_bias);
   if (layer_norm.weight.defined()) x = layer_norm.forward(x);
   return x;
 }
@@ -55,6 +65,7 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
   if (embed.learned_positions.weight.defined())
     visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
+  if (relative_bias.defined()) visitor(join_name(prefix, "relative_attention_bias.weight"), relative_bias.weight);
 }
 
 void TransformerEncoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
@@ -89,7 +100,10 @@ void DecoderState::select(const at::Tensor& indices) {
 
 TransformerDecoder::TransformerDecoder(const StackShape& shape) : embed(shape) {
   for (int64_t i = 0; i < shape.num_layers; ++i) layers.emplace_back(shape.layer);
-  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim);
+  if (shape.final_layer_norm) layer_norm = LayerNorm(shape.layer.dim, shape.layer.rms_norm, shape.layer.norm_eps);
+  if (shape.relative_buckets > 0)
+    relative_bias = RelativePositionBias(shape.relative_buckets, shape.relative_max_distance, shape.layer.heads,
+                                         /*bidirectional=*/false);
 }
 
 DecoderState TransformerDecoder::start(const at::Tensor& encoder_out,
@@ -103,7 +117,13 @@ DecoderState TransformerDecoder::start(const at::Tensor& encoder_out,
 }
 
 at::Tensor TransformerDecoder::forward(const at::Tensor& ids, DecoderState& state) const {
-  const at::Tensor self_mask = causal_mask(ids.size(1), state.length);
+  at::Tensor self_mask = causal_mask(ids.size(1), state.length);
+  if (relative_bias.defined()) {
+    // T5: the new positions against every key so far, plus the causal mask (bias + mask, as
+    // Hugging Face sums them), shared by the rows and the layers.
+    const at::Tensor bias = relative_bias.forward(state.length, ids.size(1), state.length + ids.size(1));
+    self_mask = self_mask.defined() ? bias + self_mask : bias;
+  }
   at::Tensor x = embed.forward(ids, state.length);
   if (state.record_cross_attention) state.cross_attention.assign(layers.size(), at::Tensor());
   for (size_t i = 0; i < layers.size(); ++i)
@@ -126,6 +146,7 @@ void TransformerDecoder::visit(const std::string& prefix, const ParamVisitor& vi
     embed.layernorm_embedding.visit(join_name(prefix, "layernorm_embedding"), visitor);
   if (embed.learned_positions.weight.defined())
     visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
+  if (relative_bias.defined()) visitor(join_name(prefix, "relative_attention_bias.weight"), relative_bias.weight);
 }
 
 void TransformerDecoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {

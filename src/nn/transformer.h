@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nn/positional_encoding.h"
+#include "nn/relative_position.h"
 #include "nn/transformer_layers.h"
 
 namespace ordo::nn {
@@ -25,6 +26,12 @@ struct StackShape {
   int64_t padding_idx = 0;
   bool final_layer_norm = false;      // pre-norm stacks end with a layer norm
   bool layernorm_embedding = false;   // a layer norm right after embeddings + positions
+  // T5: no positions added to the embeddings; instead a relative position bias table of
+  // relative_buckets rows (0: none) added to every self-attention's logits, bidirectional in
+  // the encoder and causal in the decoder (nn/relative_position.h).
+  bool absolute_positions = true;
+  int64_t relative_buckets = 0;
+  int64_t relative_max_distance = 0;
 };
 
 // Embeds ids and adds positions. Shared by both stacks.
@@ -49,6 +56,7 @@ class TransformerEncoder {
   Embedder embed;
   std::vector<EncoderLayer> layers;
   LayerNorm layer_norm;  // defined only when shape.final_layer_norm
+  RelativePositionBias relative_bias;  // defined only when shape.relative_buckets > 0
 
   TransformerEncoder() = default;
   explicit TransformerEncoder(const StackShape& shape);
@@ -94,6 +102,7 @@ class TransformerDecoder {
   Embedder embed;
   std::vector<DecoderLayer> layers;
   LayerNorm layer_norm;
+  RelativePositionBias relative_bias;  // defined only when shape.relative_buckets > 0 (causal)
 
   TransformerDecoder() = default;
   explicit TransformerDecoder(const StackShape& shape);

@@ -2,16 +2,28 @@
 
 namespace ordo::nn {
 
+namespace {
+
+MultiHeadAttention attention_of(const LayerShape& s) {
+  return MultiHeadAttention(s.dim, s.heads, s.head_dim, s.bias, s.scale_attention);
+}
+LayerNorm norm_of(const LayerShape& s) { return LayerNorm(s.dim, s.rms_norm, s.norm_eps); }
+FeedForward feed_forward_of(const LayerShape& s) {
+  return FeedForward(s.dim, s.ffn_dim, s.activation, s.gated, s.bias);
+}
+
+}  // namespace
+
 EncoderLayer::EncoderLayer(const LayerShape& shape)
-    : self_attn(shape.dim, shape.heads),
-      self_attn_layer_norm(shape.dim),
-      ffn(shape.dim, shape.ffn_dim, shape.activation),
-      final_layer_norm(shape.dim),
+    : self_attn(attention_of(shape)),
+      self_attn_layer_norm(norm_of(shape)),
+      ffn(feed_forward_of(shape)),
+      final_layer_norm(norm_of(shape)),
       pre_norm(shape.pre_norm) {}
 
-at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask) const {
+at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& position_bias) const {
   at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
-    return self_attn.forward_self(in, mask);
+    return self_attn.forward_self(in, mask, position_bias);
   });
   return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
 }
@@ -31,12 +43,12 @@ void EncoderLayer::visit(const std::string& prefix, const ParamVisitor& visitor,
 }
 
 DecoderLayer::DecoderLayer(const LayerShape& shape)
-    : self_attn(shape.dim, shape.heads),
-      self_attn_layer_norm(shape.dim),
-      encoder_attn(shape.dim, shape.heads),
-      encoder_attn_layer_norm(shape.dim),
-      ffn(shape.dim, shape.ffn_dim, shape.activation),
-      final_layer_norm(shape.dim),
+    : self_attn(attention_of(shape)),
+      self_attn_layer_norm(norm_of(shape)),
+      encoder_attn(attention_of(shape)),
+      encoder_attn_layer_norm(norm_of(shape)),
+      ffn(feed_forward_of(shape)),
+      final_layer_norm(norm_of(shape)),
       pre_norm(shape.pre_norm) {}
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,

@@ -19,6 +19,14 @@ struct LayerShape {
   int64_t ffn_dim = 0;
   Activation activation = Activation::kRelu;
   bool pre_norm = false;
+  // T5: heads of head_dim (d_kv; 0 = dim / heads), no biases, unscaled logits, RMS norms with
+  // their epsilon, a gated feed-forward.
+  int64_t head_dim = 0;
+  bool bias = true;
+  bool scale_attention = true;
+  bool rms_norm = false;
+  double norm_eps = 1e-5;
+  bool gated = false;
 };
 
 // The parts of a layer that are packed as one. Loading packs each part as soon as its
@@ -44,8 +52,9 @@ struct EncoderLayer {
   EncoderLayer() = default;
   explicit EncoderLayer(const LayerShape& shape);
 
-  // x: [batch, src_len, dim]; mask: padding_mask() of the source.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& mask) const;
+  // x: [batch, src_len, dim]; mask: padding_mask() of the source; position_bias: T5's
+  // relative position bias (see MultiHeadAttention::forward_self), or undefined.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& position_bias = at::Tensor()) const;
   // `visited(part)` runs once that part's parameters are visited.
   void visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited = {});
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);

@@ -169,7 +169,9 @@ TEST(Attention, AveragedMatrixIsThePenultimateLayersHeadMean) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, AttentionParity, ::testing::ValuesIn(testing::seq2seq_fixtures()));
+// Named by fixture (t5 and t5_v1: cross-attention has no position bias, logits unscaled).
+INSTANTIATE_TEST_SUITE_P(Fixtures, AttentionParity, ::testing::ValuesIn(testing::seq2seq_fixtures()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace ordo

@@ -103,7 +103,7 @@ TEST_P(PackedCache, RestoredModelComputesTheSameBits) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PackedCache,
                          ::testing::Combine(::testing::Values("marian_opus_en_mg", "marian_sep_en_mg", "pegasus", "nllb",
-                                                              "fsmt", "bart", "mbart50"),
+                                                              "fsmt", "bart", "mbart50", "t5", "t5_v1"),
                                             ::testing::Values(nn::GemmType::kFloat32, nn::GemmType::kBFloat16,
                                                               nn::GemmType::kInt8)),
                          [](const auto& info) {

@@ -20,10 +20,11 @@ inline std::vector<std::string> marian_fixtures() {
 
 // Every family: the Marian ones, Pegasus (pre-norm, final norms), M2M100 and NLLB (fairseq
 // positions, forced target language), FSMT (post-norm, fairseq positions, Moses + BPE), BART
-// (post-norm, learned positions, byte-level BPE) and mBART-50 (pre-norm, learned positions).
+// (post-norm, learned positions, byte-level BPE), mBART-50 (pre-norm, learned positions) and
+// T5 (RMS norms, relative position bias; t5 the v1.1 / Flan layout, t5_v1 the original t5-small).
 inline std::vector<std::string> seq2seq_fixtures() {
   std::vector<std::string> all = marian_fixtures();
-  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt", "bart", "mbart50"}) all.push_back(name);
+  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt", "bart", "mbart50", "t5", "t5_v1"}) all.push_back(name);
   return all;
 }
 
