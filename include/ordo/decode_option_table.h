@@ -11,6 +11,7 @@
 
 #include "ordo/export.h"
 #include "ordo/options.h"
+#include "ordo/preset.h"
 
 namespace ordo {
 
@@ -49,5 +50,13 @@ struct ORDO_API DecodeOptionSpec {
 ORDO_API const std::vector<DecodeOptionSpec>& decode_option_specs();
 // The entry named `name` ("temperature"); throws ordo::Error for a name the table lacks.
 ORDO_API const DecodeOptionSpec& decode_option_spec(const std::string& name);
+// The entry of a DecodeOptions member: faces name an option by its member (checked by the
+// compiler), never by a second spelling of its name.
+ORDO_API const DecodeOptionSpec& decode_option_spec(std::optional<int> DecodeOptions::*member);
+ORDO_API const DecodeOptionSpec& decode_option_spec(std::optional<std::string> DecodeOptions::*member);
+// The integer `settings` (Translator::resolved_settings) resolved for `member`'s option, e.g.
+// the beam size or max_length a call runs with; nullopt when the resolution does not list it.
+ORDO_API std::optional<int64_t> resolved_int(const std::vector<ResolvedSetting>& settings,
+                                             std::optional<int> DecodeOptions::*member);
 
 }  // namespace ordo

@@ -85,8 +85,9 @@ void check_unit_utf8(const Unit& unit, const LineReader& lines) {
 // naming both.
 void check_min_length(const GenerateArgs& args, const std::vector<ResolvedSetting>& settings) {
   if (!args.decode.min_new_tokens) return;
+  const std::string name = decode_option_spec(&DecodeOptions::max_length).name;
   for (const ResolvedSetting& s : settings) {
-    if (s.name != "max_length") continue;
+    if (s.name != name) continue;
     const long long max_new = std::stoll(s.value) - 1;
     if (*args.decode.min_new_tokens <= max_new) return;
     throw Error("--min-length " + std::to_string(*args.decode.min_new_tokens) + " is above " +
@@ -390,11 +391,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
   check_min_length(args, settings);
-  if (args.decode.max_new_tokens && !args.quiet)
-    for (const ResolvedSetting& s : settings)
-      if (s.name == "max_length" && std::stoll(s.value) < *args.decode.max_new_tokens + 1)
-        std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
-                  << "positions; at most " << std::stoll(s.value) - 1 << " tokens are generated\n";
+  const std::optional<int64_t> max_length = resolved_int(settings, &DecodeOptions::max_length);
+  if (args.decode.max_new_tokens && !args.quiet && max_length && *max_length < *args.decode.max_new_tokens + 1)
+    std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
+              << "positions; at most " << *max_length - 1 << " tokens are generated\n";
 
   const OutputFormat format = args.json                         ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest

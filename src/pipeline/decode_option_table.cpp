@@ -108,6 +108,26 @@ const DecodeOptionSpec& decode_option_spec(const std::string& name) {
   throw Error("no decoding option named '" + name + "'");
 }
 
+const DecodeOptionSpec& decode_option_spec(std::optional<int> DecodeOptions::*member) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.type == DecodeOptionSpec::Type::kInt && spec.int_member == member) return spec;
+  throw Error("internal error: a DecodeOptions member missing from the table of decoding options");
+}
+
+const DecodeOptionSpec& decode_option_spec(std::optional<std::string> DecodeOptions::*member) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.type == DecodeOptionSpec::Type::kText && spec.text_member == member) return spec;
+  throw Error("internal error: a DecodeOptions member missing from the table of decoding options");
+}
+
+std::optional<int64_t> resolved_int(const std::vector<ResolvedSetting>& settings,
+                                    std::optional<int> DecodeOptions::*member) {
+  const std::string name = decode_option_spec(member).name;
+  for (const ResolvedSetting& s : settings)
+    if (s.name == name) return std::stoll(s.value);
+  return std::nullopt;
+}
+
 std::optional<std::string> DecodeOptionSpec::value_text(const DecodeOptions& o) const {
   switch (type) {
     case Type::kInt:

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "ordo/decode_option_table.h"
 #include "server/language_codes.h"
 
 namespace ordo::server {
@@ -117,8 +118,8 @@ ModelSet::ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const De
     m->preset = m->task == Task::kTranslate ? translation : summarization;
     DecodeOptions defaults;
     defaults.preset = m->preset;
-    for (const ResolvedSetting& s : m->translator->resolved_settings(defaults))
-      if (s.name == "beam_size") m->default_beam = std::max(1, std::stoi(s.value));
+    if (const auto beams = resolved_int(m->translator->resolved_settings(defaults), &DecodeOptions::beam_size))
+      m->default_beam = static_cast<int>(std::max<int64_t>(1, *beams));
     models_.push_back(std::move(m));
   }
 }

@@ -41,8 +41,9 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   }
   // Languages: a multilingual model takes them as the model names them; a one-pair model only
   // checks them.
-  for (auto [field, value] : {std::pair<const char*, std::optional<std::string>*>{"source_lang", &options.source_lang},
-                              {"target_lang", &options.target_lang}}) {
+  for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang}) {
+    const char* field = decode_option_spec(member).name;
+    std::optional<std::string>* value = &(options.*member);
     if (!*value) continue;
     if (model->multilingual()) {
       const std::string code = model->model_code(**value);
@@ -51,7 +52,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
                                 "' does not know language '" + shown(**value) + "' (known: " + join(model->languages, 40) + ")");
       *value = code;
     } else {
-      const std::string& served = std::string(field) == "source_lang" ? model->source_lang : model->target_lang;
+      const std::string& served = member == &DecodeOptions::source_lang ? model->source_lang : model->target_lang;
       if (**value != served)
         throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name + "' " +
                                 task_name(task) + "s " + model->source_lang + " into " + model->target_lang +

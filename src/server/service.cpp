@@ -165,12 +165,11 @@ std::vector<std::string> Service::checked_texts(const RequestFields& fields, con
 
 void Service::check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const {
   int64_t beams = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
-  for (const ResolvedSetting& s : translator.resolved_settings(options)) {
-    if (s.name == "beam_size") beams = std::stoll(s.value);
-    if (s.name == "max_length") max_length = std::stoll(s.value);
-    if (s.name == "min_length") min_length = std::stoll(s.value);
-    if (s.name == "min_new_tokens") min_new_tokens = std::stoll(s.value);
-  }
+  const std::vector<ResolvedSetting> settings = translator.resolved_settings(options);
+  beams = resolved_int(settings, &DecodeOptions::beam_size).value_or(beams);
+  max_length = resolved_int(settings, &DecodeOptions::max_length).value_or(max_length);
+  min_length = resolved_int(settings, &DecodeOptions::min_length).value_or(min_length);
+  min_new_tokens = resolved_int(settings, &DecodeOptions::min_new_tokens).value_or(min_new_tokens);
   // max_length and min_length count the decoder's start token.
   const int64_t forced = std::max(min_length - 1, min_new_tokens);
   const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});
