@@ -51,6 +51,15 @@ using document::is_space;
 
 constexpr size_t kMaxBlockAtoms = 1000;
 
+// A point (a tag, comment or element copied whole) at source bytes [begin, end).
+Atom point_atom(size_t begin, size_t end) {
+  Atom point;
+  point.kind = Atom::kPoint;
+  point.begin = begin;
+  point.end = end;
+  return point;
+}
+
 bool is_symbol(uint32_t cp) {
   if (cp < 0x80) return !std::isalnum(static_cast<int>(cp));
   return (cp >= 0xA0 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
@@ -214,11 +223,7 @@ void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& t
       stop = close == std::string::npos || close >= end ? end : close + 1;
     }
     if (i > at) add_piece(at, i);
-    Atom tag;
-    tag.kind = Atom::kPoint;
-    tag.begin = i;
-    tag.end = stop;
-    pieces.push_back(tag);
+    pieces.push_back(point_atom(i, stop));
     at = stop;
     i = stop - 1;
   }
@@ -276,13 +281,7 @@ void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<
         if (source_range(node->v.text.original_text, base, size, b, e)) add_text(b, e, node->v.text.text, current);
         continue;
       case GUMBO_NODE_COMMENT:
-        if (source_range(node->v.text.original_text, base, size, b, e)) {
-          Atom point;
-          point.kind = Atom::kPoint;
-          point.begin = b;
-          point.end = e;
-          current.push_back(point);
-        }
+        if (source_range(node->v.text.original_text, base, size, b, e)) current.push_back(point_atom(b, e));
         continue;
       case GUMBO_NODE_DOCUMENT:
         break;
@@ -299,14 +298,11 @@ void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<
           break;
         }
         if (role == Role::kVoid || role == Role::kBreak || role == Role::kOpaque) {
-          Atom point;
-          point.kind = Atom::kPoint;
+          const bool placed =
+              role == Role::kOpaque ? subtree_range(node, base, size, b, e)
+                                    : own_tags(node) && source_range(node->v.element.original_tag, base, size, b, e);
+          Atom point = placed ? point_atom(b, e) : point_atom(0, 0);  // (0, 0): no source bytes
           point.hard_break = role == Role::kBreak;
-          if (role == Role::kOpaque ? subtree_range(node, base, size, b, e)
-                                    : own_tags(node) && source_range(node->v.element.original_tag, base, size, b, e)) {
-            point.begin = b;
-            point.end = e;
-          }
           current.push_back(point);
           continue;
         }
@@ -337,11 +333,7 @@ bool HtmlDocument::Impl::finish(Block& block) const {
     }
     if (started && atom.begin < last) return false;
     if (started && atom.begin > last) {
-      Atom gap;
-      gap.kind = Atom::kPoint;
-      gap.begin = last;
-      gap.end = atom.begin;
-      atoms.push_back(gap);
+      atoms.push_back(point_atom(last, atom.begin));  // bytes the parser dropped
     }
     if (!started) block.begin = atom.begin;
     started = true;
