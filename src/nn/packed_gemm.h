@@ -30,12 +30,6 @@ enum class GemmType {
 // fastest with AVX-512 VNNI). float32 is always supported.
 bool gemm_type_supported(GemmType type);
 
-// How the int8 GEMMs quantize their input, row by row (symmetric): x [rows, cols] float32,
-// contiguous -> x_q [rows, cols] int8 with x[r] ~ x_q[r] * scales[r] (scales: [rows] float32,
-// written), scales[r] = max(max_j |x[r][j]|, 1e-12) / 127 and x_q = x * (1 / scale) rounded
-// half to even. Vectorized where the CPU has AVX-512, bit for bit the same everywhere.
-at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales);
-
 class PackedGemm {
  public:
   // weight [out, in] float32, bias [out] float32 or undefined. `activation`, when given, is

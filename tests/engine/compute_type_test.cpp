@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "metrics/bleu.h"
+#include "kernels/quantize.h"
 #include "models/seq2seq_model.h"
 #include "nn/packed_gemm.h"
 #include "ordo/ordo.h"

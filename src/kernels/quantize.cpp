@@ -1,0 +1,88 @@
+// Per-row int8 quantization of the int8 GEMMs' inputs (kernels/quantize.h): one row's
+// arithmetic, written once in scalar form and once with AVX-512, picked by best_isa().
+#include "kernels/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <immintrin.h>
+
+#include "kernels/isa.h"
+#include "kernels/parallel.h"
+#include "ordo/error.h"
+
+namespace ordo::nn {
+namespace {
+
+// Symmetric per-row int8 quantization in two passes (absolute maximum, then scale and round):
+// x[r] ~ x_q[r] * scales[r], x_q in [-127, 127]. One row's arithmetic, the same in every
+// version below: peak = max |x_j| (a NaN is skipped), scale = max(peak, 1e-12) / 127,
+// x_q = nearbyint(x_j * (1 / scale)) (round half to even, the current rounding mode).
+float row_scale(float peak) { return std::max(peak, 1e-12f) / 127.0f; }
+
+void quantize_row_scalar(const float* row, int64_t cols, int8_t* target, float* scale) {
+  float peak = 0.0f;
+  for (int64_t j = 0; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
+  *scale = row_scale(peak);
+  const float inverse = 1.0f / *scale;
+  for (int64_t j = 0; j < cols; ++j) target[j] = static_cast<int8_t>(std::nearbyint(row[j] * inverse));
+}
+
+// The same with AVX-512: at the machines' default (baseline x86-64) the scalar loops above cost a
+// libm call per element, a cost comparable to the int8 products they feed on long inputs
+// (docs/benchmarks.md). _mm512_max_ps(a, peak)
+// returns peak when a is NaN, as std::max(peak, a) does; the conversion rounds by MXCSR, which
+// is nearbyint's rounding; the values are within [-127, 127], so the narrowing saturates nothing.
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as their unused merge source, which
+// its -Wmaybe-uninitialized reports at every inlined call (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(const float* row, int64_t cols,
+                                                                                int8_t* target, float* scale) {
+  __m512 peaks = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= cols; j += 16) peaks = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(row + j)), peaks);
+  float peak = _mm512_reduce_max_ps(peaks);  // exact: max is order-free on non-NaN values
+  for (; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
+  *scale = row_scale(peak);
+  const float inverse_scalar = 1.0f / *scale;
+  const __m512 inverse = _mm512_set1_ps(inverse_scalar);
+  for (j = 0; j + 16 <= cols; j += 16) {
+    const __m512i rounded = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + j), inverse));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(target + j), _mm512_cvtsepi32_epi8(rounded));
+  }
+  for (; j < cols; ++j) target[j] = static_cast<int8_t>(std::nearbyint(row[j] * inverse_scalar));
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);
+QuantizeRow pick_quantize_row() {
+  return best_isa() == Isa::kAvx512 ? quantize_row_avx512 : quantize_row_scalar;
+}
+
+}  // namespace
+
+at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
+  static const QuantizeRow quantize_row = pick_quantize_row();
+  if (x.dim() != 2 || x.scalar_type() != at::kFloat || !x.is_contiguous())
+    throw Error("quantize_rows: the input must be a contiguous 2-d float32 tensor");
+  const int64_t rows = x.size(0), cols = x.size(1);
+  if (!scales.defined() || scales.scalar_type() != at::kFloat || !scales.is_contiguous() || scales.numel() != rows)
+    throw Error("quantize_rows: scales must be a contiguous float32 tensor of " + std::to_string(rows) + " elements");
+  at::Tensor q = at::empty({rows, cols}, at::kChar);
+  const float* in = x.data_ptr<float>();
+  int8_t* out = q.data_ptr<int8_t>();
+  float* scale = scales.data_ptr<float>();
+  parallel_for(0, rows, grain_for(2 * cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) quantize_row(in + r * cols, cols, out + r * cols, scale + r);
+  });
+  return q;
+}
+
+}  // namespace ordo::nn
