@@ -145,21 +145,15 @@ class ConnectionStream : public httplib::Stream {
   mutable Clock::time_point write_deadline_;
 };
 
-// The socket of the request this thread answers (-1: none).
-thread_local int t_client_fd = -1;
-thread_local Clock::time_point t_received;
-
 bool is_probe(const RequestHead& head) {
   return head.method == "GET" && (head.path == "/health" || head.path == "/ready" || head.path == "/metrics");
 }
 
 }  // namespace
 
-Clock::time_point request_received() { return t_client_fd >= 0 ? t_received : Clock::now(); }
-
-bool client_gone() {
-  if (t_client_fd < 0) return false;
-  pollfd p{t_client_fd, POLLRDHUP, 0};
+bool RequestContext::client_gone() const {
+  if (client_fd < 0) return false;
+  pollfd p{client_fd, POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
@@ -517,14 +511,14 @@ void Connections::work(bool probes) {
     queued_bytes_ -= std::min(queued_bytes_.load(), c->in.size());
     ConnectionStream stream(*c, c->request_end, options_.write_seconds);
     bool closed = false, ok = false;
-    t_client_fd = c->fd;
-    t_received = c->received;
+    RequestContext context;
+    context.received = c->received;
+    context.client_fd = c->fd;
     try {
-      ok = serve_(stream, stopping, closed);
+      ok = serve_(stream, context, stopping, closed);
     } catch (...) {
       ok = false;
     }
-    t_client_fd = -1;
     // A body the handler did not read is skipped.
     c->in.erase(0, std::min(c->request_end, c->in.size()));
     c->close_after = !ok || closed || stopping;

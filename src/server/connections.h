@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/request_context.h"
 #include "server/request_head.h"
 
 namespace ordo::server {
@@ -54,18 +55,12 @@ struct ConnectionOptions {
   size_t max_buffered_bytes = size_t(64) << 20;
 };
 
-// Answers one request read from `stream` (httplib's Server::process_request): false when the
-// connection must be closed; `close` asks for "Connection: close"; `closed` is set when the
-// client asked for it.
-using ServeFn = std::function<bool(httplib::Stream& stream, bool close, bool& closed)>;
-
-// When the request this (request) thread answers was whole: its latency and its --timeout
-// count from there, the wait for a free thread included.
-std::chrono::steady_clock::time_point request_received();
-
-// Whether the client of the request this (request) thread answers has closed or reset its
-// connection: a client that closes its side while waiting has given up (as nginx takes it).
-bool client_gone();
+// Answers one request read from `stream` (httplib's Server::process_request), whose `context`
+// says when it was whole and on which socket (request_context.h): false when the connection
+// must be closed; `close` asks for "Connection: close"; `closed` is set when the client asked
+// for it.
+using ServeFn =
+    std::function<bool(httplib::Stream& stream, const RequestContext& context, bool close, bool& closed)>;
 
 // What the metrics see of the connections.
 class ConnectionObserver {

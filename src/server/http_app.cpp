@@ -92,7 +92,7 @@ void Service::install(httplib::Server& http) {
   });
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     // From when the request was whole: the wait for a free thread counts.
-    const double seconds = std::chrono::duration<double>(Clock::now() - request_received()).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - contexts_.of(req).received).count();
     metrics_.request(route_of(req.path), res.status, seconds);
   });
 }

@@ -5,7 +5,8 @@
 namespace ordo::server {
 
 void Service::libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-  const Clock::time_point deadline = request_deadline(config_.limits.timeout_seconds);
+  const RequestContext context = contexts_.of(req);
+  const Clock::time_point deadline = request_deadline(context, config_.limits.timeout_seconds);
   const RequestFields fields = read_fields(req, res, reader, false);
   check_key(&fields, req);
   require_ready();
@@ -76,7 +77,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
     sentences.insert(sentences.end(), runs->begin(), runs->end());
   }
   first[texts.size()] = sentences.size();
-  const std::vector<TranslationResult> results = translate(*model, options, sentences, deadline);
+  const std::vector<TranslationResult> results = translate(*model, options, sentences, context, deadline);
 
   const auto hypothesis_texts = [&](size_t text, size_t k) {
     std::vector<std::string> out;

@@ -5,7 +5,8 @@
 namespace ordo::server {
 
 void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-  const Clock::time_point deadline = request_deadline(config_.limits.timeout_seconds);
+  const RequestContext context = contexts_.of(req);
+  const Clock::time_point deadline = request_deadline(context, config_.limits.timeout_seconds);
   const RequestFields fields = read_fields(req, res, reader, true);
   check_key(&fields, req);
   require_ready();
@@ -74,7 +75,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     sentences.push_back(texts[i]);
     positions.push_back(i);
   }
-  const std::vector<TranslationResult> results = translate(*model, options, sentences, deadline);
+  const std::vector<TranslationResult> results = translate(*model, options, sentences, context, deadline);
   TranslationResult empty;  // an empty text is not run: one empty hypothesis, score 0 (as the CLI)
   empty.hypotheses.emplace_back();
   std::vector<TranslationResult> by_text(texts.size(), empty);

@@ -27,8 +27,12 @@ namespace {
 class HttpServer : public httplib::Server {
  public:
   void set_connections(Connections* connections) { connections_ = connections; }
-  bool serve(httplib::Stream& stream, bool close, bool& closed) {
-    return process_request(stream, close, closed, nullptr);
+  // Answers one request, its context registered for the handlers while they run
+  // (request_context.h).
+  bool serve(httplib::Stream& stream, const RequestContext& context, RequestContexts& contexts, bool close,
+             bool& closed) {
+    RequestContexts::Scope scope(contexts);
+    return process_request(stream, close, closed, [&](httplib::Request& req) { scope.add(&req, &context); });
   }
 
  private:
@@ -79,9 +83,12 @@ int run_server(const ServerConfig& config) {
   connection_options.per_address = config.limits.max_client_connections;
   connection_options.max_body_bytes = config.limits.max_body_bytes;
   connection_options.max_buffered_bytes = std::max<size_t>(size_t(16) << 20, 64 * config.limits.max_body_bytes);
-  Connections connections(connection_options, [&http](httplib::Stream& stream, bool close, bool& closed) {
-    return http.serve(stream, close, closed);
-  }, &service.metrics());
+  Connections connections(
+      connection_options,
+      [&http, &service](httplib::Stream& stream, const RequestContext& context, bool close, bool& closed) {
+        return http.serve(stream, context, service.contexts(), close, closed);
+      },
+      &service.metrics());
   http.set_connections(&connections);
   http.new_task_queue = [&connections] { return new HandOver(connections); };
   http.set_tcp_nodelay(true);

@@ -73,8 +73,9 @@ std::string seconds_text(double seconds) {
   return out.str();
 }
 
-Clock::time_point request_deadline(double timeout_seconds) {
-  return request_received() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+Clock::time_point request_deadline(const RequestContext& context, double timeout_seconds) {
+  return context.received +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
 }
 
 RequestFields Service::read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
@@ -184,7 +185,7 @@ void Service::check_cost(const Translator& translator, const DecodeOptions& opti
 
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
                                                   const std::vector<std::string>& sentences,
-                                                  Clock::time_point deadline) {
+                                                  const RequestContext& context, Clock::time_point deadline) {
   // A sentence with no text (ordo::has_text) is not run, as Translator::translate() does
   // not run one: the model would make text up for it. It gets one empty hypothesis.
   std::vector<size_t> ran;  // index in `sentences` of each source
@@ -218,7 +219,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
         return translator->translate_ids(ids, o, whole);
       },
       options, std::move(sources));
-  if (!batcher_.wait(*ticket, deadline, client_gone)) {
+  if (!batcher_.wait(*ticket, deadline, [&context] { return context.client_gone(); })) {
     if (Clock::now() < deadline) throw ApiError(499, "the client closed the connection");  // nobody reads it
     throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");

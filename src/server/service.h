@@ -5,8 +5,9 @@
 //   ordo_routes.cpp           POST /v1/translate, /v1/summarize
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
-// A request's deadline and latency count from when Connections had it whole
-// (request_received(): the request thread's own request, see connections.h).
+// A request's deadline and latency count from when Connections had it whole, and its wait
+// ends when its client has gone: its RequestContext (request_context.h), which the handlers
+// find by their Request in contexts().
 #include <httplib.h>
 
 #include <algorithm>
@@ -43,8 +44,8 @@ std::string settings_key(const DecodeOptions& o);
 std::string join(const std::vector<std::string>& items, size_t limit = 0);
 // 60 -> "60", 0.25 -> "0.25".
 std::string seconds_text(double seconds);
-// The deadline of the request this thread answers (--timeout from when it was whole).
-Clock::time_point request_deadline(double timeout_seconds);
+// The deadline of a request (--timeout from when it was whole).
+Clock::time_point request_deadline(const RequestContext& context, double timeout_seconds);
 
 // A request's cost counts each sentence's new tokens as its max new tokens but at most this
 // many, unless min_new_tokens / min_length force more (Limits::max_request_cost).
@@ -63,6 +64,8 @@ class Service {
   void set_draining() { draining_ = true; }
   void shutdown() { batcher_.shutdown(); }
   Metrics& metrics() { return metrics_; }
+  // The context of each request being answered, by its httplib::Request.
+  RequestContexts& contexts() { return contexts_; }
   void install(httplib::Server& http);
 
  private:
@@ -80,8 +83,11 @@ class Service {
                                          const std::string& missing, bool empty_is_missing) const;
   // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost.
   void check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const;
+  // The sentences of one request (`context`) through the batcher, by `deadline`; 499 when its
+  // client has gone, 504 past the deadline.
   std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,
-                                           const std::vector<std::string>& sentences, Clock::time_point deadline);
+                                           const std::vector<std::string>& sentences, const RequestContext& context,
+                                           Clock::time_point deadline);
 
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
@@ -91,6 +97,7 @@ class Service {
   std::atomic<bool> ready_{false}, draining_{false};
   std::unique_ptr<ModelSet> models_;
   Metrics metrics_;
+  RequestContexts contexts_;
   Batcher batcher_;
 };
 

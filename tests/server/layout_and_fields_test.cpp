@@ -1,6 +1,8 @@
 // src/server/ pieces without a model: HTML (ordo::HtmlDocument, shared with the CLI) and line layouts, request fields, Prometheus text.
 // ctest-label: unit
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <functional>
@@ -11,6 +13,7 @@
 
 #include "ordo/document.h"
 #include "server/metrics.h"
+#include "server/request_context.h"
 #include "server/request_fields.h"
 
 namespace {
@@ -270,6 +273,34 @@ TEST(Metrics, PrometheusTextFormat) {
     previous = v;
   }
   EXPECT_STREQ(ordo::server::Metrics::content_type(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// A request's context (request_context.h) is found by its httplib::Request while its Scope
+// lasts, and not after; whether its client has gone is asked of the real socket.
+TEST(RequestContexts, FoundByTheRequestWhileRegisteredAndClientGoneAsksTheSocket) {
+  using ordo::server::RequestContext;
+  using ordo::server::RequestContexts;
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  RequestContext context;
+  context.received = std::chrono::steady_clock::now() - std::chrono::seconds(5);
+  context.client_fd = fds[0];
+  RequestContexts contexts;
+  httplib::Request req, other;
+  {
+    RequestContexts::Scope scope(contexts);
+    scope.add(&req, &context);
+    EXPECT_EQ(contexts.of(req).client_fd, fds[0]);
+    EXPECT_EQ(contexts.of(req).received, context.received);
+    EXPECT_EQ(contexts.of(other).client_fd, -1);  // another request: none, received now
+    EXPECT_GT(contexts.of(other).received, context.received + std::chrono::seconds(4));
+    EXPECT_FALSE(contexts.of(req).client_gone());
+    ::close(fds[1]);  // the client hangs up
+    EXPECT_TRUE(contexts.of(req).client_gone());
+  }
+  EXPECT_EQ(contexts.of(req).client_fd, -1);  // the scope ended
+  EXPECT_FALSE(contexts.of(req).client_gone());
+  ::close(fds[0]);
 }
 
 }  // namespace
