@@ -254,5 +254,79 @@ TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
   EXPECT_NE(config_error(marian).find("'vocab_size'"), std::string::npos);
 }
 
+// T5: its own names for the sizes (num_layers, num_heads, d_ff, d_kv), feed_forward_proj,
+// relative position buckets, T5Config's defaults for what a config.json leaves out, and errors
+// naming T5's fields.
+TEST(ModelConfig, ReadsT5FieldNamesAndDefaults) {
+  const ModelConfig v11 = load_model_config(ordo::testing::fixture_dir("t5") + "/config.json");
+  EXPECT_EQ(v11.encoder_layers, 2);
+  EXPECT_EQ(v11.decoder_layers, 2);
+  EXPECT_EQ(v11.encoder_attention_heads, 4);
+  EXPECT_EQ(v11.encoder_ffn_dim, 64);
+  EXPECT_EQ(v11.head_dim, 6);  // 4 x 6 = 24, d_model 32
+  EXPECT_TRUE(v11.gated_activation);
+  EXPECT_EQ(v11.activation_function, "gelu_new");
+  EXPECT_FALSE(v11.tie_word_embeddings);
+  EXPECT_EQ(v11.relative_attention_num_buckets, 32);
+  EXPECT_EQ(v11.relative_attention_max_distance, 128);
+  EXPECT_DOUBLE_EQ(v11.layer_norm_epsilon, 1e-6);
+  const ModelConfig v1 = load_model_config(ordo::testing::fixture_dir("t5_v1") + "/config.json");
+  EXPECT_FALSE(v1.gated_activation);
+  EXPECT_EQ(v1.activation_function, "relu");
+  EXPECT_TRUE(v1.tie_word_embeddings);
+
+  // A config.json with little but the type: T5Config's defaults (t5-base-like), decoder layers
+  // = num_layers, decoding from pad 0.
+  TempDir dir;
+  const ModelConfig d = load_model_config(dir.write("config.json", R"({"model_type": "t5", "num_layers": 3})"));
+  EXPECT_EQ(d.d_model, 512);
+  EXPECT_EQ(d.decoder_layers, 3);
+  EXPECT_EQ(d.encoder_attention_heads, 8);
+  EXPECT_EQ(d.head_dim, 64);
+  EXPECT_EQ(d.encoder_ffn_dim, 2048);
+  EXPECT_EQ(d.vocab_size, 32128);
+  EXPECT_EQ(d.max_position_embeddings, 512);  // n_positions
+  EXPECT_EQ(d.activation_function, "relu");
+  EXPECT_FALSE(d.gated_activation);
+  EXPECT_EQ(d.pad_token_id, 0);
+  EXPECT_EQ(d.eos_token_id, 1);
+  EXPECT_EQ(d.decoder_start_token_id, 0);
+  EXPECT_EQ(config_key(d, "encoder_layers"), "num_layers");
+  EXPECT_EQ(config_key(d, "decoder_ffn_dim"), "d_ff");
+  // feed_forward_proj "gated-silu": gated, silu; mT5's defaults are gated-gelu, untied.
+  const ModelConfig silu = load_model_config(dir.write("config.json", R"({"model_type": "t5", "feed_forward_proj": "gated-silu"})"));
+  EXPECT_TRUE(silu.gated_activation);
+  EXPECT_EQ(silu.activation_function, "silu");
+  const ModelConfig mt5 = load_model_config(dir.write("config.json", R"({"model_type": "mt5"})"));
+  EXPECT_TRUE(mt5.gated_activation);
+  EXPECT_EQ(mt5.activation_function, "gelu_new");
+  EXPECT_FALSE(mt5.tie_word_embeddings);
+  EXPECT_EQ(mt5.vocab_size, 250112);
+
+  // Errors name config.json's own T5 fields.
+  const nlohmann::json base = fixture_config("t5");
+  const auto error_with = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json bad = base;
+    bad[key] = value;
+    return config_error(bad);
+  };
+  for (const char* proj : {"gated-gelu-new", "relu-gated", "gated-", ""}) {
+    nlohmann::json bad = base;
+    bad["feed_forward_proj"] = proj;
+    bad.erase("dense_act_fn");
+    bad.erase("is_gated_act");
+    const std::string message = config_error(bad);
+    EXPECT_NE(message.find("'feed_forward_proj'"), std::string::npos) << proj << ": " << message;
+  }
+  EXPECT_NE(error_with("d_kv", 0).find("'d_kv'"), std::string::npos);
+  EXPECT_NE(error_with("num_heads", -1).find("'num_heads'"), std::string::npos);
+  EXPECT_NE(error_with("num_decoder_layers", 0).find("'num_decoder_layers'"), std::string::npos);
+  EXPECT_NE(error_with("relative_attention_num_buckets", 2).find("'relative_attention_num_buckets'"), std::string::npos);
+  // max_distance must exceed num_buckets / 2 (the buckets' logarithm divides by ln(max_distance / max_exact)).
+  EXPECT_NE(error_with("relative_attention_max_distance", 16).find("'relative_attention_max_distance'"), std::string::npos);
+  EXPECT_NE(error_with("layer_norm_epsilon", 0).find("'layer_norm_epsilon'"), std::string::npos);
+  EXPECT_NE(error_with("d_ff", "wide").find("'d_ff'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ordo::io

@@ -54,12 +54,13 @@ TEST_F(ModelFolder, UnsupportedArchitectureListsSupportedTypes) {
   std::ifstream in(path("config.json"));
   std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string from = "\"model_type\": \"marian\"";
-  config.replace(config.find(from), from.size(), "\"model_type\": \"t5\"");
+  config.replace(config.find(from), from.size(), "\"model_type\": \"gpt2\"");
   const std::string arch = "\"MarianMTModel\"";
-  config.replace(config.find(arch), arch.size(), "\"T5ForConditionalGeneration\"");
+  config.replace(config.find(arch), arch.size(), "\"GPT2LMHeadModel\"");
   write("config.json", config);
   const std::string error = load_error();
-  EXPECT_NE(error.find("t5"), std::string::npos) << error;
+  EXPECT_NE(error.find("gpt2"), std::string::npos) << error;
+  EXPECT_NE(error.find("t5"), std::string::npos) << error;  // in the supported list
   EXPECT_NE(error.find("marian"), std::string::npos) << error;
   EXPECT_NE(error.find("config.json"), std::string::npos) << error;
 }
@@ -213,6 +214,57 @@ TEST_F(ModelFolder, AnUnreadableFolderSaysWhy) {
   if (error.empty()) GTEST_SKIP() << "root without setpriv: no other user to try the locked folder as";
   EXPECT_NE(error.find(locked + "/config.json"), std::string::npos) << error;
   EXPECT_NE(error.find(std::strerror(EACCES)), std::string::npos) << error;
+}
+
+// T5 folders: errors name T5's own tensor names and config.json fields.
+class T5Folder : public ::testing::Test {
+ protected:
+  testing::ScratchModel scratch_{"t5", ::testing::UnitTest::GetInstance()->current_test_info()->name()};
+};
+
+TEST_F(T5Folder, AnUnknownActivationNamesConfigJsonAndTheField) {
+  nlohmann::json config = scratch_.read_json("config.json");
+  config["feed_forward_proj"] = "gated-swoosh";
+  config.erase("dense_act_fn");
+  config.erase("is_gated_act");
+  scratch_.write("config.json", config.dump(1));
+  const std::string error = scratch_.load_error();
+  EXPECT_NE(error.find(scratch_.path("config.json")), std::string::npos) << error;
+  EXPECT_NE(error.find("'feed_forward_proj'"), std::string::npos) << error;
+  EXPECT_NE(error.find("swoosh"), std::string::npos) << error;
+}
+
+TEST_F(T5Folder, MissingTensorsAreNamedAsT5NamesThem) {
+  for (const char* name : {"decoder.block.1.layer.2.DenseReluDense.wi_1.weight",
+                           "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+                           "decoder.final_layer_norm.weight", "lm_head.weight"}) {
+    testing::ScratchModel scratch("t5", std::string("missing_") + std::to_string(std::hash<std::string>()(name)));
+    scratch.rewrite_weights([&](std::vector<io::TensorData>& tensors) {
+      tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [&](const io::TensorData& t) { return t.name == name; }),
+                    tensors.end());
+    });
+    const std::string error = scratch.load_error();
+    EXPECT_NE(error.find(name), std::string::npos) << error;
+    EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+  }
+}
+
+TEST_F(T5Folder, ATableOfTheWrongSizeNamesTheBucketField) {
+  nlohmann::json config = scratch_.read_json("config.json");
+  config["relative_attention_num_buckets"] = 16;
+  scratch_.write("config.json", config.dump(1));
+  const std::string error = scratch_.load_error();
+  EXPECT_NE(error.find("'relative_attention_num_buckets'"), std::string::npos) << error;
+  EXPECT_NE(error.find("relative_attention_bias.weight"), std::string::npos) << error;
+}
+
+TEST_F(T5Folder, ExtraBlocksAreNamedWithNumLayers) {
+  nlohmann::json config = scratch_.read_json("config.json");
+  config["num_layers"] = 1;
+  scratch_.write("config.json", config.dump(1));
+  const std::string error = scratch_.load_error();
+  EXPECT_NE(error.find("encoder.block.1.*"), std::string::npos) << error;
+  EXPECT_NE(error.find("num_layers=1"), std::string::npos) << error;
 }
 
 }  // namespace
