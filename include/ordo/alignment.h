@@ -3,7 +3,7 @@
 // word) comes from. Subtitle, markup and terminology tools are built on them.
 //
 // Indices count the pieces of the text only: source index i is result.source_tokens at
-// result.source_text_positions[i] (a language code and the final </s> are left out), target
+// result.source_text_positions[i] (a language code, BART's <s> and the final </s> are left out), target
 // index j is hyp.tokens[j] (the final </s> and a forced language code are left out). The
 // weights are the alignment layer's head mean (Attention::averaged).
 #pragma once

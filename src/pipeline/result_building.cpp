@@ -45,11 +45,12 @@ TranslationResult to_result(const text::Tokenizer& tokenizer, const std::vector<
   }
   if (!result.hypotheses.empty() && !result.hypotheses[0].attention.empty()) {
     result.source_ids = source;
+    // Special: the ids the tokenizer puts around the text (the final </s>, a source-language
+    // code before the text or after </s>, BART's <s>).
+    const text::Tokenizer::Framing framing = tokenizer.framing();
     for (size_t p = 0; p < source.size(); ++p) {
       result.source_tokens.push_back(tokenizer.source_piece(source[p]));
-      // Special: the final </s>, and a leading source-language code (M2M100, NLLB).
-      const bool special = p + 1 == source.size() ||
-                           (p == 0 && tokenizer.language_id(result.source_tokens.back()).has_value());
+      const bool special = p < static_cast<size_t>(framing.before) || p + framing.after >= source.size();
       if (!special) result.source_text_positions.push_back(static_cast<int64_t>(p));
     }
   }

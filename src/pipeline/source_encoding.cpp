@@ -41,16 +41,19 @@ std::vector<int64_t> encode_source(const text::Tokenizer& tokenizer, const std::
 }
 
 std::vector<int64_t> truncate_sources(std::vector<std::vector<int64_t>>& sources,
-                                      const std::vector<int64_t>& dropped_before, int64_t max_positions) {
+                                      const std::vector<int64_t>& dropped_before, int64_t max_positions,
+                                      size_t keep_last) {
   const size_t limit = static_cast<size_t>(max_positions);
+  keep_last = std::min(keep_last, limit);
   std::vector<int64_t> truncated(sources.size(), 0);
   for (size_t i = 0; i < sources.size(); ++i) {
     if (i < dropped_before.size()) truncated[i] = dropped_before[i];
-    if (sources[i].size() <= limit) continue;
-    truncated[i] += static_cast<int64_t>(sources[i].size() - limit);
-    const int64_t last = sources[i].back();
-    sources[i].resize(limit);
-    sources[i].back() = last;
+    std::vector<int64_t>& ids = sources[i];
+    if (ids.size() <= limit) continue;
+    truncated[i] += static_cast<int64_t>(ids.size() - limit);
+    std::copy(ids.end() - static_cast<std::ptrdiff_t>(keep_last), ids.end(),
+              ids.begin() + static_cast<std::ptrdiff_t>(limit - keep_last));
+    ids.resize(limit);
   }
   return truncated;
 }

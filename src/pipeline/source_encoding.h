@@ -21,10 +21,12 @@ namespace ordo::pipeline {
 std::vector<int64_t> encode_source(const text::Tokenizer& tokenizer, const std::string& text,
                                    const std::optional<std::string>& lang, int64_t max_positions, int64_t& dropped);
 
-// Cuts every source longer than `max_positions` (keeping its final </s>), as Hugging Face's
-// tokenizer does with truncation=True; returns, per source, the tokens dropped in all
-// (`dropped_before[i]`, from encode_source, included).
+// Cuts every source longer than `max_positions` (keeping its last `keep_last` ids: the final
+// </s>, and mbart-large-cc25's source code after it), as Hugging Face's tokenizer does with
+// truncation=True; returns, per source, the tokens dropped in all (`dropped_before[i]`, from
+// encode_source, included).
 std::vector<int64_t> truncate_sources(std::vector<std::vector<int64_t>>& sources,
-                                      const std::vector<int64_t>& dropped_before, int64_t max_positions);
+                                      const std::vector<int64_t>& dropped_before, int64_t max_positions,
+                                      size_t keep_last = 1);
 
 }  // namespace ordo::pipeline

@@ -187,8 +187,8 @@ struct Translator::Impl {
     // comes first, so that it cannot override ours inside the call.
     at::internal::lazy_init_num_threads();
     const nn::ThreadCountScope call_threads(threads);
-    const std::vector<int64_t> truncated =
-        pipeline::truncate_sources(sources, dropped, model->config().max_position_embeddings);
+    const std::vector<int64_t> truncated = pipeline::truncate_sources(
+        sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
     search::GenerationSettings settings = settings_for(options);
     settings.return_attention = options.return_attention;
     for (size_t i = 0; i < sources.size(); ++i)

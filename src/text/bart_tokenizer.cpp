@@ -162,6 +162,7 @@ class BartTokenizer : public Tokenizer {
       if (!vocab_.piece(id).empty() && vocab_.piece(id) != mask_) limit = id + 1;
     return {limit, vocab_.path()};
   }
+  Framing framing() const override { return {1, 1}; }  // <s> pieces </s>
   std::string source_piece(int64_t id) const override { return vocab_.piece(id); }
   std::string target_piece(int64_t id) const override { return vocab_.piece(id); }
 

@@ -28,6 +28,10 @@ class SpmTokenizer : public Tokenizer {
   std::string source_piece(int64_t id) const override { return id_to_piece(id); }
   std::string target_piece(int64_t id) const override { return id_to_piece(id); }
   std::vector<std::string> languages() const override;
+  Framing framing() const override {
+    if (language_ids_.empty()) return {};
+    return language_after_eos_ ? Framing{0, 2} : Framing{1, 1};
+  }
 
  protected:
   SpmTokenizer(const std::string& dir, const std::string& spm_file, const std::string& why);

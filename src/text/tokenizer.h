@@ -43,6 +43,16 @@ class Tokenizer {
     std::string source;
   };
   virtual IdRange source_id_range() const = 0;
+
+  // How many special ids encode() puts before and after the text's pieces: {0, 1} for
+  // "pieces </s>", {1, 1} for "[code] pieces </s>" (M2M100, NLLB, mBART-50) and BART's
+  // "<s> pieces </s>", {0, 2} for mbart-large-cc25's "pieces </s> [code]". Truncation keeps
+  // them; alignments leave them out.
+  struct Framing {
+    int before = 0;
+    int after = 1;
+  };
+  virtual Framing framing() const { return {}; }
   virtual std::vector<std::string> languages() const { return {}; }
 
   // "de, en, fr, ..." (the first `limit` known codes), for error messages.

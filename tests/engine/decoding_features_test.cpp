@@ -206,5 +206,45 @@ TEST(Truncation, LongInputIsCutToTheModelsPositionsAndReported) {
   EXPECT_EQ(translator.translate({"apple"}, greedy(5))[0].truncated_tokens, 0);
 }
 
+// The ids a tokenizer puts around the text survive truncation and are no text positions:
+// mbart-large-cc25's "pieces </s> en_XX" keeps both after the cut (HF truncates the pieces
+// before adding them), mBART-50 keeps its leading code, BART its <s>.
+TEST(Truncation, TheTokenizersFramingIsKeptAndLeftOutOfTextPositions) {
+  std::string text;
+  for (int i = 0; i < 1100; ++i) text += "apple ";
+  DecodeOptions options = greedy(2);
+  options.return_attention = true;
+
+  ordo::testing::TempDir cc25_dir;
+  ordo::testing::copy_dir(fixture_dir("mbart50"), cc25_dir.path());
+  for (const char* file : {"config.json", "tokenizer_config.json"}) {
+    std::ifstream in(cc25_dir.file(file));
+    json config = json::parse(in);
+    config["tokenizer_class"] = "MBartTokenizer";
+    std::ofstream(cc25_dir.file(file)) << config.dump(2);
+  }
+  const Translator mbart50(fixture_dir("mbart50")), cc25(cc25_dir.path()), bart(fixture_dir("bart"));
+  const int64_t en = *mbart50.encode("", "en_XX").begin();
+
+  const auto cut = cc25.translate({text}, options)[0];
+  ASSERT_EQ(cut.source_ids.size(), 1024u);
+  EXPECT_GT(cut.truncated_tokens, 0);
+  EXPECT_EQ(std::vector<int64_t>(cut.source_ids.end() - 2, cut.source_ids.end()), (std::vector<int64_t>{2, en}));
+  ASSERT_EQ(cut.source_text_positions.size(), 1022u);
+  EXPECT_EQ(cut.source_text_positions.front(), 0);
+  EXPECT_EQ(cut.source_text_positions.back(), 1021);
+
+  const auto fifty = mbart50.translate({text}, options)[0];
+  ASSERT_EQ(fifty.source_ids.size(), 1024u);
+  EXPECT_EQ(fifty.source_ids.front(), en);
+  EXPECT_EQ(fifty.source_ids.back(), 2);
+  EXPECT_EQ(fifty.source_text_positions.front(), 1);
+  EXPECT_EQ(fifty.source_text_positions.back(), 1022);
+
+  const auto short_bart = bart.translate({"Where is the train station?"}, options)[0];
+  ASSERT_EQ(short_bart.source_ids.size(), 8u);  // <s> Where Ġis Ġthe Ġtrain Ġstation ? </s>
+  EXPECT_EQ(short_bart.source_text_positions, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+}
+
 }  // namespace
 }  // namespace ordo
