@@ -35,10 +35,12 @@ std::vector<std::string> split_on_special_tokens(const std::string& text, const 
   std::vector<std::string> chunks;
   size_t start = 0, pos = 0;
   while (pos < text.size()) {
-    // The longest special token starting here (HF's trie matches the longest).
+    // The longest special token starting here (HF's trie matches the longest); only those
+    // starting with this byte are compared (an empty token never matches).
     const std::string* found = nullptr;
-    for (const std::string& s : specials.tokens)
-      if (text.compare(pos, s.size(), s) == 0 && (!found || s.size() > found->size())) found = &s;
+    for (auto it = specials.tokens.lower_bound(std::string(1, text[pos]));
+         it != specials.tokens.end() && (*it)[0] == text[pos]; ++it)
+      if (text.compare(pos, it->size(), *it) == 0 && (!found || it->size() > found->size())) found = &*it;
     if (!found) {
       ++pos;
       continue;
