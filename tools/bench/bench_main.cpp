@@ -168,7 +168,9 @@ int main(int argc, char** argv) {
   app.add_flag("--background-load", background_load,
                "Measure with a neighbour: a niced (10) busy loop on the last core, for the whole run");
   bench::RealSizeOptions real;
-  app.add_option("--shape", real.shapes, "Real model sizes instead of the workload: tc-big, nllb-600m, pegasus-large")
+  app.add_option("--shape", real.shapes,
+                 "Real model sizes instead of the workload: tc-big, nllb-600m, pegasus-large, bart-large-cnn, "
+                 "flan-t5-base, mbart-large-50")
       ->delimiter(',');
   app.add_option("--report", real.reports, "With --shape: throughput, memory, startup, latency")->delimiter(',');
   app.add_option("--beams", real.beams, "With --shape: beam sizes (1 = greedy)")->delimiter(',');
@@ -179,6 +181,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 4096));
   app.add_option("--length-penalty", real.length_penalty,
                  "With --shape: beam length penalty in the throughput batch (pegasus-xsum: 0.6)");
+  app.add_option("--no-repeat-ngram", real.no_repeat_ngram,
+                 "With --shape: no n-gram of this size twice, both engines, every report (bart-large-cnn: 3; "
+                 "default 0, whatever the folder's generation_config.json says)")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--latency-sentences", real.latency_sentences, "With --shape: newstest lines for latency");
   app.add_option("--memory-sentences", real.memory_sentences, "With --shape: newstest lines for the memory run");
   app.add_option("--peer-python", real.peer_python,

@@ -242,6 +242,7 @@ int run_real_sizes(const RealSizeOptions& o) {
             options.beam_size = beam;
             options.max_new_tokens = options.min_new_tokens = o.tokens;
             options.length_penalty = o.length_penalty;
+            options.no_repeat_ngram_size = o.no_repeat_ngram;
             BatchOptions batching;  // each call's sentences are one batch
             batching.batch_size = parallel ? (o.sentences + 1) / 2 : o.sentences;
             const Ids halves[2] = {Ids(batch.begin(), batch.begin() + (o.sentences + 1) / 2),
@@ -274,7 +275,8 @@ int run_real_sizes(const RealSizeOptions& o) {
                   peer.command({"throughput", peer_dir, batch_file, "--compute-type", compute, "--intra",
                                 std::to_string(parallel ? 1 : threads), "--inter", std::to_string(parallel ? 2 : 1),
                                 "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
-                                std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty)}),
+                                std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty),
+                                "--no-repeat-ngram", std::to_string(o.no_repeat_ngram)}),
                   ""));
               if (j.is_object()) peer_rate = j["tokens_per_s"].get<double>();
             }
@@ -317,13 +319,15 @@ int run_real_sizes(const RealSizeOptions& o) {
         const auto ordo_cmd = [&](int threads, int beam, bool cached = false) {
           std::vector<std::string> argv{o.ordo_binary, "translate", "-m", dir, "--compute-type", compute, "-t",
                                         std::to_string(threads), "-b", std::to_string(beam), "--max-length", tokens,
-                                        "--min-length", tokens, "--batch-size", "1", "-q"};
+                                        "--min-length", tokens, "--no-repeat-ngram-size",
+                                        std::to_string(o.no_repeat_ngram), "--batch-size", "1", "-q"};
           if (!cached) argv.push_back("--no-weight-cache");
           return argv;
         };
         const auto peer_cmd = [&](const std::string& ids, int threads, int beam) {
           return peer.command({"lines", peer_dir, ids, "--compute-type", compute, "--intra", std::to_string(threads),
-                               "--beam", std::to_string(beam), "--tokens", tokens});
+                               "--beam", std::to_string(beam), "--tokens", tokens, "--no-repeat-ngram",
+                               std::to_string(o.no_repeat_ngram)});
         };
         if (has("memory")) {
           const ProcessRun mine = run_process(ordo_cmd(1, 4), text_file);
@@ -383,6 +387,7 @@ int run_real_sizes(const RealSizeOptions& o) {
               DecodeOptions options;
               options.beam_size = beam;
               options.max_new_tokens = options.min_new_tokens = static_cast<int>(src.size());
+              options.no_repeat_ngram_size = o.no_repeat_ngram;
               const auto t0 = Clock::now();
               translator.translate_ids({src}, options);
               if (i > 0) ms.push_back(1000 * seconds_since(t0));
@@ -391,7 +396,8 @@ int run_real_sizes(const RealSizeOptions& o) {
             if (!peer_dir.empty()) {
               const nlohmann::json j = peer_json(run_process(
                   peer.command({"latency", peer_dir, ids_file, "--compute-type", compute, "--intra",
-                                std::to_string(threads), "--beam", std::to_string(beam)}),
+                                std::to_string(threads), "--beam", std::to_string(beam), "--no-repeat-ngram",
+                                std::to_string(o.no_repeat_ngram)}),
                   ""));
               if (j.is_object()) {
                 p50 = 1000 * j["p50"].get<double>();

@@ -1,5 +1,5 @@
-// ordo-bench --shape: the real model sizes of issue 17 (tc-big, NLLB-600M, Pegasus-large) with
-// random weights, and the same checkpoints in CTranslate2 when --peer-python can import it.
+// ordo-bench --shape: the real model sizes of issues 17 and 13 (tc-big, NLLB-600M, Pegasus-large,
+// BART-large-cnn, Flan-T5-base, mBART-large-50) with random weights, and the same checkpoints in CTranslate2 when --peer-python can import it.
 // Each figure is printed for ordo, the peer and their ratio, measured interleaved in one run.
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace ordo::bench {
 
 struct RealSizeOptions {
-  std::vector<std::string> shapes;         // tc-big, nllb-600m, pegasus-large
+  std::vector<std::string> shapes;         // train::big_shapes(): tc-big, nllb-600m, ..., mbart-large-50
   std::vector<std::string> compute_types;  // float32, bfloat16, int8
   std::vector<std::string> cells;          // 1, 2, 2x1
   std::vector<int> beams = {1, 4};
@@ -20,6 +20,9 @@ struct RealSizeOptions {
   int tokens = 32;             // throughput: generated tokens per sentence (exactly)
   int source_tokens = 30;      // throughput: source ids per sentence (512: Pegasus's documents)
   float length_penalty = 1.0f; // throughput: beam length penalty (pegasus-xsum: 0.6)
+  // Every run, both engines: no n-gram of this size twice (0: off). Set explicitly, so that a
+  // folder's generation_config.json (bart-large-cnn's 3) does not apply to ordo alone.
+  int no_repeat_ngram = 0;
   int latency_sentences = 200; // newstest lines, one at a time
   int memory_sentences = 10;   // newstest lines for the start-up / memory process
   int memory_tokens = 32;      // tokens generated per line in that process

@@ -1,5 +1,5 @@
-// Random-weight Hugging Face folders at the sizes people run (tc-big, NLLB-600M, Pegasus-large),
-// for speed and memory measurements: the layout, config.json and tokenizer files of a small
+// Random-weight Hugging Face folders at the sizes people run (tc-big, NLLB-600M, Pegasus-large,
+// BART-large-cnn, Flan-T5-base, mBART-large-50), for speed and memory measurements: the layout, config.json and tokenizer files of a small
 // fixture of the same family (tests/data/hf/), scaled to the named shape. Weights are written
 // tensor by tensor, so writing a 600 M-parameter model needs its float32 size once, not twice.
 #pragma once
@@ -11,15 +11,19 @@
 namespace ordo::train {
 
 struct BigShape {
-  std::string name;          // "tc-big", "nllb-600m", "pegasus-large"
+  std::string name;          // "tc-big", "nllb-600m", "pegasus-large", "bart-large-cnn", ...
   std::string fixture;       // folder under tests/data/hf/ whose family, config and tokenizer it copies
   int64_t layers = 6;        // encoder layers = decoder layers
   int64_t d_model = 1024, ffn_dim = 4096, heads = 16;
   int64_t vocab_size = 0;    // output vocabulary (rows of the shared embedding)
   int64_t max_positions = 1024;
+  int64_t d_kv = 0;          // T5: width of one attention head (0: d_model / heads)
+  // Generation settings of the real checkpoint written over the fixture's, in config.json and
+  // generation_config.json (bart-large-cnn: min_length 56, max_length 142).
+  std::vector<std::pair<std::string, int64_t>> generation;
 };
 
-// The three shapes of issue 17, and their names for --shape.
+// The shapes of issues 17 and 13, and their names for --shape.
 std::vector<BigShape> big_shapes();
 BigShape big_shape(const std::string& name);  // ordo::Error listing the names when unknown
 
