@@ -173,6 +173,16 @@ TEST(BartTokenizer, SpecialTokensInTheText) {
   EXPECT_EQ(bart->tokenize("a\tb"), (Pieces{"a", "ĉ", "b"}));
 }
 
+// An empty special token ("mask_token": "") matches nothing (it used to stall the split).
+TEST(BartTokenizer, AnEmptySpecialTokenMatchesNothing) {
+  TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("bart"), dir.path());
+  dir.write("tokenizer_config.json", R"({"mask_token": ""})");
+  std::remove(dir.file("special_tokens_map.json").c_str());
+  const auto bart = load_bart_tokenizer(dir.path());
+  EXPECT_EQ(bart->encode("Hello world"), (Ids{0, 31414, 232, 2}));
+}
+
 TEST(BartTokenizer, DecodingKeepsTheLeadingSpaceAndReplacesBrokenCharacters) {
   const auto bart = load("bart");
   EXPECT_EQ(bart->decode({2, 0, 20920, 232, 2}), " Hello world");
