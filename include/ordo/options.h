@@ -81,6 +81,12 @@ struct DecodeOptions {
   std::optional<std::string> target_lang;
   std::optional<int64_t> forced_bos_token_id;  // explicit id; target_lang sets it by name
 
+  // A task of the folder's config.json task_specific_params (T5: "summarization",
+  // "translation_en_to_de"): its prefix goes before each input and its settings lie between
+  // these options and generation_config.json, as in the transformers pipeline of that task.
+  // A task the folder lacks is an error listing its tasks (Translator::tasks()).
+  std::optional<std::string> task;
+
   // Sampling instead of search (HF do_sample): temperature, then top-k, then top-p filtering.
   // The same seed gives the same output.
   std::optional<bool> sample;

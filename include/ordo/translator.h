@@ -47,6 +47,13 @@ class ORDO_API Translator {
   // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).
   std::vector<int64_t> encode(const std::string& sentence) const;
   std::vector<int64_t> encode(const std::string& sentence, const std::string& source_lang) const;
+  // The same as translate() with `options` feeds them: its task's prefix (DecodeOptions::task)
+  // and its source_lang applied.
+  std::vector<int64_t> encode(const std::string& sentence, const DecodeOptions& options) const;
+
+  // The tasks of the folder's config.json task_specific_params that DecodeOptions::task may
+  // name (T5: "summarization", "translation_en_to_de", ...), sorted; empty when it has none.
+  std::vector<std::string> tasks() const;
 
   // The language codes a multilingual model takes as source_lang / target_lang ("de" for
   // M2M100, "deu_Latn" for NLLB); empty for models of one language pair (Marian, Pegasus).

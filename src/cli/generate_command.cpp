@@ -245,7 +245,9 @@ bool print_config(const GenerateArgs& args, const std::string& model_dir, const 
   std::cout << "model: " << model_dir << "\n";
   std::set<std::string> shown;
   for (const ResolvedSetting& s : model.resolved_settings(decode)) {
-    std::cout << s.name << " = " << s.value << "  (" << s.source << ")\n";
+    // A task no flag named is the one `ordo summarize` picks itself (run_generate).
+    const bool picked = s.name == decode_option_spec(&DecodeOptions::task).name && !args.decode.task;
+    std::cout << s.name << " = " << s.value << "  (" << (picked ? "ordo summarize: the folder's own" : s.source) << ")\n";
     shown.insert(s.name);
   }
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
@@ -386,6 +388,11 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   }
   DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
   const Translator model(model_dir, model_options_of(args));
+  // `ordo summarize` on a folder with a summarization task (T5's task_specific_params) runs it
+  // as transformers' summarization pipeline does: its prefix, its settings below the flags.
+  const std::vector<std::string> tasks = model.tasks();
+  if (!translating && !decode.task && std::count(tasks.begin(), tasks.end(), "summarization"))
+    decode.task = "summarization";
   if (print_config(args, model_dir, model, decode, batching, preset_batching)) return 0;
 
   // Bad decoding options fail here, once, before any input is read.

@@ -328,4 +328,25 @@ void check_generation_ids(const GenerationConfig& g, const ModelConfig& model) {
       for (int64_t id : words) check_token_id(f, "bad_words_ids", id, model.decoder_vocab_size);
 }
 
+std::vector<TaskParams> load_task_params(const std::string& path) {
+  const nlohmann::json object = read_json_file(path);
+  std::vector<TaskParams> tasks;
+  if (!object.is_object()) return tasks;
+  const auto it = object.find("task_specific_params");
+  if (it == object.end() || it->is_null()) return tasks;
+  if (!it->is_object()) JsonFields(object, path).fail("task_specific_params", "must be an object of tasks");
+  for (const auto& [name, params] : it->items()) {
+    const std::string field = "task_specific_params." + name;
+    if (!params.is_object()) JsonFields(object, path).fail(field, "must be an object of settings");
+    TaskParams task;
+    task.name = name;
+    task.settings = read_generation_fields(params, path + " " + field);
+    task.settings.source = "config.json " + field;
+    task.settings.path = path + " " + field;
+    task.prefix = JsonFields(params, path + " " + field).optional_string("prefix").value_or("");
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
 }  // namespace ordo::io

@@ -110,4 +110,17 @@ GenerationConfig generation_config_from_model_config(const std::string& config_j
 // against the model's target vocabulary. Throws ordo::Error naming the file and the field.
 void check_generation_ids(const GenerationConfig& generation, const ModelConfig& model);
 
+// One entry of config.json's task_specific_params (T5: "summarization", "translation_en_to_de",
+// ...): the text the transformers pipeline of that task puts before each input, and the
+// generation settings it lays over generation_config.json.
+struct TaskParams {
+  std::string name;    // "summarization"
+  std::string prefix;  // "summarize: "; "" when the entry has none
+  GenerationConfig settings;  // source "config.json task_specific_params.<name>"
+};
+
+// config.json's task_specific_params, sorted by name; empty without it. Throws ordo::Error
+// naming the file and the field (e.g. "task_specific_params.summarization: field 'num_beams'").
+std::vector<TaskParams> load_task_params(const std::string& config_json_path);
+
 }  // namespace ordo::io

@@ -97,6 +97,10 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
         text_option("target_lang", "--target-lang",
                     "Target language of multilingual models (M2M100: de; NLLB: deu_Latn; mBART-50: de_DE)",
                     &DecodeOptions::target_lang),
+        text_option("task", "--task",
+                    "A task of the model's config.json task_specific_params (T5: summarization, translation_en_to_de):\n"
+                    "its prefix before each input, its decoding settings over generation_config.json",
+                    &DecodeOptions::task),
     };
   }();
   return specs;

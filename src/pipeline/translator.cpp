@@ -123,6 +123,7 @@ struct Translator::Impl {
   std::string model_dir;
   std::shared_ptr<models::Seq2SeqModel> model;
   io::GenerationConfig generation_defaults;
+  std::vector<io::TaskParams> tasks;  // config.json task_specific_params
   std::unique_ptr<text::Tokenizer> tokenizer;
   std::string pair_source;  // a one-pair model's source language (tokenizer_config.json), "" if not named
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
@@ -156,12 +157,38 @@ struct Translator::Impl {
                   " translates from '" + pair_source + "' only (tokenizer_config.json source_lang; it is not multilingual)");
   }
 
+  // The folder's task that `options.task` names (config.json task_specific_params); nullptr
+  // without one; an unknown name is an error listing the folder's tasks.
+  const io::TaskParams* task_for(const DecodeOptions& options) const {
+    if (!options.task) return nullptr;
+    std::string known;
+    for (const io::TaskParams& task : tasks) {
+      if (task.name == *options.task) return &task;
+      known += (known.empty() ? "" : ", ") + task.name;
+    }
+    throw Error("invalid decoding option: unknown task '" + *options.task + "' for " + model_dir + " (" +
+                (known.empty() ? "its config.json has no task_specific_params"
+                               : "config.json task_specific_params: " + known) +
+                ")");
+  }
+  // The text the task puts before each input ("summarize: "), "" without a task.
+  std::string prefix_for(const DecodeOptions& options) const {
+    const io::TaskParams* task = task_for(options);
+    return task ? task->prefix : std::string();
+  }
+
   // Every decoding setting for `options`, resolved and checked (see generation_settings.h).
   search::GenerationSettings settings_for(const DecodeOptions& requested,
                                           std::vector<ResolvedSetting>* trace = nullptr) const {
     const DecodeOptions options = with_target_language(requested);
     check_source_language(options);
-    search::GenerationSettings s = search::resolve_settings(model->config(), generation_defaults, options, trace);
+    const io::TaskParams* task = task_for(options);
+    if (trace && task) {
+      trace->push_back({"task", task->name, "option"});
+      trace->push_back({"prefix", "\"" + task->prefix + "\"", task->settings.source});
+    }
+    search::GenerationSettings s =
+        search::resolve_settings(model->config(), generation_defaults, options, trace, task);
     s.beam_never_pad = model->family().beam_search_never_pad;
     // Marian and Pegasus have a fixed table of max_position_embeddings decoder positions, and
     // Hugging Face's generate() fails past it; the target length is capped there (the last
@@ -260,6 +287,8 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   models::FamilySpec family = models::family_for(config);
   impl_->generation_defaults = load_generation_defaults(model_dir);
   io::check_generation_ids(impl_->generation_defaults, config);
+  impl_->tasks = io::load_task_params(config.path);
+  for (const io::TaskParams& task : impl_->tasks) io::check_generation_ids(task.settings, config);
   impl_->tokenizer = load_tokenizer(model_dir, family, config);
   if (impl_->tokenizer->languages().empty()) impl_->pair_source = io::model_source_language(model_dir);
   const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
@@ -293,6 +322,20 @@ std::vector<int64_t> Translator::encode(const std::string& sentence, const std::
   return guarded("tokenizing", [&] { return checked_impl().tokenizer->encode(sentence, source_lang); });
 }
 
+std::vector<int64_t> Translator::encode(const std::string& sentence, const DecodeOptions& options) const {
+  return guarded("tokenizing", [&] {
+    const Impl& impl = checked_impl();
+    const std::string text = impl.prefix_for(options) + sentence;
+    return options.source_lang ? impl.tokenizer->encode(text, *options.source_lang) : impl.tokenizer->encode(text);
+  });
+}
+
+std::vector<std::string> Translator::tasks() const {
+  std::vector<std::string> names;
+  for (const io::TaskParams& task : checked_impl().tasks) names.push_back(task.name);
+  return names;
+}
+
 std::vector<std::string> Translator::languages() const {
   // M2M100 names its language tokens "__de__"; callers pass "de".
   std::vector<std::string> codes = checked_impl().tokenizer->languages();
@@ -311,12 +354,13 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
     std::vector<std::vector<int64_t>> sources;
     std::vector<int64_t> dropped;
     std::vector<size_t> ran;  // index in `sentences` of each source
+    const std::string prefix = impl.prefix_for(options);  // a task's ("summarize: "), as its pipeline adds it
     for (size_t i = 0; i < sentences.size(); ++i) {
       text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
       if (!text::has_text(sentences[i])) continue;
       ran.push_back(i);
       dropped.push_back(0);
-      sources.push_back(pipeline::encode_source(*impl.tokenizer, sentences[i], options.source_lang,
+      sources.push_back(pipeline::encode_source(*impl.tokenizer, prefix + sentences[i], options.source_lang,
                                                 impl.model->config().max_position_embeddings, dropped.back()));
     }
     std::vector<TranslationResult> results = impl.run(std::move(sources), options, batching, dropped);

@@ -26,24 +26,35 @@ std::string to_text(const T& value) {
   return out.str();
 }
 
-// Picks each value from the first layer that sets it: caller > model > preset > default,
-// and records where it came from.
+// Picks each value from the first layer that sets it: caller > task (config.json's
+// task_specific_params, as the transformers pipelines lay them over the generation config) >
+// model > preset > default, and records where it came from.
 class Layers {
  public:
-  Layers(const DecodeOptions& options, const io::GenerationConfig& model, std::string model_file,
-         std::vector<ResolvedSetting>* trace)
-      : o_(options), g_(model), model_file_(std::move(model_file)), trace_(trace) {
+  Layers(const DecodeOptions& options, const io::TaskParams* task, const io::GenerationConfig& model,
+         std::string model_file, std::vector<ResolvedSetting>* trace)
+      : o_(options), task_(task), g_(model), model_file_(std::move(model_file)), trace_(trace) {
     static const DecodeOptions none;
     p_ = options.preset ? options.preset.get() : &none;
   }
 
   template <class T, class O, class G>
-  T pick(const std::string& name, const std::optional<O> DecodeOptions::*option, const std::optional<G>& model,
-         T fallback) const {
+  T pick(const std::string& name, const std::optional<O> DecodeOptions::*option,
+         const std::optional<G> io::GenerationConfig::*field, T fallback) const {
     if (o_.*option) return record(name, static_cast<T>(*(o_.*option)), "option");
-    if (model) return record(name, static_cast<T>(*model), model_file_);
+    if (const std::optional<G>& value = model(field)) return record(name, static_cast<T>(*value), model_source(field));
     if (p_->*option) return record(name, static_cast<T>(*(p_->*option)), "preset");
     return record(name, fallback, "default");
+  }
+
+  // The model's value of `field`: the task's when it sets it, else generation_config.json's.
+  template <class G>
+  const std::optional<G>& model(const std::optional<G> io::GenerationConfig::*field) const {
+    return task_ && task_->settings.*field ? task_->settings.*field : g_.*field;
+  }
+  template <class G>
+  const std::string& model_source(const std::optional<G> io::GenerationConfig::*field) const {
+    return task_ && task_->settings.*field ? task_->settings.source : model_file_;
   }
 
   template <class T>
@@ -54,11 +65,12 @@ class Layers {
 
   const DecodeOptions& option() const { return o_; }
   const DecodeOptions& preset() const { return *p_; }
-  const io::GenerationConfig& model() const { return g_; }
+  const io::TaskParams* task() const { return task_; }
   const std::string& model_file() const { return model_file_; }
 
  private:
   const DecodeOptions& o_;
+  const io::TaskParams* task_;
   const DecodeOptions* p_;
   const io::GenerationConfig& g_;
   std::string model_file_;
@@ -68,18 +80,20 @@ class Layers {
 }  // namespace
 
 GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& g,
-                                    const DecodeOptions& o, std::vector<ResolvedSetting>* trace) {
-  const Layers l(o, g, g.source.empty() ? "generation_config.json" : g.source, trace);
+                                    const DecodeOptions& o, std::vector<ResolvedSetting>* trace,
+                                    const io::TaskParams* task) {
+  const Layers l(o, task, g, g.source.empty() ? "generation_config.json" : g.source, trace);
+  using G = io::GenerationConfig;
   GenerationSettings s;
   s.pad_token_id = g.pad_token_id.value_or(model.pad_token_id);
   s.eos_token_id = g.eos_token_id.value_or(model.eos_token_id);
   s.decoder_start_token_id = g.decoder_start_token_id.value_or(model.decoder_start_token_id);
 
-  s.do_sample = l.pick<bool>("sample", &DecodeOptions::sample, g.do_sample, false);
-  s.num_beams = l.pick<int64_t>("beam_size", &DecodeOptions::beam_size, g.num_beams, 1);
+  s.do_sample = l.pick<bool>("sample", &DecodeOptions::sample, &G::do_sample, false);
+  s.num_beams = l.pick<int64_t>("beam_size", &DecodeOptions::beam_size, &G::num_beams, 1);
   // Sampling asked for by the caller replaces the model's default beam search.
   if (o.sample && *o.sample && !o.beam_size) s.num_beams = l.record<int64_t>("beam_size", 1, "option");
-  s.num_return_sequences = l.pick<int64_t>("n_best", &DecodeOptions::n_best, g.num_return_sequences, 1);
+  s.num_return_sequences = l.pick<int64_t>("n_best", &DecodeOptions::n_best, &G::num_return_sequences, 1);
   // An explicit beam size below the model's default n-best: keep n-best within the beam.
   if (o.beam_size && !o.n_best && s.num_return_sequences > s.num_beams)
     s.num_return_sequences = l.record<int64_t>("n_best", 1, "option");
@@ -88,10 +102,15 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   // either length decides; within it max_new_tokens wins over max_length, as in generate().
   const int64_t prompt = 1;
   const DecodeOptions& p = l.preset();
+  const io::GenerationConfig* t = task ? &task->settings : nullptr;
   if (o.max_new_tokens)
     s.max_length = l.record<int64_t>("max_length", *o.max_new_tokens + prompt, "option");
   else if (o.max_length)
     s.max_length = l.record<int64_t>("max_length", *o.max_length, "option");
+  else if (t && t->max_new_tokens)
+    s.max_length = l.record<int64_t>("max_length", *t->max_new_tokens + prompt, t->source);
+  else if (t && t->max_length)
+    s.max_length = l.record<int64_t>("max_length", *t->max_length, t->source);
   else if (g.max_new_tokens)
     s.max_length = l.record<int64_t>("max_length", *g.max_new_tokens + prompt, l.model_file());
   else if (g.max_length)
@@ -102,19 +121,19 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
     s.max_length = l.record<int64_t>("max_length", *p.max_length, "preset");
   else
     s.max_length = l.record<int64_t>("max_length", 20, "default");
-  s.min_length = l.pick<int64_t>("min_length", &DecodeOptions::min_length, g.min_length, 0);
-  s.min_new_tokens = l.pick<int64_t>("min_new_tokens", &DecodeOptions::min_new_tokens, g.min_new_tokens, 0);
+  s.min_length = l.pick<int64_t>("min_length", &DecodeOptions::min_length, &G::min_length, 0);
+  s.min_new_tokens = l.pick<int64_t>("min_new_tokens", &DecodeOptions::min_new_tokens, &G::min_new_tokens, 0);
 
-  s.length_penalty = l.pick<double>("length_penalty", &DecodeOptions::length_penalty, g.length_penalty, 1.0);
-  s.early_stopping = l.pick<bool>("early_stopping", &DecodeOptions::early_stopping, g.early_stopping, false);
+  s.length_penalty = l.pick<double>("length_penalty", &DecodeOptions::length_penalty, &G::length_penalty, 1.0);
+  s.early_stopping = l.pick<bool>("early_stopping", &DecodeOptions::early_stopping, &G::early_stopping, false);
   s.no_repeat_ngram_size =
-      l.pick<int64_t>("no_repeat_ngram_size", &DecodeOptions::no_repeat_ngram_size, g.no_repeat_ngram_size, 0);
+      l.pick<int64_t>("no_repeat_ngram_size", &DecodeOptions::no_repeat_ngram_size, &G::no_repeat_ngram_size, 0);
   s.repetition_penalty =
-      l.pick<double>("repetition_penalty", &DecodeOptions::repetition_penalty, g.repetition_penalty, 1.0);
+      l.pick<double>("repetition_penalty", &DecodeOptions::repetition_penalty, &G::repetition_penalty, 1.0);
   if (o.bad_words_ids) {
     s.bad_words_ids = *o.bad_words_ids;
-  } else if (g.bad_words_ids) {
-    s.bad_words_ids = *g.bad_words_ids;
+  } else if (l.model(&G::bad_words_ids)) {
+    s.bad_words_ids = *l.model(&G::bad_words_ids);
   } else if (p.bad_words_ids) {
     s.bad_words_ids = *p.bad_words_ids;
   } else {
@@ -123,13 +142,15 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   if (o.forced_bos_token_id)
     s.forced_bos_token_id = o.forced_bos_token_id;
   else
-    s.forced_bos_token_id = g.forced_bos_token_id ? g.forced_bos_token_id : model.forced_bos_token_id;
-  if (s.forced_bos_token_id) l.record("forced_bos_token_id", *s.forced_bos_token_id, o.forced_bos_token_id ? "option" : l.model_file());
-  s.forced_eos_token_id = g.forced_eos_token_id ? g.forced_eos_token_id : model.forced_eos_token_id;
-  s.renormalize_logits = g.renormalize_logits.value_or(false);
-  s.temperature = l.pick<double>("temperature", &DecodeOptions::temperature, g.temperature, 1.0);
-  s.top_k = l.pick<int64_t>("top_k", &DecodeOptions::top_k, g.top_k, 50);
-  s.top_p = l.pick<double>("top_p", &DecodeOptions::top_p, g.top_p, 1.0);
+    s.forced_bos_token_id = l.model(&G::forced_bos_token_id) ? l.model(&G::forced_bos_token_id) : model.forced_bos_token_id;
+  if (s.forced_bos_token_id)
+    l.record("forced_bos_token_id", *s.forced_bos_token_id,
+             o.forced_bos_token_id ? "option" : l.model_source(&G::forced_bos_token_id));
+  s.forced_eos_token_id = l.model(&G::forced_eos_token_id) ? l.model(&G::forced_eos_token_id) : model.forced_eos_token_id;
+  s.renormalize_logits = l.model(&G::renormalize_logits).value_or(false);
+  s.temperature = l.pick<double>("temperature", &DecodeOptions::temperature, &G::temperature, 1.0);
+  s.top_k = l.pick<int64_t>("top_k", &DecodeOptions::top_k, &G::top_k, 50);
+  s.top_p = l.pick<double>("top_p", &DecodeOptions::top_p, &G::top_p, 1.0);
   s.seed = o.seed.value_or(p.seed.value_or(0));
 
   // Sizes beyond these are mistakes that would otherwise surface as a failed allocation or a

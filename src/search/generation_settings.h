@@ -1,6 +1,6 @@
 // Every decoding parameter with its final value, resolved from (highest first) the caller's
-// options, the model's generation_config.json (or config.json), a task preset, and Hugging
-// Face's defaults.
+// options, the task's settings in config.json (task_specific_params), the model's
+// generation_config.json (or config.json), a task preset, and Hugging Face's defaults.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +46,10 @@ struct GenerationSettings {
 };
 
 // Throws ordo::Error for inconsistent values (n_best > beam size, non-positive sizes...).
-// `trace`, when given, receives each user-visible setting with its source.
+// `trace`, when given, receives each user-visible setting with its source. `task`, when given
+// (DecodeOptions::task), lays its settings between the options and `defaults`.
 GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& defaults,
-                                    const DecodeOptions& options, std::vector<ResolvedSetting>* trace = nullptr);
+                                    const DecodeOptions& options, std::vector<ResolvedSetting>* trace = nullptr,
+                                    const io::TaskParams* task = nullptr);
 
 }  // namespace ordo::search

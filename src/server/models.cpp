@@ -108,8 +108,8 @@ ModelSet::ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const De
       if (spec.task != "translate" && spec.task != "summarize")
         throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize");
       m->task = spec.task == "translate" ? Task::kTranslate : Task::kSummarize;
-    } else if (m->model_type == "pegasus" || (!m->multilingual() && !m->source_lang.empty() &&
-                                               m->source_lang == m->target_lang)) {
+    } else if (m->model_type == "pegasus" || m->model_type == "bart" ||
+               (!m->multilingual() && !m->source_lang.empty() && m->source_lang == m->target_lang)) {
       m->task = Task::kSummarize;
     }
     if (m->task == Task::kTranslate && !m->multilingual() && (m->source_lang.empty() || m->target_lang.empty()))

@@ -62,6 +62,11 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     }
   }
   options.preset = model->preset;
+  // A folder with a summarization task (T5's task_specific_params) summarizes with it, as
+  // `ordo summarize` does: its prefix, its settings below the request's.
+  const std::vector<std::string> tasks = model->translator->tasks();
+  if (task == Task::kSummarize && !options.task && std::count(tasks.begin(), tasks.end(), "summarization"))
+    options.task = "summarization";
   try {
     model->translator->resolved_settings(options);  // the option errors of the command line
   } catch (const Error& e) {

@@ -201,8 +201,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
   for (size_t i : ran) {
     const std::string& sentence = sentences[i];
     try {
-      sources.push_back(options.source_lang ? model.translator->encode(sentence, *options.source_lang)
-                                            : model.translator->encode(sentence));
+      sources.push_back(model.translator->encode(sentence, options));  // source_lang, a task's prefix
     } catch (const Error& e) {
       throw ApiError(400, std::string("Invalid request: ") + e.what());
     }

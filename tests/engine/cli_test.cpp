@@ -223,6 +223,66 @@ TEST(CliPositions, ModelLayoutsFormatsAndPictures) {
   EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
 }
 
+// T5 has no position table: `ordo positions -m` shows the relative position bias of block 0,
+// per head against the distance key - query, through the buckets worked out by hand in
+// relative_position_test.cpp (encoder bidirectional -N..N, decoder causal -N..0).
+TEST(CliPositions, T5ShowsTheRelativePositionBiasPerHeadAndDistance) {
+  TempDir dir;
+  for (const char* fixture : {"t5", "t5_v1"}) {
+    const std::unique_ptr<ordo::models::Checkpoint> weights =
+        ordo::models::open_checkpoint(ordo::testing::fixture_dir(fixture));
+    for (const std::string stack : {"encoder", "decoder"}) {
+      const std::string model = "positions -m '" + ordo::testing::fixture_dir(fixture) + "' --length 20 --format json";
+      const CliRun run = ordo(model + (stack == "decoder" ? " --decoder" : ""));
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const json t = json::parse(run.out);
+      EXPECT_EQ(t["kind"], "relative_position_bias");
+      EXPECT_EQ(t["stack"], stack);
+      EXPECT_EQ(t["first"], -20);
+      EXPECT_EQ(t["last"], stack == "encoder" ? 20 : 0);
+      const at::Tensor table = weights->get(stack + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight");
+      ASSERT_EQ(t["heads"].get<int64_t>(), table.size(1));
+      const auto bucket_of = [&](int64_t distance) { return t["buckets"][distance + 20].get<int64_t>(); };
+      if (stack == "encoder") {  // bidirectional: 16 + n after the query, 8 + log buckets from n = 8
+        EXPECT_EQ(bucket_of(0), 0);
+        EXPECT_EQ(bucket_of(-1), 1);
+        EXPECT_EQ(bucket_of(1), 17);
+        EXPECT_EQ(bucket_of(-8), 8);
+        EXPECT_EQ(bucket_of(-12), 9);
+        EXPECT_EQ(bucket_of(-16), 10);
+        EXPECT_EQ(bucket_of(16), 26);
+      } else {  // causal: n exact below 16, then 16 + log buckets
+        EXPECT_EQ(bucket_of(-1), 1);
+        EXPECT_EQ(bucket_of(-15), 15);
+        EXPECT_EQ(bucket_of(-16), 16);
+        EXPECT_EQ(bucket_of(-20), 17);
+      }
+      for (int64_t h = 0; h < table.size(1); ++h)
+        for (int64_t d = -20; d <= t["last"].get<int64_t>(); ++d)
+          ASSERT_EQ(t["values"][h][d + 20].get<float>(), table[bucket_of(d)][h].item<float>())
+              << fixture << " " << stack << " head " << h << " distance " << d;
+    }
+  }
+  // Pictures: a heatmap of heads x distances and a curve per head; --dims picks heads.
+  const std::string t5 = "-m '" + ordo::testing::fixture_dir("t5") + "'";
+  CliRun run = ordo("positions " + t5 + " --format none --heatmap '" + dir.file("h.svg") + "' --curves '" +
+                    dir.file("c.png") + "' --dims 0,3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(read_file(dir.file("h.svg")).substr(0, 5), "<?xml");
+  EXPECT_EQ(read_file(dir.file("c.png")).substr(1, 3), "PNG");
+  run = ordo("positions " + t5 + " --format csv --length 2 --decoder");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.substr(0, run.out.find('\n')), "distance,bucket,head0,head1,head2,head3");
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 4);  // header + distances -2, -1, 0
+  run = ordo("positions " + t5 + " --dims 4 --format none");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("head 4"), std::string::npos) << run.err;
+  run = ordo("positions " + t5 + " --dim 8");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("--dim"), std::string::npos) << run.err;
+}
+
 TEST(CliPositions, LearnedTablesOfBartAndMBartAreTheCheckpointsRows) {
   TempDir dir;
   for (const char* fixture : {"bart", "mbart50"}) {
@@ -261,6 +321,57 @@ TEST(CliPositions, LearnedTablesOfBartAndMBartAreTheCheckpointsRows) {
   run = ordo("positions --length 3 --dim 4 --decoder");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--decoder"), std::string::npos) << run.err;
+}
+
+TEST(CliTasks, SummarizeRunsTheFoldersSummarizationTaskAndTranslateTakesTask) {
+  // The bart fixture with T5-style task_specific_params in its config.json.
+  TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("bart"), dir.path());
+  json config = json::parse(std::ifstream(dir.file("config.json")));
+  config["task_specific_params"] = {
+      {"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"length_penalty", 1.5}, {"max_length", 12}}},
+      {"translation_en_to_de", {{"prefix", "translate English to German: "}, {"num_beams", 3}}}};
+  dir.write("config.json", config.dump(2));
+  const std::string tasks = "-m '" + dir.path() + "'";
+  const std::string plain = "-m '" + ordo::testing::fixture_dir("bart") + "'";
+
+  // --print-config says where the task, its prefix and each setting come from.
+  CliRun run = ordo("summarize " + tasks + " --print-config");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string from_task = "  (config.json task_specific_params.summarization)";
+  for (const std::string& line : std::vector<std::string>{"task = summarization  (ordo summarize: the folder's own)",
+                                 "prefix = \"summarize: \"" + from_task, "beam_size = 2" + from_task,
+                                 "length_penalty = 1.5" + from_task, "max_length = 12" + from_task,
+                                 "no_repeat_ngram_size = 3  (generation_config.json)"})
+    EXPECT_NE(run.out.find(line + "\n"), std::string::npos) << line << "\n" << run.out;
+  run = ordo("summarize " + tasks + " --beam-size 1 --task summarization --print-config");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("task = summarization  (option)\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("beam_size = 1  (option)\n"), std::string::npos) << run.out;
+  run = ordo("translate " + tasks + " --task translation_en_to_de --print-config");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("prefix = \"translate English to German: \"  (config.json task_specific_params.translation_en_to_de)"),
+            std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("summarization"), std::string::npos) << "translate picks no task itself\n" << run.out;
+
+  // The summary is the one of the prefixed text under the task's settings.
+  const std::string text = "The tower is 324 metres tall, about the same height as an 81-storey building.\n";
+  run = ordo("summarize " + tasks + " -q", text);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const CliRun by_hand =
+      ordo("summarize " + plain + " -q --beam-size 2 --length-penalty 1.5 --max-length 11", "summarize: " + text);
+  ASSERT_EQ(by_hand.exit_code, 0) << by_hand.err;
+  EXPECT_EQ(run.out, by_hand.out);
+  EXPECT_NE(run.out, ordo("summarize " + plain + " -q --beam-size 2 --length-penalty 1.5 --max-length 11", text).out);
+
+  // A task the folder lacks: one line listing the ones it has; a folder without tasks says so.
+  run = ordo("translate " + tasks + " --task translation_en_to_fr", text);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("unknown task 'translation_en_to_fr'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("summarization, translation_en_to_de"), std::string::npos) << run.err;
+  run = ordo("summarize " + plain + " --task summarization", text);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("no task_specific_params"), std::string::npos) << run.err;
 }
 
 TEST(CliDocuments, SplitSentencesParagraphsAndDocument) {

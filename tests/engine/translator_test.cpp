@@ -1,6 +1,8 @@
 // The public ordo::Translator: text in/text out against the golden texts, options errors,
 // invalid input, and concurrent calls on one instance.
 // ctest-label: integration
+#include <fstream>
+#include <functional>
 #include <future>
 #include <set>
 #include <thread>
@@ -9,6 +11,7 @@
 
 #include "ordo/ordo.h"
 #include "support/fixtures.h"
+#include "support/temp_dir.h"
 
 namespace ordo {
 namespace {
@@ -202,6 +205,130 @@ TEST(Translator, NoRepeatNgramNeverRepeats) {
     for (int64_t id : ids) {
       EXPECT_TRUE(seen.insert({previous, id}).second) << "bigram repeated";
       previous = id;
+    }
+  }
+}
+
+// A copy of the bart fixture whose config.json carries T5-style task_specific_params.
+void write_with_tasks(const testing::TempDir& dir, const json& tasks) {
+  testing::copy_dir(fixture_dir("bart"), dir.path());
+  json config = json::parse(std::ifstream(dir.file("config.json")));
+  config["task_specific_params"] = tasks;
+  dir.write("config.json", config.dump(2));
+}
+
+std::string setting(const std::vector<ResolvedSetting>& settings, const std::string& name) {
+  for (const ResolvedSetting& s : settings)
+    if (s.name == name) return s.value + " (" + s.source + ")";
+  return "unset";
+}
+
+TEST(Translator, TaskPrefixAndSettingsComeFromTaskSpecificParams) {
+  testing::TempDir dir;
+  write_with_tasks(dir, {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"length_penalty", 1.5},
+                                            {"max_length", 12}, {"min_length", 3}}},
+                         {"translation_en_to_de", {{"prefix", "translate English to German: "}, {"num_beams", 3}}}});
+  const Translator translator(dir.path());
+  EXPECT_EQ(translator.tasks(), (std::vector<std::string>{"summarization", "translation_en_to_de"}));
+
+  // Without a task: generation_config.json (bart's: 4 beams, length penalty 2, no-repeat 3).
+  std::vector<ResolvedSetting> settings = translator.resolved_settings();
+  EXPECT_EQ(setting(settings, "beam_size"), "4 (generation_config.json)");
+  EXPECT_EQ(setting(settings, "task"), "unset");
+  // With one: its settings over generation_config.json, the caller's over both, as in the
+  // transformers pipelines; what the task leaves out stays the model's.
+  DecodeOptions summarize;
+  summarize.task = "summarization";
+  settings = translator.resolved_settings(summarize);
+  const std::string from_task = " (config.json task_specific_params.summarization)";
+  EXPECT_EQ(setting(settings, "task"), "summarization (option)");
+  EXPECT_EQ(setting(settings, "prefix"), "\"summarize: \"" + from_task);
+  EXPECT_EQ(setting(settings, "beam_size"), "2" + from_task);
+  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + from_task);
+  EXPECT_EQ(setting(settings, "max_length"), "12" + from_task);
+  EXPECT_EQ(setting(settings, "min_length"), "3" + from_task);
+  EXPECT_EQ(setting(settings, "no_repeat_ngram_size"), "3 (generation_config.json)");
+  DecodeOptions flags = summarize;
+  flags.beam_size = 1;
+  flags.max_new_tokens = 5;
+  settings = translator.resolved_settings(flags);
+  EXPECT_EQ(setting(settings, "beam_size"), "1 (option)");
+  EXPECT_EQ(setting(settings, "max_length"), "6 (option)");
+  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + from_task);
+
+  // The prefix goes before each input, in translate() and in encode(..., options).
+  const std::string text = "The tower is 324 metres tall.";
+  EXPECT_EQ(translator.encode(text, summarize), translator.encode("summarize: " + text));
+  EXPECT_NE(translator.encode(text, summarize), translator.encode(text));
+  const TranslationResult prefixed = translator.translate({text}, summarize).at(0);
+  const TranslationResult by_ids = translator.translate_ids({translator.encode("summarize: " + text)}, summarize).at(0);
+  EXPECT_EQ(prefixed.hypotheses.at(0).ids, by_ids.hypotheses.at(0).ids);
+  EXPECT_EQ(prefixed.hypotheses.size(), 1u);
+  EXPECT_LE(prefixed.hypotheses[0].ids.size(), 11u);  // the task's max_length 12, start token included
+
+  // A task the folder lacks: an error listing the ones it has.
+  DecodeOptions unknown;
+  unknown.task = "translation_en_to_fr";
+  for (const auto& call : std::vector<std::function<void()>>{[&] { translator.translate({text}, unknown); },
+                                                             [&] { translator.resolved_settings(unknown); },
+                                                             [&] { translator.encode(text, unknown); }}) {
+    try {
+      call();
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown task 'translation_en_to_fr'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("summarization, translation_en_to_de"), std::string::npos) << e.what();
+    }
+  }
+  // A folder without task_specific_params has no tasks.
+  const Translator plain(fixture_dir("bart"));
+  EXPECT_TRUE(plain.tasks().empty());
+  try {
+    plain.resolved_settings(summarize);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no task_specific_params"), std::string::npos) << e.what();
+  }
+}
+
+// t5-small's own layout: its golden sentences were given to transformers with the
+// translation_en_to_de prefix; the task puts it there.
+TEST(Translator, T5TranslationTaskPutsItsPrefixAsThePipelineDoes) {
+  const json golden = load_golden("t5_v1");
+  const std::string prefix = golden["meta"]["source_prefix"];
+  ASSERT_EQ(prefix, "translate English to German: ");
+  const Translator translator(fixture_dir("t5_v1"));
+  DecodeOptions options = greedy20();
+  options.task = "translation_en_to_de";
+  const auto sentences = golden["sentences"].get<std::vector<std::string>>();
+  std::vector<std::string> texts;
+  for (const std::string& sentence : sentences) {
+    ASSERT_EQ(sentence.compare(0, prefix.size(), prefix), 0) << sentence;
+    texts.push_back(sentence.substr(prefix.size()));
+  }
+  const auto results = translator.translate(texts, options);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(translator.encode(texts[i], options), golden["tokenization"][i]["input_ids"].get<std::vector<int64_t>>())
+        << "sentence " << i;
+    if (!has_text(texts[i])) continue;  // the prefix alone: a blank input is not run
+    EXPECT_EQ(results[i].hypotheses.at(0).text, golden["generation"]["greedy"]["per_sentence"][i]["texts"][0])
+        << "sentence " << i;
+  }
+}
+
+TEST(Translator, BadTaskSpecificParamsNameConfigJsonAndTheField) {
+  for (const json& tasks : {json{{"summarization", {{"num_beams", "four"}}}}, json{{"summarization", 3}},
+                            json{{"summarization", {{"prefix", 7}}}}, json{{"summarization", {{"forced_bos_token_id", 99999999}}}},
+                            json::array()}) {
+    testing::TempDir dir;
+    write_with_tasks(dir, tasks);
+    try {
+      const Translator translator(dir.path());
+      FAIL() << "expected an error for " << tasks.dump();
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("config.json"), std::string::npos) << message;
+      EXPECT_NE(message.find("task_specific_params"), std::string::npos) << message;
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -346,6 +347,46 @@ TEST_F(Serve, V1SummarizeEqualsOrdoSummarize) {
   expect_same_results(a.body["results"], cli);
   EXPECT_EQ(post(server(), "/v1/summarize", json{{"text", "x"}, {"model", "en-de"}}).body["error"],
             "Invalid request: unknown summarize model 'en-de' (served: dialogsum)");
+}
+
+TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
+  // The bart fixture as it is, and a copy whose config.json has a T5-style summarization task.
+  TempDir dir;
+  const std::string bart = ordo::testing::fixture_dir("bart");
+  const std::string tasks = dir.file("bart_tasks");
+  json config = json::parse(std::ifstream(bart + "/config.json"));
+  config["task_specific_params"] = {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"max_length", 10}}}};
+  std::filesystem::create_directories(tasks);
+  ordo::testing::copy_dir(bart, tasks);
+  std::ofstream(tasks + "/config.json") << config.dump(2);
+  ServerProcess server({"--model", bart, "--model", tasks, "--threads", "1"});
+
+  std::map<std::string, json> by_name;
+  const Answer models = get(server, "/v1/models");
+  for (const json& m : models.body["models"]) by_name[m["name"]] = m;
+  EXPECT_EQ(by_name["bart"]["task"], "summarize");  // model_type bart: a summarizer
+  EXPECT_EQ(by_name["bart_tasks"]["task"], "summarize");
+
+  const std::vector<std::string> texts = {"The tower is 324 metres tall, about the same height as an 81-storey building.",
+                                          "It was the first structure to reach a height of 300 metres."};
+  for (const std::string& folder : {bart, tasks}) {
+    const std::string name = folder == bart ? "bart" : "bart_tasks";
+    const std::vector<json> cli = cli_json("summarize -m '" + folder + "'", texts);
+    const Answer a = post(server, "/v1/summarize", json{{"text", texts}, {"model", name}});
+    ASSERT_EQ(a.status, 200) << a.text;
+    expect_same_results(a.body["results"], cli);
+  }
+  // The task's prefix is really applied: the served summary is the plain folder's of the prefixed text.
+  const Answer prefixed = post(server, "/v1/summarize", json{{"text", "summarize: " + texts[0]}, {"model", "bart"},
+                                                             {"beam_size", 2}, {"max_length", 10}});
+  const Answer with_task = post(server, "/v1/summarize", json{{"text", texts[0]}, {"model", "bart_tasks"}});
+  ASSERT_EQ(prefixed.status, 200) << prefixed.text;
+  EXPECT_EQ(with_task.body["results"][0]["text"], prefixed.body["results"][0]["text"]);
+  EXPECT_EQ(with_task.body["results"][0]["score"], prefixed.body["results"][0]["score"]);
+  // A task the folder lacks is the request's mistake.
+  const Answer unknown = post(server, "/v1/summarize", json{{"text", "x"}, {"model", "bart"}, {"task", "summarization"}});
+  EXPECT_EQ(unknown.status, 400) << unknown.text;
+  EXPECT_NE(unknown.body["error"].get<std::string>().find("no task_specific_params"), std::string::npos) << unknown.text;
 }
 
 TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
