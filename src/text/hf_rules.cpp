@@ -123,7 +123,21 @@ std::vector<std::string> tokenizer_list(const std::string& dir, const std::strin
   for (const char* file : {"/tokenizer_config.json", "/special_tokens_map.json"}) {
     const std::string path = dir + file;
     const nlohmann::json json = read_json_object(path);
-    if (auto list = io::JsonFields(json, path).optional_strings(key)) return *list;
+    const io::JsonFields fields(json, path);
+    if (!fields.has(key)) continue;
+    const nlohmann::json& list = json.at(key);
+    if (!list.is_array()) fields.fail(key, "must be a list of tokens");
+    std::vector<std::string> out;
+    for (const nlohmann::json& item : list) {  // a string or an AddedToken object
+      if (item.is_object() && item.contains("content") && item["content"].is_string()) {
+        out.push_back(item["content"].get<std::string>());
+      } else if (item.is_string()) {
+        out.push_back(item.get<std::string>());
+      } else {
+        fields.fail(key, "must be a list of strings or AddedToken objects, found element " + item.dump());
+      }
+    }
+    return out;
   }
   return {};
 }

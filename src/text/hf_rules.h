@@ -43,8 +43,9 @@ std::string clean_up_tokenization(std::string text);
 // tokenizer_config.json's clean_up_tokenization_spaces (HF 4.31 default: true).
 bool clean_up_spaces(const std::string& model_dir);
 
-// A list of strings from tokenizer_config.json, or else special_tokens_map.json (e.g.
-// "additional_special_tokens"); empty when neither has it.
+// A list of tokens from tokenizer_config.json, or else special_tokens_map.json (e.g.
+// "additional_special_tokens"; strings or AddedToken objects, their "content"); empty when
+// neither has it.
 std::vector<std::string> tokenizer_list(const std::string& model_dir, const std::string& key);
 // A string from tokenizer_config.json (e.g. "src_lang"); `fallback` when absent.
 std::string tokenizer_string(const std::string& model_dir, const std::string& key, const std::string& fallback);

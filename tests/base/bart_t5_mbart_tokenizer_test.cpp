@@ -273,6 +273,29 @@ TEST(T5Tokenizer, IdsPastTheSentinelsDecodeAsNegativeSentinels) {
   EXPECT_NE(std::find(pieces.begin(), pieces.end(), "<extra_id_-6>"), pieces.end());
 }
 
+// special_tokens_map.json may list additional_special_tokens as AddedToken objects.
+TEST(T5Tokenizer, AdditionalSpecialTokensAsAddedTokenObjects) {
+  TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("t5"), dir.path());
+  json config = json::parse(std::ifstream(dir.file("tokenizer_config.json")));
+  config.erase("additional_special_tokens");
+  dir.write("tokenizer_config.json", config.dump());
+  json map = json::parse(std::ifstream(dir.file("special_tokens_map.json")));
+  json objects = json::array();
+  for (const json& token : map["additional_special_tokens"])
+    objects.push_back({{"content", token}, {"lstrip", false}, {"normalized", false}, {"rstrip", false}});
+  map["additional_special_tokens"] = objects;
+  dir.write("special_tokens_map.json", map.dump());
+  const auto t5 = load_t5_tokenizer(dir.path());
+  EXPECT_EQ(t5->encode("Hello <extra_id_0>"), load("t5")->encode("Hello <extra_id_0>"));
+  EXPECT_EQ(t5->tokenize("<extra_id_7>"), Pieces{"<extra_id_7>"});
+  map["additional_special_tokens"] = json::array({42});
+  dir.write("special_tokens_map.json", map.dump());
+  const std::string message = error_of([&] { load_t5_tokenizer(dir.path()); });
+  EXPECT_NE(message.find(dir.file("special_tokens_map.json") + ": field 'additional_special_tokens'"), std::string::npos)
+      << message;
+}
+
 TEST(T5Tokenizer, BadFilesAreNamed) {
   {
     TempDir dir;
