@@ -2,7 +2,9 @@
 // section 3.5). They are what a model adds to its token embeddings to know word order; the
 // families differ only in how sines and cosines are laid out and where position 0 starts.
 // BART and mBART learn their table instead: the same lookup, trained values read from the
-// checkpoint. `ordo positions` prints and draws these tables.
+// checkpoint. T5 has no table at all: each self-attention adds a learned number per head that
+// depends only on how far the key is from the query (RelativePositionBiasTable). `ordo
+// positions` prints and draws these tables.
 #pragma once
 
 #include <cstdint>
@@ -54,5 +56,33 @@ ORDO_API PositionTable position_encodings(int64_t length, int64_t dim, PositionL
 // checkpoint. Throws ordo::Error for a length past max_position_embeddings of a learned table.
 ORDO_API PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length = {},
                                                 bool decoder = false);
+
+// T5's relative position bias: what a stack's self-attention adds to the logit of a query and a
+// key, per head, as a function of their distance (key position - query position). Distances
+// share logarithmically wider buckets (num_buckets of them, all beyond max_distance in the
+// last); the encoder's are bidirectional, the decoder's causal (keys after the query are masked,
+// so only distances <= 0 matter there).
+struct RelativePositionBiasTable {
+  std::string stack;  // "encoder" or "decoder"
+  bool bidirectional = true;
+  int64_t heads = 0, num_buckets = 0, max_distance = 0;
+  int64_t first = 0, last = 0;   // the distances shown: first .. last
+  std::vector<int64_t> buckets;  // buckets[k]: the bucket of distance first + k
+  std::vector<double> values;    // values[h * distances() + k]: head h at distance first + k
+  int64_t distances() const { return last - first + 1; }
+  double at(int64_t head, int64_t distance) const {
+    return values[static_cast<size_t>(head * distances() + (distance - first))];
+  }
+};
+
+// Whether the folder's model uses relative position bias (T5) instead of a position table.
+ORDO_API bool model_has_relative_positions(const std::string& model_dir);
+
+// The encoder's (or, with `decoder`, the decoder's) relative position bias of a T5 folder,
+// read from its checkpoint, for distances -reach .. reach (the decoder: -reach .. 0);
+// reach defaults to relative_attention_max_distance. Throws ordo::Error for a model without
+// one, or reach outside 1 .. 2^20.
+ORDO_API RelativePositionBiasTable model_relative_position_bias(const std::string& model_dir,
+                                                               std::optional<int64_t> reach = {}, bool decoder = false);
 
 }  // namespace ordo

@@ -76,6 +76,88 @@ std::string describe(const PositionTable& t) {
   return s;
 }
 
+std::string describe(const RelativePositionBiasTable& t) {
+  return "relative position bias, " + t.stack + ", " + (t.bidirectional ? "bidirectional" : "causal") + ", " +
+         std::to_string(t.num_buckets) + " buckets, max distance " + std::to_string(t.max_distance);
+}
+
+// T5: no table of positions x dimensions but a bias per head and relative distance (key - query),
+// printed one distance per line and drawn as heads x distances (and one curve per head).
+int run_relative(const PositionsArgs& args, const std::string& model_dir) {
+  const RelativePositionBiasTable t = model_relative_position_bias(
+      model_dir, args.length ? std::optional<int64_t>(args.length) : std::nullopt, args.decoder);
+  std::vector<int64_t> heads = args.dims;
+  if (heads.empty())
+    for (int64_t h = 0; h < t.heads; ++h) heads.push_back(h);
+  for (int64_t h : heads)
+    if (h < 0 || h >= t.heads)
+      throw Error("--dims: head " + std::to_string(h) + " is outside 0 .. " + std::to_string(t.heads - 1) +
+                  " (for a relative position bias, --dims picks heads)");
+  if (!args.heatmap.empty()) {
+    plot::HeatmapSpec spec;
+    spec.title = "T5 " + describe(t);
+    spec.x_label = "relative distance (key - query)";
+    spec.y_label = "head";
+    spec.legend_label = "bias";
+    spec.x_first = t.first;
+    double extent = 0;
+    for (double v : t.values) extent = std::max(extent, std::abs(v));
+    spec.low = -std::max(extent, 1e-6);
+    spec.high = std::max(extent, 1e-6);
+    std::vector<float> values(t.values.begin(), t.values.end());
+    plot::draw_heatmap(values, t.heads, t.distances(), spec, args.heatmap);
+  }
+  if (!args.curves.empty()) {
+    std::vector<plot::Series> series;
+    for (int64_t h : heads) {
+      plot::Series s;
+      s.name = "head " + std::to_string(h);
+      for (int64_t d = t.first; d <= t.last; ++d) {
+        s.x.push_back(static_cast<double>(d));
+        s.y.push_back(t.at(h, d));
+      }
+      series.push_back(std::move(s));
+    }
+    plot::draw_line_chart(series, {"T5 " + describe(t), "relative distance (key - query)", "bias"}, args.curves);
+  }
+  if (args.format == "table" || args.format == "csv") {
+    // Rows of cells: the header, then one distance per line; csv joins them with commas, the
+    // table pads each column to its widest cell.
+    std::vector<std::vector<std::string>> rows(1, {"distance", "bucket"});
+    for (int64_t h = 0; h < t.heads; ++h) rows[0].push_back((args.format == "csv" ? "head" : "head ") + std::to_string(h));
+    for (int64_t d = t.first; d <= t.last; ++d) {
+      rows.push_back({std::to_string(d), std::to_string(t.buckets[static_cast<size_t>(d - t.first)])});
+      for (int64_t h = 0; h < t.heads; ++h) rows.back().push_back(number(t.at(h, d)));
+    }
+    std::vector<size_t> width(rows[0].size(), 0);
+    for (const auto& row : rows)
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (const auto& row : rows) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c)
+        line += args.format == "csv" ? (c ? "," : "") + row[c] : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      std::cout << line << '\n';
+    }
+  }
+  if (args.format == "json") {
+    nlohmann::ordered_json out = {{"kind", "relative_position_bias"}, {"stack", t.stack},
+                                  {"bidirectional", t.bidirectional}, {"num_buckets", t.num_buckets},
+                                  {"max_distance", t.max_distance}, {"heads", t.heads},
+                                  {"first", t.first},   {"last", t.last},
+                                  {"buckets", t.buckets}};
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (int64_t h = 0; h < t.heads; ++h) {
+      nlohmann::ordered_json row = nlohmann::ordered_json::array();
+      for (int64_t d = t.first; d <= t.last; ++d) row.push_back(t.at(h, d));
+      rows.push_back(std::move(row));
+    }
+    out["values"] = std::move(rows);
+    std::cout << out.dump() << '\n';
+  }
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
@@ -83,10 +165,12 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
       "positions",
       "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
       "positions x --dim dimensions, or the table a model really uses (--model; for BART and\n"
-      "mBART the learned table read from the checkpoint).\n\n"
+      "mBART the learned table read from the checkpoint; for T5, which has none, the relative\n"
+      "position bias per head against the distance key - query, -N..N for the encoder, -N..0 with\n"
+      "--decoder, N = --length or relative_attention_max_distance).\n\n"
       "  ordo positions --length 100 --dim 4 --base 100\n"
       "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
-  cmd->add_option("--length", args.length, "Positions 0 .. N-1 (with --model: default max_position_embeddings)")
+  cmd->add_option("--length", args.length, "Positions 0 .. N-1 (with --model: default max_position_embeddings; T5: distances -N..N)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   cmd->add_option("--base", args.base, "Wavelength base n of the frequencies n^(-2i/d) (default 10000)")
@@ -98,12 +182,13 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   cmd->add_option("-m,--model", args.model,
                   "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
   cmd->add_flag("--decoder", args.decoder,
-               "With --model of a learned table (BART, mBART): the decoder's table (default: the encoder's)");
+               "With --model of a learned table (BART, mBART) or a relative position bias (T5): the\n"
+               "decoder's (default: the encoder's)");
   cmd->add_option("--format", args.format, "table (default), csv, json, or none")
       ->check(CLI::IsMember({"table", "csv", "json", "none"}));
   cmd->add_option("--heatmap", args.heatmap, "Draw positions x dimensions as a heatmap: FILE.svg or FILE.png");
   cmd->add_option("--curves", args.curves, "Draw value against position for --dims: FILE.svg or FILE.png");
-  cmd->add_option("--dims", args.dims, "Dimensions for --curves (default 0,1,2,3)")->delimiter(',');
+  cmd->add_option("--dims", args.dims, "Dimensions for --curves (default 0,1,2,3; T5: heads, default all)")->delimiter(',');
   return cmd;
 }
 
@@ -113,7 +198,9 @@ int run_positions(const PositionsArgs& args, const CLI::App& command) {
   if (from_model) {
     if (command.count("--dim") || command.count("--layout") || command.count("--base"))
       throw Error("--model takes the layout, dimension and base from the model; drop --dim, --layout and --base");
-    table = model_position_encodings(resolve_model_dir(args.model, ""),
+    const std::string model_dir = resolve_model_dir(args.model, "");
+    if (model_has_relative_positions(model_dir)) return run_relative(args, model_dir);
+    table = model_position_encodings(model_dir,
                                      args.length ? std::optional<int64_t>(args.length) : std::nullopt, args.decoder);
     if (args.decoder && table.layout != PositionLayout::kLearned)
       throw Error("--decoder: the model's position table is computed (" +

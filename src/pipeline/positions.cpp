@@ -8,6 +8,7 @@
 #include "models/checkpoint.h"
 #include "models/family.h"
 #include "nn/positional_encoding.h"
+#include "nn/relative_position.h"
 #include "ordo/error.h"
 
 namespace ordo {
@@ -120,9 +121,56 @@ PositionTable position_encodings(int64_t length, int64_t dim, PositionLayout lay
 
 PositionTable model_position_encodings(const std::string& model_dir, std::optional<int64_t> length, bool decoder) {
   const io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
-  const nn::PositionEncodingSpec spec = models::position_spec(config, models::family_for(config));
+  const models::FamilySpec family = models::family_for(config);
+  if (family.relative_positions)
+    throw Error(config.path + ": a " + family.name +
+                " model has no position table: its attention adds a relative position bias per head "
+                "(model_relative_position_bias)");
+  const nn::PositionEncodingSpec spec = models::position_spec(config, family);
   if (spec.layout == nn::PositionLayout::kLearned) return learned_table(model_dir, config, spec, length, decoder);
   return table(length.value_or(config.max_position_embeddings), config.d_model, spec);
+}
+
+bool model_has_relative_positions(const std::string& model_dir) {
+  return models::family_for(io::load_model_config(model_dir + "/config.json")).relative_positions;
+}
+
+RelativePositionBiasTable model_relative_position_bias(const std::string& model_dir, std::optional<int64_t> reach,
+                                                       bool decoder) {
+  const io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
+  const models::FamilySpec family = models::family_for(config);
+  if (!family.relative_positions)
+    throw Error(config.path + ": a " + family.name + " model has no relative position bias (its positions are a table)");
+  const int64_t shown = reach.value_or(config.relative_attention_max_distance);
+  if (shown < 1 || shown > kMaxLength)
+    throw Error("relative distance reach " + std::to_string(shown) + " is out of range [1, " + std::to_string(kMaxLength) + "]");
+  const std::string stack = decoder ? "decoder" : "encoder";
+  const std::unique_ptr<models::Checkpoint> weights = models::open_checkpoint(model_dir);
+  const std::string name = models::checkpoint_name(family, config, "model." + stack + ".relative_attention_bias.weight");
+  if (!weights->contains(name)) throw Error(weights->path() + ": missing tensor '" + name + "'");
+  const int64_t heads = decoder ? config.decoder_attention_heads : config.encoder_attention_heads;
+  const std::vector<int64_t> implied = {config.relative_attention_num_buckets, heads};
+  if (weights->shape(name) != implied)
+    throw Error(weights->path() + ": tensor '" + name + "' is not [" + std::to_string(implied[0]) + ", " +
+                std::to_string(implied[1]) + "] (" + config.path + " relative_attention_num_buckets, num_heads)");
+  // The engine's own lookup (nn/relative_position.h): what the attention adds is what is shown.
+  nn::RelativePositionBias bias(config.relative_attention_num_buckets, config.relative_attention_max_distance, heads,
+                                /*bidirectional=*/!decoder);
+  bias.weight = weights->get(name);
+  RelativePositionBiasTable out;
+  out.stack = stack;
+  out.bidirectional = bias.bidirectional;
+  out.heads = heads;
+  out.num_buckets = bias.num_buckets;
+  out.max_distance = bias.max_distance;
+  out.first = -shown;
+  out.last = decoder ? 0 : shown;
+  for (int64_t d = out.first; d <= out.last; ++d)
+    out.buckets.push_back(nn::relative_position_bucket(d, bias.bidirectional, bias.num_buckets, bias.max_distance));
+  const at::Tensor values = bias.by_distance(out.first, out.distances()).contiguous();
+  const float* data = values.data_ptr<float>();
+  out.values.assign(data, data + values.numel());
+  return out;
 }
 
 }  // namespace ordo

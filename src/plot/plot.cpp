@@ -136,11 +136,12 @@ double nice_step(double range, double count) {
   return 10 * magnitude;
 }
 
-// Indices 0, step, 2 step ... for numeric axes of `n` cells.
-std::vector<int64_t> index_ticks(int64_t n) {
+// Indices 0, step, 2 step ... for numeric axes of `n` cells; with `first`, the cells whose
+// reading first + i is a multiple of the step.
+std::vector<int64_t> index_ticks(int64_t n, int64_t first = 0) {
   const int64_t step = n <= 1 ? 1 : std::max<int64_t>(1, static_cast<int64_t>(nice_step(static_cast<double>(n), 10)));
   std::vector<int64_t> ticks;
-  for (int64_t i = 0; i < n; i += step) ticks.push_back(i);
+  for (int64_t i = ((-first) % step + step) % step; i < n; i += step) ticks.push_back(i);
   return ticks;
 }
 
@@ -283,7 +284,7 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
     draw_text(cr, text, kTickFont, l.left - kTick - 4, y, 1, 0.5);
   }
   const double below = l.top + grid_height + 0.5;
-  const auto column_ticks = spec.x_labels.empty() ? index_ticks(cols) : [&] {
+  const auto column_ticks = spec.x_labels.empty() ? index_ticks(cols, spec.x_first) : [&] {
     std::vector<int64_t> all(static_cast<size_t>(cols));
     for (int64_t i = 0; i < cols; ++i) all[static_cast<size_t>(i)] = i;
     return all;
@@ -293,7 +294,7 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
     cairo_move_to(cr, x, below);
     cairo_line_to(cr, x, below + kTick);
     if (spec.x_labels.empty())
-      draw_text(cr, number_label(static_cast<double>(c)), kTickFont, x, below + kTick + 2, 0.5, 0);
+      draw_text(cr, number_label(static_cast<double>(spec.x_first + c)), kTickFont, x, below + kTick + 2, 0.5, 0);
     else
       draw_text(cr, spec.x_labels[static_cast<size_t>(c)], kTickFont, x, below + kTick + 2, 1, 0.5, -M_PI / 2);
   }

@@ -26,6 +26,9 @@ struct HeatmapSpec {
   std::string title, x_label, y_label, legend_label;
   // One label per column / row (e.g. tokens); empty: numeric ticks (0, 5, 10, ...).
   std::vector<std::string> x_labels, y_labels;
+  // Numeric column ticks (no x_labels) read x_first + column: -128 .. 128 for relative
+  // distances; ticks fall on round values of that reading.
+  int64_t x_first = 0;
   ColorScale scale = ColorScale::kDiverging;
   double low = -1.0, high = 1.0;
 };
