@@ -57,6 +57,7 @@ void print_csv(const PositionTable& t) {
 void print_json(const PositionTable& t) {
   nlohmann::ordered_json out = {{"layout", position_layout_name(t.layout)}, {"base", t.base},
                                 {"length", t.length}, {"dim", t.dim}, {"offset", t.offset}};
+  if (!t.stack.empty()) out["stack"] = t.stack;  // a learned table: whose
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int64_t p = 0; p < t.length; ++p) {
     nlohmann::ordered_json row = nlohmann::ordered_json::array();

@@ -295,6 +295,7 @@ TEST(CliPositions, LearnedTablesOfBartAndMBartAreTheCheckpointsRows) {
       const json table = json::parse(run.out);
       EXPECT_EQ(table["layout"], "learned");
       EXPECT_EQ(table["offset"], 2);
+      EXPECT_EQ(table["stack"], stack);
       const at::Tensor rows = weights->get("model." + stack + ".embed_positions.weight");
       ASSERT_EQ(table["dim"].get<int64_t>(), rows.size(1));
       ASSERT_EQ(table["values"].size(), 5u);
