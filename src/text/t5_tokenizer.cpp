@@ -1,8 +1,10 @@
-// T5 / Flan-T5 / mT5, as Hugging Face's T5Tokenizer (slow, 4.31, legacy=True, the default of
-// 4.31 and what the checkpoints' folders ask for): spiece.model's pieces keep their ids
-// (<pad>=0, </s>=1, <unk>=2), then `extra_ids` (100) sentinels counted down from the end:
-// <extra_id_0> = vocab_size - 1 ... <extra_id_99> = spm size. No BOS; </s> appended unless the
-// text already ends with it.
+// T5 / Flan-T5 / mT5, as Hugging Face's T5Tokenizer (slow, 4.31): spiece.model's pieces keep
+// their ids (<pad>=0, </s>=1, <unk>=2), then `extra_ids` (100) sentinels counted down from the
+// end: <extra_id_0> = vocab_size - 1 ... <extra_id_99> = spm size. No BOS; </s> appended unless
+// the text already ends with it.
+// tokenizer_config.json's `legacy` (4.31's default: true, what the hub's T5 folders have):
+// false puts "▁" before the text (every "▁" in it becomes a space) and takes the word-start
+// mark off the first piece of a chunk that follows a special token without a space.
 // The checkpoints' embedding tables are larger (32128 rows for 32100 ids): an id past the last
 // sentinel has no token, and HF names it "<extra_id_-N>" (N = id - (vocab_size - 1)), which
 // is no special token, so decoding keeps it as text. It is never EOS.
@@ -18,6 +20,7 @@ namespace {
 constexpr const char* kNeeds = "T5 models need spiece.model";
 constexpr int64_t kMaxExtraIds = 1 << 16;
 constexpr const char* kSentinel = "<extra_id_";
+constexpr const char* kUnderline = "\xe2\x96\x81";  // U+2581, SentencePiece's word start
 
 class T5Tokenizer : public SpmTokenizer {
  public:
@@ -29,6 +32,7 @@ class T5Tokenizer : public SpmTokenizer {
     if (extra_ids_ < 0 || extra_ids_ > kMaxExtraIds)
       fields.fail("extra_ids", "is " + std::to_string(extra_ids_) + ", outside [0, " + std::to_string(kMaxExtraIds) + "]");
     vocab_size_ = spm_.size() + extra_ids_;
+    legacy_ = fields.optional_bool("legacy").value_or(true);
     const auto text_of = [&](const char* key, const char* fallback) {
       const std::optional<ConfigToken> token = config_token(config, path, key);
       return token ? token->content : std::string(fallback);
@@ -42,6 +46,34 @@ class T5Tokenizer : public SpmTokenizer {
       for (int64_t i = 0; i < extra_ids_; ++i) additional.push_back(kSentinel + std::to_string(i) + ">");
     for (const std::string& token : additional) specials_.tokens.insert(token);
     eos_id_ = piece_to_id(eos);
+  }
+
+  // T5Tokenizer.tokenize / _tokenize with legacy=False (legacy: SentencePiece's pieces).
+  std::vector<std::string> tokenize(const std::string& text) const override {
+    if (legacy_) return SpmTokenizer::tokenize(text);
+    check_utf8(text, "input text");
+    std::string input = text;
+    for (size_t pos = 0; (pos = input.find(kUnderline, pos)) != std::string::npos;) input.replace(pos, 3, " ");
+    input = kUnderline + input;
+    std::vector<std::string> tokens;
+    for (std::string chunk : split_on_special_tokens(input, specials_)) {
+      if (specials_.contains(chunk)) {
+        tokens.push_back(chunk);
+        continue;
+      }
+      const bool is_first = chunk.rfind(kUnderline, 0) == 0;
+      if (is_first) chunk.erase(0, 3);
+      std::vector<std::string> pieces = spm_.encode(chunk);
+      if (!is_first && chunk.rfind(' ', 0) != 0 && !pieces.empty() && pieces[0].rfind(kUnderline, 0) == 0) {
+        if (pieces[0].size() > 3) {
+          pieces[0].erase(0, 3);
+        } else {
+          pieces.erase(pieces.begin());
+        }
+      }
+      for (std::string& piece : pieces) tokens.push_back(std::move(piece));
+    }
+    return tokens;
   }
 
   using SpmTokenizer::encode;
@@ -75,6 +107,7 @@ class T5Tokenizer : public SpmTokenizer {
  private:
   int64_t extra_ids_ = 100;
   int64_t vocab_size_ = 0;
+  bool legacy_ = true;
 };
 
 }  // namespace

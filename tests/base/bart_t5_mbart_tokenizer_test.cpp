@@ -29,6 +29,12 @@ std::unique_ptr<Tokenizer> load_from(const std::string& fixture, const std::stri
   if (fixture == "mbart50") return load_mbart50_tokenizer(dir);
   return load_t5_tokenizer(dir);
 }
+Pieces concat(std::initializer_list<Pieces> parts) {
+  Pieces out;
+  for (const Pieces& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 std::unique_ptr<Tokenizer> load(const std::string& fixture) {
   return load_from(fixture, ordo::testing::fixture_dir(fixture));
 }
@@ -294,6 +300,30 @@ TEST(T5Tokenizer, AdditionalSpecialTokensAsAddedTokenObjects) {
   const std::string message = error_of([&] { load_t5_tokenizer(dir.path()); });
   EXPECT_NE(message.find(dir.file("special_tokens_map.json") + ": field 'additional_special_tokens'"), std::string::npos)
       << message;
+}
+
+// legacy=False (tokenization_t5.py of 4.31): "▁" + text with its "▁"s as spaces; a chunk that
+// follows a special token without a space loses the word-start mark of its first piece.
+TEST(T5Tokenizer, LegacyFalse) {
+  TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("t5"), dir.path());
+  json config = json::parse(std::ifstream(dir.file("tokenizer_config.json")));
+  config["legacy"] = false;
+  dir.write("tokenizer_config.json", config.dump());
+  const auto fixed = load_t5_tokenizer(dir.path());
+  const auto legacy = load("t5");
+  const json golden = ordo::testing::load_golden("t5");
+  for (size_t i = 0; i < golden["sentences"].size(); ++i)  // no special token, no "▁": the same ids
+    EXPECT_EQ(fixed->encode(golden["sentences"][i]), golden["tokenization"][i]["input_ids"].get<Ids>()) << i;
+  const std::string u = "\xe2\x96\x81";  // ▁
+  // spm: ". Bye" -> "▁" "." "▁By" "e"; legacy=False drops the lone "▁" after the special token.
+  EXPECT_EQ(legacy->tokenize("Hello <extra_id_0>. Bye"), (Pieces{u + "Hello", "<extra_id_0>", u, ".", u + "By", "e"}));
+  EXPECT_EQ(fixed->tokenize("Hello <extra_id_0>. Bye"), (Pieces{u + "Hello", "<extra_id_0>", ".", u + "By", "e"}));
+  Pieces after = legacy->tokenize("Hello");
+  after[0].erase(0, 3);  // "▁Hello" -> "Hello"
+  EXPECT_EQ(fixed->tokenize("<extra_id_0> Hello"), concat({{"<extra_id_0>"}, after}));
+  EXPECT_EQ(fixed->tokenize("a" + u + "b"), legacy->tokenize("a b"));
+  EXPECT_EQ(fixed->encode(""), Ids{1});
 }
 
 TEST(T5Tokenizer, BadFilesAreNamed) {
