@@ -6,6 +6,7 @@
 
 #include "ordo/decode_option_table.h"
 #include "server/language_codes.h"
+#include "server/request_fields.h"
 
 namespace ordo::server {
 namespace {
@@ -44,15 +45,6 @@ std::pair<std::string, std::string> pair_from_name(const std::string& name) {
   const size_t dash = rest.find('-');
   if (dash == std::string::npos || rest.find('-', dash + 1) != std::string::npos) return {};
   return {rest.substr(0, dash), rest.substr(dash + 1)};
-}
-
-std::string join(const std::vector<std::string>& items, size_t limit = 0) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (limit && i == limit) return out + ", ...";
-    out += (i ? ", " : "") + items[i];
-  }
-  return out;
 }
 
 }  // namespace

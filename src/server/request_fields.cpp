@@ -248,6 +248,15 @@ DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_token
   return o;
 }
 
+std::string join(const std::vector<std::string>& items, size_t limit) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (limit && i == limit) return out + ", ...";
+    out += (i ? ", " : "") + items[i];
+  }
+  return out;
+}
+
 std::string shown(const std::string& value, size_t max_chars) {
   std::string out;
   size_t chars = 0;

@@ -75,4 +75,7 @@ std::string shown(const std::string& value, size_t max_chars = 64);
 // The characters of a UTF-8 text (code points), as clients count them.
 size_t utf8_length(const std::string& text);
 
+// Items as an error message lists them: "a, b, c"; with `limit`, the first `limit` and ", ...".
+std::string join(const std::vector<std::string>& items, size_t limit = 0);
+
 }  // namespace ordo::server

@@ -57,15 +57,6 @@ std::string settings_key(const DecodeOptions& o) {
   return j.dump();
 }
 
-std::string join(const std::vector<std::string>& items, size_t limit) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (limit && i == limit) return out + ", ...";
-    out += (i ? ", " : "") + items[i];
-  }
-  return out;
-}
-
 // 60 -> "60", 0.25 -> "0.25".
 std::string seconds_text(double seconds) {
   std::ostringstream out;

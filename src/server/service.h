@@ -41,7 +41,6 @@ Json result_json(const TranslationResult& r);
 // The canonical text of decoding options: requests with equal texts may share a batch. Every
 // option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
 std::string settings_key(const DecodeOptions& o);
-std::string join(const std::vector<std::string>& items, size_t limit = 0);
 // 60 -> "60", 0.25 -> "0.25".
 std::string seconds_text(double seconds);
 // The deadline of a request (--timeout from when it was whole).
