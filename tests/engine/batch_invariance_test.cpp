@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "nn/attention.h"
+#include "nn/relative_position.h"
 #include "kernels/attention_kernel.h"
 #include "nn/packed_gemm.h"
 #include "ordo/ordo.h"
@@ -142,6 +143,43 @@ TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
               << order_name(order) << ", head_dim " << head_dim;
         }
       }
+}
+
+// T5's relative position bias enters beside the mask ([1, heads, q, kv] next to the padding mask's
+// [batch, 1, 1, kv]): the same result as the reference with bias + mask summed, the same bits as
+// passing that sum as the one mask (the kernel adds the bias first, as Hugging Face sums them),
+// both orders, scale 1 (T5 does not scale), row 1 padded, and a decoder step's bias (one query at
+// position 6 against 7 keys, causal buckets).
+TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
+  at::manual_seed(9);
+  for (const nn::ScoreOrder order : kOrders)
+    for (const int64_t head_dim : {8, 64, 80}) {
+      const int64_t batch = 3, heads = 4, len = 19, dim = heads * head_dim;
+      const at::Tensor q = at::randn({batch, len, dim});
+      const at::Tensor k = at::randn({batch, heads, len, head_dim}), v = at::randn({batch, heads, len, head_dim});
+      at::Tensor attention = at::ones({batch, len}, at::kLong);
+      attention[1].narrow(0, 12, 7).fill_(0);
+      nn::RelativePositionBias table(32, 128, heads, /*bidirectional=*/true);
+      table.weight = at::randn({32, heads}) * 3;
+      const at::Tensor bias = table.forward(0, len, len), mask = nn::padding_mask(attention);
+      const at::Tensor got = nn::fixed_order_attention(q, k, v, mask, heads, 1.0f, order, bias);
+      const at::Tensor want = reference_attention(q, k, v, bias + mask, heads, 1.0);
+      EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-5) << order_name(order) << ", head_dim " << head_dim;
+      EXPECT_TRUE(same_bits(got, nn::fixed_order_attention(q, k, v, bias + mask, heads, 1.0f, order)))
+          << order_name(order) << ", head_dim " << head_dim;
+      EXPECT_FALSE(same_bits(got, nn::fixed_order_attention(q, k, v, mask, heads, 1.0f, order)));  // the bias counts
+      nn::RelativePositionBias causal(32, 128, heads, /*bidirectional=*/false);
+      causal.weight = table.weight;
+      const at::Tensor step_bias = causal.forward(6, 1, 7);
+      const at::Tensor q1 = q.narrow(1, 6, 1), k7 = k.narrow(2, 0, 7), v7 = v.narrow(2, 0, 7);
+      EXPECT_LT((nn::fixed_order_attention(q1, k7, v7, at::Tensor(), heads, 1.0f, order, step_bias).to(at::kDouble) -
+                 reference_attention(q1, k7, v7, step_bias, heads, 1.0))
+                    .abs()
+                    .max()
+                    .item<double>(),
+                2e-5)
+          << order_name(order) << ", head_dim " << head_dim;
+    }
 }
 
 // The two orders are different sums, so the tests above that loop over both exercise two
