@@ -79,9 +79,11 @@ class BartTokenizer : public Tokenizer {
       add_special(*token);
       return token->content;
     };
-    const std::string bos = special("bos_token", "<s>", false), eos = special("eos_token", "</s>", false);
-    const std::string unk = special("unk_token", "<unk>", false), sep = special("sep_token", "</s>", false);
-    const std::string pad = special("pad_token", "<pad>", false), cls = special("cls_token", "<s>", false);
+    special("bos_token", "<s>", false);
+    special("eos_token", "</s>", false);
+    special("pad_token", "<pad>", false);
+    const std::string unk = special("unk_token", "<unk>", false);
+    const std::string cls = special("cls_token", "<s>", false), sep = special("sep_token", "</s>", false);
     mask_ = special("mask_token", "<mask>", true);
     // Additional special tokens are plain strings (stripped on both sides); only those the
     // vocabulary has can be used (HF would append the others after it).
