@@ -652,6 +652,25 @@ TEST(CliMultilingual, TargetLanguageFlag) {
   EXPECT_EQ(lines_of(run.out).at(0), golden["generation"]["greedy"]["per_sentence"][0]["texts"][0].get<std::string>());
 }
 
+// mBART-50: --source-lang en_XX --target-lang de_DE gives the golden greedy texts (made with
+// src_lang en_XX and forced_bos de_DE); an unknown code is refused naming it.
+TEST(CliMultilingual, MBart50LanguageCodes) {
+  const json golden = ordo::testing::load_golden("mbart50");
+  const std::string model = "translate -m '" + ordo::testing::fixture_dir("mbart50") + "' --beam-size 1 --max-length 20";
+  std::string input;
+  std::vector<std::string> expected;
+  for (int i : {0, 3, 4, 5}) {
+    input += golden["sentences"][i].get<std::string>() + "\n";
+    expected.push_back(golden["generation"]["greedy"]["per_sentence"][i]["texts"][0].get<std::string>());
+  }
+  const CliRun run = ordo(model + " --source-lang en_XX --target-lang de_DE", input);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out), expected);
+  const CliRun unknown = ordo(model + " --target-lang deu_Latn", input);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown target language 'deu_Latn'"), std::string::npos) << unknown.err;
+}
+
 TEST(CliSampling, SameSeedSameOutput) {
   const std::string args = "translate " + model_arg() + " --sample true --temperature 2 --seed 5 --max-length 10";
   const CliRun a = ordo(args, "Where is the train station?\n"), b = ordo(args, "Where is the train station?\n");
