@@ -267,5 +267,27 @@ TEST_F(T5Folder, ExtraBlocksAreNamedWithNumLayers) {
   EXPECT_NE(error.find("num_layers=1"), std::string::npos) << error;
 }
 
+// BART folders: the learned position tables are pinned to max_position_embeddings + 2 rows.
+TEST(BartFolder, APositionTableOfTheWrongSizeNamesMaxPositionEmbeddings) {
+  testing::ScratchModel scratch("bart", "bart_positions");
+  nlohmann::json config = scratch.read_json("config.json");
+  config["max_position_embeddings"] = 512;  // the tables have 1024 + 2 rows
+  scratch.write("config.json", config.dump(1));
+  std::string error = scratch.load_error();
+  EXPECT_NE(error.find(scratch.path("config.json")), std::string::npos) << error;
+  EXPECT_NE(error.find("'max_position_embeddings'"), std::string::npos) << error;
+  EXPECT_NE(error.find("embed_positions.weight"), std::string::npos) << error;
+  EXPECT_NE(error.find("[514, 16]"), std::string::npos) << error;
+  // And a table the checkpoint lacks is named.
+  testing::ScratchModel missing("bart", "bart_no_positions");
+  missing.rewrite_weights([](std::vector<io::TensorData>& tensors) {
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const io::TensorData& t) { return t.name == "model.decoder.embed_positions.weight"; }),
+                  tensors.end());
+  });
+  error = missing.load_error();
+  EXPECT_NE(error.find("model.decoder.embed_positions.weight"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace ordo
