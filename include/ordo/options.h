@@ -59,6 +59,19 @@ struct BatchOptions {
   int batch_tokens = 0;
 };
 
+// One event of a streamed translation (DecodeOptions::on_token).
+struct TokenEvent {
+  size_t input = 0;   // which input of the call: its index in the sentences given
+  int64_t id = -1;    // the token just generated (target prefix tokens and the final </s> too); -1 when done
+  std::string piece;  // its piece ("▁Haus", "</s>"); "" when done
+  // The output text so far that later tokens cannot change: the words before the last space
+  // (the word being written may still grow; Hugging Face's clean-up may join " ." or " n't"),
+  // never half a UTF-8 character. Each event's text extends the one before it.
+  std::string text;
+  std::string delta;  // what `text` gained with this event (often ""); an input's deltas concatenate to its final text
+  bool done = false;  // the last event of the input: `text` is its result's best Hypothesis::text
+};
+
 // Decoding settings. An unset field takes the model's generation_config.json value, and
 // failing that Hugging Face's default; a set field overrides both.
 struct DecodeOptions {
@@ -102,6 +115,15 @@ struct DecodeOptions {
   // threads: once it returns true the call stops and throws ordo::Error("cancelled"). Lets a
   // caller (a server whose client gave up or timed out) drop work nobody waits for.
   std::function<bool()> cancelled;
+
+  // Streaming: called with each token greedy search or sampling (n_best 1) generates for an
+  // input, in order, and a last time with done = true when the input is finished (an input
+  // with no text, not run, gets no event). Returning false stops that input's decoding there:
+  // its result ends with the tokens so far, without </s>; the other inputs go on. Beam search
+  // and several samples per input have no final token before they end: on_token is then
+  // called once per input, done = true. Called from the decoding threads (several at once
+  // with ModelOptions::inter_threads > 1); it should return quickly.
+  std::function<bool(const TokenEvent& event)> on_token;
 
   // Defaults below the model's generation_config.json, e.g. a task preset from configs/
   // (see ordo/preset.h). Precedence: these options > generation_config.json > preset >

@@ -24,6 +24,7 @@
 #include "pipeline/model_step.h"
 #include "pipeline/result_building.h"
 #include "pipeline/source_encoding.h"
+#include "pipeline/token_stream.h"
 #include "pipeline/worker_pool.h"
 #include "search/generation_settings.h"
 #include "search/search.h"
@@ -239,8 +240,18 @@ struct Translator::Impl {
       if (settings.return_attention) step.record_attention();
       CancellableStep cancellable(step, options.cancelled);
       search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
-      const auto hyps = search::search(stepper, static_cast<int64_t>(batch.size()), settings);
-      for (size_t i = start; i < end; ++i) results[order[i]] = pipeline::to_result(*tokenizer, hyps[i - start], sources[order[i]]);
+      // Streaming (DecodeOptions::on_token): token by token for one greedy or sampled hypothesis
+      // per input, else only the final event.
+      std::vector<size_t> batch_inputs(order.begin() + static_cast<std::ptrdiff_t>(start),
+                                       order.begin() + static_cast<std::ptrdiff_t>(end));
+      pipeline::TokenStreamStep streaming(stepper, *tokenizer, options.on_token, std::move(batch_inputs),
+                                          settings.num_beams == 1 && (!settings.do_sample || settings.num_return_sequences == 1));
+      search::StepModel& searched = options.on_token ? static_cast<search::StepModel&>(streaming) : stepper;
+      const auto hyps = search::search(searched, static_cast<int64_t>(batch.size()), settings);
+      for (size_t i = start; i < end; ++i) {
+        results[order[i]] = pipeline::to_result(*tokenizer, hyps[i - start], sources[order[i]]);
+        if (options.on_token) streaming.finish(i - start, results[order[i]]);
+      }
     };
     const size_t tasks = workers ? std::min(workers->size(), batches.size()) : 1;
     if (tasks <= 1) {
@@ -363,7 +374,8 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
       sources.push_back(pipeline::encode_source(*impl.tokenizer, prefix + sentences[i], options.source_lang,
                                                 impl.model->config().max_position_embeddings, dropped.back()));
     }
-    std::vector<TranslationResult> results = impl.run(std::move(sources), options, batching, dropped);
+    std::vector<TranslationResult> results =
+        impl.run(std::move(sources), pipeline::with_stream_inputs(options, ran), batching, dropped);
     if (ran.size() == sentences.size()) return results;
     TranslationResult blank;
     blank.hypotheses.emplace_back();

@@ -82,8 +82,10 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       SearchHypothesis& hyp = results[owner[row] / per_input][owner[row] % per_input];
       hyp.ids.push_back(next_ids[row]);
       hyp.score += next_log_probs[row];
-      if (s.return_attention && next_ids[row] == s.eos_token_id) hyp.attention = attention.trace(static_cast<int64_t>(row));
-      if (next_ids[row] != s.eos_token_id) {
+      const bool go_on = model.on_token(owner[row], next_ids[row]);  // streaming; false: stop here
+      const bool ends = next_ids[row] == s.eos_token_id || !go_on;
+      if (s.return_attention && ends) hyp.attention = attention.trace(static_cast<int64_t>(row));
+      if (!ends) {
         keep.push_back(static_cast<int64_t>(row));
         still_owner.push_back(owner[row]);
       }

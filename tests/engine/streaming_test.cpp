@@ -1,0 +1,155 @@
+// DecodeOptions::on_token: greedy and sampled translations streamed token by token. The deltas
+// of an input concatenate to exactly the non-streamed text, each event's text extends the one
+// before it, the event ids are the result's, a callback that returns false stops its input only,
+// and beam search gives one final event per input.
+// ctest-label: integration
+#include <map>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "ordo/ordo.h"
+#include "pipeline/token_stream.h"
+#include "support/fixtures.h"
+
+namespace {
+
+using ordo::DecodeOptions;
+using ordo::TokenEvent;
+using ordo::Translator;
+using ordo::testing::fixture_dir;
+using ordo::testing::load_golden;
+
+std::vector<std::string> golden_sentences(const std::string& fixture) {
+  const nlohmann::json golden = load_golden(fixture);
+  std::vector<std::string> sentences;
+  for (const auto& s : golden.at("sentences")) sentences.push_back(s.get<std::string>());
+  return sentences;
+}
+
+// Every event of a call, by input, in the order they came.
+struct Recorder {
+  std::mutex mutex;
+  std::map<size_t, std::vector<TokenEvent>> events;
+  void add(const TokenEvent& e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    events[e.input].push_back(e);
+  }
+};
+
+void expect_stream_matches(const std::vector<TokenEvent>& events, const ordo::Hypothesis& result, bool per_token,
+                           const std::string& where) {
+  ASSERT_FALSE(events.empty()) << where;
+  EXPECT_TRUE(events.back().done) << where;
+  EXPECT_EQ(events.back().text, result.text) << where;
+  std::string joined;
+  std::vector<int64_t> ids;
+  for (size_t k = 0; k < events.size(); ++k) {
+    const TokenEvent& e = events[k];
+    EXPECT_EQ(e.done, k + 1 == events.size()) << where;
+    joined += e.delta;
+    EXPECT_EQ(e.text, joined) << where << " event " << k;  // text = the deltas so far
+    EXPECT_EQ(result.text.compare(0, e.text.size(), e.text), 0) << where << " event " << k << ": '" << e.text << "'";
+    if (!e.done) ids.push_back(e.id);
+  }
+  EXPECT_EQ(joined, result.text) << where;
+  if (per_token) {
+    EXPECT_EQ(ids, result.ids) << where;
+  } else {
+    EXPECT_EQ(events.size(), 1u) << where;
+  }
+}
+
+TEST(Streaming, DeltasConcatenateToTheTextOnEveryFamily) {
+  const std::map<std::string, std::string> target_lang = {{"m2m100", "de"}, {"mbart50", "de_DE"}};
+  for (const std::string fixture : {"marian_opus_en_mg", "pegasus", "m2m100", "bart", "mbart50", "t5"}) {
+    const Translator translator(fixture_dir(fixture));
+    const std::vector<std::string> sentences = golden_sentences(fixture);
+    for (const bool sample : {false, true}) {
+      DecodeOptions options;
+      options.beam_size = 1;
+      options.max_new_tokens = 40;
+      if (target_lang.count(fixture)) options.target_lang = target_lang.at(fixture);
+      if (sample) {
+        options.sample = true;
+        options.seed = 7;
+      }
+      const auto reference = translator.translate(sentences, options);
+      Recorder recorder;
+      options.on_token = [&recorder](const TokenEvent& e) {
+        recorder.add(e);
+        return true;
+      };
+      const auto streamed = translator.translate(sentences, options);
+      ASSERT_EQ(streamed.size(), sentences.size());
+      size_t words = 0;
+      std::string texts;
+      for (size_t i = 0; i < sentences.size(); ++i) {
+        const std::string where = fixture + (sample ? " sampled" : " greedy") + " input " + std::to_string(i);
+        EXPECT_EQ(streamed[i].hypotheses[0].ids, reference[i].hypotheses[0].ids) << where;
+        if (!ordo::has_text(sentences[i])) {
+          EXPECT_EQ(recorder.events.count(i), 0u) << where;  // not run: no event
+          continue;
+        }
+        expect_stream_matches(recorder.events[i], streamed[i].hypotheses[0], true, where);
+        for (const TokenEvent& e : recorder.events[i]) words += !e.done && !e.delta.empty();
+        texts += "[" + streamed[i].hypotheses[0].text + "] ";
+      }
+      EXPECT_GT(words, 5u) << fixture << ": text must come before the end, not only in the final event: " << texts;
+    }
+  }
+}
+
+TEST(Streaming, ReturningFalseStopsThatInputOnly) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const std::vector<std::string> sentences = {"My neighbour planted three apple trees in the garden last spring.",
+                                              "Where is the train station?"};
+  DecodeOptions options;
+  options.beam_size = 1;
+  options.min_new_tokens = 20;
+  options.max_new_tokens = 20;
+  const auto reference = translator.translate(sentences, options);
+  Recorder recorder;
+  options.on_token = [&recorder](const TokenEvent& e) {
+    recorder.add(e);
+    return !(e.input == 0 && recorder.events[0].size() >= 3);
+  };
+  const auto stopped = translator.translate(sentences, options);
+  const std::vector<int64_t>& full = reference[0].hypotheses[0].ids;
+  EXPECT_EQ(stopped[0].hypotheses[0].ids, std::vector<int64_t>(full.begin(), full.begin() + 3));
+  EXPECT_EQ(stopped[1].hypotheses[0].ids, reference[1].hypotheses[0].ids);
+  expect_stream_matches(recorder.events[0], stopped[0].hypotheses[0], true, "stopped input");
+  expect_stream_matches(recorder.events[1], stopped[1].hypotheses[0], true, "other input");
+}
+
+TEST(Streaming, BeamSearchGivesOnlyTheFinalEvent) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const std::vector<std::string> sentences = {"Where is the train station?", "", "Line one."};
+  DecodeOptions options;
+  options.beam_size = 3;
+  const auto reference = translator.translate(sentences, options);
+  Recorder recorder;
+  options.on_token = [&recorder](const TokenEvent& e) {
+    recorder.add(e);
+    return false;  // ignored: nothing to stop
+  };
+  const auto streamed = translator.translate(sentences, options);
+  EXPECT_EQ(recorder.events.size(), 2u);  // the empty input is not run
+  for (size_t i : {size_t(0), size_t(2)}) {
+    EXPECT_EQ(streamed[i].hypotheses[0].ids, reference[i].hypotheses[0].ids);
+    expect_stream_matches(recorder.events[i], streamed[i].hypotheses[0], false, "beam input " + std::to_string(i));
+  }
+}
+
+TEST(Streaming, OnlyTextLaterTokensCannotChangeIsGiven) {
+  using ordo::pipeline::final_part;
+  EXPECT_EQ(final_part("Hello wor"), "Hello");
+  EXPECT_EQ(final_part("Hello world "), "Hello world");  // the space may yet be joined (" .")
+  EXPECT_EQ(final_part("Hello"), "");
+  EXPECT_EQ(final_part("a\nb"), "a");
+  EXPECT_EQ(final_part("ab \xE2\x82"), "ab");            // half a character is never given
+  EXPECT_EQ(final_part("x \xE6\x9D\xB1\xE4\xBA\xAC"), "x \xE6\x9D\xB1\xE4\xBA\xAC");  // CJK: whole
+  EXPECT_EQ(final_part("x \xEF\xBF\xBD"), "x");          // a trailing U+FFFD waits
+}
+
+}  // namespace
