@@ -100,6 +100,14 @@ struct DecodeOptions {
   // A task the folder lacks is an error listing its tasks (Translator::tasks()).
   std::optional<std::string> task;
 
+  // A target text every translation of the call starts with (Hugging Face generate() with
+  // decoder_input_ids = [start] + its target-side ids; CTranslate2's target_prefix): decoding
+  // continues after it, and the output keeps it (ids, tokens, text). Encoded as target text
+  // without </s>, after the forced first token (M2M100/NLLB/mBART: the target language). The
+  // score counts the generated tokens only; max_new_tokens counts after it, max_length with
+  // it. Per-input prefixes: the `target_prefixes` argument of Translator::translate.
+  std::optional<std::string> target_prefix;
+
   // Sampling instead of search (HF do_sample): temperature, then top-k, then top-p filtering.
   // The same seed gives the same output.
   std::optional<bool> sample;
@@ -180,6 +188,15 @@ struct TranslationResult {
   // Source tokens cut off because the input was longer than the model accepts
   // (max_position_embeddings); the end-of-sequence token is kept, as HF's truncation does.
   int64_t truncated_tokens = 0;
+};
+
+// The log-probability of a given target under the model (Translator::score): Hugging Face's
+// forward pass with teacher forcing, log_softmax of the raw logits at each target position.
+struct ScoreResult {
+  std::vector<int64_t> ids;         // the target as decoder labels: [forced first token,] pieces, </s>
+  std::vector<std::string> tokens;  // the piece of each id, special tokens included ("__de__", "</s>")
+  std::vector<float> log_probs;     // log P(ids[t] | source, ids[0..t-1]), one per id
+  float score = 0.0f;               // their sum
 };
 
 }  // namespace ordo

@@ -33,15 +33,29 @@ class ORDO_API Translator {
   // Translates each sentence (UTF-8; invalid UTF-8 throws). Results are in input order.
   // A sentence with no text (empty, or only white space, control or invisible format
   // characters: ordo::has_text) is not run; it gets one empty hypothesis with score 0.
+  // `target_prefixes`, when not empty, holds one target text per sentence that its
+  // translation starts with ("" = none), as DecodeOptions::target_prefix does for all.
   std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
                                            const DecodeOptions& options = {},
-                                           const BatchOptions& batching = {}) const;
+                                           const BatchOptions& batching = {},
+                                           const std::vector<std::string>& target_prefixes = {}) const;
 
   // The same on already tokenized source ids (each ending with </s>), for callers that
-  // tokenize themselves and for id-level parity tests.
+  // tokenize themselves and for id-level parity tests. `target_prefix_ids`: per input, the
+  // decoder ids after the start token it starts with (taken as they are: a forced language
+  // code is not added), or empty.
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
                                                const DecodeOptions& options = {},
-                                               const BatchOptions& batching = {}) const;
+                                               const BatchOptions& batching = {},
+                                               const std::vector<std::vector<int64_t>>& target_prefix_ids = {}) const;
+
+  // The log-probability of each target given its source (one target per source), per token
+  // and in total, the final </s> included: Hugging Face's teacher-forced forward pass, batched.
+  // For filtering parallel corpora and quality estimation. `options` give the source_lang,
+  // target_lang (the forced first token, scored like the others) and task; decoding options
+  // do not apply. Unlike translate(), a source with no text is scored as it is.
+  std::vector<ScoreResult> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
+                                 const DecodeOptions& options = {}, const BatchOptions& batching = {}) const;
 
   // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as
   // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).

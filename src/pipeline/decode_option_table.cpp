@@ -101,6 +101,9 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
                     "A task of the model's config.json task_specific_params (T5: summarization, translation_en_to_de):\n"
                     "its prefix before each input, its decoding settings over generation_config.json",
                     &DecodeOptions::task),
+        text_option("target_prefix", "",
+                    "Target text each translation starts with and continues (kept in the output)",
+                    &DecodeOptions::target_prefix),
     };
   }();
   return specs;

@@ -207,8 +207,76 @@ struct Translator::Impl {
     return s;
   }
 
+  // The decoder ids a target prefix text stands for: the forced first token of `settings`
+  // (a target language), then the text's target-side pieces; none for an empty text.
+  std::vector<int64_t> prefix_ids(const std::string& text, const search::GenerationSettings& settings,
+                                  const std::string& where) const {
+    if (text.empty()) return {};
+    text::check_utf8(text, where);
+    std::vector<int64_t> ids;
+    if (settings.forced_bos_token_id) ids.push_back(*settings.forced_bos_token_id);
+    const std::vector<int64_t> pieces = tokenizer->encode_target(text);
+    ids.insert(ids.end(), pieces.begin(), pieces.end());
+    return ids;
+  }
+
+  // Per-input prefix ids from DecodeOptions::target_prefix (one text for all) or the per-input
+  // texts; empty when neither is given.
+  search::Prefixes prefixes_for(size_t inputs, const DecodeOptions& options,
+                                const std::vector<std::string>& texts) const {
+    if (texts.empty() && !options.target_prefix) return {};
+    if (!texts.empty() && options.target_prefix)
+      throw Error("invalid decoding option: target_prefix and per-input target prefixes exclude each other");
+    if (!texts.empty() && texts.size() != inputs)
+      throw Error("target prefixes: " + std::to_string(texts.size()) + " prefixes for " + std::to_string(inputs) +
+                  " inputs (one per input, \"\" for none)");
+    const search::GenerationSettings settings = settings_for(options);
+    search::Prefixes out;
+    if (options.target_prefix) {
+      out.assign(inputs, prefix_ids(*options.target_prefix, settings, "target_prefix"));
+    } else {
+      for (size_t i = 0; i < inputs; ++i)
+        out.push_back(prefix_ids(texts[i], settings, "target prefix " + std::to_string(i + 1)));
+    }
+    return out;
+  }
+
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
-                                     const BatchOptions& batching, const std::vector<int64_t>& dropped = {}) const {
+                                     const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
+                                     const search::Prefixes& prefixes = {}) const {
+    // Target prefixes of different lengths run apart: lengths count a prefix, as
+    // generate()'s decoder_input_ids, so that each group is exactly generate() on it.
+    if (!prefixes.empty()) {
+      if (prefixes.size() != sources.size()) throw Error("target prefixes: one per input is needed");
+      std::vector<std::vector<size_t>> groups;
+      std::vector<size_t> lengths;
+      for (size_t i = 0; i < prefixes.size(); ++i) {
+        const auto found = std::find(lengths.begin(), lengths.end(), prefixes[i].size());
+        if (found == lengths.end()) {
+          lengths.push_back(prefixes[i].size());
+          groups.push_back({i});
+        } else {
+          groups[static_cast<size_t>(found - lengths.begin())].push_back(i);
+        }
+      }
+      if (groups.size() > 1) {
+        std::vector<TranslationResult> all(sources.size());
+        for (const std::vector<size_t>& group : groups) {
+          std::vector<std::vector<int64_t>> part;
+          std::vector<int64_t> part_dropped;
+          search::Prefixes part_prefixes;
+          for (size_t i : group) {
+            part.push_back(sources[i]);
+            part_dropped.push_back(dropped.empty() ? 0 : dropped[i]);
+            part_prefixes.push_back(prefixes[i]);
+          }
+          std::vector<TranslationResult> done = run(std::move(part), pipeline::with_stream_inputs(options, group),
+                                                    batching, part_dropped, part_prefixes);
+          for (size_t k = 0; k < group.size(); ++k) all[group[k]] = std::move(done[k]);
+        }
+        return all;
+      }
+    }
     // ModelOptions::threads holds for every calling thread, not only the constructing one
     // (a server calls from its own workers), for this call only: the caller's own OpenMP
     // thread count is restored on return. ATen's first-use setting of this thread's count
@@ -219,6 +287,22 @@ struct Translator::Impl {
         sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
     search::GenerationSettings settings = settings_for(options);
     settings.return_attention = options.return_attention;
+    const int64_t prefix_length = prefixes.empty() ? 0 : static_cast<int64_t>(prefixes[0].size());
+    if (prefix_length > 0) {
+      for (const std::vector<int64_t>& prefix : prefixes)
+        for (int64_t id : prefix)
+          if (id < 0 || id >= model->config().decoder_vocab_size || id == settings.eos_token_id)
+            throw Error("target prefix: token id " + std::to_string(id) +
+                        (id == settings.eos_token_id ? " is the end of sequence (a prefix cannot end the output)"
+                                                     : " is outside the target vocabulary"));
+      if (settings.max_from_new_tokens) settings.max_length += prefix_length;
+      if (settings.min_new_tokens > 0) settings.min_new_tokens += prefix_length;
+      const int64_t cap = model->config().max_position_embeddings + 1;
+      if (!model->family().fairseq_positions) settings.max_length = std::min(settings.max_length, cap);
+      if (settings.max_length <= prefix_length + 1)
+        throw Error("target prefix of " + std::to_string(prefix_length) + " tokens leaves no room to generate (max_length " +
+                    std::to_string(settings.max_length) + ", the decoder start token included)");
+    }
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
         if (id < 0 || id >= model->config().vocab_size)
@@ -240,6 +324,9 @@ struct Translator::Impl {
       if (settings.return_attention) step.record_attention();
       CancellableStep cancellable(step, options.cancelled);
       search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
+      search::Prefixes batch_prefixes;
+      if (prefix_length > 0)
+        for (size_t i = start; i < end; ++i) batch_prefixes.push_back(prefixes[order[i]]);
       // Streaming (DecodeOptions::on_token): token by token for one greedy or sampled hypothesis
       // per input, else only the final event.
       std::vector<size_t> batch_inputs(order.begin() + static_cast<std::ptrdiff_t>(start),
@@ -247,7 +334,7 @@ struct Translator::Impl {
       pipeline::TokenStreamStep streaming(stepper, *tokenizer, options.on_token, std::move(batch_inputs),
                                           settings.num_beams == 1 && (!settings.do_sample || settings.num_return_sequences == 1));
       search::StepModel& searched = options.on_token ? static_cast<search::StepModel&>(streaming) : stepper;
-      const auto hyps = search::search(searched, static_cast<int64_t>(batch.size()), settings);
+      const auto hyps = search::search(searched, static_cast<int64_t>(batch.size()), settings, batch_prefixes);
       for (size_t i = start; i < end; ++i) {
         results[order[i]] = pipeline::to_result(*tokenizer, hyps[i - start], sources[order[i]]);
         if (options.on_token) streaming.finish(i - start, results[order[i]]);
@@ -357,9 +444,12 @@ std::vector<std::string> Translator::languages() const {
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
-                                                     const DecodeOptions& options, const BatchOptions& batching) const {
+                                                     const DecodeOptions& options, const BatchOptions& batching,
+                                                     const std::vector<std::string>& target_prefixes) const {
   return guarded("translating", [&] {
     const Impl& impl = checked_impl();
+    const search::Prefixes all_prefixes = impl.prefixes_for(sentences.size(), options, target_prefixes);
+    search::Prefixes prefixes;
     // An input with no text (ordo::has_text) is not run: the model would make text up for it.
     // It gets one empty hypothesis, score 0.
     std::vector<std::vector<int64_t>> sources;
@@ -370,12 +460,13 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
       text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
       if (!text::has_text(sentences[i])) continue;
       ran.push_back(i);
+      if (!all_prefixes.empty()) prefixes.push_back(all_prefixes[i]);
       dropped.push_back(0);
       sources.push_back(pipeline::encode_source(*impl.tokenizer, prefix + sentences[i], options.source_lang,
                                                 impl.model->config().max_position_embeddings, dropped.back()));
     }
     std::vector<TranslationResult> results =
-        impl.run(std::move(sources), pipeline::with_stream_inputs(options, ran), batching, dropped);
+        impl.run(std::move(sources), pipeline::with_stream_inputs(options, ran), batching, dropped, prefixes);
     if (ran.size() == sentences.size()) return results;
     TranslationResult blank;
     blank.hypotheses.emplace_back();
@@ -386,9 +477,103 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
-                                                         const DecodeOptions& options,
-                                                         const BatchOptions& batching) const {
-  return guarded("translating", [&] { return checked_impl().run(source_ids, options, batching); });
+                                                         const DecodeOptions& options, const BatchOptions& batching,
+                                                         const std::vector<std::vector<int64_t>>& target_prefix_ids) const {
+  return guarded("translating", [&] {
+    const Impl& impl = checked_impl();
+    if (!target_prefix_ids.empty() && options.target_prefix)
+      throw Error("invalid decoding option: target_prefix and per-input target prefix ids exclude each other");
+    if (!target_prefix_ids.empty() && target_prefix_ids.size() != source_ids.size())
+      throw Error("target prefixes: " + std::to_string(target_prefix_ids.size()) + " prefixes for " +
+                  std::to_string(source_ids.size()) + " inputs (one per input, empty for none)");
+    const search::Prefixes prefixes =
+        target_prefix_ids.empty() ? impl.prefixes_for(source_ids.size(), options, {}) : target_prefix_ids;
+    return impl.run(source_ids, options, batching, {}, prefixes);
+  });
+}
+
+std::vector<ScoreResult> Translator::score(const std::vector<std::string>& sources,
+                                           const std::vector<std::string>& targets, const DecodeOptions& options,
+                                           const BatchOptions& batching) const {
+  return guarded("scoring", [&] {
+    const Impl& impl = checked_impl();
+    if (sources.size() != targets.size())
+      throw Error("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) +
+                  " targets (one target per source)");
+    const search::GenerationSettings settings = impl.settings_for(options);
+    const std::string task_prefix = impl.prefix_for(options);
+    std::vector<std::vector<int64_t>> encoded, labels;
+    std::vector<int64_t> dropped;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      text::check_utf8(sources[i], "source " + std::to_string(i + 1));
+      text::check_utf8(targets[i], "target " + std::to_string(i + 1));
+      dropped.push_back(0);
+      encoded.push_back(pipeline::encode_source(*impl.tokenizer, task_prefix + sources[i], options.source_lang,
+                                                impl.model->config().max_position_embeddings, dropped.back()));
+      std::vector<int64_t> ids;
+      if (settings.forced_bos_token_id) ids.push_back(*settings.forced_bos_token_id);
+      const std::vector<int64_t> pieces = impl.tokenizer->encode_target(targets[i]);
+      ids.insert(ids.end(), pieces.begin(), pieces.end());
+      ids.push_back(settings.eos_token_id);
+      for (int64_t id : ids)
+        if (id < 0 || id >= impl.model->config().decoder_vocab_size)
+          throw Error("target " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
+                      " is outside the target vocabulary");
+      // Marian and Pegasus have max_position_embeddings decoder positions (fairseq's table grows).
+      const int64_t positions = impl.model->config().max_position_embeddings;
+      if (!impl.model->family().fairseq_positions && static_cast<int64_t>(ids.size()) > positions)
+        throw Error("target " + std::to_string(i + 1) + ": " + std::to_string(ids.size()) +
+                    " tokens, more than the model's " + std::to_string(positions) +
+                    " target positions (config.json max_position_embeddings)");
+      labels.push_back(std::move(ids));
+    }
+    at::internal::lazy_init_num_threads();
+    const nn::ThreadCountScope call_threads(impl.threads);
+    pipeline::truncate_sources(encoded, dropped, impl.model->config().max_position_embeddings,
+                               static_cast<size_t>(impl.tokenizer->framing().after));
+    const pipeline::BatchPlan plan = pipeline::plan_batches(encoded, batching.batch_size, batching.batch_tokens);
+    std::vector<ScoreResult> results(sources.size());
+    for (const auto& [start, end] : plan.batches) {
+      at::InferenceMode inference;
+      std::vector<const std::vector<int64_t>*> batch;
+      size_t longest = 0;
+      for (size_t i = start; i < end; ++i) {
+        batch.push_back(&encoded[plan.order[i]]);
+        longest = std::max(longest, labels[plan.order[i]].size());
+      }
+      const auto [ids, mask] = pipeline::pad_batch(batch, impl.model->config().pad_token_id);
+      if (options.cancelled && options.cancelled()) throw Error("cancelled");
+      nn::DecoderState state = impl.model->start_decoding(impl.model->encode(ids, mask), mask);
+      const int64_t rows = static_cast<int64_t>(end - start);
+      // Teacher forcing one position per step (the decoder's cache keeps the earlier ones):
+      // position t reads label t-1 (the start token at t = 0) and scores label t.
+      std::vector<int64_t> feed(static_cast<size_t>(rows), settings.decoder_start_token_id);
+      for (size_t t = 0; t < longest; ++t) {
+        if (options.cancelled && options.cancelled()) throw Error("cancelled");
+        const at::Tensor logits = impl.model->next_logits(at::tensor(feed, at::kLong).unsqueeze(1), state);
+        const at::Tensor log_probs = at::log_softmax(logits.to(at::kFloat), -1).contiguous();
+        for (int64_t r = 0; r < rows; ++r) {
+          const size_t input = plan.order[start + static_cast<size_t>(r)];
+          const std::vector<int64_t>& target = labels[input];
+          if (t < target.size()) {
+            results[input].log_probs.push_back(log_probs[r][target[t]].item<float>());
+            feed[static_cast<size_t>(r)] = target[t];
+          } else {
+            feed[static_cast<size_t>(r)] = settings.pad_token_id;  // past its end: read, not scored
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      ScoreResult& r = results[i];
+      r.ids = labels[i];
+      double sum = 0;
+      for (float v : r.log_probs) sum += v;
+      r.score = static_cast<float>(sum);
+      for (int64_t id : r.ids) r.tokens.push_back(impl.tokenizer->target_piece(id));
+    }
+    return results;
+  });
 }
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {

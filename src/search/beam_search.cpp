@@ -83,7 +83,7 @@ std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row) {
 }  // namespace
 
 std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
-                                                       const GenerationSettings& s) {
+                                                       const GenerationSettings& s, const Prefixes& prefixes) {
   const int64_t beams = s.num_beams;
   const LogitsProcessorList processors(s);
   std::vector<FinishedList> finished(batch_size, FinishedList(beams, s.length_penalty, s.early_stopping));
@@ -112,6 +112,15 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
     at::Tensor scores = logits.to(at::kFloat).contiguous();
     nn::log_softmax_rows_(scores);
     processors.apply(sequences, scores);
+    // Rows still in their target prefix: its token at log-probability 0, every other at -inf
+    // (the live beam keeps its score 0, the others their -1e9, as at generate()'s start).
+    if (!prefixes.empty())
+      for (int64_t i = 0; i < live; ++i)
+        if (const int64_t token = prefix_token(prefixes, items[i], cur_len - 1); token >= 0) {
+          at::Tensor rows = scores.narrow(0, i * beams, beams);
+          rows.fill_(-std::numeric_limits<float>::infinity());
+          rows.select(1, token).fill_(0.0f);
+        }
     const int64_t vocab = scores.size(1);
     const TopK top = top_k_rows(scores.contiguous().view({live, beams * vocab}), 2 * beams,
                                 beam_scores.data_ptr<float>(), vocab);

@@ -121,6 +121,8 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
     s.max_length = l.record<int64_t>("max_length", *p.max_length, "preset");
   else
     s.max_length = l.record<int64_t>("max_length", 20, "default");
+  s.max_from_new_tokens = o.max_new_tokens || (!o.max_length && ((t && t->max_new_tokens) || (!(t && t->max_length) &&
+                          (g.max_new_tokens || (!g.max_length && p.max_new_tokens)))));
   s.min_length = l.pick<int64_t>("min_length", &DecodeOptions::min_length, &G::min_length, 0);
   s.min_new_tokens = l.pick<int64_t>("min_new_tokens", &DecodeOptions::min_new_tokens, &G::min_new_tokens, 0);
 

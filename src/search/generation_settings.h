@@ -18,6 +18,9 @@ struct GenerationSettings {
   int64_t num_beams = 1;
   int64_t num_return_sequences = 1;
   int64_t max_length = 20;       // total target length, decoder start token included (HF)
+  // max_length came from max_new_tokens: a target prefix widens it (HF counts new tokens
+  // after decoder_input_ids), where a max_length proper counts the prefix.
+  bool max_from_new_tokens = false;
   int64_t min_length = 0;        // likewise
   int64_t min_new_tokens = 0;
   double length_penalty = 1.0;

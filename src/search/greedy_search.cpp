@@ -35,7 +35,7 @@ at::Tensor warp(at::Tensor scores, const GenerationSettings& s) {
 }  // namespace
 
 std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64_t batch_size,
-                                                         const GenerationSettings& s) {
+                                                         const GenerationSettings& s, const Prefixes& prefixes) {
   const LogitsProcessorList processors(s);
   // Sampling draws num_return_sequences hypotheses per input (HF expands the batch likewise).
   const int64_t per_input = s.do_sample ? s.num_return_sequences : 1;
@@ -61,15 +61,24 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     at::Tensor scores = model.next_logits(sequences.narrow(1, sequences.size(1) - 1, 1));
     if (s.return_attention) attention.add_step(model.step_attention());
     processors.apply(sequences, scores);
+    // A row still in its target prefix takes the prefix's token (no draw, no score).
+    std::vector<int64_t> forced(owner.size(), -1);
+    for (size_t row = 0; row < owner.size(); ++row)
+      forced[row] = prefix_token(prefixes, owner[row] / per_input, sequences.size(1) - 1);
     at::Tensor next;
     if (s.do_sample) {
       const at::Tensor probs = at::softmax(warp(scores, s), -1);
       next = at::empty({static_cast<int64_t>(owner.size())}, at::kLong);
       int64_t* drawn = next.data_ptr<int64_t>();
       for (size_t row = 0; row < owner.size(); ++row)
-        drawn[row] = at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]]).item<int64_t>();
+        drawn[row] = forced[row] >= 0 ? forced[row]
+                                      : at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]])
+                                            .item<int64_t>();
     } else {
       next = scores.argmax(-1);
+      int64_t* picked = next.data_ptr<int64_t>();
+      for (size_t row = 0; row < owner.size(); ++row)
+        if (forced[row] >= 0) picked[row] = forced[row];
     }
     const at::Tensor log_probs = nn::log_softmax_at(scores.to(at::kFloat).contiguous(), next);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
@@ -81,7 +90,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     for (size_t row = 0; row < owner.size(); ++row) {
       SearchHypothesis& hyp = results[owner[row] / per_input][owner[row] % per_input];
       hyp.ids.push_back(next_ids[row]);
-      hyp.score += next_log_probs[row];
+      if (forced[row] < 0) hyp.score += next_log_probs[row];
       const bool go_on = model.on_token(owner[row], next_ids[row]);  // streaming; false: stop here
       const bool ends = next_ids[row] == s.eos_token_id || !go_on;
       if (s.return_attention && ends) hyp.attention = attention.trace(static_cast<int64_t>(row));

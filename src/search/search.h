@@ -38,17 +38,35 @@ struct SearchHypothesis {
   at::Tensor attention;
 };
 
+// Per input, the target ids its hypotheses start with after the decoder start (a target
+// prefix; empty = none, and an empty list = none for every input). Each is forced one token
+// per step, as if it were generate()'s decoder_input_ids: the logits processors see it, it
+// stays in SearchHypothesis::ids and adds nothing to the score. Lengths in the settings count
+// it (the pipeline widens max_length and min_new_tokens by it).
+using Prefixes = std::vector<std::vector<int64_t>>;
+
 // Per input (in order), up to num_return_sequences hypotheses, best first. The model starts
 // with one row per input; searches never leave finished inputs in the batch.
 std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64_t batch_size,
-                                                         const GenerationSettings& settings);
+                                                         const GenerationSettings& settings,
+                                                         const Prefixes& prefixes = {});
 std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
-                                                       const GenerationSettings& settings);
+                                                       const GenerationSettings& settings,
+                                                       const Prefixes& prefixes = {});
 
 inline std::vector<std::vector<SearchHypothesis>> search(StepModel& model, int64_t batch_size,
-                                                         const GenerationSettings& settings) {
-  return settings.num_beams > 1 ? beam_search(model, batch_size, settings)
-                                : greedy_search(model, batch_size, settings);
+                                                         const GenerationSettings& settings,
+                                                         const Prefixes& prefixes = {}) {
+  return settings.num_beams > 1 ? beam_search(model, batch_size, settings, prefixes)
+                                : greedy_search(model, batch_size, settings, prefixes);
+}
+
+// The prefix token input `input` must take at step `step` (0 = the first after the decoder
+// start), or -1 when its prefix is over.
+inline int64_t prefix_token(const Prefixes& prefixes, int64_t input, int64_t step) {
+  if (prefixes.empty()) return -1;
+  const std::vector<int64_t>& p = prefixes[static_cast<size_t>(input)];
+  return step < static_cast<int64_t>(p.size()) ? p[static_cast<size_t>(step)] : -1;
 }
 
 }  // namespace ordo::search

@@ -160,6 +160,13 @@ class FsmtTokenizer : public Tokenizer {
     return ids;
   }
 
+  // FSMTTokenizer has no target side (text_target would be tokenized as source text, with
+  // the source vocabulary): refused rather than guessed.
+  std::vector<int64_t> encode_target(const std::string&) const override {
+    throw Error("FSMT models take no target text (a target prefix or a target to score): their tokenizer has "
+                "no target-side tokenization");
+  }
+
   std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const override {
     std::vector<std::string> pieces;
     for (int64_t id : ids) {

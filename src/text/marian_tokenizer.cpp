@@ -84,6 +84,24 @@ class MarianTokenizer : public Tokenizer {
     return ids;
   }
 
+  // HF's target mode: target.spm, and target_vocab.json when the vocabularies are separate.
+  std::vector<int64_t> encode_target(const std::string& text) const override {
+    check_utf8(text, "target text");
+    const Vocab& vocab = target_vocab_ ? *target_vocab_ : source_vocab_;
+    const int64_t unk = vocab.find("<unk>").value_or(unk_id_);
+    std::vector<int64_t> ids;
+    for (const std::string& chunk : split_on_special_tokens(text, kSpecials)) {
+      if (kSpecials.contains(chunk)) {
+        ids.push_back(vocab.find(chunk).value_or(unk));
+        continue;
+      }
+      auto [code, rest] = remove_language_code(chunk);
+      if (!code.empty()) ids.push_back(vocab.find(code).value_or(unk));
+      for (const std::string& piece : target_spm_.encode(rest)) ids.push_back(vocab.find(piece).value_or(unk));
+    }
+    return ids;
+  }
+
   std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const override {
     const Vocab& vocab = target_vocab_ ? *target_vocab_ : source_vocab_;
     std::vector<std::string> pieces;

@@ -2,6 +2,7 @@
 // (which files, special tokens, id offsets, language codes) live in the implementations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,6 +23,18 @@ class Tokenizer {
   virtual std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const = 0;
   // Target ids to detokenized text, as HF batch_decode(skip_special_tokens=True).
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+  // Target text to decoder ids, as Hugging Face's tokenizer(text_target=...) gives them but
+  // without the special tokens around the pieces (no </s>, no language code): a target prefix
+  // to continue, or a target to score. The default serves families with one vocabulary and
+  // one tokenization both ways: the source encoding without its framing.
+  virtual std::vector<int64_t> encode_target(const std::string& text) const {
+    std::vector<int64_t> ids = encode(text);
+    const Framing f = framing();
+    const size_t before = static_cast<size_t>(f.before), after = static_cast<size_t>(f.after);
+    if (ids.size() < before + after) return {};
+    return std::vector<int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(before),
+                                ids.end() - static_cast<std::ptrdiff_t>(after));
+  }
   // The piece of one source / target id, special tokens included ("</s>", "__de__"): labels
   // for attention weights and alignments.
   virtual std::string source_piece(int64_t id) const = 0;

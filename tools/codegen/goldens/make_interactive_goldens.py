@@ -58,7 +58,10 @@ SENTENCES = [0, 2, 3]  # indices into golden.json's sentences
 
 
 def f32(x):
-    return float(torch.tensor(x, dtype=torch.float32).item())
+    """A float32 value; null for -inf (JSON has no infinities), which ConstrainedBeamSearchScorer
+    gives a returned sequence whose constraints are unmet."""
+    v = float(torch.tensor(x, dtype=torch.float32).item())
+    return v if v == v and abs(v) != float("inf") else None
 
 
 def main(fixtures):
@@ -111,7 +114,8 @@ def main(fixtures):
                 "eos_token_id": eos,
                 "notes": "sequences start with decoder_start; beam outputs are padded with pad_token_id after EOS. "
                 "prefix_ids = tokenizer(text_target=prefix).input_ids without the final </s> (M2M100: starts "
-                "with the target language code). Scores are float32 values.",
+                "with the target language code). Scores are float32 values; a null sequences_score is -inf in "
+                "transformers' output (a constrained sequence with its constraints unmet).",
             },
             "target_prefix": [],
             "constrained": [],
@@ -174,7 +178,7 @@ def main(fixtures):
 
         path = os.path.join(folder, "interactive.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(out, f, ensure_ascii=False, indent=1)
+            json.dump(out, f, ensure_ascii=False, indent=1, allow_nan=False)
             f.write("\n")
         print(f"{path}: {len(out['target_prefix'])} prefix, {len(out['constrained'])} constrained, "
               f"{len(out['teacher_forced'])} teacher-forced cases")
