@@ -182,6 +182,21 @@ void check_html_options(const GenerateArgs& args) {
            "alignments are used to place the inline tags");
 }
 
+// --stream writes each input's plain text line as its words come; what is only whole at the
+// end of an input is refused, naming the option.
+void check_stream_options(const GenerateArgs& args, bool split) {
+  const auto refuse = [](const std::string& option, const std::string& why) {
+    throw Error("--stream cannot be combined with " + option + " (" + why + ")");
+  };
+  if (args.format == "html") refuse("--format html", "a page is rebuilt once all its sentences are translated");
+  if (args.json) refuse("--json", "a JSON line is written once its input is done");
+  if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "an n-best list is written once its input is done");
+  if (!args.alignment.empty()) refuse("--alignment", "the alignment follows the finished line");
+  if (split)
+    refuse(args.split_sentences ? "--split-sentences" : args.whole_document ? "--document" : "--paragraphs",
+           "a unit is rejoined once all its sentences are translated; add --no-split-sentences");
+}
+
 // The whole input, refused once it passes `max_bytes` (an HTML page: HtmlLimits::max_bytes)
 // instead of being read into memory whole.
 std::string read_all(const std::string& input, size_t max_bytes) {
@@ -339,6 +354,11 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   cmd->add_flag("--json", args.json,
                 "Write JSON lines: {\"text\", \"tokens\", \"score\", \"n_best\": [{text, tokens, score}...]}");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress bar and no warnings");
+  cmd->add_flag("--stream", args.stream,
+                "Write each " + std::string(summarize ? "summary" : "translation") +
+                    "'s words as they are generated, one input at a time (plain text output; the\n"
+                    "output is the same as without it). Greedy search or sampling only: with beam search a\n"
+                    "line appears when it is done (add --beam-size 1)");
   return cmd;
 }
 
@@ -371,6 +391,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (split && wants_attention)
     throw Error("--attention, --alignment and --attention-plot work on whole units: add --no-split-sentences");
   decode.return_attention = wants_attention;
+  if (args.stream) check_stream_options(args, split);
   if (!args.attention_plot.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.attention_plot, error);
@@ -402,6 +423,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (args.decode.max_new_tokens && !args.quiet && max_length && *max_length < *args.decode.max_new_tokens + 1)
     std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
               << "positions; at most " << *max_length - 1 << " tokens are generated\n";
+  const std::optional<int64_t> beams = resolved_int(settings, &DecodeOptions::beam_size);
+  if (args.stream && !args.quiet && beams && *beams > 1 && !decode.sample.value_or(false))
+    std::cerr << "ordo: warning: --stream with beam search (" << *beams << " beams): no word is final before the "
+              << "search ends, so each line appears when it is done; add --beam-size 1 to see the words as they come\n";
 
   const OutputFormat format = args.json                         ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
@@ -410,10 +435,20 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   writer.set_blank_line_between_units(translating && unit == InputUnit::kParagraph);
   writer.set_extras({args.attention, args.alignment, args.alignment_words});
   ProgressBar progress(!args.quiet && !args.input.empty() && args.input != "-");
+  if (args.stream)
+    decode.on_token = [&writer](const TokenEvent& event) {
+      if (event.done) return true;  // the line's rest comes with writer.write
+      try {
+        writer.stream(event.delta);
+        return true;
+      } catch (const Error&) {
+        return false;  // a closed output: stop decoding; the next flush reports it
+      }
+    };
 
   // Read a few batches at a time so the translator can sort them by length, and write each
   // chunk as soon as it is done (a long file shows output early; an error keeps what is done).
-  const size_t chunk = static_cast<size_t>(batching.batch_size) * 8;
+  const size_t chunk = args.stream ? 1 : static_cast<size_t>(batching.batch_size) * 8;
   std::vector<Unit> units;
   uint64_t index = 0;  // 0-based index of units[0]
   bool failed = false;

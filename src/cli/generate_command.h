@@ -30,6 +30,7 @@ struct GenerateArgs {
   int inter_threads = 1;
   std::string compute_type = "float32";
   bool no_weight_cache = false;
+  bool stream = false;  // --stream: each line's words as they are generated
   std::optional<int> batch_size, batch_tokens;  // default: the preset's (BatchOptions' defaults)
   DecodeOptions decode;
 };

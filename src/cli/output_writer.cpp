@@ -85,10 +85,15 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
   std::ostream& out = *out_;
   switch (format_) {
     case OutputFormat::kText:
-      if (result.hypotheses.empty())
+      if (result.hypotheses.empty()) {
         out << '\n';
-      else
-        out << result.hypotheses[0].text << alignment_field(result, result.hypotheses[0]) << '\n';
+      } else {
+        const std::string& text = result.hypotheses[0].text;
+        // What stream() wrote is a prefix of the text (TokenEvent::text); only the rest is left.
+        const size_t written = text.compare(0, streamed_.size(), streamed_) == 0 ? streamed_.size() : 0;
+        out << text.substr(written) << alignment_field(result, result.hypotheses[0]) << '\n';
+      }
+      streamed_.clear();
       break;
     case OutputFormat::kNBest:
       for (const Hypothesis& h : result.hypotheses)
@@ -128,6 +133,13 @@ void OutputWriter::write(uint64_t index, const DocumentTranslation& document, co
     line["sentences"].push_back(std::move(sentence));
   }
   out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+}
+
+void OutputWriter::stream(const std::string& final_words) {
+  if (final_words.empty()) return;
+  streamed_ += final_words;
+  *out_ << final_words;
+  flush();
 }
 
 void OutputWriter::flush() {

@@ -40,6 +40,10 @@ class OutputWriter {
   void set_extras(const OutputExtras& extras) { extras_ = extras; }
   // Flushes; throws ordo::Error on a write error (disk full, closed pipe).
   void flush();
+  // --stream: the final words of the text line being generated, written and flushed at once;
+  // the next write() of a text line writes only the rest, so the output is byte for byte
+  // what it would have been without streaming.
+  void stream(const std::string& final_words);
 
  private:
   std::string name_;
@@ -48,6 +52,7 @@ class OutputWriter {
   std::ostream* out_;
   bool blank_line_between_ = false;
   OutputExtras extras_;
+  std::string streamed_;  // what stream() wrote of the current line
   // " ||| <alignment>" for text and n-best lines ("" without --alignment).
   std::string alignment_field(const TranslationResult& result, const Hypothesis& h) const;
   nlohmann::ordered_json hypothesis_json(const TranslationResult& result, const Hypothesis& h) const;

@@ -3,6 +3,9 @@
 // before it, the event ids are the result's, a callback that returns false stops its input only,
 // and beam search gives one final event per input.
 // ctest-label: integration
+#include <unistd.h>
+
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -10,7 +13,9 @@
 
 #include "ordo/ordo.h"
 #include "pipeline/token_stream.h"
+#include "support/cli_run.h"
 #include "support/fixtures.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -150,6 +155,59 @@ TEST(Streaming, OnlyTextLaterTokensCannotChangeIsGiven) {
   EXPECT_EQ(final_part("ab \xE2\x82"), "ab");            // half a character is never given
   EXPECT_EQ(final_part("x \xE6\x9D\xB1\xE4\xBA\xAC"), "x \xE6\x9D\xB1\xE4\xBA\xAC");  // CJK: whole
   EXPECT_EQ(final_part("x \xEF\xBF\xBD"), "x");          // a trailing U+FFFD waits
+}
+
+// The pieces `command`'s stdout arrives in, read from a pipe as it comes (at most 60 s).
+std::vector<std::string> stdout_pieces(const std::string& command, int& exit_code) {
+  FILE* pipe = ::popen(("timeout 60 " + command).c_str(), "r");
+  if (!pipe) return {};
+  std::vector<std::string> pieces;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fileno(pipe), buffer, sizeof buffer)) > 0;) pieces.emplace_back(buffer, static_cast<size_t>(n));
+  const int status = ::pclose(pipe);
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return pieces;
+}
+
+// `ordo summarize --stream` / `ordo translate --stream`: the words reach the pipe while the
+// line is being generated (the first piece read holds no line end), and the whole output is
+// byte for byte the output without --stream.
+TEST(CliStreaming, WordsComeAsGeneratedAndTheOutputIsTheSame) {
+  ordo::testing::TempDir dir;
+  const std::string input = dir.write("in.txt", "My neighbour planted three apple trees in the garden last spring.\n\n"
+                                                "Where is the train station?\n");
+  for (const auto& [command, fixture] : {std::pair<std::string, std::string>{"summarize", "pegasus"},
+                                         std::pair<std::string, std::string>{"translate", "bart"}}) {
+    const std::string base = std::string(ORDO_BINARY_DIR) + "/ordo " + command + " -m '" + fixture_dir(fixture) +
+                             "' -i '" + input + "' --beam-size 1 --max-length 60 -q";
+    int plain_code = -1, stream_code = -1;
+    std::string plain, streamed;
+    for (const std::string& piece : stdout_pieces(base, plain_code)) plain += piece;
+    const std::vector<std::string> pieces = stdout_pieces(base + " --stream", stream_code);
+    for (const std::string& piece : pieces) streamed += piece;
+    ASSERT_EQ(plain_code, 0) << command;
+    ASSERT_EQ(stream_code, 0) << command;
+    EXPECT_EQ(streamed, plain) << command;
+    ASSERT_GT(pieces.size(), 3u) << command << ": the words must come in many writes";
+    EXPECT_EQ(pieces[0].find('\n'), std::string::npos) << command << ": the first words before the line's end";
+  }
+}
+
+TEST(CliStreaming, OptionsAStreamCannotFollowAreRefusedNamingThem) {
+  const std::string model = "-m '" + fixture_dir("marian_opus_en_mg") + "'";
+  for (const auto& [flags, named] :
+       {std::pair<std::string, std::string>{"--json", "--json"}, {"--beam-size 2 --n-best 2", "--n-best"},
+        {"--paragraphs", "--paragraphs"}, {"--split-sentences", "--split-sentences"}, {"--format html", "--format html"},
+        {"--alignment hard", "--alignment"}}) {
+    const ordo::testing::CliRun run = ordo::testing::run_ordo("translate " + model + " --stream " + flags, "Hello.\n");
+    EXPECT_EQ(run.exit_code, 1) << flags << ": " << run.err;
+    EXPECT_NE(run.err.find("--stream cannot be combined with " + named), std::string::npos) << run.err;
+  }
+  // Beam search: the output all the same, with a warning that lines come whole.
+  const ordo::testing::CliRun beam = ordo::testing::run_ordo("translate " + model + " --stream --beam-size 2", "Hello.\n");
+  EXPECT_EQ(beam.exit_code, 0) << beam.err;
+  EXPECT_EQ(beam.out, ordo::testing::run_ordo("translate " + model + " --beam-size 2", "Hello.\n").out);
+  EXPECT_NE(beam.err.find("--stream with beam search (2 beams)"), std::string::npos) << beam.err;
 }
 
 }  // namespace
