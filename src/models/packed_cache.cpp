@@ -243,9 +243,12 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
       linear.weight = at::Tensor();
     });
 
+    // The lookups read packed rows of the output projection (a tied table) or of the int8 copy of
+    // an untied one (embed_lookup, Seq2SeqModel::compact_embeddings).
     std::shared_ptr<const nn::PackedGemm> output;
     model.visit_linears([&](const std::string& name, nn::Linear& linear) {
-      if (name == "lm_head") output = linear.packed;
+      if (name == "lm_head" && !output) output = linear.packed;
+      if (name == "embed_lookup" && linear.packed) output = linear.packed;
     });
     if (!unvisited.empty()) fail("tensor '" + *unvisited.begin() + "' is missing");
     const auto restore_lookup = [&](nn::Embedder& e, const std::string& how) {

@@ -168,6 +168,10 @@ std::string first_present(const Checkpoint& weights, const std::vector<std::stri
 
 bool shares_embeddings(const io::ModelConfig& c) { return c.share_encoder_decoder_embeddings; }
 
+// A shared embedding table apart from the output projection: packed as int8 rows for the
+// lookups of an int8 model (Seq2SeqModel::embed_lookup_).
+bool looks_up_int8_rows(const io::ModelConfig& c) { return c.share_encoder_decoder_embeddings && !c.tie_word_embeddings; }
+
 int64_t file_bytes(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
@@ -319,7 +323,9 @@ void Seq2SeqModel::compact_embeddings(nn::GemmType type) {
   // dequantized as CTranslate2's int8 embeddings are), and the table goes (1 GB in float32
   // for NLLB's 256k tokens). Where the packed layout cannot be read back (PackedGemm::
   // rows_readable), reduced precision keeps a bfloat16 table (only looked up) and float32 the
-  // table itself. (load_weights with pack_as has done the first part already.)
+  // table itself. (load_weights with pack_as has done the first part already.) A shared table
+  // that is not the output projection (T5 v1.1) is packed as int8 rows of its own in an int8
+  // model (embed_lookup_).
   const bool shared = encoder_.embed.tokens.defined() && decoder_.embed.tokens.is_same(encoder_.embed.tokens);
   const bool tied = output_.packed && output_.weight.defined() && output_.weight.is_same(decoder_.embed.tokens);
   if (tied) output_.weight = at::Tensor();
@@ -334,6 +340,18 @@ void Seq2SeqModel::compact_embeddings(nn::GemmType type) {
     return;  // the table serves the lookups as it is
   }
   if (type == nn::GemmType::kFloat32) return;
+  if (type == nn::GemmType::kInt8 && !tied && shared && encoder_.embed.tokens.scalar_type() == at::kFloat &&
+      looks_up_int8_rows(config_)) {
+    embed_lookup_.weight = encoder_.embed.tokens;
+    embed_lookup_.pack(type);
+    embed_lookup_.weight = at::Tensor();
+    if (embed_lookup_.packed->rows_readable()) {
+      encoder_.embed.tokens = decoder_.embed.tokens = at::Tensor();
+      encoder_.embed.packed_rows = decoder_.embed.packed_rows = embed_lookup_.packed;
+      return;
+    }
+    embed_lookup_ = nn::Linear();
+  }
   const auto narrow = [](at::Tensor& table) {
     if (table.defined() && table.scalar_type() == at::kFloat) table = table.to(at::kBFloat16);
   };
@@ -368,6 +386,7 @@ void Seq2SeqModel::visit(const nn::ParamVisitor& visitor) {
 
 void Seq2SeqModel::visit_linears(const nn::LinearVisitor& visitor) {
   visitor("lm_head", output_);
+  if (looks_up_int8_rows(config_)) visitor("embed_lookup", embed_lookup_);  // empty unless int8
   encoder_.visit_linears("model.encoder", visitor);
   decoder_.visit_linears("model.decoder", visitor);
 }

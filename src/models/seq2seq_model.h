@@ -74,6 +74,10 @@ class Seq2SeqModel {
   nn::TransformerDecoder decoder_;
   nn::Linear output_;  // weight tied to the decoder embedding unless the config unties it;
                        // bias = final_logits_bias
+  // int8 only, for a shared embedding table that is not the output projection (T5 v1.1,
+  // Flan-T5, mT5): the table packed as an int8 GEMM that is never run, only read back by the
+  // lookups (PackedGemm::rows), as CTranslate2 keeps int8 embeddings: half the bfloat16 table.
+  nn::Linear embed_lookup_;
 };
 
 }  // namespace ordo::models

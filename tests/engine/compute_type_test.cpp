@@ -197,6 +197,34 @@ TEST(PackedRows, TiedEmbeddingsAreNotKeptTwice) {
   }
 }
 
+// An untied model's shared table (T5 v1.1, Flan-T5, mT5: `shared` apart from lm_head) is read
+// from int8 rows in an int8 model, as CTranslate2 keeps its int8 embeddings (half a bfloat16
+// table); loaded packed (the Translator's way) or packed after loading, the same; bfloat16
+// keeps a bfloat16 table.
+TEST(PackedRows, UntiedSharedTableIsInt8RowsInAnInt8Model) {
+  if (!nn::gemm_type_supported(nn::GemmType::kInt8)) GTEST_SKIP();
+  const std::string dir = fixture_dir("t5");
+  auto packed_after = models::Seq2SeqModel::load(dir);
+  packed_after->pack(nn::GemmType::kInt8);
+  const io::ModelConfig config = io::load_model_config(dir + "/config.json");
+  auto packed_loading = models::Seq2SeqModel::load(dir, config, models::family_for(config), nn::GemmType::kInt8);
+  for (const auto& model : {packed_after, packed_loading}) {
+    EXPECT_FALSE(model->encoder().embed.tokens.defined());
+    ASSERT_TRUE(model->encoder().embed.packed_rows);
+    EXPECT_EQ(model->encoder().embed.packed_rows, model->decoder().embed.packed_rows);
+    EXPECT_EQ(model->encoder().embed.packed_rows->type(), nn::GemmType::kInt8);
+    EXPECT_EQ(model->encoder().embed.packed_rows->out_features(), config.vocab_size);
+  }
+  at::InferenceMode guard;
+  const at::Tensor ids = at::tensor(std::vector<int64_t>{13, 7, 1}, at::kLong).unsqueeze(0);
+  EXPECT_TRUE(at::equal(packed_after->encode(ids, at::ones_like(ids)), packed_loading->encode(ids, at::ones_like(ids))));
+  if (nn::gemm_type_supported(nn::GemmType::kBFloat16)) {
+    auto bf16 = models::Seq2SeqModel::load(dir);
+    bf16->pack(nn::GemmType::kBFloat16);
+    EXPECT_EQ(bf16->encoder().embed.tokens.scalar_type(), at::kBFloat16);
+  }
+}
+
 TEST(ComputeTypes, NamesRoundTripAndUnknownNamesAreRefused) {
   for (ComputeType type : {ComputeType::kFloat32, ComputeType::kBFloat16, ComputeType::kInt8})
     EXPECT_EQ(parse_compute_type(compute_type_name(type)), type);
