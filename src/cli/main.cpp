@@ -7,6 +7,7 @@
 
 #include "cli/generate_command.h"
 #include "cli/positions_command.h"
+#include "cli/score_command.h"
 #include "cli/serve_command.h"
 #include "ordo/ordo.h"
 
@@ -28,6 +29,8 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   CLI::App* summarize = ordo::cli::add_generate_command(app, summarize_task, summarize_args);
   ordo::cli::PositionsArgs positions_args;
   CLI::App* positions = ordo::cli::add_positions_command(app, positions_args);
+  ordo::cli::ScoreArgs score_args;
+  CLI::App* score = ordo::cli::add_score_command(app, score_args);
   ordo::cli::ServeArgs serve_args;
   CLI::App* serve = ordo::cli::add_serve_command(app, serve_args);
 
@@ -47,6 +50,7 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
     if (*positions) return ordo::cli::run_positions(positions_args, *positions);
     if (*serve) return ordo::cli::run_serve(serve_args);
+    if (*score) return ordo::cli::run_score(score_args);
   } catch (const ordo::Error& e) {
     std::cerr << "ordo: error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,116 @@
+#include "cli/score_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/line_reader.h"
+#include "cli/model_location.h"
+#include "cli/warnings.h"
+#include "ordo/decode_option_table.h"
+#include "ordo/ordo.h"
+
+namespace ordo::cli {
+
+CLI::App* add_score_command(CLI::App& app, ScoreArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "score",
+      "Score given translations: the log-probability of each line of --targets given the same line of\n"
+      "--input under the model (teacher forcing, the final </s> included), one total per line, or\n"
+      "with --json one object per line: {\"score\", \"tokens\", \"log_probs\"}.\n\n"
+      "  ordo translate --json -i src.txt | jq -r .text > hyp.txt && ordo score -i src.txt -r hyp.txt");
+  cmd->add_option("-m,--model", args.model,
+                  "Hugging Face model folder, or the name of a bundled model (default: en-de)");
+  cmd->add_option("-i,--input", args.sources, "Source sentences, one per line (default: stdin)");
+  cmd->add_option("-r,--targets", args.targets, "Target sentences, one per line, as many as the sources")->required();
+  cmd->add_option("-o,--output", args.output, "Output file (default: stdout)");
+  cmd->add_flag("--json", args.json, "One JSON object per line: score, tokens, log_probs");
+  for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang, &DecodeOptions::task}) {
+    const DecodeOptionSpec& spec = decode_option_spec(member);
+    std::optional<std::string>& target = member == &DecodeOptions::source_lang   ? args.source_lang
+                                         : member == &DecodeOptions::target_lang ? args.target_lang
+                                                                                 : args.task;
+    cmd->add_option_function<std::string>(spec.flag, [&target](const std::string& v) { target = v; }, spec.help);
+  }
+  cmd->add_option("--batch-size", args.batch_size, "Pairs scored together (default: 32)")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
+      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  cmd->add_flag("--no-weight-cache", args.no_weight_cache, "Pack the weights afresh (no packed weights cache)");
+  return cmd;
+}
+
+int run_score(const ScoreArgs& args) {
+  const std::string model_dir = resolve_model_dir(args.model, "en-de");
+  if (args.targets.empty() || args.targets == "-")
+    throw Error("--targets: a file is needed (the sources may come from stdin, the targets cannot as well)");
+  LineReader sources(args.sources), targets(args.targets);
+  ModelOptions model_options;
+  model_options.threads = args.threads;
+  model_options.compute_type = parse_compute_type(args.compute_type);
+  model_options.weight_cache = !args.no_weight_cache;
+  model_options.on_warning = print_warning;
+  const Translator model(model_dir, model_options);
+  DecodeOptions options;
+  options.source_lang = args.source_lang;
+  options.target_lang = args.target_lang;
+  options.task = args.task;
+  model.resolved_settings(options);  // an unknown language or task fails before any line is read
+  BatchOptions batching;
+  batching.batch_size = args.batch_size;
+
+  std::ofstream file;
+  if (!args.output.empty() && args.output != "-") {
+    file.open(args.output, std::ios::binary | std::ios::trunc);
+    if (!file) throw Error(args.output + ": cannot create the output file");
+  }
+  std::ostream& out = file.is_open() ? file : std::cout;
+  const size_t chunk = static_cast<size_t>(args.batch_size) * 8;
+  uint64_t line = 0;  // lines done
+  while (true) {
+    std::vector<std::string> src, tgt;
+    const bool more_sources = sources.read(chunk, src);
+    const bool more_targets = targets.read(src.empty() ? 1 : src.size(), tgt);
+    if (src.size() != tgt.size()) {
+      const std::string source_name = args.sources.empty() || args.sources == "-" ? "stdin" : args.sources;
+      throw Error(src.size() > tgt.size()
+                      ? args.targets + " has " + std::to_string(targets.lines_read()) + " lines, fewer than " +
+                            source_name + " (" + "at least " + std::to_string(sources.lines_read()) + "): one target line per source line"
+                      : args.targets + " has more lines than " + source_name + " (" +
+                            std::to_string(sources.lines_read()) + "): one target line per source line");
+    }
+    if (!more_sources && !more_targets) break;
+    for (size_t k = 0; k < src.size(); ++k) {
+      check_utf8(src[k], sources.where(line + k + 1));
+      check_utf8(tgt[k], targets.where(line + k + 1));
+    }
+    std::vector<ScoreResult> scored;
+    try {
+      scored = model.score(src, tgt, options, batching);
+    } catch (const Error& e) {
+      // Name the line: the pairs one by one until the one at fault.
+      for (size_t k = 0; k < src.size(); ++k) try {
+          model.score({src[k]}, {tgt[k]}, options, batching);
+        } catch (const Error& one) {
+          throw Error(targets.where(line + k + 1) + ": " + one.what());
+        }
+      throw;
+    }
+    for (const ScoreResult& r : scored) {
+      if (args.json) {
+        nlohmann::ordered_json j{{"score", r.score}, {"tokens", r.tokens}, {"log_probs", r.log_probs}};
+        out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      } else {
+        out << nlohmann::json(r.score).dump() << "\n";
+      }
+    }
+    out.flush();
+    if (!out) throw Error((file.is_open() ? args.output : std::string("stdout")) + ": write error");
+    line += src.size();
+  }
+  return 0;
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,140 @@
+// Issue 14 on the command line, through the real `ordo` binary: `ordo score` (against the
+// transformers 4.31 goldens, and the round trip `ordo translate --json` -> `ordo score`) and
+// `ordo translate --target-prefix-file`.
+// ctest-label: integration
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace ordo {
+namespace {
+
+using nlohmann::json;
+using testing::fixture_dir;
+using testing::run_ordo;
+using testing::TempDir;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+json load_interactive(const std::string& fixture) {
+  std::ifstream in(fixture_dir(fixture) + "/interactive.json");
+  return json::parse(in);
+}
+
+// `ordo score --json` gives transformers' teacher-forced log-probabilities (M2M100: the
+// target language code is the first label, scored like the others).
+TEST(CliScore, JsonLinesEqualTeacherForcing) {
+  const json golden = load_interactive("m2m100");
+  TempDir dir;
+  std::vector<std::string> sources, targets;
+  for (const json& c : golden["teacher_forced"]) {
+    sources.push_back(c["source"].get<std::string>());
+    targets.push_back(c["target"].get<std::string>());
+  }
+  const std::string src = dir.write("src.txt", joined(sources)), tgt = dir.write("tgt.txt", joined(targets));
+  const auto run = run_ordo("score -m " + fixture_dir("m2m100") + " --target-lang de --batch-size 2 -i " + src +
+                            " -r " + tgt + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto out = lines_of(run.out);
+  ASSERT_EQ(out.size(), sources.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const json line = json::parse(out[i]);
+    const json& c = golden["teacher_forced"][i];
+    EXPECT_EQ(line["tokens"], c["tokens"]) << i;
+    ASSERT_EQ(line["log_probs"].size(), c["log_probs"].size());
+    for (size_t t = 0; t < c["log_probs"].size(); ++t)
+      EXPECT_NEAR(line["log_probs"][t].get<double>(), c["log_probs"][t].get<double>(), 1e-4) << i << " " << t;
+    EXPECT_NEAR(line["score"].get<double>(), c["score"].get<double>(), 1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
+  }
+  // Without --json: one total per line, the same numbers.
+  const auto plain = run_ordo("score -m " + fixture_dir("m2m100") + " --target-lang de -r " + tgt, joined(sources));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto totals = lines_of(plain.out);
+  ASSERT_EQ(totals.size(), out.size());
+  for (size_t i = 0; i < totals.size(); ++i)
+    EXPECT_DOUBLE_EQ(std::stod(totals[i]), json::parse(out[i])["score"].get<double>());
+}
+
+// What `ordo translate --json` printed, `ordo score` gives back for those translations
+// (greedy): the same tokens, and the same score, but for an output cut at the length limit,
+// whose </s> the search forced (log-probability 0 there; score gives the model's own).
+TEST(CliScore, RoundTripOfTranslateJson) {
+  const json golden = testing::load_golden("pegasus");
+  TempDir dir;
+  std::vector<std::string> sources;
+  for (const json& s : golden["sentences"])
+    if (s.get<std::string>().find('\n') == std::string::npos && !s.get<std::string>().empty())
+      sources.push_back(s.get<std::string>());
+  const std::string model = fixture_dir("pegasus");
+  const std::string src = dir.write("src.txt", joined(sources));
+  const auto translated = run_ordo("translate -q -m " + model + " -b 1 --max-length 20 --json -i " + src);
+  ASSERT_EQ(translated.exit_code, 0) << translated.err;
+  const auto lines = lines_of(translated.out);
+  ASSERT_EQ(lines.size(), sources.size());
+  std::vector<std::string> hyps;
+  for (const std::string& line : lines) hyps.push_back(json::parse(line)["text"].get<std::string>());
+  const auto scored = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("hyp.txt", joined(hyps)) + " --json");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  const auto out = lines_of(scored.out);
+  ASSERT_EQ(out.size(), hyps.size());
+  int ended = 0, cut = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const json printed = json::parse(lines[i]), score = json::parse(out[i]);
+    json tokens = score["tokens"];
+    ASSERT_EQ(tokens.back(), "</s>");
+    tokens.erase(tokens.size() - 1);
+    ASSERT_EQ(tokens, printed["tokens"]) << "the text re-encodes to its tokens: " << hyps[i];
+    double expected = score["score"].get<double>();
+    if (printed["tokens"].size() == 19) {  // cut at max_length 20 (the start token counts)
+      expected -= score["log_probs"].back().get<double>();
+      ++cut;
+    } else {
+      ++ended;
+    }
+    EXPECT_NEAR(printed["score"].get<double>(), expected, 1e-4) << hyps[i];
+  }
+  EXPECT_GE(ended, 1);
+  EXPECT_GE(cut, 1);
+}
+
+TEST(CliScore, BadInputNamesTheFileAndLine) {
+  TempDir dir;
+  const std::string model = fixture_dir("pegasus");
+  const std::string src = dir.write("src.txt", "one\ntwo\nthree\n");
+  const auto fewer = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("t.txt", "a\nb\n"));
+  EXPECT_EQ(fewer.exit_code, 1);
+  EXPECT_NE(fewer.err.find("t.txt has 2 lines, fewer than"), std::string::npos) << fewer.err;
+  const auto more = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("u.txt", "a\nb\nc\nd\n"));
+  EXPECT_EQ(more.exit_code, 1);
+  EXPECT_NE(more.err.find("u.txt has more lines than"), std::string::npos) << more.err;
+  const auto bad = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("v.txt", "a\nb\xff\nc\n"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("v.txt line 2"), std::string::npos) << bad.err;
+  const auto fsmt = run_ordo("score -m " + fixture_dir("fsmt") + " -i " + src + " -r " + dir.write("w.txt", "a\nb\nc\n"));
+  EXPECT_EQ(fsmt.exit_code, 1);
+  EXPECT_NE(fsmt.err.find("w.txt line 1: FSMT models take no target text"), std::string::npos) << fsmt.err;
+  const auto missing = run_ordo("score -m " + model + " -i " + src);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--targets"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace ordo
