@@ -86,6 +86,13 @@ struct DecodeOptions {
   std::optional<int> no_repeat_ngram_size;  // forbid repeating any n-gram of this size
   std::optional<float> repetition_penalty;  // CTRL-style penalty on already generated tokens
   std::optional<std::vector<std::vector<int64_t>>> bad_words_ids;  // never generated sequences
+  // Target phrases every output must contain (lexical constraints): transformers' constrained
+  // beam search (generate(force_words_ids=...), token-identical). Phrases separated by "|"
+  // ("contract|Bahnhof"), each encoded as target text without special tokens. Needs beam search
+  // (beam_size >= 2). When too few hypotheses hold them all at the length limit, the best others
+  // fill the n-best (their score may be -inf), as in transformers. A Glossary (ordo/glossary.h)
+  // sets it per sentence from the source terms it finds.
+  std::optional<std::string> force_words;
 
   // Multilingual models (M2M100, NLLB): language codes as the model names them ("de" or
   // "__de__" for M2M100, "deu_Latn" for NLLB). The source language defaults to the folder's

@@ -21,6 +21,7 @@
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
 #include "pipeline/batch_plan.h"
+#include "pipeline/force_words.h"
 #include "pipeline/model_step.h"
 #include "pipeline/result_building.h"
 #include "pipeline/source_encoding.h"
@@ -315,6 +316,14 @@ struct Translator::Impl {
     std::vector<TranslationResult> results(sources.size());
     const auto translate_batch = [&](size_t start, size_t end) {
       at::InferenceMode inference;
+    if (options.force_words) {
+      settings.force_words_ids = pipeline::force_words_ids(*tokenizer, *options.force_words, model->config().decoder_vocab_size);
+      if (settings.num_beams <= 1 || settings.do_sample)
+        throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
+                    "as transformers' constrained beam search does");
+      for (const std::vector<int64_t>& prefix : prefixes)
+        if (!prefix.empty()) throw Error("invalid decoding option: force_words with a target prefix is not supported");
+    }
       std::vector<const std::vector<int64_t>*> batch;
       for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
       const auto [ids, mask] = pipeline::pad_batch(batch, model->config().pad_token_id);

@@ -9,81 +9,17 @@
 #include "kernels/log_softmax.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
+#include "search/constrained_beam_search.h"
+#include "search/finished_list.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
 #include "kernels/top_k.h"
 
 namespace ordo::search {
 
-namespace {
-
-struct Finished {
-  double score;
-  std::vector<int64_t> tokens;  // decoder start included, EOS not included
-  bool ended_with_eos;
-  at::Tensor attention;         // return_attention: [generated, layers, heads, source_len]
-};
-
-// The n-best list of one sentence (HF's BeamHypotheses).
-class FinishedList {
- public:
-  FinishedList(int64_t beams, double length_penalty, bool early_stopping)
-      : beams_(beams), length_penalty_(length_penalty), early_stopping_(early_stopping) {}
-
-  void add(std::vector<int64_t> tokens, double sum_log_probs, bool ended_with_eos, at::Tensor attention) {
-    const double score = sum_log_probs / std::pow(static_cast<double>(tokens.size()), length_penalty_);
-    if (static_cast<int64_t>(list_.size()) >= beams_ && score <= worst_) return;
-    list_.push_back({score, std::move(tokens), ended_with_eos, std::move(attention)});
-    if (static_cast<int64_t>(list_.size()) > beams_) {
-      // Drop the worst (the earliest added among equals, as Python's sort of (score, index)).
-      std::vector<size_t> order(list_.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return list_[a].score < list_[b].score; });
-      worst_ = list_[order[1]].score;
-      list_.erase(list_.begin() + static_cast<std::ptrdiff_t>(order[0]));
-    } else {
-      worst_ = std::min(score, worst_);
-    }
-  }
-
-  bool is_done(double best_sum_log_probs, int64_t cur_len) const {
-    if (static_cast<int64_t>(list_.size()) < beams_) return false;
-    if (early_stopping_) return true;
-    return worst_ >= best_sum_log_probs / std::pow(static_cast<double>(cur_len), length_penalty_);
-  }
-
-  // The best `n`, best first; among equal scores the later added first (HF sorts ascending
-  // with a stable sort and pops from the end).
-  std::vector<Finished> best(int64_t n) const {
-    std::vector<Finished> sorted = list_;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const Finished& a, const Finished& b) { return a.score < b.score; });
-    std::vector<Finished> out;
-    for (int64_t i = 0; i < n && !sorted.empty(); ++i) {
-      out.push_back(sorted.back());
-      sorted.pop_back();
-    }
-    return out;
-  }
-
- private:
-  int64_t beams_;
-  double length_penalty_;
-  bool early_stopping_;
-  double worst_ = 1e9;
-  std::vector<Finished> list_;
-};
-
-std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row) {
-  const at::Tensor r = sequences[row].contiguous();
-  return std::vector<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
-}
-
-}  // namespace
-
 std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
                                                        const GenerationSettings& s, const Prefixes& prefixes) {
+  if (!s.force_words_ids.empty()) return constrained_beam_search(model, batch_size, s);
   const int64_t beams = s.num_beams;
   const LogitsProcessorList processors(s);
   std::vector<FinishedList> finished(batch_size, FinishedList(beams, s.length_penalty, s.early_stopping));

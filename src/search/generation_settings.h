@@ -28,6 +28,9 @@ struct GenerationSettings {
   int64_t no_repeat_ngram_size = 0;
   double repetition_penalty = 1.0;
   std::vector<std::vector<int64_t>> bad_words_ids;
+  // Phrases (target ids) every output must contain: transformers' force_words_ids, searched by
+  // constrained_beam_search() (search/constrained_beam_search.h). Empty = unconstrained.
+  std::vector<std::vector<int64_t>> force_words_ids;
   std::optional<int64_t> forced_bos_token_id;
   std::optional<int64_t> forced_eos_token_id;
   bool renormalize_logits = false;

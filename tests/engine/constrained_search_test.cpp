@@ -1,0 +1,196 @@
+// Issue 14, lexical constraints and glossaries against transformers 4.31 itself
+// (tests/data/hf/<fixture>/interactive.json "constrained": generate(force_words_ids=..., num_beams=4,
+// num_return_sequences=4) with one and two forced phrases), and the Glossary on top of them.
+// ctest-label: integration
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "ordo/glossary.h"
+#include "ordo/translator.h"
+#include "support/errors.h"
+#include "support/fixtures.h"
+#include "support/golden_options.h"
+#include "support/temp_dir.h"
+
+namespace ordo {
+namespace {
+
+using nlohmann::json;
+using testing::fixture_dir;
+
+constexpr double kTolerance = 1e-4;
+
+json load_interactive(const std::string& fixture) {
+  const std::string path = fixture_dir(fixture) + "/interactive.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  return json::parse(in);
+}
+
+// A golden sequence without its decoder start, cut after its first EOS.
+std::vector<int64_t> generated(const json& sequence, int64_t eos) {
+  std::vector<int64_t> ids = sequence.get<std::vector<int64_t>>();
+  ids.erase(ids.begin());
+  const auto end = std::find(ids.begin(), ids.end(), eos);
+  if (end != ids.end()) ids.erase(end + 1, ids.end());
+  return ids;
+}
+
+std::string joined(const json& words) {
+  std::string out;
+  for (const json& w : words) out += (out.empty() ? "" : "|") + w.get<std::string>();
+  return out;
+}
+
+void expect_error(const std::function<void()>& f, const std::string& part) {
+  const std::string message = testing::error_of(f);
+  EXPECT_NE(message.find(part), std::string::npos) << message;
+}
+
+class Constrained : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { golden_ = load_interactive(GetParam()); }
+  int64_t eos() const { return golden_["meta"]["eos_token_id"].get<int64_t>(); }
+  json golden_;
+};
+
+// Every constrained case, the phrases as text (translate) and the sources as ids
+// (translate_ids): the same four sequences, in the same order, and the same scores (null in
+// the golden = -inf: a hypothesis that misses a phrase, returned to fill the n-best).
+TEST_P(Constrained, ForceWordsMatchGenerate) {
+  const Translator translator(fixture_dir(GetParam()));
+  size_t checked = 0, two_phrases = 0;
+  for (const json& c : golden_["constrained"]) {
+    DecodeOptions options = testing::options_for(c["kwargs"]);
+    options.force_words = joined(c["force_words"]);
+    const std::string what = GetParam() + " sentence " + std::to_string(c["sentence_index"].get<int>()) +
+                             " force_words '" + *options.force_words + "'";
+    const auto by_text = translator.translate({c["source"].get<std::string>()}, options);
+    const auto by_ids = translator.translate_ids({c["source_ids"].get<std::vector<int64_t>>()}, options);
+    for (const auto* results : {&by_text, &by_ids}) {
+      const auto& hyps = results->at(0).hypotheses;
+      ASSERT_EQ(hyps.size(), c["sequences"].size()) << what;
+      for (size_t k = 0; k < hyps.size(); ++k) {
+        EXPECT_EQ(hyps[k].ids, generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
+        const json& score = c["sequences_scores"][k];
+        if (score.is_null())
+          EXPECT_TRUE(std::isinf(hyps[k].score) && hyps[k].score < 0) << what << " hypothesis " << k << ": " << hyps[k].score;
+        else
+          EXPECT_NEAR(hyps[k].score, score.get<double>(), kTolerance) << what << " hypothesis " << k;
+      }
+      EXPECT_EQ(hyps[0].text, c["texts"][0].get<std::string>()) << what;
+    }
+    ++checked;
+    two_phrases += c["force_words"].size() == 2;
+  }
+  EXPECT_EQ(checked, 6u);
+  EXPECT_EQ(two_phrases, 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Constrained, ::testing::Values("marian_opus_en_mg", "m2m100", "pegasus"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The marian golden's options (beam 4, n-best 4, 20 new tokens) and its constrained cases.
+struct MarianCase {
+  json golden = load_interactive("marian_opus_en_mg");
+  const json& one_phrase(int sentence) const {
+    for (const json& c : golden["constrained"])
+      if (c["sentence_index"] == sentence && c["force_words"].size() == 1) return c;
+    throw std::runtime_error("no case");
+  }
+};
+
+// A glossary term found in a sentence forces its target there (the golden's force_words
+// result), whatever its case; the other sentences of the same call are translated exactly as
+// without the glossary; a term absent from every source forces nothing.
+TEST(Glossary, TermForcedOnlyWhereFound) {
+  const MarianCase m;
+  const json& c0 = m.one_phrase(0);  // "My neighbour planted three apple trees ...", forced "trano"
+  const DecodeOptions options = testing::options_for(c0["kwargs"]);
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  Glossary glossary;
+  glossary.add("NEIGHBOUR", "trano");
+  glossary.add("railway station", "fiaran-dalamby");  // in no source below
+  const std::vector<std::string> sources = {c0["source"].get<std::string>(), m.one_phrase(2)["source"].get<std::string>(),
+                                            m.one_phrase(3)["source"].get<std::string>()};
+  ASSERT_EQ(glossary.targets_in(sources[0]), std::vector<std::string>{"trano"});
+  ASSERT_TRUE(glossary.targets_in(sources[1]).empty());
+  ASSERT_TRUE(glossary.targets_in(sources[2]).empty());
+  const auto with = translate_with_glossary(translator, sources, glossary, options);
+  const auto without = translator.translate(sources, options);
+  ASSERT_EQ(with.size(), 3u);
+  EXPECT_EQ(with[0].hypotheses.at(0).ids, generated(c0["sequences"][0], 0));
+  EXPECT_NE(with[0].hypotheses.at(0).ids, without[0].hypotheses.at(0).ids);
+  for (size_t i = 1; i < 3; ++i) {
+    ASSERT_EQ(with[i].hypotheses.size(), without[i].hypotheses.size());
+    for (size_t k = 0; k < with[i].hypotheses.size(); ++k) {
+      EXPECT_EQ(with[i].hypotheses[k].ids, without[i].hypotheses[k].ids) << "sentence " << i << " hypothesis " << k;
+      EXPECT_EQ(with[i].hypotheses[k].score, without[i].hypotheses[k].score);
+    }
+  }
+}
+
+TEST(Glossary, MatchesWholeWordsCaseInsensitively) {
+  Glossary g;
+  g.add("Vertrag", "contract");
+  g.add("New York", "NYC");
+  g.add("straße", "street");
+  EXPECT_EQ(g.targets_in("Der VERTRAG ist gültig."), std::vector<std::string>{"contract"});
+  EXPECT_TRUE(g.targets_in("Die Vertragsstrafe ist hoch.").empty());
+  EXPECT_TRUE(g.targets_in("Der Mietvertrag.").empty());
+  EXPECT_EQ(g.targets_in("in new york, vertrag"), (std::vector<std::string>{"contract", "NYC"}));
+  EXPECT_EQ(g.targets_in("Die STRASSE ist lang."), std::vector<std::string>{"street"});  // case folding: ß = ss
+  EXPECT_EQ(g.force_words_for("Vertrag", std::string("a|b")), std::optional<std::string>("a|b|contract"));
+  EXPECT_EQ(g.force_words_for("nichts"), std::nullopt);
+}
+
+TEST(Glossary, BadTsvLinesAreNamed) {
+  const testing::TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir.path() + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string good = write("good.tsv", "# not a comment\tx\n\nVertrag\tcontract\r\nBahnhof\t station \n");
+  const Glossary g = Glossary::read_tsv(good);
+  EXPECT_EQ(g.size(), 3u);
+  EXPECT_EQ(g.targets_in("Am Bahnhof"), std::vector<std::string>{"station"});
+  const std::string no_tab = write("no_tab.tsv", "Vertrag\tcontract\nBahnhof station\n");
+  expect_error([&] { Glossary::read_tsv(no_tab); }, no_tab + ":2: expected 'source term<TAB>target term', found no tab");
+  const std::string two_tabs = write("two.tsv", "a\tb\tc\n");
+  expect_error([&] { Glossary::read_tsv(two_tabs); }, two_tabs + ":1: expected");
+  const std::string empty = write("empty.tsv", "\n\nVertrag\t \n");
+  expect_error([&] { Glossary::read_tsv(empty); }, empty + ":3: the target term of 'Vertrag' is empty");
+  const std::string bar = write("bar.tsv", "a\tb|c\n");
+  expect_error([&] { Glossary::read_tsv(bar); }, bar + ":1: the target term 'b|c' contains '|'");
+  const std::string bad_utf8 = write("utf8.tsv", "a\tb\n\xff\tc\n");
+  expect_error([&] { Glossary::read_tsv(bad_utf8); }, bad_utf8 + ":2");
+  expect_error([&] { Glossary::read_tsv(dir.path() + "/missing.tsv"); }, "missing.tsv");
+}
+
+TEST(ForceWords, BadOptionsAreNamed) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  DecodeOptions o;
+  o.beam_size = 4;
+  o.force_words = "trano||x";
+  expect_error([&] { translator.translate({"My house."}, o); }, "force_words: phrase 2 is empty");
+  o.force_words = " ";
+  expect_error([&] { translator.translate({"My house."}, o); }, "force_words: phrase 1 is empty");
+  o.force_words = "trano";
+  o.beam_size = 1;
+  expect_error([&] { translator.translate({"My house."}, o); }, "force_words needs beam search");
+  o.sample = true;
+  expect_error([&] { translator.translate({"My house."}, o); }, "force_words needs beam search");
+  o.sample.reset();
+  o.beam_size = 4;
+  o.target_prefix = "Ny";
+  expect_error([&] { translator.translate({"My house."}, o); }, "force_words with a target prefix is not supported");
+}
+
+}  // namespace
+}  // namespace ordo
