@@ -288,6 +288,14 @@ struct Translator::Impl {
         sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
     search::GenerationSettings settings = settings_for(options);
     settings.return_attention = options.return_attention;
+    if (options.force_words) {
+      settings.force_words_ids = pipeline::force_words_ids(*tokenizer, *options.force_words, model->config().decoder_vocab_size);
+      if (settings.num_beams <= 1 || settings.do_sample)
+        throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
+                    "as transformers' constrained beam search does");
+      for (const std::vector<int64_t>& prefix : prefixes)
+        if (!prefix.empty()) throw Error("invalid decoding option: force_words with a target prefix is not supported");
+    }
     const int64_t prefix_length = prefixes.empty() ? 0 : static_cast<int64_t>(prefixes[0].size());
     if (prefix_length > 0) {
       for (const std::vector<int64_t>& prefix : prefixes)
@@ -316,14 +324,6 @@ struct Translator::Impl {
     std::vector<TranslationResult> results(sources.size());
     const auto translate_batch = [&](size_t start, size_t end) {
       at::InferenceMode inference;
-    if (options.force_words) {
-      settings.force_words_ids = pipeline::force_words_ids(*tokenizer, *options.force_words, model->config().decoder_vocab_size);
-      if (settings.num_beams <= 1 || settings.do_sample)
-        throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
-                    "as transformers' constrained beam search does");
-      for (const std::vector<int64_t>& prefix : prefixes)
-        if (!prefix.empty()) throw Error("invalid decoding option: force_words with a target prefix is not supported");
-    }
       std::vector<const std::vector<int64_t>*> batch;
       for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
       const auto [ids, mask] = pipeline::pad_batch(batch, model->config().pad_token_id);
