@@ -34,6 +34,15 @@ class ORDO_API Glossary {
   // targets found, joined with '|'; unset when there is neither.
   std::optional<std::string> force_words_for(const std::string& sentence,
                                              const std::optional<std::string>& base = std::nullopt) const;
+  // The sentences grouped by force_words_for(sentence, base): each group's force_words and its
+  // sentences' indices, groups in order of first appearance. A caller translates each group
+  // with its force_words (translate_with_glossary, ordo serve's "glossary" field).
+  struct Group {
+    std::optional<std::string> force_words;
+    std::vector<size_t> inputs;
+  };
+  std::vector<Group> groups(const std::vector<std::string>& sentences,
+                            const std::optional<std::string>& base = std::nullopt) const;
 
  private:
   struct Entry {

@@ -72,6 +72,8 @@ struct TokenEvent {
   bool done = false;  // the last event of the input: `text` is its result's best Hypothesis::text
 };
 
+class Glossary;
+
 // Decoding settings. An unset field takes the model's generation_config.json value, and
 // failing that Hugging Face's default; a set field overrides both.
 struct DecodeOptions {
@@ -93,6 +95,11 @@ struct DecodeOptions {
   // fill the n-best (their score may be -inf), as in transformers. A Glossary (ordo/glossary.h)
   // sets it per sentence from the source terms it finds.
   std::optional<std::string> force_words;
+  // A glossary (ordo/glossary.h): Translator::translate gives each sentence force_words plus the
+  // target terms of the glossary's source terms it contains (sentences without one translate as
+  // without the glossary). Not a table option: `ordo translate --glossary FILE.tsv`, the
+  // "glossary" object of ordo serve's /v1/translate.
+  std::shared_ptr<const Glossary> glossary;
 
   // Multilingual models (M2M100, NLLB): language codes as the model names them ("de" or
   // "__de__" for M2M100, "deu_Latn" for NLLB). The source language defaults to the folder's

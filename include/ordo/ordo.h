@@ -5,6 +5,7 @@
 #include "ordo/alignment.h"
 #include "ordo/document.h"
 #include "ordo/error.h"
+#include "ordo/glossary.h"
 #include "ordo/options.h"
 #include "ordo/positions.h"
 #include "ordo/process.h"

@@ -106,29 +106,30 @@ std::optional<std::string> Glossary::force_words_for(const std::string& sentence
   return out;
 }
 
+std::vector<Glossary::Group> Glossary::groups(const std::vector<std::string>& sentences,
+                                              const std::optional<std::string>& base) const {
+  std::vector<Group> out;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const std::optional<std::string> key = force_words_for(sentences[i], base);
+    const auto found = std::find_if(out.begin(), out.end(), [&](const Group& g) { return g.force_words == key; });
+    if (found == out.end()) out.push_back({key, {i}});
+    else found->inputs.push_back(i);
+  }
+  return out;
+}
+
 std::vector<TranslationResult> translate_with_glossary(const Translator& translator,
                                                        const std::vector<std::string>& sentences,
                                                        const Glossary& glossary, const DecodeOptions& options,
                                                        const BatchOptions& batching) {
   for (size_t i = 0; i < sentences.size(); ++i) check_utf8(sentences[i], "input " + std::to_string(i + 1));
-  // Sentences grouped by the phrases they force (first appearance order).
-  std::vector<std::optional<std::string>> keys;
-  std::vector<std::vector<size_t>> groups;
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    const std::optional<std::string> key = glossary.force_words_for(sentences[i], options.force_words);
-    const auto found = std::find(keys.begin(), keys.end(), key);
-    if (found == keys.end()) {
-      keys.push_back(key);
-      groups.push_back({i});
-    } else {
-      groups[static_cast<size_t>(found - keys.begin())].push_back(i);
-    }
-  }
+  const std::vector<Glossary::Group> groups = glossary.groups(sentences, options.force_words);
   std::vector<TranslationResult> results(sentences.size());
-  for (size_t g = 0; g < groups.size(); ++g) {
+  for (const Glossary::Group& g : groups) {
     DecodeOptions o = options;
-    o.force_words = keys[g];
-    const std::vector<size_t>& group = groups[g];
+    o.glossary.reset();
+    o.force_words = g.force_words;
+    const std::vector<size_t>& group = g.inputs;
     if (options.on_token)
       o.on_token = [&options, &group](const TokenEvent& event) {
         TokenEvent e = event;

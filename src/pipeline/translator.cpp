@@ -18,6 +18,7 @@
 #include "io/model_config.h"
 #include "io/model_language.h"
 #include "models/packed_cache.h"
+#include "ordo/glossary.h"
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
 #include "pipeline/batch_plan.h"
@@ -455,6 +456,10 @@ std::vector<std::string> Translator::languages() const {
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options, const BatchOptions& batching,
                                                      const std::vector<std::string>& target_prefixes) const {
+  if (options.glossary) {  // per sentence: its terms' targets as force_words (ordo/glossary.h)
+    if (!target_prefixes.empty()) throw Error("invalid decoding option: a glossary with target prefixes is not supported");
+    return translate_with_glossary(*this, sentences, *options.glossary, options, batching);
+  }
   return guarded("translating", [&] {
     const Impl& impl = checked_impl();
     const search::Prefixes all_prefixes = impl.prefixes_for(sentences.size(), options, target_prefixes);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -123,6 +124,10 @@ TEST(Glossary, TermForcedOnlyWhereFound) {
   ASSERT_TRUE(glossary.targets_in(sources[2]).empty());
   const auto with = translate_with_glossary(translator, sources, glossary, options);
   const auto without = translator.translate(sources, options);
+  DecodeOptions through_options = options;  // DecodeOptions::glossary: the same through translate()
+  through_options.glossary = std::make_shared<Glossary>(glossary);
+  const auto through = translator.translate(sources, through_options);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(through[i].hypotheses.at(0).ids, with[i].hypotheses.at(0).ids) << i;
   ASSERT_EQ(with.size(), 3u);
   EXPECT_EQ(with[0].hypotheses.at(0).ids, generated(c0["sequences"][0], 0));
   EXPECT_NE(with[0].hypotheses.at(0).ids, without[0].hypotheses.at(0).ids);
