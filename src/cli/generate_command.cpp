@@ -113,21 +113,22 @@ void refuse_output_over_input(const std::string& input, const std::string& outpu
                 "; writing it would erase the input before it is read (choose another --output)");
 }
 
-// `run(inputs)` for a chunk, in order. One input that fails must not lose the others: on an
-// error the chunk is retried input by input, a failing input is reported with its line and
-// gets `empty` (so output lines stay aligned with input lines), and `failed` is set.
+// `run(inputs, 0)` for a chunk, in order (`run(in, k)`: `in` starts at inputs[k]). One input
+// that fails must not lose the others: on an error the chunk is retried input by input, a
+// failing input is reported with its line and gets `empty` (so output lines stay aligned with
+// input lines), and `failed` is set.
 template <class Result, class Run>
 std::vector<Result> translate_each(const std::vector<std::string>& inputs, const std::vector<std::string>& where,
                                    const Run& run, const Result& empty, bool& failed) {
   try {
-    return run(inputs);
+    return run(inputs, 0);
   } catch (const Error&) {
     if (inputs.size() == 1) throw;
   }
   std::vector<Result> results;
   for (size_t k = 0; k < inputs.size(); ++k) {
     try {
-      results.push_back(run({inputs[k]}).at(0));
+      results.push_back(run({inputs[k]}, k).at(0));
     } catch (const Error& e) {
       std::cerr << "ordo: error: " << where[k] << ": " << e.what() << "\n";
       results.push_back(empty);
@@ -326,10 +327,16 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                     "Draw each input's attention (target x source pieces) into DIR/<line>.png");
     cmd->add_option("--attention-plot-format", args.attention_plot_format, "png (default) or svg")
         ->check(CLI::IsMember({"png", "svg"}));
+    cmd->add_option("--glossary", args.glossary,
+                    "TSV file, one 'source term<TAB>target term' per line: a sentence containing a source\n"
+                    "term (any case, whole words) must contain its target term (constrained beam search, -b >= 2)");
     cmd->add_option("--format", args.format,
                     "text (default) or html: the whole input is one HTML document or fragment; its text is\n"
                     "translated sentence by sentence and its markup kept byte for byte")
         ->check(CLI::IsMember({"text", "html"}));
+    cmd->add_option("--target-prefix-file", args.target_prefix_file,
+                    "One target prefix per input line (an empty line: none): each translation starts with\n"
+                    "its line's prefix and continues it (the output keeps it)");
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
@@ -391,7 +398,20 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (split && wants_attention)
     throw Error("--attention, --alignment and --attention-plot work on whole units: add --no-split-sentences");
   decode.return_attention = wants_attention;
+  if (!args.glossary.empty()) decode.glossary = std::make_shared<const Glossary>(Glossary::read_tsv(args.glossary));
   if (args.stream) check_stream_options(args, split);
+  // --target-prefix-file: line k's prefix is the file's line k.
+  std::vector<std::string> target_prefixes;
+  std::optional<LineReader> prefix_lines;
+  if (!args.target_prefix_file.empty()) {
+    if (html || unit != InputUnit::kLine || split)
+      throw Error("--target-prefix-file works on lines translated whole: it cannot be combined with " +
+                  std::string(html ? "--format html" : args.whole_document ? "--document" : args.paragraphs ? "--paragraphs"
+                                                                                                  : "--split-sentences"));
+    prefix_lines.emplace(args.target_prefix_file);
+    if (!prefix_lines->read(SIZE_MAX, target_prefixes)) target_prefixes.clear();
+    for (size_t k = 0; k < target_prefixes.size(); ++k) check_utf8(target_prefixes[k], prefix_lines->where(k + 1));
+  }
   if (!args.attention_plot.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.attention_plot, error);
@@ -478,7 +498,9 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     }
     if (split) {
       // The sentences of the whole chunk go to the model as one stream (ordo/document.h).
-      const auto run = [&](const std::vector<std::string>& in) { return translate_documents(model, in, decode, "", batching); };
+      const auto run = [&](const std::vector<std::string>& in, size_t) {
+        return translate_documents(model, in, decode, "", batching);
+      };
       const std::vector<DocumentTranslation> docs = translate_each(inputs, where, run, DocumentTranslation{}, failed);
       std::vector<DocumentTranslation> by_unit(valid);
       for (size_t k = 0; k < positions.size(); ++k) {
@@ -488,7 +510,20 @@ int run_generate(const Task& task, const GenerateArgs& args) {
       }
       for (size_t i = 0; i < valid; ++i) writer.write(index + i, by_unit[i], units[i].text, units[i].crlf);
     } else {
-      const auto run = [&](const std::vector<std::string>& in) { return model.translate(in, decode, batching); };
+      std::vector<std::string> prefixes;  // --target-prefix-file: each input's
+      if (prefix_lines)
+        for (size_t k = 0; k < positions.size(); ++k) {
+          const uint64_t line = units[positions[k]].first_line;
+          if (line > target_prefixes.size())
+            throw Error(args.target_prefix_file + " has " + std::to_string(target_prefixes.size()) +
+                        " lines, fewer than the input (" + where[k] + "): one prefix line per input line");
+          prefixes.push_back(target_prefixes[line - 1]);
+        }
+      const auto run = [&](const std::vector<std::string>& in, size_t first) {
+        if (prefixes.empty()) return model.translate(in, decode, batching);
+        const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
+        return model.translate(in, decode, batching, std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
+      };
       const std::vector<TranslationResult> results =
           translate_each(inputs, where, run, empty_result(), failed);
       // An empty input is not run through the model: it gets one empty hypothesis, score 0.
@@ -508,6 +543,9 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     progress.update(reader.lines().lines_read(), reader.lines().bytes_read(), reader.lines().total_bytes());
   }
   writer.flush();
+  if (prefix_lines && reader.lines().lines_read() < target_prefixes.size())
+    throw Error(args.target_prefix_file + " has " + std::to_string(target_prefixes.size()) + " lines, more than the " +
+                std::to_string(reader.lines().lines_read()) + " input lines: one prefix line per input line");
   return failed ? 1 : 0;
 }
 

@@ -26,11 +26,13 @@ struct GenerateArgs {
   bool attention = false, alignment_words = false;            // translate only
   std::string alignment, attention_plot, attention_plot_format = "png";
   std::string format = "text";                                // translate only: text or html
+  std::string target_prefix_file;                             // translate only: a prefix per input line
   int threads = 0;
   int inter_threads = 1;
   std::string compute_type = "float32";
   bool no_weight_cache = false;
   bool stream = false;  // --stream: each line's words as they are generated
+  std::string glossary;  // translate only: --glossary FILE.tsv (source term TAB target term)
   std::optional<int> batch_size, batch_tokens;  // default: the preset's (BatchOptions' defaults)
   DecodeOptions decode;
 };

@@ -136,5 +136,61 @@ TEST(CliScore, BadInputNamesTheFileAndLine) {
   EXPECT_NE(missing.err.find("--targets"), std::string::npos) << missing.err;
 }
 
+// --target-prefix-file: line k's prefix continues input line k, as generate() does with that
+// prefix (greedy and beam 4); an empty prefix line decodes as usual; an empty input line stays empty.
+TEST(CliTargetPrefix, FileLinesPrefixTheirInputLines) {
+  const json golden = load_interactive("marian_opus_en_mg");
+  const std::string model = fixture_dir("marian_opus_en_mg");
+  TempDir dir;
+  for (const std::string beam : {"greedy", "beam4"}) {
+    std::vector<std::string> sources, prefixes, expected;
+    for (const json& c : golden["target_prefix"]) {
+      if (c["case"] != beam) continue;
+      sources.push_back(c["source"].get<std::string>());
+      prefixes.push_back(c["prefix"].get<std::string>());
+      expected.push_back(c["texts"][0].get<std::string>());
+    }
+    sources.insert(sources.begin() + 1, "");  // an empty input line, its prefix line unused
+    prefixes.insert(prefixes.begin() + 1, "Ny");
+    expected.insert(expected.begin() + 1, "");
+    sources.push_back(sources[0]);  // no prefix: plain decoding
+    prefixes.push_back("");
+    const auto plain = run_ordo("translate -q -m " + model + " --max-length 20 -b " + (beam == "greedy" ? "1" : "4"),
+                                sources[0] + "\n");
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    expected.push_back(lines_of(plain.out).at(0));
+    const auto run = run_ordo("translate -q -m " + model + " --max-length 20 -b " + (beam == "greedy" ? "1" : "4") +
+                                  " --target-prefix-file " + dir.write("prefixes.txt", joined(prefixes)),
+                              joined(sources));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(lines_of(run.out), expected) << beam;
+  }
+}
+
+TEST(CliTargetPrefix, LineCountsAndUnitsAreChecked) {
+  const std::string model = fixture_dir("marian_opus_en_mg");
+  TempDir dir;
+  const auto fewer = run_ordo("translate -q -m " + model + " --max-length 3 --target-prefix-file " +
+                                  dir.write("one.txt", "Ny\n"),
+                              "a\nb\n");
+  EXPECT_EQ(fewer.exit_code, 1);
+  EXPECT_NE(fewer.err.find("one.txt has 1 lines, fewer than the input (stdin line 2)"), std::string::npos) << fewer.err;
+  const auto more = run_ordo("translate -q -m " + model + " --max-length 3 --target-prefix-file " +
+                                 dir.write("three.txt", "Ny\n\nNy\n"),
+                             "a\nb\n");
+  EXPECT_EQ(more.exit_code, 1);
+  EXPECT_NE(more.err.find("three.txt has 3 lines, more than the 2 input lines"), std::string::npos) << more.err;
+  const auto paragraphs = run_ordo("translate -q -m " + model + " --paragraphs --target-prefix-file " +
+                                       dir.write("p.txt", "Ny\n"),
+                                   "a\n");
+  EXPECT_EQ(paragraphs.exit_code, 1);
+  EXPECT_NE(paragraphs.err.find("--target-prefix-file works on lines translated whole"), std::string::npos)
+      << paragraphs.err;
+  const auto bad = run_ordo("translate -q -m " + model + " --target-prefix-file " + dir.write("b.txt", "Ny\n\xff\n"),
+                            "a\nb\n");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("b.txt line 2"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace ordo
