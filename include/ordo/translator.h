@@ -41,7 +41,9 @@ class ORDO_API Translator {
                                            const std::vector<std::string>& target_prefixes = {}) const;
 
   // The same on already tokenized source ids (each ending with </s>), for callers that
-  // tokenize themselves and for id-level parity tests. `target_prefix_ids`: per input, the
+  // tokenize themselves and for id-level parity tests. A source with no ids stands for a
+  // sentence with no text (ordo::has_text): one empty hypothesis, score 0, not run, as in
+  // translate(). `target_prefix_ids`: per input, the
   // decoder ids after the start token it starts with (taken as they are: a forced language
   // code is not added), or empty.
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
@@ -62,7 +64,8 @@ class ORDO_API Translator {
   std::vector<int64_t> encode(const std::string& sentence) const;
   std::vector<int64_t> encode(const std::string& sentence, const std::string& source_lang) const;
   // The same as translate() with `options` feeds them: its task's prefix (DecodeOptions::task)
-  // and its source_lang applied.
+  // and its source_lang applied (translate() runs nothing for a sentence with no text: give
+  // translate_ids() no ids for it).
   std::vector<int64_t> encode(const std::string& sentence, const DecodeOptions& options) const;
 
   // The tasks of the folder's config.json task_specific_params that DecodeOptions::task may

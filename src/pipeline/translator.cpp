@@ -243,6 +243,34 @@ struct Translator::Impl {
     return out;
   }
 
+  // The one blank-input policy (ordo::has_text, ordo/text.h): a source with no ids stands for
+  // an input with no text. It is not run (the model would make text up for it) and gets one
+  // empty hypothesis, score 0, and no streamed event; the other sources run as one call (bad
+  // options are refused even when every source is blank).
+  std::vector<TranslationResult> run_with_blanks(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
+                                                 const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
+                                                 const search::Prefixes& prefixes = {}) const {
+    std::vector<size_t> ran;  // index in `sources` of each source run
+    for (size_t i = 0; i < sources.size(); ++i)
+      if (!sources[i].empty()) ran.push_back(i);
+    if (ran.size() == sources.size()) return run(std::move(sources), options, batching, dropped, prefixes);
+    std::vector<std::vector<int64_t>> texts;
+    std::vector<int64_t> texts_dropped;
+    search::Prefixes texts_prefixes;
+    for (size_t i : ran) {
+      texts.push_back(std::move(sources[i]));
+      if (i < dropped.size()) texts_dropped.push_back(dropped[i]);
+      if (i < prefixes.size()) texts_prefixes.push_back(prefixes[i]);
+    }
+    std::vector<TranslationResult> results = run(std::move(texts), pipeline::with_stream_inputs(options, ran), batching,
+                                                 texts_dropped, texts_prefixes);
+    TranslationResult blank;
+    blank.hypotheses.emplace_back();
+    std::vector<TranslationResult> all(sources.size(), blank);
+    for (size_t k = 0; k < ran.size(); ++k) all[ran[k]] = std::move(results[k]);
+    return all;
+  }
+
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
                                      const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
                                      const search::Prefixes& prefixes = {}) const {
@@ -462,31 +490,18 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   }
   return guarded("translating", [&] {
     const Impl& impl = checked_impl();
-    const search::Prefixes all_prefixes = impl.prefixes_for(sentences.size(), options, target_prefixes);
-    search::Prefixes prefixes;
-    // An input with no text (ordo::has_text) is not run: the model would make text up for it.
-    // It gets one empty hypothesis, score 0.
-    std::vector<std::vector<int64_t>> sources;
-    std::vector<int64_t> dropped;
-    std::vector<size_t> ran;  // index in `sentences` of each source
+    const search::Prefixes prefixes = impl.prefixes_for(sentences.size(), options, target_prefixes);
+    // An input with no text (ordo::has_text) gets no ids: run_with_blanks() answers it.
+    std::vector<std::vector<int64_t>> sources(sentences.size());
+    std::vector<int64_t> dropped(sentences.size(), 0);
     const std::string prefix = impl.prefix_for(options);  // a task's ("summarize: "), as its pipeline adds it
     for (size_t i = 0; i < sentences.size(); ++i) {
       text::check_utf8(sentences[i], "input " + std::to_string(i + 1));
       if (!text::has_text(sentences[i])) continue;
-      ran.push_back(i);
-      if (!all_prefixes.empty()) prefixes.push_back(all_prefixes[i]);
-      dropped.push_back(0);
-      sources.push_back(pipeline::encode_source(*impl.tokenizer, prefix + sentences[i], options.source_lang,
-                                                impl.model->config().max_position_embeddings, dropped.back()));
+      sources[i] = pipeline::encode_source(*impl.tokenizer, prefix + sentences[i], options.source_lang,
+                                           impl.model->config().max_position_embeddings, dropped[i]);
     }
-    std::vector<TranslationResult> results =
-        impl.run(std::move(sources), pipeline::with_stream_inputs(options, ran), batching, dropped, prefixes);
-    if (ran.size() == sentences.size()) return results;
-    TranslationResult blank;
-    blank.hypotheses.emplace_back();
-    std::vector<TranslationResult> all(sentences.size(), blank);
-    for (size_t k = 0; k < ran.size(); ++k) all[ran[k]] = std::move(results[k]);
-    return all;
+    return impl.run_with_blanks(std::move(sources), options, batching, dropped, prefixes);
   });
 }
 
@@ -502,7 +517,7 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
                   std::to_string(source_ids.size()) + " inputs (one per input, empty for none)");
     const search::Prefixes prefixes =
         target_prefix_ids.empty() ? impl.prefixes_for(source_ids.size(), options, {}) : target_prefix_ids;
-    return impl.run(source_ids, options, batching, {}, prefixes);
+    return impl.run_with_blanks(source_ids, options, batching, {}, prefixes);
   });
 }
 

@@ -10,7 +10,10 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   const RequestFields fields = read_fields(req, res, reader, true);
   check_key(&fields, req);
   require_ready();
-  std::vector<std::string> known = {"model", "text", "api_key"};
+  // "stream" is a field of the request, not a decoding option: it changes how the answer is
+  // sent (server-sent events), not what is decoded, and streaming requests share batches with
+  // the others (stream_routes.cpp).
+  std::vector<std::string> known = {"model", "text", "api_key", "stream"};
   for (const std::string& name : decode_option_names()) known.push_back(name);
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
@@ -73,20 +76,11 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     throw ApiError(400, std::string("Invalid request: ") + e.what());
   }
 
-  std::vector<std::string> sentences;
-  std::vector<size_t> positions;  // index in texts of each sentence; empty texts are not run
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (texts[i].empty()) continue;
-    sentences.push_back(texts[i]);
-    positions.push_back(i);
-  }
-  const std::vector<TranslationResult> results = translate(*model, options, sentences, context, deadline);
-  TranslationResult empty;  // an empty text is not run: one empty hypothesis, score 0 (as the CLI)
-  empty.hypotheses.emplace_back();
-  std::vector<TranslationResult> by_text(texts.size(), empty);
-  for (size_t k = 0; k < positions.size(); ++k) by_text[positions[k]] = results[k];
+  // An empty or blank text is not run: one empty hypothesis, score 0 (the library's policy).
+  if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
+  const std::vector<TranslationResult> results = translate(*model, options, texts, context, deadline);
   Json lines = Json::array();
-  for (const TranslationResult& r : by_text) lines.push_back(result_json(r));
+  for (const TranslationResult& r : results) lines.push_back(result_json(r));
   send_json(res, 200, Json{{"model", model->name}, {"results", lines}});
 }
 

@@ -176,27 +176,26 @@ void Service::check_cost(const Translator& translator, const DecodeOptions& opti
 
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
                                                   const std::vector<std::string>& sentences,
-                                                  const RequestContext& context, Clock::time_point deadline) {
-  // A sentence with no text (ordo::has_text) is not run, as Translator::translate() does
-  // not run one: the model would make text up for it. It gets one empty hypothesis.
-  std::vector<size_t> ran;  // index in `sentences` of each source
-  for (size_t i = 0; i < sentences.size(); ++i)
-    if (has_text(sentences[i])) ran.push_back(i);
-  TranslationResult blank;
-  blank.hypotheses.emplace_back();
-  std::vector<TranslationResult> results(sentences.size(), blank);
-  if (ran.empty()) return results;
-  check_cost(*model.translator, options, ran.size());  // before any work
-  std::vector<std::vector<int64_t>> sources;
-  sources.reserve(ran.size());
-  for (size_t i : ran) {
-    const std::string& sentence = sentences[i];
+                                                  const RequestContext& context, Clock::time_point deadline,
+                                                  const StreamFn& on_token, const std::function<bool()>& keep_going) {
+  // The library's one blank-input policy (ordo/text.h): a sentence with no text (has_text) is
+  // given no ids, and translate_ids() answers a source with no ids with one empty hypothesis
+  // without running the model, as translate() answers the sentence. Only the sentences with
+  // text are encoded (source_lang, a task's prefix) and wait for a batch.
+  std::vector<std::vector<int64_t>> blanks(sentences.size()), sources;
+  std::vector<size_t> queued;  // index in `sentences` of each of `sources`
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    if (!has_text(sentences[i])) continue;
     try {
-      sources.push_back(model.translator->encode(sentence, options));  // source_lang, a task's prefix
+      sources.push_back(model.translator->encode(sentences[i], options));
     } catch (const Error& e) {
       throw ApiError(400, std::string("Invalid request: ") + e.what());
     }
+    queued.push_back(i);
   }
+  std::vector<TranslationResult> results = model.translator->translate_ids(blanks, options);  // none is run
+  if (sources.empty()) return results;
+  check_cost(*model.translator, options, sources.size());  // before any decoding
   // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
   // random generator per sampled hypothesis), so any requests with equal settings may share.
   const std::string settings = settings_key(options);
@@ -208,8 +207,11 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
         whole.batch_size = std::max<int>(1, static_cast<int>(ids.size()));
         return translator->translate_ids(ids, o, whole);
       },
-      options, std::move(sources));
-  if (!batcher_.wait(*ticket, deadline, [&context] { return context.client_gone(); })) {
+      options, std::move(sources),
+      on_token ? StreamFn([on_token, queued](size_t i, const TokenEvent& e) { return on_token(queued[i], e); })
+               : StreamFn());
+  if (!batcher_.wait(*ticket, deadline,
+                     [&] { return context.client_gone() || (keep_going && !keep_going()); })) {
     if (Clock::now() < deadline) throw ApiError(499, "the client closed the connection");  // nobody reads it
     throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");
@@ -217,7 +219,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
   for (size_t i = 0; i < ticket->size(); ++i) {
     if (!ticket->error(i).empty())
       throw ApiError(ticket->input_error(i) ? 400 : 500, "Cannot translate text: " + ticket->error(i));
-    results[ran[i]] = ticket->result(i);
+    results[queued[i]] = ticket->result(i);
   }
   return results;
 }

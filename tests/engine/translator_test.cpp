@@ -138,6 +138,31 @@ TEST(Translator, BlankInputGivesAnEmptyResultWithoutRunningTheModel) {
   EXPECT_THROW(translator.translate({"  "}, options), Error);
 }
 
+// The one blank-input policy for callers that tokenize themselves (the server's batcher): a
+// source with no ids is a blank input, answered by translate_ids() as translate() answers a
+// sentence with no text, without running the model.
+TEST(Translator, EmptySourceIdsAreBlankInputsAsInTranslate) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  DecodeOptions options = greedy20();
+  const auto results = translator.translate_ids({{}, translator.encode("Hello.", options), {}}, options);
+  const auto direct = translator.translate({"   ", "Hello.", ""}, options);
+  ASSERT_EQ(results.size(), 3u);
+  for (size_t i : {0, 2}) {
+    ASSERT_EQ(results[i].hypotheses.size(), 1u) << i;
+    EXPECT_EQ(results[i].hypotheses[0].text, "") << i;
+    EXPECT_TRUE(results[i].hypotheses[0].ids.empty()) << i;
+    EXPECT_EQ(results[i].hypotheses[0].score, 0.0f) << i;
+    EXPECT_EQ(results[i].hypotheses[0].ids, direct[i].hypotheses[0].ids) << i;
+  }
+  EXPECT_FALSE(results[1].hypotheses[0].ids.empty());
+  EXPECT_EQ(results[1].hypotheses[0].ids, direct[1].hypotheses[0].ids);
+  // Only blank sources: nothing is run, bad options are still refused.
+  EXPECT_EQ(translator.translate_ids({{}, {}}, options).size(), 2u);
+  options.beam_size = 2;
+  options.n_best = 3;
+  EXPECT_THROW(translator.translate_ids({{}}, options), Error);
+}
+
 // Issue 29, item 10: a call on a moved-from Translator segfaulted.
 TEST(Translator, MovedFromTranslatorThrowsInsteadOfCrashing) {
   Translator original(fixture_dir("marian_opus_en_mg"));
