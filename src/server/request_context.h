@@ -9,6 +9,9 @@
 // registers the context under the Request's address there, and drops it when process_request()
 // returns (the Request lives on that call's stack until then); a handler and the logger (run
 // inside the same call) ask RequestContexts::of(req). Nothing hides in thread-local state.
+// The one request without a context is one httplib answers itself before setup_request (a
+// Range header it cannot parse: 416; Connections has already refused bad heads): its latency
+// metric counts from its answer, not from when it was whole.
 #pragma once
 
 #include <httplib.h>
