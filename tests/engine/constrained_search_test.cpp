@@ -13,6 +13,7 @@
 
 #include "ordo/glossary.h"
 #include "ordo/translator.h"
+#include "support/cli_run.h"
 #include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/golden_options.h"
@@ -195,6 +196,48 @@ TEST(ForceWords, BadOptionsAreNamed) {
   o.beam_size = 4;
   o.target_prefix = "Ny";
   expect_error([&] { translator.translate({"My house."}, o); }, "force_words with a target prefix is not supported");
+}
+
+// The real binary: --glossary FILE.tsv forces a term's target in the line that has the term
+// (the library's constrained result), leaves the other lines as they are without it, and a bad
+// line of the file is named with its line number (exit 1); --force-words forces for every line.
+TEST(GlossaryCli, TranslateWithGlossaryFile) {
+  const MarianCase m;
+  const json& c0 = m.one_phrase(0);
+  const std::vector<std::string> sources = {c0["source"].get<std::string>(), m.one_phrase(2)["source"].get<std::string>()};
+  const testing::TempDir dir;
+  const std::string input = dir.write("in.txt", sources[0] + "\n" + sources[1] + "\n");
+  const std::string glossary = dir.write("terms.tsv", "Neighbour\ttrano\nrailway station\tfiaran-dalamby\n");
+  const std::string base = " -m '" + fixture_dir("marian_opus_en_mg") + "' --max-length 20 -i '" + input + "'";
+  const std::string model = base + " -b 4";
+  const testing::CliRun with = testing::run_ordo("translate" + model + " --glossary '" + glossary + "'");
+  const testing::CliRun without = testing::run_ordo("translate" + model);
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  DecodeOptions o;
+  o.beam_size = 4;
+  o.max_new_tokens = 20;
+  o.force_words = "trano";
+  const std::string forced = translator.translate({sources[0]}, o)[0].hypotheses.at(0).text;
+  o.force_words.reset();
+  const std::string plain = translator.translate({sources[1]}, o)[0].hypotheses.at(0).text;
+  EXPECT_NE(forced.find("trano"), std::string::npos) << forced;
+  EXPECT_EQ(with.out, forced + "\n" + plain + "\n");
+  EXPECT_NE(with.out, without.out);
+  EXPECT_EQ(without.out.substr(without.out.find('\n') + 1), plain + "\n");
+  const testing::CliRun flag = testing::run_ordo("translate" + model + " --force-words trano");
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(flag.out.substr(0, flag.out.find('\n')), forced);
+
+  const std::string bad = dir.write("bad.tsv", "Vertrag\tcontract\nBahnhof station\n");
+  const testing::CliRun refused = testing::run_ordo("translate" + model + " --glossary '" + bad + "'");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find(bad + ":2: expected 'source term<TAB>target term', found no tab"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.out, "");
+  const testing::CliRun greedy = testing::run_ordo("translate" + base + " -b 1 --glossary '" + glossary + "'");
+  EXPECT_NE(greedy.err.find("force_words needs beam search"), std::string::npos) << greedy.err;
 }
 
 }  // namespace
