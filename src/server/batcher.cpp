@@ -17,8 +17,10 @@ Batcher::Batcher(BatchingOptions options, BatchObserver* observer) : options_(op
 Batcher::~Batcher() { shutdown(); }
 
 std::shared_ptr<Ticket> Batcher::submit(const std::string& model, const std::string& settings, TranslateFn translate,
-                                        const DecodeOptions& options, std::vector<std::vector<int64_t>> sources) {
+                                        const DecodeOptions& options, std::vector<std::vector<int64_t>> sources,
+                                        StreamFn on_token) {
   auto ticket = std::make_shared<Ticket>();
+  ticket->on_token_ = std::move(on_token);
   const size_t n = sources.size();
   ticket->remaining_ = n;
   ticket->results_.resize(n);
@@ -69,6 +71,11 @@ bool Batcher::wait(Ticket& ticket, Clock::time_point deadline, const std::functi
       if (gone && ticket.remaining_ != 0) break;
     }
   }
+  cancel(ticket);
+  return false;
+}
+
+void Batcher::cancel(Ticket& ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!ticket.cancelled_) {
     ticket.cancelled_ = true;
@@ -79,7 +86,6 @@ bool Batcher::wait(Ticket& ticket, Clock::time_point deadline, const std::functi
     if (group != groups_.end()) group->second.queued -= dropped;
     if (observer_) observer_->queue_depth(queued_);
   }
-  return false;
 }
 
 size_t Batcher::queued() const {
@@ -230,6 +236,16 @@ void Batcher::run(Batch& batch) {
     return std::all_of(owners.begin(), owners.end(), [](const Ticket* t) { return t->cancelled_.load(); });
   };
   options.cancelled = all_cancelled;
+  // Streaming requests in the batch get their sentences' events; a cancelled one stops.
+  const auto stream_to = [](const Ticket& ticket, size_t index, const TokenEvent& event) {
+    if (ticket.cancelled_) return false;
+    return !ticket.on_token_ || ticket.on_token_(index, event);
+  };
+  if (std::any_of(owners.begin(), owners.end(), [](const Ticket* t) { return static_cast<bool>(t->on_token_); }))
+    options.on_token = [&batch, &stream_to](const TokenEvent& event) {
+      const auto& [ticket, index] = batch.sentences[event.input];
+      return stream_to(*ticket, index, event);
+    };
   const auto start = Clock::now();
   try {
     std::vector<TranslationResult> results = batch.translate(sources, options);
@@ -248,6 +264,10 @@ void Batcher::run(Batch& batch) {
       try {
         DecodeOptions one = options;
         one.cancelled = [owner] { return owner->cancelled_.load(); };
+        if (options.on_token)
+          one.on_token = [&stream_to, owner, index = batch.sentences[k].second](const TokenEvent& event) {
+            return stream_to(*owner, index, event);
+          };
         std::vector<TranslationResult> results = batch.translate({sources[k]}, one);
         if (results.size() != 1) throw std::runtime_error("the translator returned a wrong number of results");
         out.result = std::move(results[0]);

@@ -34,6 +34,10 @@ using Clock = std::chrono::steady_clock;
 using TranslateFn = std::function<std::vector<TranslationResult>(const std::vector<std::vector<int64_t>>& sources,
                                                                  const DecodeOptions& options)>;
 
+// A streaming request's token events (DecodeOptions::on_token), with the index of its sentence
+// in the request; false stops that sentence. Called from the workers: it must not block.
+using StreamFn = std::function<bool(size_t sentence, const TokenEvent& event)>;
+
 struct BatchingOptions {
   int workers = 1;             // batches translated at once (--inter-threads)
   int max_batch_size = 32;     // sentences per batch
@@ -60,6 +64,11 @@ class Ticket {
   // (the input or the options), not an internal failure.
   const std::string& error(size_t i) const { return errors_[i]; }
   bool input_error(size_t i) const { return input_errors_[i]; }
+  // Every sentence answered (what Batcher::wait waits for).
+  bool finished() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return remaining_ == 0;
+  }
 
  private:
   friend class Batcher;
@@ -67,6 +76,7 @@ class Ticket {
   std::vector<size_t> order_;  // sentence indices, shortest first
   Clock::time_point arrived_;
   std::string group_;
+  StreamFn on_token_;  // a streaming request's; unset otherwise
   // Guarded by the Batcher's mutex.
   size_t next_ = 0;  // position in order_ of the next sentence to schedule
   // Set under the Batcher's mutex; read by running batches without it.
@@ -91,14 +101,21 @@ class Batcher {
   // `settings` (a canonical text of the decoding options) may share a batch; `translate` and
   // `options` are used for it. Throws ApiError 503 with Retry-After when the queue is full
   // or the batcher is stopping, 400 when the request alone exceeds the queue.
+  // With `on_token` (a streaming request), its sentences' token events go there wherever they
+  // are batched: streaming does not change what is decoded, so it shares batches as any request.
   std::shared_ptr<Ticket> submit(const std::string& model, const std::string& settings, TranslateFn translate,
-                                 const DecodeOptions& options, std::vector<std::vector<int64_t>> sources);
+                                 const DecodeOptions& options, std::vector<std::vector<int64_t>> sources,
+                                 StreamFn on_token = {});
 
   // Waits until every sentence of `ticket` is translated (true), or `deadline` passes or
   // `give_up` (asked every 100 ms) says the client is gone (false). Then the ticket is
   // cancelled: its sentences not yet started leave the queue, and a batch whose requests are
   // all cancelled stops within a decoding step (DecodeOptions::cancelled).
   bool wait(Ticket& ticket, Clock::time_point deadline, const std::function<bool()>& give_up = {});
+
+  // What wait() does when it gives up: its sentences not yet started leave the queue, and its
+  // running ones stop (a streamed sentence at its next token).
+  void cancel(Ticket& ticket);
 
   size_t queued() const;
   // Translates what is queued, then stops the workers. Later submits get 503.

@@ -83,10 +83,16 @@ class Service {
   // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost.
   void check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const;
   // The sentences of one request (`context`) through the batcher, by `deadline`; 499 when its
-  // client has gone, 504 past the deadline.
+  // client has gone, 504 past the deadline. A streaming request passes `on_token` (its events,
+  // numbered by `sentences`) and `keep_going`, asked while it waits (every 100 ms): false ends
+  // the wait as a gone client does.
   std::vector<TranslationResult> translate(const ServedModel& model, const DecodeOptions& options,
                                            const std::vector<std::string>& sentences, const RequestContext& context,
-                                           Clock::time_point deadline);
+                                           Clock::time_point deadline, const StreamFn& on_token = {},
+                                           const std::function<bool()>& keep_going = {});
+  // "stream": true (stream_routes.cpp): the answer of ordo_generate as server-sent events.
+  void stream_generate(const ServedModel& model, const DecodeOptions& options, const std::vector<std::string>& texts,
+                       const RequestContext& context, Clock::time_point deadline, httplib::Response& res);
 
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
