@@ -13,8 +13,9 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   // "stream" is a field of the request, not a decoding option: it changes how the answer is
   // sent (server-sent events), not what is decoded, and streaming requests share batches with
   // the others (stream_routes.cpp).
-  std::vector<std::string> known = {"model", "text", "api_key", "stream"};
+  std::vector<std::string> known = {"model", "text", "api_key"};
   for (const std::string& name : decode_option_names()) known.push_back(name);
+  known.push_back("stream");
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
