@@ -29,6 +29,9 @@ void Service::install(httplib::Server& http) {
   http.Post("/v1/summarize", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
     ordo_generate(Task::kSummarize, req, res, reader);
   }));
+  http.Post("/v1/score", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    ordo_score(req, res, reader);
+  }));
   http.Get("/languages", [this](const httplib::Request&, httplib::Response& res) {
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
     send_json(res, 200, Json(models().languages_json()));

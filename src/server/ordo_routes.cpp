@@ -1,30 +1,14 @@
 // ordo's own API: POST /v1/translate and /v1/summarize, every decoding option of the table,
-// answers shaped like `ordo translate --json` (service.h).
+// answers shaped like `ordo translate --json`; POST /v1/score, shaped like `ordo score --json`
+// (service.h).
 #include "server/service.h"
 
 namespace ordo::server {
 
-void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-  const RequestContext context = contexts_.of(req);
-  const Clock::time_point deadline = request_deadline(context, config_.limits.timeout_seconds);
-  const RequestFields fields = read_fields(req, res, reader, true);
-  check_key(&fields, req);
-  require_ready();
-  // "stream" is a field of the request, not a decoding option: it changes how the answer is
-  // sent (server-sent events), not what is decoded, and streaming requests share batches with
-  // the others (stream_routes.cpp).
-  std::vector<std::string> known = {"model", "text", "api_key"};
-  for (const std::string& name : decode_option_names()) known.push_back(name);
-  known.push_back("stream");
-  for (const std::string& name : fields.names())
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
-  bool is_list = false;
-  const std::vector<std::string> texts =
-      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
-                    false);  // [] gives "results": []
-  DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
-
+// The model a request names (field "model"), or the one its source_lang/target_lang choose,
+// or the only one of its task; the languages then as that model names them (a one-pair model
+// only checks them and drops them). ApiError 400 naming the field otherwise.
+const ServedModel& Service::model_for(Task task, const RequestFields& fields, DecodeOptions& options) const {
   const ModelSet& set = models();
   const ServedModel* model = nullptr;
   if (const std::optional<std::string> name = fields.string("model")) {
@@ -65,6 +49,31 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
       value->reset();
     }
   }
+  return *model;
+}
+
+void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+  const RequestContext context = contexts_.of(req);
+  const Clock::time_point deadline = request_deadline(context, config_.limits.timeout_seconds);
+  const RequestFields fields = read_fields(req, res, reader, true);
+  check_key(&fields, req);
+  require_ready();
+  // "stream" is a field of the request, not a decoding option: it changes how the answer is
+  // sent (server-sent events), not what is decoded, and streaming requests share batches with
+  // the others (stream_routes.cpp).
+  std::vector<std::string> known = {"model", "text", "api_key"};
+  for (const std::string& name : decode_option_names()) known.push_back(name);
+  known.push_back("stream");
+  for (const std::string& name : fields.names())
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
+  bool is_list = false;
+  const std::vector<std::string> texts =
+      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
+                    false);  // [] gives "results": []
+  DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
+
+  const ServedModel* model = &model_for(task, fields, options);
   options.preset = model->preset;
   // A folder with a summarization task (T5's task_specific_params) summarizes with it, as
   // `ordo summarize` does: its prefix, its settings below the request's.
@@ -83,6 +92,57 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   Json lines = Json::array();
   for (const TranslationResult& r : results) lines.push_back(result_json(r));
   send_json(res, 200, Json{{"model", model->name}, {"results", lines}});
+}
+
+// POST /v1/score {"model", "source": "..." or [...], "target": the same shape, "source_lang",
+// "target_lang", "task"} -> {"model", "results": [{"score", "tokens", "log_probs"}, ...]}: the
+// log-probability of each target given its source (Translator::score), as `ordo score --json`.
+void Service::ordo_score(const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+  const RequestContext context = contexts_.of(req);
+  const Clock::time_point deadline = request_deadline(context, config_.limits.timeout_seconds);
+  const RequestFields fields = read_fields(req, res, reader, true);
+  check_key(&fields, req);
+  require_ready();
+  const auto text_field = [](std::optional<std::string> DecodeOptions::*member) {
+    return std::string(decode_option_spec(member).name);
+  };
+  const std::vector<std::string> known = {"model", "source", "target", "api_key", text_field(&DecodeOptions::source_lang),
+                                          text_field(&DecodeOptions::target_lang), text_field(&DecodeOptions::task)};
+  for (const std::string& name : fields.names())
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
+  bool source_list = false, target_list = false;
+  const std::vector<std::string> sources = checked_texts(
+      fields, "source", source_list, "Invalid request: field 'source' is required (a string or an array of strings)", false);
+  const std::vector<std::string> targets = checked_texts(
+      fields, "target", target_list, "Invalid request: field 'target' is required (a string or an array of strings)", false);
+  if (source_list != target_list || sources.size() != targets.size())
+    throw ApiError(400, "Invalid request: fields 'source' and 'target' must have the same shape (one target per source): " +
+                            std::to_string(sources.size()) + " sources, " + std::to_string(targets.size()) + " targets");
+  DecodeOptions options;
+  for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang, &DecodeOptions::task})
+    options.*member = fields.string(text_field(member));
+  const ServedModel& model = model_for(Task::kTranslate, fields, options);
+  // Teacher forcing reads each target once: a target costs its tokens, as a decoded sentence does.
+  size_t tokens = 0;
+  for (const std::string& target : targets) tokens += std::max<size_t>(1, utf8_length(target) / 2);
+  if (tokens > config_.limits.max_request_cost)
+    throw ApiError(400, "Invalid request: too much work: about " + std::to_string(tokens) + " target tokens, more than " +
+                            "this server's limit of " + std::to_string(config_.limits.max_request_cost) +
+                            " (--max-request-cost); send fewer or shorter targets");
+  options.cancelled = [&] { return context.client_gone() || Clock::now() > deadline; };
+  std::vector<ScoreResult> scored;
+  try {
+    scored = model.translator->score(sources, targets, options);
+  } catch (const Error& e) {
+    if (Clock::now() > deadline) throw ApiError(504, "the request took longer than this server's timeout");
+    if (context.client_gone()) throw ApiError(499, "the client closed the connection");
+    throw ApiError(400, std::string("Invalid request: ") + e.what());
+  }
+  Json results = Json::array();
+  for (const ScoreResult& r : scored)
+    results.push_back(Json{{"score", r.score}, {"tokens", r.tokens}, {"log_probs", r.log_probs}});
+  send_json(res, 200, Json{{"model", model.name}, {"results", results}});
 }
 
 }  // namespace ordo::server

@@ -2,7 +2,7 @@
 // The service behind `ordo serve`'s routes, shared by the files that implement it:
 //   service.cpp               request reading, keys, readiness, limits, the batched translate()
 //   libretranslate_routes.cpp POST /translate as LibreTranslate answers it
-//   ordo_routes.cpp           POST /v1/translate, /v1/summarize
+//   ordo_routes.cpp           POST /v1/translate, /v1/summarize, /v1/score
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
 // A request's deadline and latency count from when Connections had it whole, and its wait
@@ -96,6 +96,10 @@ class Service {
 
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
+  void ordo_score(const httplib::Request& req, httplib::Response& res, const Reader& reader);
+  // The served model a /v1 request asks for (its "model", or its languages, or the only one of
+  // `task`), with `options`' languages as that model names them; ApiError 400 otherwise.
+  const ServedModel& model_for(Task task, const RequestFields& fields, DecodeOptions& options) const;
 
   const ServerConfig& config_;
   const std::set<std::string> keys_;
