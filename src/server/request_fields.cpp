@@ -1,10 +1,12 @@
 #include "server/request_fields.h"
 
 #include "ordo/decode_option_table.h"
+#include "ordo/glossary.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 
 namespace ordo::server {
 namespace {
@@ -123,6 +125,18 @@ std::optional<std::string> RequestFields::string(const std::string& name) const 
   return form_.find(name)->second;
 }
 
+std::optional<std::vector<std::pair<std::string, std::string>>> RequestFields::string_map(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  const std::string must = "must be a JSON object of strings (e.g. {\"Vertrag\": \"contract\"})";
+  if (!is_json_ || !json_[name].is_object()) throw bad_field(name, must);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : json_[name].items()) {
+    if (!value.is_string()) throw bad_field(name, must + ": the value of " + shown(key) + " is " + value.type_name());
+    out.emplace_back(key, value.get<std::string>());
+  }
+  return out;
+}
+
 std::optional<std::vector<std::string>> RequestFields::texts(const std::string& name, bool& is_list) const {
   if (!has(name)) return std::nullopt;
   std::vector<std::string> out;
@@ -213,6 +227,7 @@ const std::vector<std::string>& decode_option_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const DecodeOptionSpec& spec : decode_option_specs()) out.push_back(spec.name);
+    out.push_back("glossary");  // DecodeOptions::glossary: an object, not a table option
     return out;
   }();
   return names;
@@ -244,6 +259,16 @@ DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_token
         o.*spec.text_member = f.string(name);
         break;
     }
+  }
+  // {"Vertrag": "contract"}: each text's terms force their targets (ordo/glossary.h).
+  if (const auto terms = f.string_map("glossary")) {
+    auto glossary = std::make_shared<Glossary>();
+    try {
+      for (const auto& [source, target] : *terms) glossary->add(source, target, "field 'glossary'");
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("Invalid request: ") + e.what());
+    }
+    if (!glossary->empty()) o.glossary = std::move(glossary);
   }
   return o;
 }

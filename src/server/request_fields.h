@@ -51,6 +51,9 @@ class RequestFields {
   std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) const;
   std::optional<double> number(const std::string& name, double min, double max) const;
   std::optional<bool> boolean(const std::string& name) const;
+  // A JSON object of strings ({"Vertrag": "contract"}), its pairs in key order; nullopt when
+  // absent (or null). ApiError 400 naming the field for anything else, a form's field included.
+  std::optional<std::vector<std::pair<std::string, std::string>>> string_map(const std::string& name) const;
 
  private:
   bool is_json_ = false;
@@ -61,6 +64,7 @@ class RequestFields {
 // ordo's own API (/v1/translate, /v1/summarize): every decoding option of the table
 // (ordo/decode_option_table.h) by its name, in the table's ranges; beams and n-best at most
 // `max_beam`, lengths at most `max_tokens`.
+// And "glossary", an object of source term: target term strings (DecodeOptions::glossary).
 DecodeOptions decode_options(const RequestFields& fields, int max_beam, int max_tokens);
 // The names decode_options() reads.
 const std::vector<std::string>& decode_option_names();

@@ -2,6 +2,8 @@
 // batched translate() every route calls (service.h).
 #include "server/service.h"
 
+#include "ordo/glossary.h"
+
 namespace ordo::server {
 
 namespace {
@@ -178,6 +180,21 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
                                                   const std::vector<std::string>& sentences,
                                                   const RequestContext& context, Clock::time_point deadline,
                                                   const StreamFn& on_token, const std::function<bool()>& keep_going) {
+  if (options.glossary) {  // each group of sentences with the phrases its terms force (ordo/glossary.h)
+    std::vector<TranslationResult> results(sentences.size());
+    for (const Glossary::Group& g : options.glossary->groups(sentences, options.force_words)) {
+      DecodeOptions o = options;
+      o.glossary.reset();
+      o.force_words = g.force_words;
+      std::vector<std::string> part;
+      for (size_t i : g.inputs) part.push_back(sentences[i]);
+      StreamFn part_stream;
+      if (on_token) part_stream = [&on_token, &g](size_t k, const TokenEvent& e) { return on_token(g.inputs[k], e); };
+      std::vector<TranslationResult> done = translate(model, o, part, context, deadline, part_stream, keep_going);
+      for (size_t k = 0; k < g.inputs.size(); ++k) results[g.inputs[k]] = std::move(done[k]);
+    }
+    return results;
+  }
   // The library's one blank-input policy (ordo/text.h): a sentence with no text (has_text) is
   // given no ids, and translate_ids() answers a source with no ids with one empty hypothesis
   // without running the model, as translate() answers the sentence. Only the sentences with
