@@ -330,9 +330,6 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
     cmd->add_option("--glossary", args.glossary,
                     "TSV file, one 'source term<TAB>target term' per line: a sentence containing a source\n"
                     "term (any case, whole words) must contain its target term (constrained beam search, -b >= 2)");
-    cmd->add_option("--glossary", args.glossary,
-                    "TSV file, one 'source term<TAB>target term' per line: a sentence containing a source\n"
-                    "term (any case, whole words) must contain its target term (constrained beam search, -b >= 2)");
     cmd->add_option("--format", args.format,
                     "text (default) or html: the whole input is one HTML document or fragment; its text is\n"
                     "translated sentence by sentence and its markup kept byte for byte")
@@ -401,7 +398,6 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (split && wants_attention)
     throw Error("--attention, --alignment and --attention-plot work on whole units: add --no-split-sentences");
   decode.return_attention = wants_attention;
-  if (!args.glossary.empty()) decode.glossary = std::make_shared<const Glossary>(Glossary::read_tsv(args.glossary));
   if (!args.glossary.empty()) decode.glossary = std::make_shared<const Glossary>(Glossary::read_tsv(args.glossary));
   if (args.stream) check_stream_options(args, split);
   // --target-prefix-file: line k's prefix is the file's line k.

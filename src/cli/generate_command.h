@@ -33,7 +33,6 @@ struct GenerateArgs {
   bool no_weight_cache = false;
   bool stream = false;  // --stream: each line's words as they are generated
   std::string glossary;  // translate only: --glossary FILE.tsv (source term TAB target term)
-  std::string glossary;  // translate only: --glossary FILE.tsv (source term TAB target term)
   std::optional<int> batch_size, batch_tokens;  // default: the preset's (BatchOptions' defaults)
   DecodeOptions decode;
 };
