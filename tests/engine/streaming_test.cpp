@@ -127,6 +127,29 @@ TEST(Streaming, ReturningFalseStopsThatInputOnly) {
   expect_stream_matches(recorder.events[1], stopped[1].hypotheses[0], true, "other input");
 }
 
+// Per-input target prefixes of different lengths run in groups of their own: each event still
+// names its input, and the prefix tokens are streamed as the output keeps them.
+TEST(Streaming, TargetPrefixesOfDifferentLengthsKeepEachEventsInput) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const std::vector<std::string> sentences = {"Where is the train station?", "Line one.", "", "Hello world."};
+  const std::vector<std::string> prefixes = {"", "Aiza ny", "", "Tsara"};
+  DecodeOptions options;
+  options.beam_size = 1;
+  options.max_new_tokens = 30;
+  const auto reference = translator.translate(sentences, options, {}, prefixes);
+  Recorder recorder;
+  options.on_token = [&recorder](const TokenEvent& e) {
+    recorder.add(e);
+    return true;
+  };
+  const auto streamed = translator.translate(sentences, options, {}, prefixes);
+  EXPECT_EQ(recorder.events.count(2), 0u);
+  for (size_t i : {size_t(0), size_t(1), size_t(3)}) {
+    EXPECT_EQ(streamed[i].hypotheses[0].ids, reference[i].hypotheses[0].ids) << i;
+    expect_stream_matches(recorder.events[i], streamed[i].hypotheses[0], true, "prefixed input " + std::to_string(i));
+  }
+}
+
 TEST(Streaming, BeamSearchGivesOnlyTheFinalEvent) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));
   const std::vector<std::string> sentences = {"Where is the train station?", "", "Line one."};
