@@ -121,6 +121,12 @@ struct DecodeOptions {
   // score counts the generated tokens only; max_new_tokens counts after it, max_length with
   // it. Per-input prefixes: the `target_prefixes` argument of Translator::translate.
   std::optional<std::string> target_prefix;
+  // Alternatives at the cursor (CTranslate2's return_alternatives): the n_best most likely next
+  // tokens after the target prefix (or at the start), </s> and pad left out, each continued
+  // greedily to a full translation; ordered by that next token's log-probability, each a
+  // Hypothesis that starts with the prefix (n_best counts them; the beam size is 1).
+  // Its score: the log-probabilities of the tokens after the prefix (the alternative's included).
+  std::optional<bool> return_alternatives;
 
   // Sampling instead of search (HF do_sample): temperature, then top-k, then top-p filtering.
   // The same seed gives the same output.

@@ -107,6 +107,13 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
         text_option("target_prefix", "",
                     "Target text each translation starts with and continues (kept in the output)",
                     &DecodeOptions::target_prefix),
+        [] {
+          Spec s = bool_option("return_alternatives", "--return-alternatives",
+                               "The n-best next words after the target prefix, each continued greedily (true/false)",
+                               &DecodeOptions::return_alternatives);
+          s.in_preset = false;
+          return s;
+        }(),
     };
   }();
   return specs;

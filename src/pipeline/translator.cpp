@@ -8,6 +8,7 @@
 #include <cctype>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <new>
 #include <thread>
 
@@ -183,7 +184,12 @@ struct Translator::Impl {
   // Every decoding setting for `options`, resolved and checked (see generation_settings.h).
   search::GenerationSettings settings_for(const DecodeOptions& requested,
                                           std::vector<ResolvedSetting>* trace = nullptr) const {
-    const DecodeOptions options = with_target_language(requested);
+    DecodeOptions options = with_target_language(requested);
+    if (options.return_alternatives.value_or(false)) {  // n_best alternatives, each continued greedily
+      options.beam_size = 1;
+      options.n_best.reset();
+      options.sample.reset();
+    }
     check_source_language(options);
     const io::TaskParams* task = task_for(options);
     if (trace && task) {
@@ -271,9 +277,79 @@ struct Translator::Impl {
     return all;
   }
 
+  // DecodeOptions::return_alternatives: per source, the n_best likeliest next tokens after its
+  // prefix (one decoder pass over [start] + prefix), then every source x alternative continued
+  // greedily in one call with the alternative appended to its prefix.
+  std::vector<TranslationResult> alternatives(const std::vector<std::vector<int64_t>>& sources,
+                                              const DecodeOptions& options, const BatchOptions& batching,
+                                              const std::vector<int64_t>& dropped, const search::Prefixes& prefixes) const {
+    DecodeOptions greedy = options;
+    greedy.return_alternatives.reset();
+    greedy.beam_size = 1;
+    greedy.n_best = 1;
+    greedy.sample.reset();
+    if (greedy.force_words) throw Error("invalid decoding option: return_alternatives with force_words is not supported");
+    const int64_t n = options.n_best.value_or(1);
+    const search::GenerationSettings settings = settings_for(greedy);
+    const int64_t vocab = model->config().decoder_vocab_size;
+    if (n < 1 || n > vocab - 2) throw Error("invalid decoding option: return_alternatives needs n_best from 1 to the vocabulary size");
+    std::vector<std::vector<int64_t>> runs;
+    std::vector<int64_t> runs_dropped;
+    search::Prefixes runs_prefixes;
+    std::vector<std::vector<float>> first_log_probs(sources.size());
+    std::vector<std::vector<int64_t>> cut = sources;  // what the encoder takes, as run() cuts it
+    pipeline::truncate_sources(cut, dropped.empty() ? std::vector<int64_t>(sources.size(), 0) : dropped,
+                               model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
+    at::internal::lazy_init_num_threads();
+    const nn::ThreadCountScope call_threads(threads);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const std::vector<int64_t> prefix = prefixes.empty() ? std::vector<int64_t>() : prefixes[i];
+      std::vector<int64_t> next;
+      {
+        at::InferenceMode inference;
+        const at::Tensor ids = at::tensor(cut[i], at::kLong).unsqueeze(0);
+        const at::Tensor mask = at::ones_like(ids);
+        nn::DecoderState state = model->start_decoding(model->encode(ids, mask), mask);
+        std::vector<int64_t> feed = {settings.decoder_start_token_id};
+        feed.insert(feed.end(), prefix.begin(), prefix.end());
+        at::Tensor logits;
+        for (int64_t id : feed) logits = model->next_logits(at::tensor(std::vector<int64_t>{id}, at::kLong).unsqueeze(1), state);
+        at::Tensor log_probs = at::log_softmax(logits[0].to(at::kFloat), -1);
+        log_probs[settings.eos_token_id] = -std::numeric_limits<float>::infinity();
+        log_probs[settings.pad_token_id] = -std::numeric_limits<float>::infinity();
+        const auto [values, tokens] = at::topk(log_probs, n);
+        for (int64_t k = 0; k < n; ++k) {
+          next.push_back(tokens[k].item<int64_t>());
+          first_log_probs[i].push_back(values[k].item<float>());
+        }
+      }
+      for (int64_t k = 0; k < n; ++k) {
+        runs.push_back(sources[i]);
+        runs_dropped.push_back(dropped.empty() ? 0 : dropped[i]);
+        std::vector<int64_t> longer = prefix;
+        longer.push_back(next[static_cast<size_t>(k)]);
+        runs_prefixes.push_back(std::move(longer));
+      }
+    }
+    std::vector<TranslationResult> continued = run(std::move(runs), greedy, batching, runs_dropped, runs_prefixes);
+    std::vector<TranslationResult> results(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      results[i] = std::move(continued[i * static_cast<size_t>(n)]);
+      results[i].hypotheses.resize(1);
+      results[i].hypotheses[0].score += first_log_probs[i][0];
+      for (int64_t k = 1; k < n; ++k) {
+        Hypothesis h = std::move(continued[i * static_cast<size_t>(n) + static_cast<size_t>(k)].hypotheses.at(0));
+        h.score += first_log_probs[i][static_cast<size_t>(k)];
+        results[i].hypotheses.push_back(std::move(h));
+      }
+    }
+    return results;
+  }
+
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
                                      const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
                                      const search::Prefixes& prefixes = {}) const {
+    if (options.return_alternatives.value_or(false)) return alternatives(sources, options, batching, dropped, prefixes);
     // Target prefixes of different lengths run apart: lengths count a prefix, as
     // generate()'s decoder_input_ids, so that each group is exactly generate() on it.
     if (!prefixes.empty()) {

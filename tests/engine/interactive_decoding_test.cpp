@@ -5,6 +5,7 @@
 // ctest-label: integration
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <functional>
 #include <stdexcept>
 
@@ -166,6 +167,46 @@ TEST(InteractiveScore, GreedyTranslationScoresItsOwnScore) {
   ASSERT_GE(ended.size(), 1u);
   const auto scored = translator.score(ended, targets);
   for (size_t i = 0; i < ended.size(); ++i) EXPECT_NEAR(scored[i].score, scores[i], kTolerance) << targets[i];
+}
+
+// return_alternatives: the n_best likeliest next tokens after the prefix, each continued
+// greedily: every alternative starts with the prefix and a next token of its own, best first
+// by that token's log-probability; the first is the greedy translation with the prefix.
+TEST(InteractiveAlternatives, EachStartsWithThePrefixAndADistinctNextToken) {
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const std::string source = "Where is the train station?";
+  DecodeOptions greedy;
+  greedy.beam_size = 1;
+  greedy.max_new_tokens = 20;
+  greedy.target_prefix = "Aiza no";
+  const std::vector<int64_t> plain = translator.translate({source}, greedy)[0].hypotheses.at(0).ids;
+  const std::vector<int64_t> prefix(plain.begin(), plain.begin() + 2);  // "Aiza no": two tokens
+  DecodeOptions options = greedy;
+  options.return_alternatives = true;
+  options.n_best = 5;
+  const auto results = translator.translate({source, "Hello."}, options);
+  ASSERT_EQ(results.size(), 2u);
+  const auto& alternatives = results[0].hypotheses;
+  ASSERT_EQ(alternatives.size(), 5u);
+  std::set<int64_t> next;
+  std::vector<double> first;
+  for (const Hypothesis& h : alternatives) {
+    ASSERT_GT(h.ids.size(), 2u);
+    EXPECT_EQ(std::vector<int64_t>(h.ids.begin(), h.ids.begin() + 2), prefix);
+    EXPECT_EQ(h.text.rfind("Aiza no", 0), 0u) << h.text;
+    next.insert(h.ids[2]);
+  }
+  EXPECT_EQ(next.size(), 5u) << "distinct next tokens";
+  EXPECT_EQ(alternatives[0].ids, plain);
+  EXPECT_NEAR(alternatives[0].score, translator.translate({source}, greedy)[0].hypotheses[0].score, 1e-4);
+  EXPECT_EQ(results[1].hypotheses.size(), 5u);
+  // Without a prefix: alternatives for the first word.
+  options.target_prefix.reset();
+  const auto start = translator.translate({source}, options)[0].hypotheses;
+  ASSERT_EQ(start.size(), 5u);
+  std::set<int64_t> first_tokens;
+  for (const Hypothesis& h : start) first_tokens.insert(h.ids.at(0));
+  EXPECT_EQ(first_tokens.size(), 5u);
 }
 
 void expect_error(const std::function<void()>& f, const std::string& part) {
