@@ -189,7 +189,8 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       std::vector<std::string> part;
       for (size_t i : g.inputs) part.push_back(sentences[i]);
       StreamFn part_stream;
-      if (on_token) part_stream = [&on_token, &g](size_t k, const TokenEvent& e) { return on_token(g.inputs[k], e); };
+      // By value: a batch still running after this request gave up may call it once more.
+      if (on_token) part_stream = [on_token, inputs = g.inputs](size_t k, const TokenEvent& e) { return on_token(inputs[k], e); };
       std::vector<TranslationResult> done = translate(model, o, part, context, deadline, part_stream, keep_going);
       for (size_t k = 0; k < g.inputs.size(); ++k) results[g.inputs[k]] = std::move(done[k]);
     }
