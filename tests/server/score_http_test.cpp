@@ -84,6 +84,10 @@ TEST_F(ServeInteractive, ScoreEqualsTeacherForcingAndTheCommandLine) {
   const auto [one_status, one] = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}});
   ASSERT_EQ(one_status, 200) << one.dump();
   EXPECT_EQ(one["results"].size(), 1u);
+  // Its own label in the metrics.
+  const auto metrics = server().client()->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("route=\"/v1/score\""), std::string::npos);
 }
 
 TEST_F(ServeInteractive, ScoreRefusesBadRequestsNamingTheField) {
