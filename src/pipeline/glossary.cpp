@@ -118,32 +118,6 @@ std::vector<Glossary::Group> Glossary::groups(const std::vector<std::string>& se
   return out;
 }
 
-std::vector<TranslationResult> translate_with_glossary(const Translator& translator,
-                                                       const std::vector<std::string>& sentences,
-                                                       const Glossary& glossary, const DecodeOptions& options,
-                                                       const BatchOptions& batching) {
-  for (size_t i = 0; i < sentences.size(); ++i) check_utf8(sentences[i], "input " + std::to_string(i + 1));
-  const std::vector<Glossary::Group> groups = glossary.groups(sentences, options.force_words);
-  std::vector<TranslationResult> results(sentences.size());
-  for (const Glossary::Group& g : groups) {
-    DecodeOptions o = options;
-    o.glossary.reset();
-    o.force_words = g.force_words;
-    const std::vector<size_t>& group = g.inputs;
-    if (options.on_token)
-      o.on_token = [&options, &group](const TokenEvent& event) {
-        TokenEvent e = event;
-        e.input = group[event.input];
-        return options.on_token(e);
-      };
-    std::vector<std::string> part;
-    for (size_t i : group) part.push_back(sentences[i]);
-    std::vector<TranslationResult> done = translator.translate(part, o, batching);
-    for (size_t k = 0; k < group.size(); ++k) results[group[k]] = std::move(done[k]);
-  }
-  return results;
-}
-
 namespace pipeline {
 
 std::vector<std::vector<int64_t>> force_words_ids(const text::Tokenizer& tokenizer, const std::string& force_words,

@@ -35,7 +35,7 @@ using icu_text::RegexRule;
 using icu_text::to_utf8;
 
 constexpr const char* kNeeds = "FSMT models need vocab-src.json, vocab-tgt.json and merges.txt";
-const SpecialTokens kSpecials{{"<s>", "<pad>", "</s>", "<unk>"}, {}};
+const SpecialTokens kSpecials{{"<s>", "<pad>", "</s>", "<unk>"}, {}, {}, {}};
 
 // tokenization_fsmt.replace_unicode_punct, in its order.
 std::vector<RegexRule> unicode_punct_rules() {

@@ -15,7 +15,7 @@
 namespace ordo::text {
 namespace {
 
-const SpecialTokens kSpecials{{"</s>", "<unk>", "<pad>"}, {}};
+const SpecialTokens kSpecials{{"</s>", "<unk>", "<pad>"}, {}, {}, {}};
 constexpr const char* kNeeds = "Marian models need source.spm, target.spm, vocab.json";
 
 // HF: language_code_re = re.compile(">>.+<<"); the code is kept as a token only when the text

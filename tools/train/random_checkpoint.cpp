@@ -78,12 +78,12 @@ std::vector<BigShape> big_shapes() {
   //   32,000-piece spiece.model (+ 100 <extra_id_N>; 32,128 rows).
   // mBART-large-50: 250,054 rows; the small mBART-50 fixture's SentencePiece model tokenizes, its
   //   ids and language codes fall inside the big vocabulary (as for NLLB).
-  return {{"tc-big", "marian_tcbig_en_pt", 6, 1024, 4096, 16, 54776, 1024},
-          {"nllb-600m", "nllb", 12, 1024, 4096, 16, 256206, 1024},
-          {"pegasus-large", "pegasus", 16, 1024, 4096, 16, 96103, 1024},
+  return {{"tc-big", "marian_tcbig_en_pt", 6, 1024, 4096, 16, 54776, 1024, 0, {}},
+          {"nllb-600m", "nllb", 12, 1024, 4096, 16, 256206, 1024, 0, {}},
+          {"pegasus-large", "pegasus", 16, 1024, 4096, 16, 96103, 1024, 0, {}},
           {"bart-large-cnn", "bart", 12, 1024, 4096, 16, 50265, 1024, 0, {{"min_length", 56}, {"max_length", 142}}},
-          {"flan-t5-base", "t5", 12, 768, 2048, 12, 32128, 512, 64},
-          {"mbart-large-50", "mbart50", 12, 1024, 4096, 16, 250054, 1024}};
+          {"flan-t5-base", "t5", 12, 768, 2048, 12, 32128, 512, 64, {}},
+          {"mbart-large-50", "mbart50", 12, 1024, 4096, 16, 250054, 1024, 0, {}}};
 }
 
 BigShape big_shape(const std::string& name) {
