@@ -10,6 +10,7 @@
 #include <unicode/unistr.h>
 
 #include "io/file.h"
+#include "ordo/decode_option_table.h"
 #include "ordo/text.h"
 #include "pipeline/force_words.h"
 #include "text/icu_text.h"
@@ -123,13 +124,14 @@ namespace pipeline {
 std::vector<std::vector<int64_t>> force_words_ids(const text::Tokenizer& tokenizer, const std::string& force_words,
                                                   int64_t vocab_size) {
   std::vector<std::vector<int64_t>> out;
+  const std::string name = decode_option_spec(&DecodeOptions::force_words).name;
   for (const std::string& phrase : split_force_words(force_words)) {
-    check_utf8(phrase, "force_words");
+    check_utf8(phrase, name);
     std::vector<int64_t> ids = tokenizer.encode_target(phrase);
-    if (ids.empty()) throw Error("force_words: the phrase '" + phrase + "' has no target tokens");
+    if (ids.empty()) throw Error(name + ": the phrase '" + phrase + "' has no target tokens");
     for (int64_t id : ids)
       if (id < 0 || id >= vocab_size)
-        throw Error("force_words: the phrase '" + phrase + "' has token id " + std::to_string(id) +
+        throw Error(name + ": the phrase '" + phrase + "' has token id " + std::to_string(id) +
                     ", outside the target vocabulary");
     out.push_back(std::move(ids));
   }

@@ -19,6 +19,7 @@
 #include "io/model_config.h"
 #include "io/model_language.h"
 #include "models/packed_cache.h"
+#include "ordo/decode_option_table.h"
 #include "ordo/glossary.h"
 #include "models/seq2seq_model.h"
 #include "kernels/parallel.h"
@@ -193,7 +194,7 @@ struct Translator::Impl {
     check_source_language(options);
     const io::TaskParams* task = task_for(options);
     if (trace && task) {
-      trace->push_back({"task", task->name, "option"});
+      trace->push_back({decode_option_spec(&DecodeOptions::task).name, task->name, "option"});
       trace->push_back({"prefix", "\"" + task->prefix + "\"", task->settings.source});
     }
     search::GenerationSettings s =
@@ -207,7 +208,7 @@ struct Translator::Impl {
       s.max_length = cap;
       if (trace)
         for (ResolvedSetting& setting : *trace)
-          if (setting.name == "max_length") {
+          if (setting.name == decode_option_spec(&DecodeOptions::max_length).name) {
             setting.value = std::to_string(cap);
             setting.source += ", capped at max_position_embeddings + 1";
           }
@@ -241,7 +242,7 @@ struct Translator::Impl {
     const search::GenerationSettings settings = settings_for(options);
     search::Prefixes out;
     if (options.target_prefix) {
-      out.assign(inputs, prefix_ids(*options.target_prefix, settings, "target_prefix"));
+      out.assign(inputs, prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name));
     } else {
       for (size_t i = 0; i < inputs; ++i)
         out.push_back(prefix_ids(texts[i], settings, "target prefix " + std::to_string(i + 1)));
