@@ -313,18 +313,7 @@ std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& mo
     model.select(rows);
   }
 
-  std::vector<std::vector<SearchHypothesis>> results(batch_size);
-  for (int64_t b = 0; b < batch_size; ++b) {
-    for (const Finished& f : finished[b].best(s.num_return_sequences)) {
-      SearchHypothesis hyp;
-      hyp.ids.assign(f.tokens.begin() + 1, f.tokens.end());
-      if (f.ended_with_eos) hyp.ids.push_back(s.eos_token_id);
-      hyp.score = static_cast<float>(f.score);
-      hyp.attention = f.attention;
-      results[b].push_back(std::move(hyp));
-    }
-  }
-  return results;
+  return best_hypotheses(finished, s.num_return_sequences, s.eos_token_id);
 }
 
 }  // namespace ordo::search

@@ -9,6 +9,8 @@
 
 #include <ATen/ATen.h>
 
+#include "search/search.h"
+
 namespace ordo::search {
 
 struct Finished {
@@ -72,6 +74,25 @@ class FinishedList {
 inline std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row) {
   const at::Tensor r = sequences[row].contiguous();
   return std::vector<int64_t>(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+}
+
+// Each input's `n` best finished hypotheses as the searches return them: ids without the
+// decoder start, EOS appended where it ended one; the score in float32, as HF reports
+// sequences_scores.
+inline std::vector<std::vector<SearchHypothesis>> best_hypotheses(const std::vector<FinishedList>& finished,
+                                                                  int64_t n, int64_t eos_token_id) {
+  std::vector<std::vector<SearchHypothesis>> results(finished.size());
+  for (size_t b = 0; b < finished.size(); ++b) {
+    for (const Finished& f : finished[b].best(n)) {
+      SearchHypothesis hyp;
+      hyp.ids.assign(f.tokens.begin() + 1, f.tokens.end());
+      if (f.ended_with_eos) hyp.ids.push_back(eos_token_id);
+      hyp.score = static_cast<float>(f.score);
+      hyp.attention = f.attention;
+      results[b].push_back(std::move(hyp));
+    }
+  }
+  return results;
 }
 
 }  // namespace ordo::search
