@@ -18,6 +18,7 @@ namespace {
 
 using nlohmann::json;
 using testing::fixture_dir;
+using testing::load_interactive;
 using testing::run_ordo;
 using testing::TempDir;
 
@@ -32,11 +33,6 @@ std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const std::string& line : lines) out += line + "\n";
   return out;
-}
-
-json load_interactive(const std::string& fixture) {
-  std::ifstream in(fixture_dir(fixture) + "/interactive.json");
-  return json::parse(in);
 }
 
 // `ordo score --json` gives transformers' teacher-forced log-probabilities (M2M100: the

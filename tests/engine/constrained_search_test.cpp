@@ -24,24 +24,9 @@ namespace {
 
 using nlohmann::json;
 using testing::fixture_dir;
+using testing::load_interactive;
 
 constexpr double kTolerance = 1e-4;
-
-json load_interactive(const std::string& fixture) {
-  const std::string path = fixture_dir(fixture) + "/interactive.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
-
-// A golden sequence without its decoder start, cut after its first EOS.
-std::vector<int64_t> generated(const json& sequence, int64_t eos) {
-  std::vector<int64_t> ids = sequence.get<std::vector<int64_t>>();
-  ids.erase(ids.begin());
-  const auto end = std::find(ids.begin(), ids.end(), eos);
-  if (end != ids.end()) ids.erase(end + 1, ids.end());
-  return ids;
-}
 
 std::string joined(const json& words) {
   std::string out;
@@ -78,7 +63,7 @@ TEST_P(Constrained, ForceWordsMatchGenerate) {
       const auto& hyps = results->at(0).hypotheses;
       ASSERT_EQ(hyps.size(), c["sequences"].size()) << what;
       for (size_t k = 0; k < hyps.size(); ++k) {
-        EXPECT_EQ(hyps[k].ids, generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
+        EXPECT_EQ(hyps[k].ids, testing::golden_generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
         const json& score = c["sequences_scores"][k];
         if (score.is_null())
           EXPECT_TRUE(std::isinf(hyps[k].score) && hyps[k].score < 0) << what << " hypothesis " << k << ": " << hyps[k].score;
@@ -130,7 +115,7 @@ TEST(Glossary, TermForcedOnlyWhereFound) {
   const auto through = translator.translate(sources, through_options);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(through[i].hypotheses.at(0).ids, with[i].hypotheses.at(0).ids) << i;
   ASSERT_EQ(with.size(), 3u);
-  EXPECT_EQ(with[0].hypotheses.at(0).ids, generated(c0["sequences"][0], 0));
+  EXPECT_EQ(with[0].hypotheses.at(0).ids, testing::golden_generated(c0["sequences"][0], 0));
   EXPECT_NE(with[0].hypotheses.at(0).ids, without[0].hypotheses.at(0).ids);
   for (size_t i = 1; i < 3; ++i) {
     ASSERT_EQ(with[i].hypotheses.size(), without[i].hypotheses.size());

@@ -21,25 +21,9 @@ namespace {
 
 using nlohmann::json;
 using testing::fixture_dir;
+using testing::load_interactive;
 
 constexpr double kTolerance = 1e-4;
-
-json load_interactive(const std::string& fixture) {
-  const std::string path = fixture_dir(fixture) + "/interactive.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
-
-// A golden sequence without its decoder start, cut after its first EOS (beam outputs are
-// padded after it).
-std::vector<int64_t> generated(const json& sequence, int64_t eos) {
-  std::vector<int64_t> ids = sequence.get<std::vector<int64_t>>();
-  ids.erase(ids.begin());
-  const auto end = std::find(ids.begin(), ids.end(), eos);
-  if (end != ids.end()) ids.erase(end + 1, ids.end());
-  return ids;
-}
 
 DecodeOptions options_of(const json& c) {
   DecodeOptions options = testing::options_for(c["kwargs"]);
@@ -71,7 +55,7 @@ TEST_P(Interactive, TargetPrefixMatchesGenerate) {
       const auto& hyps = results->at(0).hypotheses;
       ASSERT_EQ(hyps.size(), c["sequences"].size()) << what;
       for (size_t k = 0; k < hyps.size(); ++k) {
-        EXPECT_EQ(hyps[k].ids, generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
+        EXPECT_EQ(hyps[k].ids, testing::golden_generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
         if (c.contains("sequences_scores"))
           EXPECT_NEAR(hyps[k].score, c["sequences_scores"][k].get<double>(), kTolerance) << what << " hypothesis " << k;
       }

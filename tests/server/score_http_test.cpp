@@ -18,11 +18,7 @@ using nlohmann::json;
 using ordo::testing::ServerProcess;
 using ordo::testing::TempDir;
 
-json load_interactive(const std::string& fixture) {
-  std::ifstream in(ordo::testing::fixture_dir(fixture) + "/interactive.json");
-  return json::parse(in);
-}
-
+using ordo::testing::load_interactive;
 std::pair<int, json> post(const ServerProcess& server, const std::string& path, const json& body) {
   const auto res = server.client()->Post(path.c_str(), body.dump(), "application/json");
   if (!res) return {0, json()};

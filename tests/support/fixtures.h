@@ -1,6 +1,8 @@
 // Access to the golden Hugging Face fixtures copied into tests/data/hf/ (see its README.md).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -37,11 +39,25 @@ inline std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-inline nlohmann::json load_golden(const std::string& name) {
-  const std::string path = fixture_dir(name) + "/golden.json";
+// A fixture's JSON file: golden.json (transformers' outputs) or interactive.json (prefixes,
+// constrained search and scores, tools/codegen/goldens/make_interactive_goldens.py).
+inline nlohmann::json load_fixture_json(const std::string& name, const std::string& file) {
+  const std::string path = fixture_dir(name) + "/" + file;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   return nlohmann::json::parse(in);
+}
+inline nlohmann::json load_golden(const std::string& name) { return load_fixture_json(name, "golden.json"); }
+inline nlohmann::json load_interactive(const std::string& name) { return load_fixture_json(name, "interactive.json"); }
+
+// A golden sequence without its decoder start, cut after its first EOS (beam outputs are
+// padded after it).
+inline std::vector<int64_t> golden_generated(const nlohmann::json& sequence, int64_t eos) {
+  std::vector<int64_t> ids = sequence.get<std::vector<int64_t>>();
+  ids.erase(ids.begin());
+  const auto end = std::find(ids.begin(), ids.end(), eos);
+  if (end != ids.end()) ids.erase(end + 1, ids.end());
+  return ids;
 }
 
 }  // namespace ordo::testing
