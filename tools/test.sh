@@ -15,8 +15,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/lib/deps.sh"
 source "$root/tools/ci/stages.sh"
 sanitizers="${ORDO_CI_SANITIZERS:-1}"
-extra=()
-if [ "$sanitizers" != 0 ]; then extra=("${ORDO_SANITIZER_PACKAGES[@]}"); fi
+extra=("${ORDO_TEST_PACKAGES[@]}")
+if [ "$sanitizers" != 0 ]; then extra+=("${ORDO_SANITIZER_PACKAGES[@]}"); fi
 ordo_stage install ordo_install_dependencies "${extra[@]}"
 ordo_stage build ordo_build "$root" -DORDO_BUILD_TESTS=ON
 build="${ORDO_BUILD_DIR:-$root/build}"

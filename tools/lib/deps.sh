@@ -22,6 +22,18 @@ ORDO_PACKAGES=(
   libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
   libxxhash-dev         # XXH3 hashes of checkpoints: the packed weights cache's file names
   prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
+  libcld2-dev           # `ordo serve`: POST /detect and source "auto" (Compact Language Detector 2,
+                        # the identifier Chromium used: 80+ languages, no model files to ship)
+  python3-dev pybind11-dev  # the Python package `import ordo` (src/python/): pybind11 is the
+                        # maintained C++11 binding library Debian ships; nothing from PyPI
+  python3-dask python3-distributed  # `python3 -m ordo.distributed`: corpora on a Dask cluster
+)
+# tools/test.sh only: what the tests drive ordo with, beside the build's packages.
+ORDO_TEST_PACKAGES=(
+  python3-pytest        # the Python package's tests (tests/python/)
+  chromium chromium-driver python3-selenium  # the page's tests in a real headless browser (tests/web/)
+  dpkg-dev              # cpack -G DEB (dpkg-shlibdeps) for the package test (tests/package/)
+  haproxy curl          # the failover test in front of two replicas (tests/ops/)
 )
 # tools/ci/sanitize.sh and tools/ci/fuzz.sh (CI runs both after the suite): clang with its
 # sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports.
