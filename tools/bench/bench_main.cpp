@@ -4,6 +4,9 @@
 //
 //   build/ordo-bench                 # full run (a few minutes)
 //   build/ordo-bench --runs 1        # quick look
+//   build/ordo-bench --peer-python /usr/bin/python3 [--quick]   # the docs/benchmarks.md table:
+//       the workload against CTranslate2 (at its best setting) and transformers eager, with
+//       peak memory and start-up
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,8 +191,34 @@ int main(int argc, char** argv) {
   app.add_option("--latency-sentences", real.latency_sentences, "With --shape: newstest lines for latency");
   app.add_option("--memory-sentences", real.memory_sentences, "With --shape: newstest lines for the memory run");
   app.add_option("--peer-python", real.peer_python,
-                 "Python with CTranslate2 importable (e.g. /usr/bin/python3, PYTHONPATH set): adds its column");
+                 "Python with CTranslate2 importable (e.g. /usr/bin/python3, PYTHONPATH set): adds its column; "
+                 "without --shape: the whole workload table (throughput, peak RSS, start-up) against it");
+  app.add_flag("--peer-best", real.peer_best,
+               "CTranslate2 once per OMP_WAIT_POLICY (active, passive) x CT2_FORCE_CPU_ISA (AVX2, AVX512), the "
+               "fastest counts (always on in the workload table)");
+  app.add_option("--hf-path", real.hf_path,
+                 "PYTHONPATH entry holding transformers (e.g. /opt/peers/hf-pylib): adds a transformers eager "
+                 "column (float32, 1 and 2 threads)");
+  bool quick = false;
+  app.add_flag("--quick", quick,
+               "Workload table: 8 sentences instead of 32, 1 timed run, 10 memory lines instead of 100 (~15 min)");
   CLI11_PARSE(app, argc, argv);
+  if (real.shapes.empty() && !real.peer_python.empty()) {
+    ::mkdir("runs", 0755);
+    ::mkdir(work.c_str(), 0755);
+    // The table of docs/benchmarks.md: the workload (32 x 30 -> 64 tokens) as one more "shape".
+    real.shapes = {"workload"};
+    real.workload_dir = write_workload_model(work + "/marian-6x6-d512",
+                                             std::string(ORDO_SOURCE_DIR) + "/tests/data/hf/marian_opus_en_mg");
+    real.peer_best = true;
+    if (!app.count("--report")) real.reports = {"throughput", "memory", "startup"};
+    if (!app.count("--sentences")) real.sentences = quick ? 8 : 32;
+    if (!app.count("--tokens")) real.tokens = 64;
+    if (!app.count("--memory-sentences")) real.memory_sentences = quick ? 10 : 100;
+    if (!app.count("--runs")) runs = quick ? 1 : 3;
+  } else if (quick && !app.count("--runs")) {
+    runs = 1;
+  }
   if (!real.shapes.empty()) {
     try {
       real.compute_types = compute_types;
@@ -199,6 +228,8 @@ int main(int argc, char** argv) {
       real.data = data;
       real.fixtures = std::string(ORDO_SOURCE_DIR) + "/tests/data/hf";
       real.peer_script = std::string(ORDO_SOURCE_DIR) + "/tools/bench/ct2_peer.py";
+      if (real.shapes == std::vector<std::string>{"workload"} || !real.hf_path.empty())
+        real.hf_script = std::string(ORDO_SOURCE_DIR) + "/tools/bench/hf_peer.py";
       char self[4096];
       const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
       const std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("ordo-bench");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -64,7 +65,18 @@ struct ProcessRun {
 // and keeps it across exec), so wait4's ru_maxrss would never be below ordo-bench's own size.
 const char* kTime = "/usr/bin/time";
 
-ProcessRun run_process(std::vector<std::string> argv, const std::string& stdin_path) {
+// `env`: "NAME=value" settings for the child on top of this process's environment.
+ProcessRun run_process(std::vector<std::string> argv, const std::string& stdin_path,
+                       const std::vector<std::string>& env = {}) {
+  std::vector<std::string> environment = env;  // built before fork: the child only execs
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e, name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(), [&](const std::string& s) { return s.rfind(name, 0) == 0; }))
+      environment.push_back(entry);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const std::string peak_file = "/tmp/ordo-bench-peak-" + std::to_string(::getpid());
   const bool timed = exists(kTime);
   if (timed) argv.insert(argv.begin(), {kTime, "-f", "%M", "-o", peak_file});
@@ -82,7 +94,7 @@ ProcessRun run_process(std::vector<std::string> argv, const std::string& stdin_p
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);
@@ -143,6 +155,28 @@ std::string fmt(double v, const char* f) {
   return text;
 }
 
+// "AMD EPYC (family 25, model 17), 2 cores; ordo kernels: avx512" from /proc/cpuinfo.
+std::string machine_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, name = "unknown CPU", family = "?", model = "?";
+  const auto value = [&] { return line.substr(line.find(':') + 2); };
+  while (std::getline(in, line) && line.find("flags") != 0) {
+    if (line.rfind("model name", 0) == 0) name = value();
+    else if (line.rfind("cpu family", 0) == 0) family = value();
+    else if (line.rfind("model\t", 0) == 0) model = value();
+  }
+  const char* isa = std::getenv("ORDO_ISA");
+  return name + " (family " + family + ", model " + model + "), " + std::to_string(std::thread::hardware_concurrency()) +
+         " cores" + (isa ? std::string("; ORDO_ISA=") + isa : std::string());
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  return text;
+}
+
 struct Peer {
   const RealSizeOptions* options = nullptr;
   bool available = false;
@@ -189,7 +223,22 @@ int run_real_sizes(const RealSizeOptions& o) {
   // that its files (several GB for the big shapes) do not land in the user's ~/.cache.
   if (!std::getenv("ORDO_CACHE_DIR")) ::setenv("ORDO_CACHE_DIR", (o.work + "/cache").c_str(), 1);
   if (!exists(kTime)) std::printf("note: %s missing (Debian package time): peak RSS figures include ordo-bench's own size\n", kTime);
-  std::printf("machine: %u cores; load average at start %s\n\n", std::thread::hardware_concurrency(),
+  // The Hugging Face column: available when hf_peer.py check imports transformers.
+  std::vector<std::string> hf_env;
+  bool hf = false;
+  if (!o.hf_script.empty() && !o.peer_python.empty()) {
+    const char* path = std::getenv("PYTHONPATH");
+    if (!o.hf_path.empty()) hf_env = {"PYTHONPATH=" + o.hf_path + (path ? std::string(":") + path : ""), "HF_HUB_OFFLINE=1"};
+    const nlohmann::json j = peer_json(run_process({o.peer_python, o.hf_script, "check"}, "", hf_env));
+    hf = j.is_object();
+    if (hf)
+      std::printf("peer: Hugging Face transformers %s (eager, torch %s), float32, 1 and 2 threads\n",
+                  j["version"].get<std::string>().c_str(), j["torch"].get<std::string>().c_str());
+    else
+      std::printf("transformers column skipped: %s cannot import transformers (PYTHONPATH %s)\n",
+                  o.peer_python.c_str(), o.hf_path.c_str());
+  }
+  std::printf("machine: %s; %s; load average at start %s\n\n", machine_description().c_str(), utc_now().c_str(),
               load_average().c_str());
   const std::vector<std::string> news =
       newstest_lines(o.data, static_cast<size_t>(std::max(o.latency_sentences, o.memory_sentences)));
@@ -200,11 +249,21 @@ int run_real_sizes(const RealSizeOptions& o) {
                 newstest_places(o.data).c_str());
 
   for (const std::string& shape_name : o.shapes) {
-    const train::BigShape shape = train::big_shape(shape_name);
-    const std::string dir = o.work + "/" + shape.name;
+    const bool workload = shape_name == "workload";
+    train::BigShape shape;
+    if (!workload) shape = train::big_shape(shape_name);
+    const std::string dir = workload ? o.workload_dir : o.work + "/" + shape.name;
     auto start = Clock::now();
-    train::write_random_model(dir, shape, o.fixtures);
+    if (!workload) train::write_random_model(dir, shape, o.fixtures);
     const io::ModelConfig config = io::load_model_config(dir + "/config.json");
+    if (workload) {
+      shape.name = "workload";
+      shape.layers = config.encoder_layers;
+      shape.d_model = config.d_model;
+      shape.ffn_dim = config.encoder_ffn_dim;
+      shape.heads = config.encoder_attention_heads;
+      shape.vocab_size = config.vocab_size;
+    }
     std::printf("## %s: %lld+%lld layers, d %lld, ffn %lld, %lld heads, vocabulary %lld (%s; ready in %.0f s)\n\n",
                 shape.name.c_str(), static_cast<long long>(shape.layers), static_cast<long long>(shape.layers),
                 static_cast<long long>(shape.d_model), static_cast<long long>(shape.ffn_dim),
@@ -226,9 +285,9 @@ int run_real_sizes(const RealSizeOptions& o) {
     const std::string batch_file = write_ids(dir + "/bench_batch.json", batch);
 
     if (has("throughput")) {
-      std::printf("| %s throughput (tok/s, %d sentences x %d -> %d tokens, length penalty %g) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | load avg |\n",
-                  shape.name.c_str(), o.sentences, o.source_tokens, o.tokens, o.length_penalty);
-      std::printf("|---|---|---|---|---|---|---|---|\n");
+      std::printf("| %s throughput (tok/s, %d sentences x %d -> %d tokens, length penalty %g, median of %d) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | CTranslate2 setting | transformers eager | ordo/transformers | load avg |\n",
+                  shape.name.c_str(), o.sentences, o.source_tokens, o.tokens, o.length_penalty, o.runs);
+      std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (const std::string& compute : o.compute_types) {
         ModelOptions model_options;
         model_options.compute_type = parse_compute_type(compute);
@@ -269,20 +328,45 @@ int run_real_sizes(const RealSizeOptions& o) {
               rates.push_back(o.sentences * o.tokens / seconds_since(t0));
             }
             const double ordo_rate = median(rates);
+            // CTranslate2 right after ordo, once per setting (peer_best: both OpenMP wait policies
+            // and both kernel sets); the fastest is the column.
             double peer_rate = 0;
+            std::string peer_setting = "-";
             if (!peer_dir.empty()) {
-              const nlohmann::json j = peer_json(run_process(
-                  peer.command({"throughput", peer_dir, batch_file, "--compute-type", compute, "--intra",
-                                std::to_string(parallel ? 1 : threads), "--inter", std::to_string(parallel ? 2 : 1),
-                                "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
-                                std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty),
-                                "--no-repeat-ngram", std::to_string(o.no_repeat_ngram)}),
-                  ""));
-              if (j.is_object()) peer_rate = j["tokens_per_s"].get<double>();
+              std::vector<std::vector<std::string>> settings = {{}};
+              if (o.peer_best) {
+                settings.clear();
+                for (const char* isa : {"AVX2", "AVX512"})
+                  for (const char* wait : {"active", "passive"})
+                    settings.push_back({std::string("CT2_FORCE_CPU_ISA=") + isa, std::string("OMP_WAIT_POLICY=") + wait});
+              }
+              for (const std::vector<std::string>& env : settings) {
+                const nlohmann::json j = peer_json(run_process(
+                    peer.command({"throughput", peer_dir, batch_file, "--compute-type", compute, "--intra",
+                                  std::to_string(parallel ? 1 : threads), "--inter", std::to_string(parallel ? 2 : 1),
+                                  "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
+                                  std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty),
+                                  "--no-repeat-ngram", std::to_string(o.no_repeat_ngram)}),
+                    "", env));
+                if (!j.is_object() || j["tokens_per_s"].get<double>() <= peer_rate) continue;
+                peer_rate = j["tokens_per_s"].get<double>();
+                peer_setting = env.empty() ? "as set" : env[0].substr(env[0].find('=') + 1) + ", " + env[1].substr(env[1].find('=') + 1);
+              }
             }
-            std::printf("| | %s | %s | %d | %.1f | %s | %s | %s |\n", compute.c_str(),
+            double hf_rate = 0;
+            if (hf && compute == "float32" && !parallel) {
+              const nlohmann::json j = peer_json(run_process(
+                  {o.peer_python, o.hf_script, "throughput", dir, batch_file, "--intra", std::to_string(threads), "--beam",
+                   std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs", std::to_string(o.runs),
+                   "--length-penalty", std::to_string(o.length_penalty), "--no-repeat-ngram",
+                   std::to_string(o.no_repeat_ngram)},
+                  "", hf_env));
+              if (j.is_object()) hf_rate = j["tokens_per_s"].get<double>();
+            }
+            std::printf("| | %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s |\n", compute.c_str(),
                         parallel ? "2 x 1" : cell.c_str(), beam, ordo_rate, fmt(peer_rate, "%.1f").c_str(),
-                        ratio(ordo_rate, peer_rate, true).c_str(), load_average().c_str());
+                        ratio(ordo_rate, peer_rate, true).c_str(), peer_setting.c_str(), fmt(hf_rate, "%.1f").c_str(),
+                        ratio(ordo_rate, hf_rate, true).c_str(), load_average().c_str());
             std::fflush(stdout);
           }
         }

@@ -32,6 +32,16 @@ struct RealSizeOptions {
   std::string peer_python;     // "" = no peer column
   std::string peer_script;     // tools/bench/ct2_peer.py
   std::string ordo_binary;     // build/ordo
+  // Shape "workload": the issue-4 model in this folder (bench_main writes it), not a random
+  // checkpoint of train::big_shapes().
+  std::string workload_dir;
+  // CTranslate2 at its best: each cell runs once per OMP_WAIT_POLICY (active, passive) x
+  // CT2_FORCE_CPU_ISA (AVX2, AVX512) and the fastest is printed with its setting.
+  bool peer_best = false;
+  // The Hugging Face transformers column (eager PyTorch, float32, 1 and 2 threads):
+  // hf_script = tools/bench/hf_peer.py run by peer_python with hf_path prepended to PYTHONPATH.
+  std::string hf_script;
+  std::string hf_path;
 };
 
 int run_real_sizes(const RealSizeOptions& options);
