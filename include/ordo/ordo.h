@@ -6,6 +6,7 @@
 #include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/glossary.h"
+#include "ordo/model_location.h"
 #include "ordo/options.h"
 #include "ordo/positions.h"
 #include "ordo/process.h"
