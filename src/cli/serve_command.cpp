@@ -203,6 +203,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "Requests answered at once (default 128; more wait, read whole, for a free thread;\n"
                   "/health, /ready and /metrics have threads of their own)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--no-page", args.no_page,
+                "Do not serve the translation page at GET / (API only; GET / is then a 404)");
   cmd->add_option("--translation-preset", args.translation_preset,
                   "Decoding defaults of translation requests (as `ordo translate --preset`)");
   cmd->add_option("--summarization-preset", args.summarization_preset,
@@ -244,6 +246,7 @@ int run_serve(const ServeArgs& args) {
   if (!args.api_keys_file.empty()) config.api_keys = read_keys(args.api_keys_file);
   config.cors_origins = args.cors_origins;
   config.http_threads = args.http_threads;
+  config.page = !args.no_page;
   return server::run_server(config);
 }
 

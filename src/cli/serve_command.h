@@ -32,6 +32,7 @@ struct ServeArgs {
   std::string api_keys_file;
   std::vector<std::string> cors_origins;
   int http_threads = 128;
+  bool no_page = false;  // --no-page: no GET / (API only)
   std::string translation_preset = "translation", summarization_preset = "summarization";
 };
 

@@ -1,6 +1,7 @@
 // The routes' table and the middleware every request passes: errors as LibreTranslate's
 // {"error": ...}, CORS, the latency metric (service.h).
 #include "server/service.h"
+#include "web/page_assets.h"
 
 namespace ordo::server {
 
@@ -45,6 +46,45 @@ void Service::install(httplib::Server& http) {
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
     send_json(res, 200, Json{{"models", Json(models().models_json())}});
   });
+  // GET /frontend/settings as LibreTranslate answers it (its page and clients read the limits
+  // there), with ordo's other request limits beside them; open like /languages.
+  http.Get("/frontend/settings", [this](const httplib::Request&, httplib::Response& res) {
+    if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
+    const Json languages = Json(models().languages_json());
+    Json source = {{"code", "auto"}, {"name", "Auto Detect"}}, target = source;
+    if (!languages.empty()) {
+      source = {{"code", languages[0]["code"]}, {"name", languages[0]["name"]}};
+      const std::string code = languages[0]["targets"].empty() ? std::string() : languages[0]["targets"][0].get<std::string>();
+      target = {{"code", code}, {"name", language_name(code)}};
+    }
+    send_json(res, 200,
+              Json{{"charLimit", config_.limits.max_chars}, {"frontendTimeout", 500}, {"apiKeys", !keys_.empty()},
+                   {"keyRequired", !keys_.empty()}, {"suggestions", false}, {"filesTranslation", false},
+                   {"supportedFilesFormat", Json::array()}, {"language", {{"source", source}, {"target", target}}},
+                   {"maxTexts", config_.limits.max_texts}, {"maxBodyBytes", config_.limits.max_body_bytes},
+                   {"timeoutSeconds", config_.limits.timeout_seconds}});
+  });
+  // The page (src/web), unless --no-page: static files compiled into the binary, revalidated
+  // by ETag, with a Content-Security-Policy that allows nothing from elsewhere.
+  if (config_.page) {
+    const auto page = [](const httplib::Request& req, httplib::Response& res) {
+      const web::PageAsset* asset = web::page_asset(req.path);
+      if (!asset) return send_error(res, ApiError(404, "Not Found: GET " + shown(req.path, 200)));
+      res.set_header("ETag", asset->etag);
+      res.set_header("Cache-Control", "no-cache");
+      res.set_header("Content-Security-Policy", web::page_content_security_policy());
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_header("Referrer-Policy", "no-referrer");
+      if (req.get_header_value("If-None-Match") == asset->etag) {
+        res.status = 304;
+        return;
+      }
+      res.set_content(asset->body.data(), asset->body.size(), asset->content_type);
+    };
+    http.Get("/", page);
+    http.Get("/index.html", page);
+    http.Get(R"(/static/[a-z_]+\.(js|css))", page);
+  }
   http.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, Json{{"status", "ok"}}); });
   http.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
     if (draining_) return send_json(res, 503, Json{{"status", "draining"}});

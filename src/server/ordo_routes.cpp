@@ -3,7 +3,78 @@
 // (service.h).
 #include "server/service.h"
 
+#include "ordo/alignment.h"
+
 namespace ordo::server {
+
+namespace {
+
+// /v1/translate's "alignment" ("hard" | "soft"), "alignment_words" and "attention" fields:
+// what `ordo translate --json --alignment ... [--alignment-words] --attention` adds to each
+// hypothesis, and the source pieces the alignment's indices count (source index i is
+// "source_tokens" at "source_text_positions"[i]; include/ordo/alignment.h).
+struct AttentionFields {
+  std::string alignment;
+  bool words = false, attention = false;
+  bool any() const { return !alignment.empty() || attention; }
+};
+
+AttentionFields attention_fields(const RequestFields& fields) {
+  AttentionFields f;
+  f.alignment = fields.string("alignment").value_or("");
+  if (!f.alignment.empty() && f.alignment != "hard" && f.alignment != "soft")
+    throw ApiError(400, "Invalid request: field 'alignment' must be \"hard\" or \"soft\", not '" + shown(f.alignment) + "'");
+  f.words = fields.boolean("alignment_words").value_or(false);
+  if (f.words && f.alignment != "hard")
+    throw ApiError(400, "Invalid request: field 'alignment_words' needs \"alignment\": \"hard\"");
+  f.attention = fields.boolean("attention").value_or(false);
+  return f;
+}
+
+void add_attention(Json& out, const TranslationResult& r, const Hypothesis& h, const AttentionFields& f) {
+  if (f.alignment == "soft") {
+    out["alignment"] = soft_alignment(r, h);
+  } else if (!f.alignment.empty()) {
+    Json pairs = Json::array();
+    for (const AlignmentLink& l : f.words ? word_alignment(r, h) : hard_alignment(r, h))
+      pairs.push_back({l.source, l.target});
+    out["alignment"] = std::move(pairs);
+  }
+  if (f.attention && !h.attention.empty()) {
+    // [layer][head][target position][source position], as Hugging Face's cross_attentions.
+    const Attention& a = h.attention;
+    Json layers = Json::array();
+    for (int64_t l = 0; l < a.layers; ++l) {
+      Json heads = Json::array();
+      for (int64_t head = 0; head < a.heads; ++head) {
+        Json rows = Json::array();
+        for (int64_t t = 0; t < a.target_length; ++t) {
+          const float* row = a.weights.data() + ((l * a.heads + head) * a.target_length + t) * a.source_length;
+          rows.push_back(std::vector<float>(row, row + a.source_length));
+        }
+        heads.push_back(std::move(rows));
+      }
+      layers.push_back(std::move(heads));
+    }
+    out["id_pieces"] = h.id_pieces;
+    out["alignment_layer"] = a.alignment_layer;
+    out["attention"] = std::move(layers);
+  }
+}
+
+Json result_json(const TranslationResult& r, const AttentionFields& f) {
+  Json line = server::result_json(r);
+  if (!f.any()) return line;
+  if (!r.hypotheses.empty()) {
+    add_attention(line, r, r.hypotheses[0], f);
+    for (size_t k = 0; k < r.hypotheses.size(); ++k) add_attention(line["n_best"][k], r, r.hypotheses[k], f);
+  }
+  line["source_tokens"] = r.source_tokens;
+  line["source_text_positions"] = r.source_text_positions;
+  return line;
+}
+
+}  // namespace
 
 // The model a request names (field "model"), or the one its source_lang/target_lang choose,
 // or the only one of its task; the languages then as that model names them (a one-pair model
@@ -64,6 +135,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   std::vector<std::string> known = {"model", "text", "api_key"};
   for (const std::string& name : decode_option_names()) known.push_back(name);
   known.push_back("stream");
+  for (const char* name : {"alignment", "alignment_words", "attention"}) known.push_back(name);
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
@@ -72,8 +144,15 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
       checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
                     false);  // [] gives "results": []
   DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
+  const AttentionFields attention = attention_fields(fields);
+  if (attention.any()) {
+    if (fields.boolean("stream").value_or(false))
+      throw ApiError(400, "Invalid request: fields 'alignment' and 'attention' do not stream (leave out \"stream\")");
+    options.return_attention = true;
+  }
 
   const ServedModel* model = &model_for(task, fields, options);
+  admit(req, texts, model->name);  // the key's limits; the access log
   options.preset = model->preset;
   // A folder with a summarization task (T5's task_specific_params) summarizes with it, as
   // `ordo summarize` does: its prefix, its settings below the request's.
@@ -90,7 +169,7 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
   const std::vector<TranslationResult> results = translate(*model, options, texts, context, deadline);
   Json lines = Json::array();
-  for (const TranslationResult& r : results) lines.push_back(result_json(r));
+  for (const TranslationResult& r : results) lines.push_back(result_json(r, attention));
   send_json(res, 200, Json{{"model", model->name}, {"results", lines}});
 }
 
@@ -123,6 +202,9 @@ void Service::ordo_score(const httplib::Request& req, httplib::Response& res, co
   for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang, &DecodeOptions::task})
     options.*member = fields.string(text_field(member));
   const ServedModel& model = model_for(Task::kTranslate, fields, options);
+  std::vector<std::string> texts = sources;
+  texts.insert(texts.end(), targets.begin(), targets.end());
+  admit(req, texts, model.name);  // the key's limits; the access log
   // Teacher forcing reads each target once: a target costs its tokens, as a decoded sentence does.
   size_t tokens = 0;
   for (const std::string& target : targets) tokens += std::max<size_t>(1, utf8_length(target) / 2);

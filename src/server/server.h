@@ -47,6 +47,7 @@ struct ServerConfig {
   std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
   int http_threads = 128;                 // requests answered at once (GET /health, /ready and
                                           // /metrics have threads of their own)
+  bool page = true;                       // GET / serves the translation page (src/web); false: 404
 };
 
 // Binds, prints "ordo serve: listening on http://HOST:PORT" on stdout, loads the models

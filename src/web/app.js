@@ -1,0 +1,638 @@
+// ordo's translation page: plain JavaScript on the server's own API (same origin, no library).
+//   GET /frontend/settings, /languages    limits and pickers (LibreTranslate's routes)
+//   POST /translate                        the translation shown, "auto" detection, documents
+//   POST /v1/translate alignment, attention  the words view and the heatmap
+//   GET /v1/models, POST /v1/summarize      the summarization tab
+'use strict';
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const KEY_STORE = 'ordo-api-key';
+  const state = {
+    settings: { charLimit: 10000, frontendTimeout: 500, keyRequired: false, maxTexts: 256 },
+    languages: [],   // [{code, name, targets}]
+    detected: null,  // the language "auto" found for the last translation
+    seq: 0,          // the newest translation asked for; older answers are dropped
+    controller: null,
+    last: null,      // {text, source, target, translated, v1} of the translation shown
+    attention: null, // the /v1 result with "attention", for the heatmap
+  };
+
+  // ---------------------------------------------------------------- the API
+  function apiKey() {
+    try { return sessionStorage.getItem(KEY_STORE) || ''; } catch (e) { return ''; }
+  }
+
+  class ApiError extends Error {
+    constructor(status, message, retryAfter) {
+      super(message);
+      this.status = status;
+      this.retryAfter = retryAfter;
+    }
+  }
+
+  async function api(method, path, body, signal) {
+    const headers = { Accept: 'application/json' };
+    const key = apiKey();
+    if (key) headers.Authorization = 'Bearer ' + key;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let response;
+    try {
+      response = await fetch(path, {
+        method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      if (e.name === 'AbortError') throw e;
+      throw new ApiError(0, 'The server cannot be reached (' + e.message + ').');
+    }
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = null; }
+    if (!response.ok) {
+      const message = data && typeof data.error === 'string' ? data.error : response.statusText;
+      throw new ApiError(response.status, message, response.headers.get('Retry-After'));
+    }
+    return data;
+  }
+
+  // What the page says about a failed request: the server's own message, with what to do.
+  function explain(error) {
+    if (!(error instanceof ApiError)) return String(error && error.message ? error.message : error);
+    const s = error.status;
+    const retry = error.retryAfter ? ' Try again in ' + error.retryAfter + ' s.' : '';
+    if (s === 0) return error.message;
+    if (s === 403) return 'Refused (403): ' + error.message + '. Enter a valid API key.';
+    if (s === 413) return 'Too large (413): ' + error.message + '.';
+    if (s === 429) return 'Too many requests (429): ' + error.message + '.' + retry;
+    if (s === 503) return 'The server is busy or not ready (503): ' + error.message + '.' + retry;
+    if (s === 504) return 'The server took too long (504): ' + error.message + '. Try a shorter text.';
+    if (s >= 400 && s < 500) return 'The server refused the request (' + s + '): ' + error.message;
+    return 'The server failed (' + s + '): ' + error.message;
+  }
+
+  function showError(error) {
+    const box = $('error');
+    if (!error) {
+      box.hidden = true;
+      box.textContent = '';
+      return;
+    }
+    box.textContent = explain(error);
+    box.hidden = false;
+    if (error instanceof ApiError && error.status === 403) showKeyForm(true);
+  }
+
+  // ---------------------------------------------------------------- API keys
+  function showKeyForm(refused) {
+    const form = $('key-form');
+    form.hidden = false;
+    $('key-why').textContent = refused && apiKey()
+      ? 'The server refused this API key. Enter another one (kept in this browser tab only).'
+      : 'This server needs an API key. It is kept in this browser tab only (sessionStorage).';
+  }
+
+  $('key-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = $('api-key').value.trim();
+    if (!key) return;
+    try { sessionStorage.setItem(KEY_STORE, key); } catch (e) { /* private mode: this page only */ }
+    $('api-key').value = '';
+    $('key-form').hidden = true;
+    showError(null);
+    loadModels();
+    if ($('text').value.trim()) translateNow();
+  });
+
+  // ---------------------------------------------------------------- languages
+  function languageName(code) {
+    if (code === 'auto') return 'Detect language';
+    const found = state.languages.find((l) => l.code === code);
+    return found ? found.name : code;
+  }
+
+  function option(value, label) {
+    const o = document.createElement('option');
+    o.value = value;
+    o.textContent = label;
+    return o;
+  }
+
+  function fillSources(selected) {
+    const select = $('source');
+    select.replaceChildren(option('auto', 'Detect language'));
+    for (const l of state.languages) if (l.targets.length) select.append(option(l.code, l.name + ' (' + l.code + ')'));
+    if ([...select.options].some((o) => o.value === selected)) select.value = selected;
+  }
+
+  function targetsOf(source) {
+    if (source === 'auto') {
+      const all = new Set();
+      for (const l of state.languages) for (const t of l.targets) all.add(t);
+      return [...all];
+    }
+    const found = state.languages.find((l) => l.code === source);
+    return found ? found.targets : [];
+  }
+
+  function fillTargets(selected) {
+    const select = $('target');
+    const previous = selected || select.value;
+    select.replaceChildren();
+    for (const code of targetsOf($('source').value)) select.append(option(code, languageName(code) + ' (' + code + ')'));
+    if ([...select.options].some((o) => o.value === previous)) select.value = previous;
+  }
+
+  $('source').addEventListener('change', () => {
+    fillTargets();
+    translateSoon(0);
+  });
+  $('target').addEventListener('change', () => translateSoon(0));
+
+  $('swap').addEventListener('click', () => {
+    let source = $('source').value;
+    if (source === 'auto') source = state.detected;
+    const target = $('target').value;
+    if (!source || !target) return;
+    // The translation becomes the text to translate back.
+    if (state.last && state.last.translated && $('result').textContent === state.last.translated) {
+      $('text').value = state.last.translated;
+    }
+    fillSources(target);
+    if ($('source').value !== target) return showError(new Error(languageName(target) + ' cannot be translated from here.'));
+    fillTargets(source);
+    updateCount();
+    translateSoon(0);
+  });
+
+  // ---------------------------------------------------------------- translating
+  function length(text) { return [...text].length; }  // characters (code points), as the server counts
+
+  function updateCount() {
+    const n = length($('text').value);
+    const limit = state.settings.charLimit;
+    const count = $('count');
+    count.textContent = n + ' / ' + limit;
+    count.classList.toggle('over', n > limit);
+    count.title = n > limit ? 'Longer than this server\'s limit of ' + limit + ' characters' : '';
+    $('translate').disabled = n > limit;
+    const s = length($('summary-text').value);
+    $('summary-count').textContent = s + ' / ' + limit;
+    $('summary-count').classList.toggle('over', s > limit);
+  }
+
+  let timer = null;
+  function translateSoon(delay) {
+    clearTimeout(timer);
+    timer = setTimeout(translateNow, delay === undefined ? state.settings.frontendTimeout : delay);
+  }
+
+  $('text').addEventListener('input', () => {
+    updateCount();
+    translateSoon();
+  });
+  $('text').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      translateNow();
+    }
+  });
+  $('translate').addEventListener('click', () => translateNow());
+  $('clear').addEventListener('click', () => {
+    $('text').value = '';
+    updateCount();
+    showResult('', null);
+    $('text').focus();
+  });
+
+  function setBusy(busy, text) {
+    $('result').setAttribute('aria-busy', busy ? 'true' : 'false');
+    $('status').textContent = text || '';
+  }
+
+  async function translateNow() {
+    clearTimeout(timer);
+    const text = $('text').value;
+    const source = $('source').value, target = $('target').value;
+    const seq = ++state.seq;
+    if (state.controller) state.controller.abort();
+    if (!text.trim()) {
+      showResult('', null);
+      setBusy(false);
+      return;
+    }
+    if (length(text) > state.settings.charLimit) {
+      showError(new Error('The text has ' + length(text) + ' characters; this server translates at most ' +
+        state.settings.charLimit + ' at once.'));
+      return;
+    }
+    if (!target) return;
+    const controller = new AbortController();
+    state.controller = controller;
+    setBusy(true, 'Translating…');
+    const started = performance.now();
+    try {
+      const answer = await api('POST', '/translate', { q: text, source, target, format: 'text' }, controller.signal);
+      if (seq !== state.seq) return;
+      showError(null);
+      let from = source;
+      if (answer.detectedLanguage && answer.detectedLanguage.language) {
+        from = answer.detectedLanguage.language;
+        state.detected = from;
+      }
+      showDetected(source === 'auto' ? answer.detectedLanguage : null);
+      showResult(answer.translatedText, { text, source: from, target });
+      setBusy(false, 'Translated in ' + Math.round(performance.now() - started) + ' ms');
+      await loadAlignment(seq, text, from, target, answer.translatedText, controller.signal);
+    } catch (error) {
+      if (error.name === 'AbortError' || seq !== state.seq) return;
+      setBusy(false, '');
+      showError(error);
+    }
+  }
+
+  function showDetected(detected) {
+    const box = $('detected');
+    if (!detected) {
+      box.hidden = true;
+      box.textContent = '';
+      return;
+    }
+    box.textContent = 'Detected: ' + languageName(detected.language) + ' (' + detected.language + ')' +
+      (typeof detected.confidence === 'number' ? ', confidence ' + Math.round(detected.confidence) + ' %' : '');
+    box.dataset.language = detected.language;
+    box.hidden = false;
+  }
+
+  function showResult(translated, request) {
+    $('result').textContent = translated;
+    $('copy').disabled = !translated;
+    state.last = request ? Object.assign({ translated }, request) : null;
+    state.attention = null;
+    if (!translated) {
+      $('attention').hidden = true;
+      $('status').textContent = '';
+    }
+  }
+
+  $('copy').addEventListener('click', async () => {
+    const text = $('result').textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {
+      // Without the asynchronous clipboard (a page not on https or localhost): select and copy.
+      const area = document.createElement('textarea');
+      area.value = text;
+      area.setAttribute('readonly', '');
+      area.className = 'offscreen';
+      document.body.append(area);
+      area.select();
+      document.execCommand('copy');
+      area.remove();
+    }
+    $('status').textContent = 'Copied';
+  });
+
+  // ---------------------------------------------------------------- attention view
+  // Word number of each piece, as ordo::word_indices (include/ordo/alignment.h) counts them:
+  // a piece starting with "▁" starts a word, as does the piece after one ending in "</w>".
+  function wordIndices(pieces) {
+    const out = [];
+    let word = -1;
+    let previousEnds = true;
+    pieces.forEach((piece, i) => {
+      if (i === 0 || piece.startsWith('\u2581') || previousEnds) word += 1;
+      previousEnds = piece.endsWith('</w>');
+      out.push(Math.max(word, 0));
+    });
+    return out;
+  }
+
+  function words(pieces) {
+    const index = wordIndices(pieces);
+    const out = [];
+    pieces.forEach((piece, i) => {
+      const clean = piece.replace(/\u2581/g, '').replace(/<\/w>$/, '').replace(/@@$/, '');
+      out[index[i]] = (out[index[i]] || '') + clean;
+    });
+    return out;
+  }
+
+  async function loadAlignment(seq, text, source, target, translated, signal) {
+    const body = { text, source_lang: source, target_lang: target, alignment: 'hard', alignment_words: true };
+    let answer;
+    try {
+      answer = await api('POST', '/v1/translate', body, signal);
+    } catch (error) {
+      if (error.name === 'AbortError' || seq !== state.seq) return;
+      // The translation is shown; only the words view is missing.
+      $('attention').hidden = true;
+      $('status').textContent += ' (no alignment: ' + explain(error) + ')';
+      return;
+    }
+    if (seq !== state.seq) return;
+    const r = answer.results[0];
+    if (!r || !r.tokens.length) return;
+    const sourcePieces = r.source_text_positions.map((p) => r.source_tokens[p]);
+    state.last.v1 = { model: answer.model, result: r, sourcePieces };
+    drawWords(sourcePieces, r.tokens, r.alignment);
+    $('attention-whole').hidden = r.text === translated;
+    $('attention').hidden = false;
+    if ($('heatmap-box').open) loadAttention();
+  }
+
+  function drawWords(sourcePieces, targetPieces, links) {
+    const sourceWords = words(sourcePieces), targetWords = words(targetPieces);
+    const linked = targetWords.map(() => new Set());
+    for (const [s, t] of links) if (linked[t]) linked[t].add(s);
+    const sourceBox = $('source-words'), targetBox = $('target-words');
+    sourceBox.replaceChildren();
+    targetBox.replaceChildren();
+    sourceWords.forEach((w, i) => {
+      const span = document.createElement('span');
+      span.className = 'word';
+      span.textContent = w;
+      span.dataset.index = i;
+      sourceBox.append(span, ' ');
+    });
+    const mark = (t) => {
+      for (const [i, span] of [...sourceBox.querySelectorAll('.word')].entries()) {
+        span.classList.toggle('linked', t !== null && linked[t].has(i));
+      }
+      for (const span of targetBox.querySelectorAll('.word')) {
+        span.classList.toggle('active', t !== null && Number(span.dataset.index) === t);
+      }
+      $('link-readout').textContent = t === null ? '' : '“' + targetWords[t] + '” ← ' +
+        ([...linked[t]].sort((a, b) => a - b).map((s) => '“' + sourceWords[s] + '”').join(', ') || 'no source word');
+    };
+    targetWords.forEach((w, t) => {
+      const span = document.createElement('span');
+      span.className = 'word';
+      span.textContent = w;
+      span.dataset.index = t;
+      span.tabIndex = 0;
+      span.setAttribute('role', 'listitem');
+      span.setAttribute('aria-label', w + ': from ' +
+        ([...linked[t]].sort((a, b) => a - b).map((s) => sourceWords[s]).join(', ') || 'no source word'));
+      span.addEventListener('mouseenter', () => mark(t));
+      span.addEventListener('focus', () => mark(t));
+      span.addEventListener('click', () => mark(t));  // a tap
+      targetBox.append(span, ' ');
+    });
+    targetBox.onmouseleave = () => { if (!targetBox.contains(document.activeElement)) mark(null); };
+    targetBox.onfocusout = (event) => { if (!targetBox.contains(event.relatedTarget)) mark(null); };
+  }
+
+  // ---------------------------------------------------------------- heatmap
+  $('heatmap-box').addEventListener('toggle', () => { if ($('heatmap-box').open) loadAttention(); });
+  $('layer').addEventListener('change', drawHeatmap);
+  $('head').addEventListener('change', drawHeatmap);
+
+  async function loadAttention() {
+    const last = state.last;
+    if (!last || !last.v1) return;
+    if (state.attention && state.attention.key === last) return drawHeatmap();
+    $('heatmap-note').textContent = 'Loading the attention weights…';
+    let answer;
+    try {
+      answer = await api('POST', '/v1/translate',
+        { text: last.text, source_lang: last.source, target_lang: last.target, attention: true });
+    } catch (error) {
+      $('heatmap-note').textContent = explain(error);
+      return;
+    }
+    if (state.last !== last) return;
+    const r = answer.results[0];
+    const h = r.n_best[0];
+    if (!h || !h.attention) {
+      $('heatmap-note').textContent = 'This model gave no attention weights.';
+      return;
+    }
+    state.attention = { key: last, result: r, hypothesis: h };
+    const layers = h.attention.length, heads = h.attention[0].length;
+    const layerSelect = $('layer'), headSelect = $('head');
+    const keepLayer = layerSelect.value, keepHead = headSelect.value;
+    layerSelect.replaceChildren(option('align', 'Alignment: layer ' + (h.alignment_layer + 1) + ', mean of heads'));
+    for (let l = 0; l < layers; ++l) layerSelect.append(option(String(l), 'Layer ' + (l + 1) + ' of ' + layers));
+    headSelect.replaceChildren(option('mean', 'Mean of ' + heads + ' heads'));
+    for (let k = 0; k < heads; ++k) headSelect.append(option(String(k), 'Head ' + (k + 1)));
+    if ([...layerSelect.options].some((o) => o.value === keepLayer)) layerSelect.value = keepLayer;
+    if ([...headSelect.options].some((o) => o.value === keepHead)) headSelect.value = keepHead;
+    drawHeatmap();
+  }
+
+  // The matrix [target][source] chosen in the page: one layer's head, or its mean of heads
+  // ("alignment": the alignment layer's mean, which the words view uses).
+  function chosenMatrix(h) {
+    const alignment = $('layer').value === 'align';
+    const layer = alignment ? h.alignment_layer : Number($('layer').value);
+    $('head').disabled = alignment;
+    const heads = h.attention[layer];
+    if (!alignment && $('head').value !== 'mean') return { matrix: heads[Number($('head').value)], layer, head: $('head').value };
+    const matrix = heads[0].map((row, t) => row.map((_, s) => heads.reduce((sum, hm) => sum + hm[t][s], 0) / heads.length));
+    return { matrix, layer, head: 'mean' };
+  }
+
+  function drawHeatmap() {
+    const a = state.attention;
+    if (!a) return;
+    const { matrix, layer, head } = chosenMatrix(a.hypothesis);
+    const rows = a.hypothesis.id_pieces, cols = a.result.source_tokens;
+    const canvas = $('heatmap');
+    const ctx = canvas.getContext('2d');
+    const font = '12px system-ui, sans-serif';
+    ctx.font = font;
+    const labelWidth = (labels) => Math.min(140, Math.max(...labels.map((l) => ctx.measureText(l).width)) + 8);
+    const left = labelWidth(rows), top = labelWidth(cols);
+    const available = Math.max(200, canvas.parentElement.clientWidth - 4);
+    const cell = Math.max(8, Math.min(28, Math.floor((available - left) / cols.length)));
+    const width = left + cell * cols.length, height = top + cell * rows.length;
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = Math.ceil(width * ratio);
+    canvas.height = Math.ceil(height * ratio);
+    canvas.style.width = width + 'px';
+    canvas.style.height = height + 'px';
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, width, height);
+    ctx.font = font;
+    ctx.fillStyle = '#1d2433';
+    ctx.textBaseline = 'middle';
+    ctx.textAlign = 'right';
+    rows.forEach((label, t) => ctx.fillText(label, left - 4, top + cell * t + cell / 2, left - 6));
+    cols.forEach((label, s) => {
+      ctx.save();
+      ctx.translate(left + cell * s + cell / 2, top - 4);
+      ctx.rotate(-Math.PI / 2);
+      ctx.textAlign = 'left';
+      ctx.fillText(label, 0, 0, top - 6);
+      ctx.restore();
+    });
+    matrix.forEach((row, t) => row.forEach((value, s) => {
+      // White (0) to deep blue (1).
+      const v = Math.max(0, Math.min(1, value));
+      const r = Math.round(255 - v * (255 - 20)), g = Math.round(255 - v * (255 - 60)), b = Math.round(255 - v * (255 - 160));
+      ctx.fillStyle = 'rgb(' + r + ',' + g + ',' + b + ')';
+      ctx.fillRect(left + cell * s, top + cell * t, cell - 1, cell - 1);
+    }));
+    const what = 'decoder layer ' + (layer + 1) + ', ' + (head === 'mean' ? 'mean of heads' : 'head ' + (Number(head) + 1));
+    canvas.setAttribute('aria-label', 'Cross-attention heatmap, ' + what + ': rows are the ' + rows.length +
+      ' generated pieces, columns the ' + cols.length + ' source pieces; darker is more attention.');
+    $('heatmap-note').textContent = 'Rows: generated pieces; columns: source pieces; darker = more attention (' + what + ').';
+  }
+  window.addEventListener('resize', () => { if ($('heatmap-box').open) drawHeatmap(); });
+
+  // ---------------------------------------------------------------- documents
+  function chunks(text, limit) {
+    // Cut a text file at line ends into pieces the server accepts (each at most `limit` characters).
+    const out = [];
+    let current = '';
+    for (const line of text.split(/(?<=\n)/)) {
+      if (length(current) + length(line) > limit && current) {
+        out.push(current);
+        current = '';
+      }
+      if (length(line) > limit) throw new Error('A line of the document has ' + length(line) +
+        ' characters; this server translates at most ' + limit + ' at once.');
+      current += line;
+    }
+    if (current) out.push(current);
+    return out;
+  }
+
+  $('translate-file').addEventListener('click', async () => {
+    const file = $('file').files[0];
+    const status = $('file-status');
+    const link = $('download');
+    link.hidden = true;
+    if (!file) {
+      status.textContent = 'Choose a .txt or .html file first.';
+      $('file').focus();
+      return;
+    }
+    const html = /\.html?$/i.test(file.name) || file.type === 'text/html';
+    const text = await file.text();
+    const source = $('source').value, target = $('target').value;
+    const limit = state.settings.charLimit;
+    let pieces;
+    try {
+      if (html && length(text) > limit) throw new Error('The document has ' + length(text) +
+        ' characters; this server translates HTML of at most ' + limit + ' characters (--max-chars).');
+      pieces = html ? [text] : chunks(text, limit);
+    } catch (error) {
+      status.textContent = '';
+      showError(error);
+      return;
+    }
+    status.textContent = 'Translating ' + file.name + '…';
+    $('translate-file').disabled = true;
+    try {
+      const out = [];
+      const perRequest = Math.max(1, state.settings.maxTexts || 1);
+      for (let i = 0; i < pieces.length; i += perRequest) {
+        const q = pieces.slice(i, i + perRequest);
+        const answer = await api('POST', '/translate', { q, source, target, format: html ? 'html' : 'text' });
+        out.push(...answer.translatedText);
+      }
+      showError(null);
+      const dot = file.name.lastIndexOf('.');
+      const name = dot > 0 ? file.name.slice(0, dot) + '.' + target + file.name.slice(dot) : file.name + '.' + target;
+      const blob = new Blob([out.join('')], { type: (html ? 'text/html' : 'text/plain') + ';charset=utf-8' });
+      if (link.href) URL.revokeObjectURL(link.href);
+      link.href = URL.createObjectURL(blob);
+      link.download = name;
+      link.textContent = 'Download ' + name;
+      link.hidden = false;
+      status.textContent = 'Translated ' + file.name + '.';
+      link.focus();
+    } catch (error) {
+      status.textContent = '';
+      showError(error);
+    } finally {
+      $('translate-file').disabled = false;
+    }
+  });
+
+  // ---------------------------------------------------------------- summarization
+  async function loadModels() {
+    let answer;
+    try {
+      answer = await api('GET', '/v1/models');
+    } catch (error) {
+      return;  // without a key (403) the tab stays hidden until one is given
+    }
+    const summarizers = answer.models.filter((m) => m.task === 'summarize');
+    const select = $('summary-model');
+    select.replaceChildren(...summarizers.map((m) => option(m.name, m.name)));
+    $('tab-summarize').hidden = summarizers.length === 0;
+    $('api-note').textContent = 'Models: ' + answer.models.map((m) => m.name).join(', ') + '.';
+  }
+
+  $('summary-text').addEventListener('input', updateCount);
+  $('summarize').addEventListener('click', async () => {
+    const text = $('summary-text').value;
+    if (!text.trim()) return $('summary-text').focus();
+    $('summary').textContent = 'Summarizing…';
+    try {
+      const answer = await api('POST', '/v1/summarize', { model: $('summary-model').value, text });
+      showError(null);
+      $('summary').textContent = answer.results[0].text;
+    } catch (error) {
+      $('summary').textContent = '';
+      showError(error);
+    }
+  });
+
+  // ---------------------------------------------------------------- tabs
+  const tabs = ['translate', 'documents', 'summarize'];
+  function selectTab(name, focus) {
+    for (const t of tabs) {
+      const tab = $('tab-' + t), panel = $('panel-' + t);
+      const on = t === name;
+      tab.setAttribute('aria-selected', on ? 'true' : 'false');
+      tab.tabIndex = on ? 0 : -1;
+      panel.hidden = !on;
+      if (on && focus) tab.focus();
+    }
+    const languages = name !== 'summarize';
+    document.querySelector('.langs').hidden = !languages;
+    $('detected').hidden = !languages || !$('detected').textContent;
+  }
+  for (const t of tabs) {
+    $('tab-' + t).addEventListener('click', () => selectTab(t, false));
+    $('tab-' + t).addEventListener('keydown', (event) => {
+      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
+      const visible = tabs.filter((x) => !$('tab-' + x).hidden);
+      const i = visible.indexOf(t) + (event.key === 'ArrowRight' ? 1 : -1);
+      selectTab(visible[(i + visible.length) % visible.length], true);
+      event.preventDefault();
+    });
+  }
+
+  // ---------------------------------------------------------------- start
+  async function start() {
+    let tries = 0;
+    for (;;) {
+      try {
+        state.settings = Object.assign(state.settings, await api('GET', '/frontend/settings'));
+        state.languages = await api('GET', '/languages');
+        break;
+      } catch (error) {
+        // 503 while the models load: wait for them (a bounded number of times).
+        if (error instanceof ApiError && error.status === 503 && ++tries < 120) {
+          $('status').textContent = 'The models are loading…';
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          continue;
+        }
+        showError(error);
+        return;
+      }
+    }
+    $('status').textContent = '';
+    const defaults = state.settings.language || {};
+    fillSources(defaults.source ? defaults.source.code : '');
+    fillTargets(defaults.target ? defaults.target.code : '');
+    updateCount();
+    if (state.settings.keyRequired && !apiKey()) showKeyForm(false);
+    loadModels();
+  }
+  start();
+})();

@@ -1,0 +1,417 @@
+# ctest-label: integration
+"""The page `ordo serve` serves at GET / (issue 33), in a real browser.
+
+Headless Debian chromium, driven through /usr/bin/chromedriver by python3-selenium, against the
+real `ordo serve` on 127.0.0.1 (--port 0: the port it prints) with the bundled models. Every
+expected text comes from the real `ordo translate` / `ordo summarize` on the same input. Every
+wait is bounded; only the servers this file starts are stopped. Screenshots at 1280 and 360 px
+go to $ORDO_BUILD_DIR/web_screenshots/.
+
+    ORDO_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/web/test_page.py
+"""
+import json
+import os
+import pathlib
+import select
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+SOURCE_DIR = pathlib.Path(os.environ.get("ORDO_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+BUILD_DIR = pathlib.Path(os.environ.get("ORDO_BUILD_DIR", SOURCE_DIR / "build"))
+ORDO = str(BUILD_DIR / "ordo")
+SHOTS = BUILD_DIR / "web_screenshots"
+WAIT = 30  # seconds, for anything the page does after one request
+
+EN = "A man is riding a bicycle down the street."
+DE = "Ein Mann fährt mit dem Fahrrad die Straße entlang."
+DIALOGUE = "#Person1#: Hi, how are you? #Person2#: Fine, thanks. I am going to the cinema tonight."
+
+
+# ---------------------------------------------------------------- the real binary
+def run_ordo(args, text):
+    done = subprocess.run([ORDO, *args], input=text.encode(), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+class Server:
+    """`ordo serve --port 0 ARGS`, its port read from the line it prints, ready when /ready is 200."""
+
+    def __init__(self, *args, ready_seconds=90):
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([ORDO, "serve", "--host", "127.0.0.1", "--port", "0", *args],
+                                     stdout=subprocess.PIPE, stderr=self.log)
+        deadline = time.monotonic() + ready_seconds
+        marker, line = b"listening on http://127.0.0.1:", b""
+        self.port = None
+        while self.port is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                self.stop()
+                raise RuntimeError("ordo serve did not print its port: " + self.stderr())
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if ready:
+                line += os.read(self.proc.stdout.fileno(), 4096)
+                if marker in line:
+                    self.port = int(line.split(marker)[1].split()[0])
+        self.url = "http://127.0.0.1:%d" % self.port
+        while time.monotonic() < deadline:
+            try:
+                if self.get("/ready")[0] == 200:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("ordo serve was not ready in time: " + self.stderr())
+
+    def get(self, path, headers=None):
+        request = urllib.request.Request(self.url + path, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, dict(answer.headers), answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server("-m", "en-de", "-m", "de-en", "-m", "dialogsum")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def downloads():
+    with tempfile.TemporaryDirectory(prefix="ordo-web-downloads-") as d:
+        yield pathlib.Path(d)
+
+
+def make_driver(download_dir):
+    options = webdriver.ChromeOptions()
+    chromium = "/usr/lib/chromium/chromium"
+    if os.path.exists(chromium):
+        options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,900", "--no-first-run", "--disable-extensions", "--lang=en-US"):
+        options.add_argument(flag)
+    options.add_experimental_option("prefs", {
+        "download.default_directory": str(download_dir), "download.prompt_for_download": False})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(WAIT)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(download_dir)})
+    return driver
+
+
+@pytest.fixture(scope="module")
+def driver(downloads):
+    d = make_driver(downloads)
+    yield d
+    d.quit()
+
+
+def console_errors(driver):
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def wait_for(driver, condition, what, seconds=WAIT):
+    return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d), message=what)
+
+
+def open_page(driver, server):
+    driver.get(server.url + "/")
+    wait_for(driver, lambda d: len(Select(d.find_element(By.ID, "target")).options) > 0, "language pickers filled")
+
+
+def translate(driver, source, target, text):
+    Select(driver.find_element(By.ID, "source")).select_by_value(source)
+    Select(driver.find_element(By.ID, "target")).select_by_value(target)
+    box = driver.find_element(By.ID, "text")
+    box.clear()
+    box.send_keys(text)  # translated as it is typed (debounced)
+
+
+def result_text(driver):
+    return driver.find_element(By.ID, "result").text
+
+
+def highlighted_words(driver):
+    return [int(w.get_attribute("data-index"))
+            for w in driver.find_elements(By.CSS_SELECTOR, "#source-words .word.linked")]
+
+
+def word_groups(pieces):
+    """ordo::word_indices: '▁' starts a word, as does the piece after one ending in '</w>'."""
+    words, ends = [], True
+    for i, piece in enumerate(pieces):
+        if i == 0 or piece.startswith("\u2581") or ends:
+            words.append("")
+        ends = piece.endswith("</w>")
+        words[-1] += piece.replace("\u2581", "").replace("</w>", "")
+    return words
+
+
+def screenshot(driver, name, width):
+    driver.set_window_size(width, 900)
+    time.sleep(0.3)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(max(height, 600), 3000))
+    time.sleep(0.3)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    assert driver.save_screenshot(str(path))
+    return path
+
+
+# ---------------------------------------------------------------- HTTP: the page's files
+def test_page_is_served_from_the_binary_with_its_headers(server):
+    status, headers, body = server.get("/")
+    assert status == 200
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert b'<script src="/static/app.js"' in body
+    assert (SOURCE_DIR / "src/web/index.html").read_bytes() == body
+    csp = headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "connect-src 'self'" in csp and "script-src 'self'" in csp
+    assert headers["Cache-Control"] == "no-cache" and headers["X-Content-Type-Options"] == "nosniff"
+    etag = headers["ETag"]
+    assert server.get("/", {"If-None-Match": etag})[0] == 304
+    for path, kind, file in (("/static/app.js", "text/javascript", "app.js"), ("/static/style.css", "text/css", "style.css")):
+        status, headers, body = server.get(path)
+        assert status == 200 and headers["Content-Type"].startswith(kind)
+        assert body == (SOURCE_DIR / "src/web" / file).read_bytes()
+    assert server.get("/static/nothing.js")[0] == 404
+    settings = json.loads(server.get("/frontend/settings")[2])
+    assert settings["charLimit"] == 10000 and settings["keyRequired"] is False
+
+
+def test_no_page_turns_it_off():
+    s = Server("-m", "en-de", "--no-page")
+    try:
+        status, _, body = s.get("/")
+        assert status == 404 and b"Not Found" in body
+        assert s.get("/static/app.js")[0] == 404
+        assert s.get("/languages")[0] == 200  # the API is still there
+    finally:
+        s.stop()
+
+
+# ---------------------------------------------------------------- the browser
+def test_typing_a_sentence_shows_the_command_lines_translation(server, driver):
+    expected = run_ordo(["translate", "-m", "en-de"], EN + "\n").strip()
+    open_page(driver, server)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == expected, "the translation of the typed sentence")
+    count = driver.find_element(By.ID, "count").text
+    assert count == "%d / 10000" % len(EN)
+    # The button translates too: a text set without typing (no input event) is sent by it.
+    Select(driver.find_element(By.ID, "source")).select_by_value("de")
+    Select(driver.find_element(By.ID, "target")).select_by_value("en")
+    driver.execute_script("document.getElementById('text').value = arguments[0]", DE)
+    time.sleep(1)  # what the pickers' changes sent has come back
+    driver.find_element(By.ID, "translate").click()
+    expected_en = run_ordo(["translate", "-m", "de-en"], DE + "\n").strip()
+    wait_for(driver, lambda d: result_text(d) == expected_en, "the translation after the button")
+    assert console_errors(driver) == []
+
+
+def test_swap_exchanges_the_languages_and_translates_back(server, driver):
+    german = run_ordo(["translate", "-m", "en-de"], EN + "\n").strip()
+    back = run_ordo(["translate", "-m", "de-en"], german + "\n").strip()
+    open_page(driver, server)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == german, "en->de")
+    driver.find_element(By.ID, "swap").click()
+    assert Select(driver.find_element(By.ID, "source")).first_selected_option.get_attribute("value") == "de"
+    assert Select(driver.find_element(By.ID, "target")).first_selected_option.get_attribute("value") == "en"
+    assert driver.find_element(By.ID, "text").get_attribute("value") == german
+    wait_for(driver, lambda d: result_text(d) == back, "de->en after the swap")
+    assert console_errors(driver) == []
+
+
+@pytest.mark.skip(reason="needs POST /detect and source 'auto' by language identification (issue 33, the other "
+                         "helper's part): today 'auto' is refused when two sources translate into the target")
+def test_auto_detects_german(server, driver):
+    expected = run_ordo(["translate", "-m", "de-en"], DE + "\n").strip()
+    open_page(driver, server)
+    translate(driver, "auto", "en", DE)
+    wait_for(driver, lambda d: result_text(d) == expected, "the translation from the detected German")
+    detected = driver.find_element(By.ID, "detected")
+    assert detected.is_displayed() and detected.get_attribute("data-language") == "de"
+    assert "German" in detected.text
+    assert console_errors(driver) == []
+
+
+def test_hovering_a_word_marks_its_aligned_source_words(server, driver):
+    # What `ordo translate --alignment hard` says, between words (--alignment-words), and the
+    # source pieces the indices count (--json --attention: source_tokens, the text's then </s>).
+    line = json.loads(run_ordo(["translate", "-m", "en-de", "--json", "--attention", "--alignment", "hard",
+                                "--alignment-words"], EN + "\n"))
+    plain = run_ordo(["translate", "-m", "en-de", "--alignment", "hard", "--alignment-words"], EN + "\n")
+    pharaoh = [tuple(map(int, p.split("-"))) for p in plain.split(" ||| ")[1].split()]
+    assert [list(p) for p in pharaoh] == line["alignment"]
+    source_words = word_groups([t for t in line["source_tokens"] if t != "</s>"])
+    target_words = word_groups(line["tokens"])
+
+    open_page(driver, server)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == line["text"], "the translation")
+    wait_for(driver, lambda d: d.find_element(By.ID, "attention").is_displayed(), "the words view")
+    shown_source = [w.text for w in driver.find_elements(By.CSS_SELECTOR, "#source-words .word")]
+    shown_target = driver.find_elements(By.CSS_SELECTOR, "#target-words .word")
+    assert shown_source == source_words
+    assert [w.text for w in shown_target] == target_words
+    some_linked = False
+    for t, word in enumerate(shown_target):
+        ActionChains(driver).move_to_element(word).perform()
+        expected = sorted({s for s, tt in pharaoh if tt == t})
+        wait_for(driver, lambda d: highlighted_words(d) == expected,
+                 "target word %d (%s) marks source words %s" % (t, target_words[t], expected), seconds=5)
+        some_linked = some_linked or bool(expected)
+    assert some_linked
+    # The keyboard does the same: focus the last word with Tab order (focus), its links are marked.
+    last = len(shown_target) - 1
+    driver.execute_script("arguments[0].focus()", shown_target[last])
+    expected = sorted({s for s, tt in pharaoh if tt == last})
+    wait_for(driver, lambda d: highlighted_words(d) == expected, "focused word marks its source words", seconds=5)
+    # The heatmap opens under the result, on a canvas, for the alignment average and any layer/head.
+    driver.find_element(By.CSS_SELECTOR, "#heatmap-box summary").click()
+    wait_for(driver, lambda d: len(Select(d.find_element(By.ID, "layer")).options) == 1 + 6, "layer choices")
+    wait_for(driver, lambda d: d.find_element(By.ID, "heatmap").size["width"] > 100, "a drawn heatmap")
+    Select(driver.find_element(By.ID, "layer")).select_by_value("2")
+    Select(driver.find_element(By.ID, "head")).select_by_value("1")
+    assert "layer 3, head 2" in driver.find_element(By.ID, "heatmap-note").text
+    # Not a blank canvas: some pixel of the cells is dark.
+    dark = driver.execute_script("""
+        const c = document.getElementById('heatmap'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 120 && d[i + 2] > 140) n++; return n;""")
+    assert dark > 20
+    Select(driver.find_element(By.ID, "layer")).select_by_value("align")
+    assert console_errors(driver) == []
+    shot = screenshot(driver, "web_1280.png", 1280)
+    assert shot.stat().st_size > 10000
+    shot = screenshot(driver, "web_360.png", 360)
+    assert shot.stat().st_size > 10000
+    # At 360 px nothing is wider than the screen.
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= 360
+    driver.set_window_size(1280, 900)
+
+
+def test_an_html_document_comes_back_translated_with_its_markup(server, driver, downloads):
+    page = '<!doctype html>\n<html><body>\n<p class="x">A man is riding a <b>red</b> bicycle.</p>\n' \
+           '<p>A woman is playing the guitar.</p>\n</body></html>\n'
+    expected = run_ordo(["translate", "-m", "en-de", "--format", "html"], page)
+    with tempfile.TemporaryDirectory(prefix="ordo-web-upload-") as d:
+        path = pathlib.Path(d) / "letter.html"
+        path.write_text(page, encoding="utf-8")
+        open_page(driver, server)
+        Select(driver.find_element(By.ID, "source")).select_by_value("en")
+        Select(driver.find_element(By.ID, "target")).select_by_value("de")
+        driver.find_element(By.ID, "tab-documents").click()
+        driver.find_element(By.ID, "file").send_keys(str(path))
+        driver.find_element(By.ID, "translate-file").click()
+        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
+        link = driver.find_element(By.ID, "download")
+        assert link.get_attribute("download") == "letter.de.html"
+        link.click()
+        target = downloads / "letter.de.html"
+        deadline = time.monotonic() + WAIT
+        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        got = target.read_text(encoding="utf-8")
+    assert got == expected
+    assert '<p class="x">' in got and "<b>" in got and "</b>" in got
+    assert console_errors(driver) == []
+
+
+def test_the_summarization_tab_summarizes_like_the_command_line(server, driver):
+    expected = run_ordo(["summarize", "-m", "dialogsum"], DIALOGUE + "\n").strip()
+    open_page(driver, server)
+    tab = driver.find_element(By.ID, "tab-summarize")
+    wait_for(driver, lambda d: tab.is_displayed(), "the summarization tab (a summarization model is served)")
+    tab.click()
+    assert not driver.find_element(By.CSS_SELECTOR, ".langs").is_displayed()
+    driver.find_element(By.ID, "summary-text").send_keys(DIALOGUE)
+    driver.find_element(By.ID, "summarize").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "summary").text == expected, "the summary")
+    assert console_errors(driver) == []
+
+
+def test_keyboard_alone_reaches_the_controls(server, driver):
+    open_page(driver, server)
+    body = driver.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    reached = set()
+    for _ in range(25):
+        reached.add(driver.switch_to.active_element.get_attribute("id"))
+        driver.switch_to.active_element.send_keys(Keys.TAB)
+    for control in ("source", "swap", "target", "text", "translate", "tab-translate"):
+        assert control in reached, control
+    # Every form control has a label a screen reader reads.
+    unlabelled = driver.execute_script("""
+        return [...document.querySelectorAll('select, textarea, input')].filter(e =>
+          !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id);""")
+    assert unlabelled == []
+
+
+def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver):
+    with tempfile.TemporaryDirectory(prefix="ordo-web-keys-") as d:
+        keys = pathlib.Path(d) / "keys"
+        keys.write_text("secret-1\n")
+        s = Server("-m", "en-de", "--api-keys", str(keys), "--max-chars", "60")
+        try:
+            expected = run_ordo(["translate", "-m", "en-de"], EN + "\n").strip()
+            driver.get(s.url + "/")
+            driver.execute_script("sessionStorage.clear()")
+            driver.get(s.url + "/")
+            wait_for(driver, lambda d: d.find_element(By.ID, "key-form").is_displayed(), "the key form")
+            # The server's limit is the count's.
+            box = driver.find_element(By.ID, "text")
+            box.send_keys("x" * 61)
+            wait_for(driver, lambda d: d.find_element(By.ID, "count").text == "61 / 60", "the count")
+            assert "over" in driver.find_element(By.ID, "count").get_attribute("class")
+            assert not driver.find_element(By.ID, "translate").is_enabled()
+            # A wrong key: the server's 403 is shown.
+            driver.find_element(By.ID, "api-key").send_keys("wrong", Keys.ENTER)
+            box.clear()
+            box.send_keys(EN)
+            error = driver.find_element(By.ID, "error")
+            wait_for(driver, lambda d: error.is_displayed() and "403" in error.text, "the 403")
+            assert "Invalid API key" in error.text
+            # The right key: the translation.
+            wait_for(driver, lambda d: d.find_element(By.ID, "key-form").is_displayed(), "the key form again")
+            driver.find_element(By.ID, "api-key").send_keys("secret-1", Keys.ENTER)
+            wait_for(driver, lambda d: result_text(d) == expected, "the translation with the key")
+            assert not driver.find_element(By.ID, "error").is_displayed()
+            assert driver.execute_script("return sessionStorage.getItem('ordo-api-key')") == "secret-1"
+            # The 403s were the server's answers (logged by the browser as failed loads), nothing else.
+            errors = [e for e in console_errors(driver) if " 403 " not in e["message"]]
+            assert errors == []
+        finally:
+            s.stop()
