@@ -24,6 +24,9 @@ void Service::install(httplib::Server& http) {
   http.Post("/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
     libre_translate(req, res, reader);
   }));
+  http.Post("/detect", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    libre_detect(req, res, reader);
+  }));
   http.Post("/v1/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
     ordo_generate(Task::kTranslate, req, res, reader);
   }));

@@ -58,6 +58,17 @@ std::string iso_code_of(const std::string& model_code) {
   return "";
 }
 
+std::string canonical_language(const std::string& code) {
+  const std::string iso = iso_code_of(code);
+  if (!iso.empty()) return iso;
+  const std::string language = code.substr(0, code.find('-'));  // a BCP 47 tag's language part
+  // Codes ISO 639 has withdrawn for another, and Norwegian for its usual written form.
+  static const std::map<std::string, std::string> kOlder = {
+      {"iw", "he"}, {"jw", "jv"}, {"in", "id"}, {"ji", "yi"}, {"no", "nb"}};
+  const auto it = kOlder.find(language);
+  return it == kOlder.end() ? language : it->second;
+}
+
 std::string language_name(const std::string& code) {
   const std::string iso = iso_code_of(code);
   for (const Language& l : kLanguages)

@@ -14,4 +14,11 @@ std::string language_name(const std::string& code);
 // "de_DE" -> "de" (its language part, when the table has it); "" otherwise.
 std::string iso_code_of(const std::string& model_code);
 
+// The ISO 639-1 code of a language however it is named: the code itself ("de"), a model's
+// code (iso_code_of: "deu_Latn", "de_DE"), a language identifier's tag (CLD2: "zh-Hant" -> "zh",
+// "sr-ME" -> "sr") or an older code (CLD2 still says "iw" -> "he", "jw" -> "jv", "no" -> "nb");
+// the code itself when the table does not know it. Two codes name the same language when
+// their canonical codes are equal.
+std::string canonical_language(const std::string& code);
+
 }  // namespace ordo::server

@@ -1,8 +1,73 @@
 // POST /translate as LibreTranslate answers it: q as a text or a list, source "auto", format
-// text or html, alternatives (service.h).
+// text or html, alternatives; and POST /detect (service.h).
+#include "server/language_detect.h"
 #include "server/service.h"
 
 namespace ordo::server {
+namespace {
+
+Json detected_json(const DetectedLanguage& d) { return Json{{"confidence", d.confidence}, {"language", d.language}}; }
+
+// source "auto": the language of all the texts together (LibreTranslate detects a list's texts
+// together and translates them all from one language), among those the server translates from.
+// CLD2's reliable answer is taken when it translates into `target`, and refused (400) when it
+// does not or is a language the server does not translate from. An unreliable one (text too short, or in none of CLD2's languages) is a hint: its
+// first language that translates into `target`; else the one language that does, if only one
+// does, with confidence 0 (LibreTranslate's answer when it detects nothing); else a 400.
+DetectedLanguage auto_source(const ModelSet& set, const std::vector<std::string>& texts, const std::string& target,
+                             bool html) {
+  const std::vector<std::string> sources = set.sources_for(target);
+  if (sources.empty())
+    throw ApiError(400, "source 'auto': no served language translates into " + language_name(target) + " (" + target +
+                            ") (served pairs: " + set.pair_list() + ")");
+  std::string all;
+  for (const std::string& text : texts) all += text + "\n";
+  const Detection detection = detect_language(all, set.source_languages(), html);
+  const auto translates = [&](const DetectedLanguage& d) {
+    return std::find(sources.begin(), sources.end(), d.language) != sources.end();
+  };
+  if (!detection.other.empty())
+    throw ApiError(400, "source 'auto': q is " + language_name(detection.other) + " (" + detection.other +
+                            "), which this server does not translate from (served languages: " + set.language_list() +
+                            ")");
+  if (detection.reliable) {
+    const DetectedLanguage& top = detection.languages.front();
+    if (translates(top)) return top;
+    throw ApiError(400, "source 'auto': q is " + language_name(top.language) + " (" + top.language +
+                            "), which is not available as a source language for " + language_name(target) + " (" +
+                            target + ") (sources: " + join(sources, 12) + "); name the source language");
+  }
+  for (const DetectedLanguage& d : detection.languages)
+    if (translates(d)) return d;
+  if (sources.size() == 1) return DetectedLanguage{sources.front(), 0.0};
+  throw ApiError(400, "source 'auto': the language of q could not be detected, and " + std::to_string(sources.size()) +
+                          " source languages translate into " + target + " (" + join(sources, 12) +
+                          "); name the source language");
+}
+
+}  // namespace
+
+void Service::libre_detect(const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+  const RequestFields fields = read_fields(req, res, reader, false);
+  check_key(&fields, req);
+  require_ready();
+  bool is_list = false;
+  const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
+  const std::vector<std::string> candidates = models().source_languages();
+  if (candidates.empty()) throw ApiError(400, "this server translates from no language (it serves no translation model)");
+  // Nothing detected among them: LibreTranslate's answer, English (here: the first served
+  // source language when English is not one) with confidence 0.
+  const std::string fallback =
+      std::find(candidates.begin(), candidates.end(), "en") != candidates.end() ? "en" : candidates.front();
+  Json answers = Json::array();
+  for (const std::string& text : texts) {
+    Json answer = Json::array();
+    for (const DetectedLanguage& d : detect_language(text, candidates).languages) answer.push_back(detected_json(d));
+    if (answer.empty()) answer.push_back(detected_json({fallback, 0.0}));
+    answers.push_back(answer);
+  }
+  send_json(res, 200, is_list ? answers : answers[0]);
+}
 
 void Service::libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader) {
   const RequestContext context = contexts_.of(req);
@@ -26,14 +91,10 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   if (!set.serves_language(target))
     throw ApiError(400, shown(target) + " is not supported (served languages: " + set.language_list() + ")");
   const bool detect = source == "auto";
+  DetectedLanguage detected;
   if (detect) {
-    const std::vector<std::string> sources = set.sources_for(target);
-    if (sources.size() != 1)
-      throw ApiError(400, "source 'auto' is not supported: ordo does not detect languages, and " +
-                              std::to_string(sources.size()) + " source languages translate into " + target +
-                              (sources.empty() ? std::string() : " (" + join(sources, 12) + ")") +
-                              "; name the source language");
-    source = sources.front();
+    detected = auto_source(set, texts, target, format == "html");
+    source = detected.language;
   } else if (!set.serves_language(source)) {
     throw ApiError(400, shown(source) + " is not supported (served languages: " + set.language_list() + ")");
   }
@@ -112,8 +173,9 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   answer["translatedText"] = is_list ? translated : translated[0];
   if (alternatives > 0) answer["alternatives"] = is_list ? alternative_lists : alternative_lists[0];
   if (detect) {
-    const Json detected = {{"confidence", 100.0}, {"language", source}};
-    answer["detectedLanguage"] = is_list ? Json(std::vector<Json>(texts.size(), detected)) : detected;
+    // One per text for a list, all the same: the texts were detected together, as LibreTranslate.
+    const Json one = detected_json(detected);
+    answer["detectedLanguage"] = is_list ? Json(std::vector<Json>(texts.size(), one)) : one;
   }
   send_json(res, 200, answer);
 }

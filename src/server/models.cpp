@@ -161,6 +161,13 @@ std::vector<std::string> ModelSet::sources_for(const std::string& target) const 
   return out;
 }
 
+std::vector<std::string> ModelSet::source_languages() const {
+  std::vector<std::string> out;
+  for (const auto& entry : languages_json())
+    if (!entry["targets"].empty()) out.push_back(entry["code"].get<std::string>());
+  return out;
+}
+
 bool ModelSet::serves_language(const std::string& code) const {
   for (const auto& m : models_) {
     if (m->task != Task::kTranslate) continue;

@@ -61,6 +61,8 @@ class ModelSet {
   const ServedModel* for_pair(const std::string& source, const std::string& target) const;
   // Source languages that some model translates into `target`.
   std::vector<std::string> sources_for(const std::string& target) const;
+  // Languages some model translates from (clients' codes), in the order /languages lists them.
+  std::vector<std::string> source_languages() const;
   bool serves_language(const std::string& code) const;
   std::string language_list() const;                // "de, en" (clients' codes)
   std::string model_list(Task task) const;          // "en-de, de-en"

@@ -8,7 +8,7 @@ namespace ordo::server {
 
 namespace {
 
-const char* const kRoutes[] = {"/translate", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
+const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
                                "/v1/models", "/health",    "/ready",        "/metrics"};
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // The service behind `ordo serve`'s routes, shared by the files that implement it:
 //   service.cpp               request reading, keys, readiness, limits, the batched translate()
-//   libretranslate_routes.cpp POST /translate as LibreTranslate answers it
+//   libretranslate_routes.cpp POST /translate and /detect as LibreTranslate answers them
 //   ordo_routes.cpp           POST /v1/translate, /v1/summarize, /v1/score
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
@@ -95,6 +95,7 @@ class Service {
                        const RequestContext& context, Clock::time_point deadline, httplib::Response& res);
 
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
+  void libre_detect(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_score(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   // The served model a /v1 request asks for (its "model", or its languages, or the only one of

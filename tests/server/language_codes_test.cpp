@@ -23,6 +23,21 @@ TEST(LanguageCodes, IsoCodeOfNllbAndMBart50Codes) {
   EXPECT_EQ(iso_code_of(""), "");
 }
 
+// One language however it is named: models' codes, CLD2's tags and older codes (language_detect.h).
+TEST(LanguageCodes, CanonicalLanguageOfEveryNaming) {
+  EXPECT_EQ(canonical_language("de"), "de");
+  EXPECT_EQ(canonical_language("deu_Latn"), "de");  // NLLB
+  EXPECT_EQ(canonical_language("de_DE"), "de");     // mBART-50
+  EXPECT_EQ(canonical_language("iw"), "he");        // CLD2's older codes
+  EXPECT_EQ(canonical_language("jw"), "jv");
+  EXPECT_EQ(canonical_language("no"), "nb");
+  EXPECT_EQ(canonical_language("nob_Latn"), "nb");
+  EXPECT_EQ(canonical_language("zh-Hant"), "zh");   // CLD2's tags
+  EXPECT_EQ(canonical_language("sr-ME"), "sr");
+  EXPECT_EQ(canonical_language("xyz"), "xyz");
+  EXPECT_EQ(canonical_language(""), "");
+}
+
 // Every one of mBART-50's 52 codes (tokenization_mbart50.py) has its ISO code and a name.
 TEST(LanguageCodes, EveryMBart50CodeMapsToItsLanguage) {
   const char* codes[] = {"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN",

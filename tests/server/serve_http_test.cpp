@@ -417,8 +417,8 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
        "xx is not supported (served languages: en, de, ..."},
       {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
        "yy is not supported (served languages: ..."},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "auto", "target": "de"})", 400,
-       "source 'auto' is not supported: ordo does not detect languages, and 99 source languages translate into de (en, ..."},
+      {"/translate", "application/json", R"({"q": "12345", "source": "auto", "target": "de"})", 400,
+       "source 'auto': the language of q could not be detected, and 99 source languages translate into de (en, ..."},
       {"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: parse error at line 1, column 13: ..."},
       {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
       {"/translate", "application/json", "{\"q\": \"a\xff\", " + ok + "}", 400,
@@ -658,16 +658,17 @@ TEST(ServeAccess, ApiKeysAndCors) {
   EXPECT_EQ(m.body["models"][0]["compute_type"], "float32");
   EXPECT_EQ(m.body["models"][0]["threads"], 1);
   EXPECT_EQ(m.body["models"][1]["target"], "xx");
-  // Exactly one source language translates into de: "auto" means it.
+  // "auto" detects the language (tests/server/detect_http_test.cpp); /detect needs a key too.
   json automatic = right;
   automatic["source"] = "auto";
   const Answer a = post(server, "/translate", automatic);
   EXPECT_EQ(a.status, 200) << a.text;
-  EXPECT_EQ(a.body["detectedLanguage"], json({{"confidence", 100.0}, {"language", "en"}}));
+  EXPECT_EQ(a.body["detectedLanguage"]["language"], "en");
   automatic["target"] = "en";
   EXPECT_EQ(post(server, "/translate", automatic).body["error"],
-            "source 'auto' is not supported: ordo does not detect languages, and 0 source languages translate into en; "
-            "name the source language");
+            "source 'auto': no served language translates into English (en) (served pairs: en->de, en->xx)");
+  EXPECT_EQ(post(server, "/detect", json{{"q", "Hello"}}).status, 403);
+  EXPECT_EQ(post(server, "/detect", json{{"q", "Hello"}, {"api_key", "key-two"}}).status, 200);
   automatic["target"] = "xx";
   automatic["q"] = "";
   EXPECT_EQ(post(server, "/translate", automatic).body["error"], "Invalid request: missing q parameter");
