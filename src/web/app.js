@@ -119,7 +119,7 @@
   function fillSources(selected) {
     const select = $('source');
     select.replaceChildren(option('auto', 'Detect language'));
-    for (const l of state.languages) if (l.targets.length) select.append(option(l.code, l.name + ' (' + l.code + ')'));
+    for (const l of state.languages) if (l.targets.length) select.append(option(l.code, l.name));
     if ([...select.options].some((o) => o.value === selected)) select.value = selected;
   }
 
@@ -137,7 +137,7 @@
     const select = $('target');
     const previous = selected || select.value;
     select.replaceChildren();
-    for (const code of targetsOf($('source').value)) select.append(option(code, languageName(code) + ' (' + code + ')'));
+    for (const code of targetsOf($('source').value)) select.append(option(code, languageName(code)));
     if ([...select.options].some((o) => o.value === previous)) select.value = previous;
   }
 
@@ -410,7 +410,7 @@
     const layers = h.attention.length, heads = h.attention[0].length;
     const layerSelect = $('layer'), headSelect = $('head');
     const keepLayer = layerSelect.value, keepHead = headSelect.value;
-    layerSelect.replaceChildren(option('align', 'Alignment: layer ' + (h.alignment_layer + 1) + ', mean of heads'));
+    layerSelect.replaceChildren(option('align', 'Alignment average (layer ' + (h.alignment_layer + 1) + ')'));
     for (let l = 0; l < layers; ++l) layerSelect.append(option(String(l), 'Layer ' + (l + 1) + ' of ' + layers));
     headSelect.replaceChildren(option('mean', 'Mean of ' + heads + ' heads'));
     for (let k = 0; k < heads; ++k) headSelect.append(option(String(k), 'Head ' + (k + 1)));
@@ -425,6 +425,7 @@
     const alignment = $('layer').value === 'align';
     const layer = alignment ? h.alignment_layer : Number($('layer').value);
     $('head').disabled = alignment;
+    if (alignment) $('head').value = 'mean';
     const heads = h.attention[layer];
     if (!alignment && $('head').value !== 'mean') return { matrix: heads[Number($('head').value)], layer, head: $('head').value };
     const matrix = heads[0].map((row, t) => row.map((_, s) => heads.reduce((sum, hm) => sum + hm[t][s], 0) / heads.length));

@@ -179,10 +179,12 @@ def word_groups(pieces):
 
 
 def screenshot(driver, name, width):
-    driver.set_window_size(width, 900)
+    """The whole page at `width` CSS pixels (a phone's viewport below 500), as a PNG in SHOTS."""
+    metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 500}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
     time.sleep(0.3)
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(width, min(max(height, 600), 3000))
+    metrics["height"] = min(max(driver.execute_script("return document.documentElement.scrollHeight"), 600), 3000)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
     time.sleep(0.3)
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / name
@@ -209,6 +211,39 @@ def test_page_is_served_from_the_binary_with_its_headers(server):
     assert server.get("/static/nothing.js")[0] == 404
     settings = json.loads(server.get("/frontend/settings")[2])
     assert settings["charLimit"] == 10000 and settings["keyRequired"] is False
+
+
+def post(server, path, body):
+    request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_v1_translate_gives_the_command_lines_alignment_and_attention(server):
+    cli = json.loads(run_ordo(["translate", "-m", "en-de", "--json", "--attention", "--alignment", "hard"], EN + "\n"))
+    status, answer = post(server, "/v1/translate", {"model": "en-de", "text": EN, "alignment": "hard", "attention": True})
+    assert status == 200
+    got = answer["results"][0]
+    for field in ("text", "tokens", "alignment", "attention", "id_pieces", "source_tokens"):
+        assert got[field] == cli[field], field
+    assert got["n_best"][0]["alignment"] == cli["n_best"][0]["alignment"]
+    assert got["source_text_positions"] == list(range(len(cli["source_tokens"]) - 1))  # all but </s>
+    assert len(got["attention"]) == 6 and 0 <= got["alignment_layer"] < 6
+    words = json.loads(run_ordo(["translate", "-m", "en-de", "--json", "--alignment", "hard", "--alignment-words"],
+                                EN + "\n"))
+    status, answer = post(server, "/v1/translate", {"text": EN, "source_lang": "en", "target_lang": "de",
+                                                    "alignment": "hard", "alignment_words": True})
+    assert status == 200 and answer["results"][0]["alignment"] == words["alignment"]
+    for body, field in (({"text": EN, "alignment": "firm"}, "'alignment'"),
+                        ({"text": EN, "alignment_words": True}, "'alignment_words'"),
+                        ({"text": EN, "attention": "yes"}, "'attention'"),
+                        ({"text": EN, "attention": True, "stream": True}, "'attention'")):
+        status, answer = post(server, "/v1/translate", dict(body, model="en-de"))
+        assert status == 400 and field in answer["error"], (body, answer)
 
 
 def test_no_page_turns_it_off():
@@ -320,7 +355,7 @@ def test_hovering_a_word_marks_its_aligned_source_words(server, driver):
     assert shot.stat().st_size > 10000
     # At 360 px nothing is wider than the screen.
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 360
-    driver.set_window_size(1280, 900)
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def test_an_html_document_comes_back_translated_with_its_markup(server, driver, downloads):
