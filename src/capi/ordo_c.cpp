@@ -1,0 +1,345 @@
+// The C ABI (include/ordo/ordo_c.h) over the public C++ library, nothing else: each function
+// catches every exception at the boundary and hands its message over as a malloc'ed string.
+// Decoding options are set by name through the one table of decoding options
+// (ordo/decode_option_table.h); this file holds no list of option names of its own.
+#include "ordo/ordo_c.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "ordo/decode_option_table.h"
+#include "ordo/ordo.h"
+
+struct ordo_translator {
+  ordo::Translator translator;
+  std::vector<std::string> languages;
+};
+
+struct ordo_options {
+  ordo::DecodeOptions decode;
+};
+
+struct ordo_result {
+  std::vector<ordo::TranslationResult> results;
+};
+
+namespace {
+
+char* copy_string(const std::string& text) noexcept {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out) std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+void set_error(char** error, const std::string& message) noexcept {
+  if (error) *error = copy_string(message);
+}
+
+// Runs `body`; an exception becomes *error and `failed` is returned.
+template <class T, class Body>
+T guarded(char** error, T failed, Body&& body) noexcept {
+  if (error) *error = nullptr;
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    set_error(error, "out of memory");
+  } catch (const std::exception& e) {
+    set_error(error, e.what());
+  } catch (...) {
+    set_error(error, "unknown error");
+  }
+  return failed;
+}
+
+void require(const void* handle, const char* what) {
+  if (!handle) throw ordo::Error(std::string(what) + " is NULL");
+}
+
+std::string text_or_empty(const char* text) { return text ? text : ""; }
+
+// The spec of `name`, or an error naming it and listing the table's names.
+const ordo::DecodeOptionSpec& spec_named(const std::string& name) {
+  for (const ordo::DecodeOptionSpec& spec : ordo::decode_option_specs())
+    if (name == spec.name) return spec;
+  std::string known;
+  for (const ordo::DecodeOptionSpec& spec : ordo::decode_option_specs())
+    known += std::string(known.empty() ? "" : ", ") + spec.name;
+  throw ordo::Error("no decoding option named '" + name + "' (known: " + known + ")");
+}
+
+// `text` as a whole number / number, or nullopt when it is not one (trailing characters included).
+std::optional<int64_t> whole_number(const std::string& text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> number(const std::string& text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Sets `spec`'s member of `o` from `text`, checked against the table's range.
+void set_from_text(const ordo::DecodeOptionSpec& spec, ordo::DecodeOptions& o, const std::string& text) {
+  using Type = ordo::DecodeOptionSpec::Type;
+  const auto bad = [&] {
+    return ordo::Error("decoding option '" + std::string(spec.name) + "': '" + text + "' " + spec.accepted());
+  };
+  switch (spec.type) {
+    case Type::kInt: {
+      const auto v = whole_number(text);
+      if (!v || *v < spec.min || *v > spec.max) throw bad();
+      o.*spec.int_member = static_cast<int>(*v);
+      return;
+    }
+    case Type::kSeed: {
+      const auto v = whole_number(text);
+      if (!v || *v < 0) throw bad();
+      o.*spec.seed_member = static_cast<uint64_t>(*v);
+      return;
+    }
+    case Type::kFloat: {
+      const auto v = number(text);
+      if (!v || !(*v >= spec.min && *v <= spec.max)) throw bad();
+      o.*spec.float_member = static_cast<float>(*v);
+      return;
+    }
+    case Type::kBool:
+      if (text != "true" && text != "false") throw bad();
+      o.*spec.bool_member = text == "true";
+      return;
+    case Type::kText:
+      o.*spec.text_member = text;
+      return;
+  }
+}
+
+void unset(const ordo::DecodeOptionSpec& spec, ordo::DecodeOptions& o) {
+  using Type = ordo::DecodeOptionSpec::Type;
+  switch (spec.type) {
+    case Type::kInt: o.*spec.int_member = std::nullopt; return;
+    case Type::kSeed: o.*spec.seed_member = std::nullopt; return;
+    case Type::kFloat: o.*spec.float_member = std::nullopt; return;
+    case Type::kBool: o.*spec.bool_member = std::nullopt; return;
+    case Type::kText: o.*spec.text_member = std::nullopt; return;
+  }
+}
+
+const ordo::Hypothesis* hypothesis(const ordo_result* r, size_t input, size_t k) noexcept {
+  if (!r || input >= r->results.size()) return nullptr;
+  const auto& hyps = r->results[input].hypotheses;
+  return k < hyps.size() ? &hyps[k] : nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* ordo_version(void) { return ordo::version(); }
+
+void ordo_free_string(char* string) { std::free(string); }
+
+ordo_translator_params ordo_translator_default_params(void) {
+  const ordo::ModelOptions defaults;
+  return {defaults.threads, defaults.inter_threads, nullptr, defaults.weight_cache, nullptr};
+}
+
+ordo_translator* ordo_translator_new(const char* model, const ordo_translator_params* params, char** error) {
+  return guarded<ordo_translator*>(error, nullptr, [&] {
+    if (!model || !*model) throw ordo::Error("no model given (a Hugging Face model folder or a bundled name such as en-de)");
+    const ordo_translator_params p = params ? *params : ordo_translator_default_params();
+    ordo::ModelOptions options;
+    options.threads = p.threads;
+    options.inter_threads = p.inter_threads;
+    if (p.threads < 0) throw ordo::Error("threads must be 0 (all cores) or more, not " + std::to_string(p.threads));
+    if (p.inter_threads < 1) throw ordo::Error("inter_threads must be 1 or more, not " + std::to_string(p.inter_threads));
+    if (p.compute_type && *p.compute_type) options.compute_type = ordo::parse_compute_type(p.compute_type);
+    options.weight_cache = p.weight_cache;
+    options.weight_cache_dir = text_or_empty(p.weight_cache_dir);
+    auto* t = new ordo_translator{ordo::Translator(ordo::resolve_model_dir(model), options), {}};
+    try {
+      t->languages = t->translator.languages();
+    } catch (...) {
+      delete t;
+      throw;
+    }
+    return t;
+  });
+}
+
+void ordo_free_translator(ordo_translator* translator) { delete translator; }
+
+const char* ordo_translator_model_dir(const ordo_translator* t) {
+  return t ? t->translator.model_dir().c_str() : nullptr;
+}
+
+size_t ordo_translator_language_count(const ordo_translator* t) { return t ? t->languages.size() : 0; }
+
+const char* ordo_translator_language(const ordo_translator* t, size_t index) {
+  return t && index < t->languages.size() ? t->languages[index].c_str() : nullptr;
+}
+
+ordo_options* ordo_options_new(void) {
+  return guarded<ordo_options*>(nullptr, nullptr, [] { return new ordo_options(); });
+}
+
+void ordo_free_options(ordo_options* options) { delete options; }
+
+int ordo_options_set(ordo_options* options, const char* name, const char* value, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    require(name, "option name");
+    const ordo::DecodeOptionSpec& spec = spec_named(name);
+    if (!value) throw ordo::Error("decoding option '" + std::string(name) + "': the value is NULL");
+    set_from_text(spec, options->decode, value);
+    return 0;
+  });
+}
+
+int ordo_options_unset(ordo_options* options, const char* name, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    require(name, "option name");
+    unset(spec_named(name), options->decode);
+    return 0;
+  });
+}
+
+int ordo_options_set_preset(ordo_options* options, const char* name_or_path, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    require(name_or_path, "preset");
+    options->decode.preset =
+        std::make_shared<const ordo::DecodeOptions>(ordo::load_preset(ordo::preset_file(name_or_path)));
+    return 0;
+  });
+}
+
+size_t ordo_option_count(void) {
+  return guarded<size_t>(nullptr, 0, [] { return ordo::decode_option_specs().size(); });
+}
+
+const char* ordo_option_name(size_t index) {
+  return guarded<const char*>(nullptr, nullptr, [&]() -> const char* {
+    const auto& specs = ordo::decode_option_specs();
+    return index < specs.size() ? specs[index].name : nullptr;
+  });
+}
+
+const char* ordo_option_help(size_t index) {
+  return guarded<const char*>(nullptr, nullptr, [&]() -> const char* {
+    const auto& specs = ordo::decode_option_specs();
+    return index < specs.size() ? specs[index].help : nullptr;
+  });
+}
+
+int ordo_options_set_token_callback(ordo_options* options, ordo_token_callback callback, void* user_data,
+                                    char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    if (!callback) {
+      options->decode.on_token = nullptr;
+      return 0;
+    }
+    options->decode.on_token = [callback, user_data](const ordo::TokenEvent& e) {
+      const ordo_token_event event{e.input, e.id, e.piece.c_str(), e.text.c_str(), e.delta.c_str(), e.done};
+      return callback(&event, user_data);
+    };
+    return 0;
+  });
+}
+
+int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback callback, void* user_data,
+                                     char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    if (!callback) options->decode.cancelled = nullptr;
+    else options->decode.cancelled = [callback, user_data] { return callback(user_data); };
+    return 0;
+  });
+}
+
+ordo_batch_params ordo_batch_default_params(void) {
+  const ordo::BatchOptions defaults;
+  return {defaults.batch_size, defaults.batch_tokens};
+}
+
+ordo_result* ordo_translate(const ordo_translator* translator, const char* const* sentences, size_t count,
+                            const ordo_options* options, const ordo_batch_params* batch, char** error) {
+  return guarded<ordo_result*>(error, nullptr, [&] {
+    require(translator, "translator");
+    if (count > 0) require(sentences, "sentences");
+    std::vector<std::string> inputs;
+    inputs.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!sentences[i]) throw ordo::Error("sentence " + std::to_string(i) + " is NULL");
+      inputs.emplace_back(sentences[i]);
+    }
+    ordo::BatchOptions batching;
+    if (batch) {
+      if (batch->batch_size < 1) throw ordo::Error("batch_size must be 1 or more, not " + std::to_string(batch->batch_size));
+      if (batch->batch_tokens < 0)
+        throw ordo::Error("batch_tokens must be 0 (no limit) or more, not " + std::to_string(batch->batch_tokens));
+      batching.batch_size = batch->batch_size;
+      batching.batch_tokens = batch->batch_tokens;
+    }
+    static const ordo::DecodeOptions defaults;
+    auto* result = new ordo_result();
+    try {
+      result->results = translator->translator.translate(inputs, options ? options->decode : defaults, batching);
+    } catch (...) {
+      delete result;
+      throw;
+    }
+    return result;
+  });
+}
+
+size_t ordo_result_count(const ordo_result* r) { return r ? r->results.size() : 0; }
+
+size_t ordo_result_hypothesis_count(const ordo_result* r, size_t input) {
+  return r && input < r->results.size() ? r->results[input].hypotheses.size() : 0;
+}
+
+const char* ordo_result_text(const ordo_result* r, size_t input, size_t k) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h ? h->text.c_str() : nullptr;
+}
+
+float ordo_result_score(const ordo_result* r, size_t input, size_t k) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h ? h->score : 0.0f;
+}
+
+size_t ordo_result_token_count(const ordo_result* r, size_t input, size_t k) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h ? h->tokens.size() : 0;
+}
+
+const char* ordo_result_token(const ordo_result* r, size_t input, size_t k, size_t index) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h && index < h->tokens.size() ? h->tokens[index].c_str() : nullptr;
+}
+
+size_t ordo_result_id_count(const ordo_result* r, size_t input, size_t k) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h ? h->ids.size() : 0;
+}
+
+int64_t ordo_result_id(const ordo_result* r, size_t input, size_t k, size_t index) {
+  const ordo::Hypothesis* h = hypothesis(r, input, k);
+  return h && index < h->ids.size() ? h->ids[index] : -1;
+}
+
+void ordo_free_result(ordo_result* result) { delete result; }
+
+}  // extern "C"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The C ABI from plain C: builds examples/c/translate.c and tests/capi/error_paths.c with
+#   CC -std=c11 -Wall -Wextra -Werror ... -lordo
+# against the build tree's include/ and libordo.so, then
+#   error:   runs error_paths (NULL handles, bad options, bad models, callbacks)
+#   example: the example's output equals `ordo translate`'s on a fixture (greedy, and beam 3 with
+#            3-best lines and scores), and a bad model path gives the library's message and exit 1.
+#   capi_test.sh error|example SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
+set -euo pipefail
+what="$1" source_dir="$2" build_dir="$3" model="$4" cc="${5:-cc}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+build() {  # build NAME SOURCE
+  "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/$1" "$2" -I"$source_dir/include" -L"$build_dir" -lordo \
+    -Wl,-rpath,"$build_dir"
+}
+if [ "$what" = error ]; then
+  build error_paths "$source_dir/tests/capi/error_paths.c"
+  "$work/error_paths" "$model"
+  exit
+fi
+build translate "$source_dir/examples/c/translate.c"
+printf '%s\n' "Where is the train station?" "A man is riding a bicycle down the street." "" \
+  "The cat sat on the mat." "Café, naïve, 東京." > "$work/input.txt"
+failed=0
+compare() {  # compare LABEL "C EXAMPLE OPTIONS" "ORDO OPTIONS"
+  "$work/translate" "$model" $2 < "$work/input.txt" > "$work/c.txt"
+  "$build_dir/ordo" translate -m "$model" -q $3 < "$work/input.txt" > "$work/ordo.txt"
+  if cmp -s "$work/c.txt" "$work/ordo.txt" && [ -s "$work/c.txt" ]; then
+    echo "ok: $1 ($(wc -l < "$work/c.txt") lines)"
+  else
+    echo "FAILED: $1"; diff "$work/c.txt" "$work/ordo.txt" | head -20; failed=1
+  fi
+}
+compare "greedy" "beam_size=1 max_new_tokens=12" "-b 1 --max-length 12"
+compare "beam 3, 3-best with scores" "beam_size=3 n_best=3 max_new_tokens=10" "-b 3 -n 3 --max-length 10"
+compare "model defaults" "max_new_tokens=10" "--max-length 10"
+# A bad model path: the library's message (naming the file) and exit status 1, not a crash.
+set +e
+"$work/translate" "$work/no-such-model" < "$work/input.txt" > "$work/out.txt" 2> "$work/err.txt"
+status=$?
+set -e
+if [ "$status" = 1 ] && grep -q "no-such-model/config.json" "$work/err.txt" && [ ! -s "$work/out.txt" ]; then
+  echo "ok: bad model path -> exit 1: $(head -1 "$work/err.txt")"
+else
+  echo "FAILED: bad model path gave status $status, stderr: $(cat "$work/err.txt")"; failed=1
+fi
+set +e
+"$work/translate" "$model" beam_size=zero < "$work/input.txt" > /dev/null 2> "$work/err.txt"
+status=$?
+set -e
+if [ "$status" = 1 ] && grep -q "'beam_size': 'zero' must be an integer" "$work/err.txt"; then
+  echo "ok: bad option value -> exit 1"
+else
+  echo "FAILED: bad option value gave status $status, stderr: $(cat "$work/err.txt")"; failed=1
+fi
+exit $failed

@@ -1,0 +1,13 @@
+# The C ABI (include/ordo/ordo_c.h, src/capi/): plain C programs built with the system's C
+# compiler against the build tree's libordo.so (tests/capi/capi_test.sh).
+find_program(ORDO_C_COMPILER NAMES gcc cc)
+if(ORDO_C_COMPILER)
+  add_test(NAME CApi.ErrorPaths
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh error ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+            ${CMAKE_CURRENT_SOURCE_DIR}/data/hf/marian_opus_en_mg ${ORDO_C_COMPILER})
+  set_tests_properties(CApi.ErrorPaths PROPERTIES LABELS unit TIMEOUT 300)
+  add_test(NAME CApi.ExampleTranslatesLikeTheCommandLine
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh example ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+            ${CMAKE_CURRENT_SOURCE_DIR}/data/hf/marian_opus_en_mg ${ORDO_C_COMPILER})
+  set_tests_properties(CApi.ExampleTranslatesLikeTheCommandLine PROPERTIES LABELS integration TIMEOUT 600)
+endif()
