@@ -385,6 +385,46 @@ def test_an_html_document_comes_back_translated_with_its_markup(server, driver, 
     assert console_errors(driver) == []
 
 
+def test_a_text_document_comes_back_translated_line_by_line(server, driver, downloads):
+    text = EN + " A woman is playing the guitar.\n\nTwo dogs run on the beach.\n"
+    expected = run_ordo(["translate", "-m", "en-de", "--split-sentences"], text)
+    with tempfile.TemporaryDirectory(prefix="ordo-web-upload-") as d:
+        path = pathlib.Path(d) / "notes.txt"
+        path.write_text(text, encoding="utf-8")
+        open_page(driver, server)
+        Select(driver.find_element(By.ID, "source")).select_by_value("en")
+        Select(driver.find_element(By.ID, "target")).select_by_value("de")
+        driver.find_element(By.ID, "tab-documents").click()
+        driver.find_element(By.ID, "file").send_keys(str(path))
+        driver.find_element(By.ID, "translate-file").click()
+        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
+        driver.find_element(By.ID, "download").click()
+        target = downloads / "notes.de.txt"
+        deadline = time.monotonic() + WAIT
+        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        got = target.read_text(encoding="utf-8")
+    # `ordo translate --split-sentences` (sentence by sentence, the blank line and line ends kept).
+    assert got == expected and got.count("\n") == 3
+    assert console_errors(driver) == []
+
+
+def test_a_timeout_shows_the_servers_504(driver):
+    s = Server("-m", "en-de", "--timeout", "0.01")
+    try:
+        driver.get(s.url + "/")
+        wait_for(driver, lambda d: len(Select(d.find_element(By.ID, "target")).options) > 0, "language pickers")
+        box = driver.find_element(By.ID, "text")
+        box.send_keys(" ".join([EN] * 6))
+        driver.find_element(By.ID, "translate").click()
+        error = driver.find_element(By.ID, "error")
+        wait_for(driver, lambda d: error.is_displayed() and "504" in error.text, "the 504")
+        assert "took too long" in error.text and result_text(driver) == ""
+        assert [e for e in console_errors(driver) if " 504 " not in e["message"]] == []
+    finally:
+        s.stop()
+
+
 def test_the_summarization_tab_summarizes_like_the_command_line(server, driver):
     expected = run_ordo(["summarize", "-m", "dialogsum"], DIALOGUE + "\n").strip()
     open_page(driver, server)
