@@ -109,31 +109,6 @@ std::vector<server::ModelSpec> models_file(const std::string& path, const ModelO
   return specs;
 }
 
-// One key a line; "#" at the start of a line or after a blank starts a comment ("k2 # note"
-// is the key k2); blank lines are skipped.
-std::vector<std::string> read_keys(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
-  if (!S_ISREG(st.st_mode)) throw Error(path + ": the API keys file is not a regular file (a directory?)");
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
-  std::vector<std::string> keys;
-  for (std::string line; std::getline(in, line);) {
-    for (size_t hash = line.find('#'); hash != std::string::npos; hash = line.find('#', hash + 1))
-      if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
-        line.erase(hash);
-        break;
-      }
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos) continue;
-    keys.push_back(line.substr(start));
-  }
-  if (in.bad()) throw Error(path + ": cannot read the API keys file (" + std::strerror(errno) + ")");
-  if (keys.empty()) throw Error(path + ": no API key in the file (one per line; # starts a comment)");
-  return keys;
-}
-
 }  // namespace
 
 CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
@@ -195,7 +170,21 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--api-keys", args.api_keys_file,
                   "File of API keys, one per line (# starts a comment): translation requests and\n"
                   "GET /v1/models then need one (api_key field or parameter, or Authorization: Bearer KEY),\n"
-                  "403 otherwise");
+                  "403 otherwise. After a key, optional fields: name=ID (its id in /metrics and the log),\n"
+                  "req_limit=N (requests per minute), char_limit=N (characters per request),\n"
+                  "daily_char_limit=N (characters per day); past a limit 429 with Retry-After");
+  cmd->add_option("--admin-key", args.admin_key_file,
+                  "File holding the admin key (same format as --api-keys): POST /admin/reload, with it as\n"
+                  "Authorization: Bearer KEY or api_key, re-reads the models as SIGHUP does. Without it the\n"
+                  "route does not exist (404)");
+  cmd->add_option("--access-log", args.access_log,
+                  "Where the access log goes: one JSON line per request (time, id, route, status, latency_ms,\n"
+                  "chars, model, key id). Default - (stderr); off: none; else a file, appended to");
+  cmd->add_flag("--log-text", args.log_text, "The access log also holds the request's texts (default: never)");
+  cmd->add_option("--key-window-seconds", args.key_window_seconds,
+                  "Length of the req_limit window (default 60; for tests)")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->group("");
   cmd->add_option("--cors-origin", args.cors_origins,
                   "Browser origin allowed to call the API (repeatable; * = any). Default: none")
       ->allow_extra_args(false);
@@ -224,10 +213,18 @@ int run_serve(const ServeArgs& args) {
   options.compute_type = parse_compute_type(args.compute_type);
   options.weight_cache = !args.no_weight_cache;
   options.on_warning = print_warning;
-  for (const std::string& model : args.models) config.models.push_back(model_spec(model, options));
-  if (!args.models_file.empty())
-    for (const server::ModelSpec& spec : models_file(args.models_file, options)) config.models.push_back(spec);
-  if (config.models.empty()) config.models.push_back(model_spec("en-de", options));
+  // The models as the command line and --models FILE.json name them now: at start, and again
+  // on every reload (SIGHUP, POST /admin/reload).
+  const auto read_models = [args, options] {
+    std::vector<server::ModelSpec> specs;
+    for (const std::string& model : args.models) specs.push_back(model_spec(model, options));
+    if (!args.models_file.empty())
+      for (const server::ModelSpec& spec : models_file(args.models_file, options)) specs.push_back(spec);
+    if (specs.empty()) specs.push_back(model_spec("en-de", options));
+    return specs;
+  };
+  config.models = read_models();
+  config.reread_models = read_models;
   config.translation_preset = find_preset(args.translation_preset);
   config.summarization_preset = find_preset(args.summarization_preset);
   config.batching.workers = args.inter_threads;
@@ -243,7 +240,11 @@ int run_serve(const ServeArgs& args) {
   config.limits.max_request_cost = args.max_request_cost;
   config.limits.read_timeout_seconds = args.read_timeout;
   config.limits.max_client_connections = args.max_client_connections;
-  if (!args.api_keys_file.empty()) config.api_keys = read_keys(args.api_keys_file);
+  if (!args.api_keys_file.empty()) config.api_keys = server::read_api_keys(args.api_keys_file);
+  if (!args.admin_key_file.empty()) config.admin_keys = server::read_api_keys(args.admin_key_file);
+  config.access_log = args.access_log;
+  config.log_text = args.log_text;
+  config.key_minute_seconds = args.key_window_seconds;
   config.cors_origins = args.cors_origins;
   config.http_threads = args.http_threads;
   config.page = !args.no_page;

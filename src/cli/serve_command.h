@@ -30,6 +30,10 @@ struct ServeArgs {
   double read_timeout = 10;
   size_t max_client_connections = 256;
   std::string api_keys_file;
+  std::string admin_key_file;        // --admin-key: POST /admin/reload
+  std::string access_log;            // --access-log FILE ("-": stderr, "off": none)
+  bool log_text = false;             // --log-text
+  double key_window_seconds = 60;    // hidden --key-window-seconds: req_limit's window (tests)
   std::vector<std::string> cors_origins;
   int http_threads = 128;
   bool no_page = false;  // --no-page: no GET / (API only)

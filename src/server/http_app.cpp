@@ -95,8 +95,27 @@ void Service::install(httplib::Server& http) {
     send_json(res, 200, Json{{"status", "ready"}});
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    for (const ApiKey& key : keys_.keys()) {
+      const KeyLimiter::Usage use = limiter_.usage(key);
+      metrics_.key_window(key.id, use.requests, use.chars);
+    }
     res.set_content(metrics_.text(), Metrics::content_type());
   });
+  // POST /admin/reload (reload.cpp) exists only with --admin-key: its key, as Bearer or api_key.
+  if (!admin_keys_.empty()) {
+    http.Post("/admin/reload", [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+      try {
+        RequestFields fields;
+        if (req.get_header_value("Authorization").empty()) fields = read_fields(req, res, reader, false);
+        if (!given_key(admin_keys_, &fields, req)) throw ApiError(403, "Invalid API key");
+        if (!ready_ || draining_) throw ApiError(503, draining_ ? "the server is shutting down" : "the models are still loading", 1);
+        const Json report = reload("POST /admin/reload");
+        send_json(res, report["result"] == "ok" ? 200 : 422, report);
+      } catch (const ApiError& e) {
+        send_error(res, e);
+      }
+    });
+  }
 
   if (!config_.cors_origins.empty()) {
     http.Options(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
@@ -107,6 +126,11 @@ void Service::install(httplib::Server& http) {
     });
   }
   http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // Every answer carries its request id (the client's X-Request-Id if sane), as the access
+    // log line does.
+    AccessRecord& record = *contexts_.of(req).record;
+    if (record.id.empty()) record.id = request_id(req.get_header_value("X-Request-Id"));
+    res.set_header("X-Request-Id", record.id);
     if (config_.cors_origins.empty()) return;
     const std::string origin = req.get_header_value("Origin");
     const auto& allowed = config_.cors_origins;
@@ -138,8 +162,23 @@ void Service::install(httplib::Server& http) {
   });
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     // From when the request was whole: the wait for a free thread counts.
-    const double seconds = std::chrono::duration<double>(Clock::now() - contexts_.of(req).received).count();
+    const RequestContext context = contexts_.of(req);
+    const double seconds = std::chrono::duration<double>(Clock::now() - context.received).count();
     metrics_.request(route_of(req.path), res.status, seconds);
+    // The access log line (access_log.h): what the handler noted, never a key.
+    const AccessRecord& r = *context.record;
+    Json line = {{"time", AccessLog::now_text()},
+                 {"id", r.id.empty() ? request_id(req.get_header_value("X-Request-Id")) : r.id},
+                 {"method", req.method},
+                 {"route", route_of(req.path)},
+                 {"status", res.status},
+                 {"latency_ms", std::round(seconds * 1e4) / 10}};
+    if (!req.remote_addr.empty()) line["client"] = req.remote_addr;
+    if (r.chars >= 0) line["chars"] = r.chars;
+    if (!r.model.empty()) line["model"] = r.model;
+    if (!r.key_id.empty()) line["key"] = r.key_id;
+    if (access_log_->log_text() && !r.texts.empty()) line["text"] = r.texts;
+    access_log_->write(line);
   });
 }
 

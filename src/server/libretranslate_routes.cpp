@@ -103,6 +103,8 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
     throw ApiError(400, language_name(target) + " (" + target + ") is not available as a target language from " +
                             language_name(source) + " (" + source + ") (served pairs: " + set.pair_list() + ")");
 
+  admit(req, texts, model->name);  // the key's limits; the access log
+
   DecodeOptions options;
   options.preset = model->preset;
   if (model->multilingual()) {

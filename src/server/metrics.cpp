@@ -65,9 +65,72 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                   .Help("Connections closed before a request of theirs was answered, by reason (read_timeout, "
                         "evicted, refused, budget, bad_request)")
                   .Register(*registry_);
+  reloads_ = &prometheus::BuildCounter()
+                  .Name("ordo_reload_total")
+                  .Help("Reloads of the models (SIGHUP, POST /admin/reload), by result (ok, failed)")
+                  .Register(*registry_);
+  load_errors_ = &prometheus::BuildCounter()
+                      .Name("ordo_model_load_errors_total")
+                      .Help("Models a reload could not load (the old one, if any, kept serving), by model")
+                      .Register(*registry_);
+  models_ = &prometheus::BuildGauge().Name("ordo_models").Help("Models served").Register(*registry_).Add({});
+  key_limit_ = &prometheus::BuildGauge()
+                    .Name("ordo_api_key_limit")
+                    .Help("Limits of each API key (by its id), by limit: req_limit (requests per minute), "
+                          "char_limit (characters per request), daily_char_limit (characters per day); 0: none")
+                    .Register(*registry_);
+  key_requests_ = &prometheus::BuildCounter()
+                       .Name("ordo_api_key_requests_total")
+                       .Help("Requests admitted, by API key id")
+                       .Register(*registry_);
+  key_chars_ = &prometheus::BuildCounter()
+                    .Name("ordo_api_key_characters_total")
+                    .Help("Characters of the requests admitted, by API key id")
+                    .Register(*registry_);
+  key_limited_ = &prometheus::BuildCounter()
+                      .Name("ordo_api_key_limited_total")
+                      .Help("Requests refused for a limit of their API key, by key id and limit")
+                      .Register(*registry_);
+  key_window_requests_ = &prometheus::BuildGauge()
+                              .Name("ordo_api_key_window_requests")
+                              .Help("Requests of each API key in its current minute window (req_limit)")
+                              .Register(*registry_);
+  key_window_chars_ = &prometheus::BuildGauge()
+                           .Name("ordo_api_key_window_characters")
+                           .Help("Characters of each API key in its current day window (daily_char_limit)")
+                           .Register(*registry_);
 }
 
 Metrics::~Metrics() = default;
+
+void Metrics::reload(const std::string& result) { reloads_->Add({{"result", result}}).Increment(); }
+
+void Metrics::model_load_error(const std::string& model) { load_errors_->Add({{"model", model}}).Increment(); }
+
+void Metrics::models_served(size_t count) { models_->Set(static_cast<double>(count)); }
+
+void Metrics::key_limits(const std::string& key, const KeyLimits& limits) {
+  key_limit_->Add({{"key", key}, {"limit", "req_limit"}}).Set(static_cast<double>(limits.requests_per_minute));
+  key_limit_->Add({{"key", key}, {"limit", "char_limit"}}).Set(static_cast<double>(limits.chars_per_request));
+  key_limit_->Add({{"key", key}, {"limit", "daily_char_limit"}}).Set(static_cast<double>(limits.chars_per_day));
+  key_requests_->Add({{"key", key}});
+  key_chars_->Add({{"key", key}});
+  key_window(key, 0, 0);
+}
+
+void Metrics::key_used(const std::string& key, int64_t chars) {
+  key_requests_->Add({{"key", key}}).Increment();
+  key_chars_->Add({{"key", key}}).Increment(static_cast<double>(chars));
+}
+
+void Metrics::key_limited(const std::string& key, const char* limit) {
+  key_limited_->Add({{"key", key}, {"limit", limit}}).Increment();
+}
+
+void Metrics::key_window(const std::string& key, int64_t requests, int64_t chars) {
+  key_window_requests_->Add({{"key", key}}).Set(static_cast<double>(requests));
+  key_window_chars_->Add({{"key", key}}).Set(static_cast<double>(chars));
+}
 
 void Metrics::request(const std::string& route, int status, double seconds) {
   requests_->Add({{"route", route}, {"status", std::to_string(status)}}).Increment();

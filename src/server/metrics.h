@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "server/api_keys.h"
 #include "server/batcher.h"
 #include "server/connections.h"
 
@@ -33,6 +34,18 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   void open_connections(size_t count) override;
   void connection_dropped(const char* reason) override;
 
+  // Reloads (reload.cpp): each one's result ("ok", "failed"), each model that did not load,
+  // and how many models are served.
+  void reload(const std::string& result);
+  void model_load_error(const std::string& model);
+  void models_served(size_t count);
+  // API keys by id (never the key): the limits of the file, requests and characters admitted,
+  // requests refused by limit, and the use of the current windows (set before each scrape).
+  void key_limits(const std::string& key, const KeyLimits& limits);
+  void key_used(const std::string& key, int64_t chars);
+  void key_limited(const std::string& key, const char* limit);
+  void key_window(const std::string& key, int64_t requests, int64_t chars);
+
   // The text format (version 0.0.4).
   std::string text() const;
   static const char* content_type() { return "text/plain; version=0.0.4; charset=utf-8"; }
@@ -50,6 +63,15 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   prometheus::Family<prometheus::Counter>* sentences_;
   prometheus::Gauge* connections_;
   prometheus::Family<prometheus::Counter>* dropped_;
+  prometheus::Family<prometheus::Counter>* reloads_;
+  prometheus::Family<prometheus::Counter>* load_errors_;
+  prometheus::Gauge* models_;
+  prometheus::Family<prometheus::Gauge>* key_limit_;
+  prometheus::Family<prometheus::Counter>* key_requests_;
+  prometheus::Family<prometheus::Counter>* key_chars_;
+  prometheus::Family<prometheus::Counter>* key_limited_;
+  prometheus::Family<prometheus::Gauge>* key_window_requests_;
+  prometheus::Family<prometheus::Gauge>* key_window_chars_;
 };
 
 }  // namespace ordo::server

@@ -1,6 +1,10 @@
 #include "server/models.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <set>
 
@@ -56,62 +60,104 @@ std::string ServedModel::model_code(const std::string& code) const {
   return it == codes.end() ? "" : it->second;
 }
 
+bool same_spec(const ModelSpec& a, const ModelSpec& b) {
+  return a.name == b.name && a.dir == b.dir && a.source_lang == b.source_lang && a.target_lang == b.target_lang &&
+         a.task == b.task && a.options.threads == b.options.threads && a.options.compute_type == b.options.compute_type &&
+         a.options.weight_cache == b.options.weight_cache;
+}
+
+std::string folder_fingerprint(const std::string& dir) {
+  std::string out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return "";
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    struct stat st;
+    if (::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    out += name + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + ";";
+  }
+  return out;
+}
+
+std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared_ptr<const DecodeOptions> translation,
+                                              std::shared_ptr<const DecodeOptions> summarization) {
+  static std::atomic<uint64_t> instances{0};
+  auto m = std::make_shared<ServedModel>();
+  m->name = spec.name.empty() ? base_name(spec.dir) : spec.name;
+  m->dir = spec.dir;
+  m->options = spec.options;
+  m->spec = spec;
+  m->fingerprint = folder_fingerprint(spec.dir);
+  m->instance = ++instances;
+  const nlohmann::json config = read_json(spec.dir + "/config.json", true);
+  m->model_type = string_field(config, "model_type");
+  const nlohmann::json tokenizer = read_json(spec.dir + "/tokenizer_config.json", false);
+
+  try {
+    m->translator = std::make_shared<const Translator>(spec.dir, spec.options);
+  } catch (const Error& e) {
+    throw Error("model '" + m->name + "': " + e.what());
+  }
+
+  for (const std::string& code : m->translator->languages()) {
+    // NLLB and mBART-50 codes are also reachable by their ISO 639-1 code, which LibreTranslate
+    // clients send ("de" -> "deu_Latn", "de_DE").
+    const std::string iso = iso_code_of(code);
+    const std::string client = iso.empty() ? code : iso;
+    if (m->codes.count(client)) continue;
+    m->codes[client] = code;
+    m->codes[code] = code;
+    m->languages.push_back(client);
+  }
+  if (!m->multilingual()) {
+    m->source_lang = spec.source_lang;
+    m->target_lang = spec.target_lang;
+    if (m->source_lang.empty() || m->target_lang.empty()) {
+      m->source_lang = string_field(tokenizer, "source_lang");
+      m->target_lang = string_field(tokenizer, "target_lang");
+    }
+    if (m->source_lang.empty() || m->target_lang.empty())
+      std::tie(m->source_lang, m->target_lang) = pair_from_name(base_name(spec.dir));
+  }
+  if (!spec.task.empty()) {
+    if (spec.task != "translate" && spec.task != "summarize")
+      throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize");
+    m->task = spec.task == "translate" ? Task::kTranslate : Task::kSummarize;
+  } else if (m->model_type == "pegasus" || m->model_type == "bart" ||
+             (!m->multilingual() && !m->source_lang.empty() && m->source_lang == m->target_lang)) {
+    m->task = Task::kSummarize;
+  }
+  if (m->task == Task::kTranslate && !m->multilingual() && (m->source_lang.empty() || m->target_lang.empty()))
+    throw Error("model '" + m->name + "': " + spec.dir +
+                "/tokenizer_config.json names no source_lang/target_lang; give the pair: --model en:de=" + spec.dir);
+  m->preset = m->task == Task::kTranslate ? translation : summarization;
+  DecodeOptions defaults;
+  defaults.preset = m->preset;
+  if (const auto beams = resolved_int(m->translator->resolved_settings(defaults), &DecodeOptions::beam_size))
+    m->default_beam = static_cast<int>(std::max<int64_t>(1, *beams));
+  return m;
+}
+
 ModelSet::ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const DecodeOptions> translation,
                    std::shared_ptr<const DecodeOptions> summarization) {
   if (specs.empty()) throw Error("no model to serve");
   for (const ModelSpec& spec : specs) {
-    auto m = std::make_unique<ServedModel>();
-    m->name = spec.name.empty() ? base_name(spec.dir) : spec.name;
-    m->dir = spec.dir;
-    m->options = spec.options;
+    const std::string name = spec.name.empty() ? base_name(spec.dir) : spec.name;
+    if (by_name(name))
+      throw Error("two models are named '" + name + "'; name them apart in a --models FILE.json (\"name\")");
+    models_.push_back(load_model(spec, translation, summarization));
+  }
+}
+
+ModelSet::ModelSet(std::vector<std::shared_ptr<const ServedModel>> models) {
+  if (models.empty()) throw Error("no model to serve");
+  for (auto& m : models) {
     if (by_name(m->name))
       throw Error("two models are named '" + m->name + "'; name them apart in a --models FILE.json (\"name\")");
-    const nlohmann::json config = read_json(spec.dir + "/config.json", true);
-    m->model_type = string_field(config, "model_type");
-    const nlohmann::json tokenizer = read_json(spec.dir + "/tokenizer_config.json", false);
-
-    try {
-      m->translator = std::make_unique<Translator>(spec.dir, spec.options);
-    } catch (const Error& e) {
-      throw Error("model '" + m->name + "': " + e.what());
-    }
-
-    for (const std::string& code : m->translator->languages()) {
-      // NLLB and mBART-50 codes are also reachable by their ISO 639-1 code, which LibreTranslate
-      // clients send ("de" -> "deu_Latn", "de_DE").
-      const std::string iso = iso_code_of(code);
-      const std::string client = iso.empty() ? code : iso;
-      if (m->codes.count(client)) continue;
-      m->codes[client] = code;
-      m->codes[code] = code;
-      m->languages.push_back(client);
-    }
-    if (!m->multilingual()) {
-      m->source_lang = spec.source_lang;
-      m->target_lang = spec.target_lang;
-      if (m->source_lang.empty() || m->target_lang.empty()) {
-        m->source_lang = string_field(tokenizer, "source_lang");
-        m->target_lang = string_field(tokenizer, "target_lang");
-      }
-      if (m->source_lang.empty() || m->target_lang.empty())
-        std::tie(m->source_lang, m->target_lang) = pair_from_name(base_name(spec.dir));
-    }
-    if (!spec.task.empty()) {
-      if (spec.task != "translate" && spec.task != "summarize")
-        throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize");
-      m->task = spec.task == "translate" ? Task::kTranslate : Task::kSummarize;
-    } else if (m->model_type == "pegasus" || m->model_type == "bart" ||
-               (!m->multilingual() && !m->source_lang.empty() && m->source_lang == m->target_lang)) {
-      m->task = Task::kSummarize;
-    }
-    if (m->task == Task::kTranslate && !m->multilingual() && (m->source_lang.empty() || m->target_lang.empty()))
-      throw Error("model '" + m->name + "': " + spec.dir +
-                  "/tokenizer_config.json names no source_lang/target_lang; give the pair: --model en:de=" + spec.dir);
-    m->preset = m->task == Task::kTranslate ? translation : summarization;
-    DecodeOptions defaults;
-    defaults.preset = m->preset;
-    if (const auto beams = resolved_int(m->translator->resolved_settings(defaults), &DecodeOptions::beam_size))
-      m->default_beam = static_cast<int>(std::max<int64_t>(1, *beams));
     models_.push_back(std::move(m));
   }
 }

@@ -30,6 +30,11 @@ struct ModelSpec {
   std::string task;                      // "translate", "summarize", or empty: from its folder
   ModelOptions options;                  // threads per batch, compute type
 };
+// Whether two specs load the same model (name, folder, pair, task, threads, compute type).
+bool same_spec(const ModelSpec& a, const ModelSpec& b);
+// The sizes and modification times of the regular files of a model folder: a folder whose
+// files were replaced in place has another fingerprint (a reload loads it again).
+std::string folder_fingerprint(const std::string& dir);
 
 struct ServedModel {
   std::string name, dir, model_type;
@@ -40,21 +45,32 @@ struct ServedModel {
   ModelOptions options;
   std::shared_ptr<const DecodeOptions> preset;  // the task's preset (configs/)
   int default_beam = 1;                         // beam size with no option given
-  std::unique_ptr<Translator> translator;
+  // Shared with the batches that run it: a model removed by a reload is freed when its last
+  // request and batch are done (service.h).
+  std::shared_ptr<const Translator> translator;
+  ModelSpec spec;            // what loaded it (a reload keeps it when the spec is the same ...
+  std::string fingerprint;   // ... and the folder's files are unchanged)
+  uint64_t instance = 0;     // unique in the process: batches of two loads of a name never mix
 
   bool multilingual() const { return !languages.empty(); }
   // The model's code for a client's language code, "" when it does not know it.
   std::string model_code(const std::string& code) const;
 };
 
+// Loads one model (ordo::Error naming the model at fault). `translation` and `summarization`
+// are the task presets, as `ordo translate` / `ordo summarize` use them.
+std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared_ptr<const DecodeOptions> translation,
+                                              std::shared_ptr<const DecodeOptions> summarization);
+
 class ModelSet {
  public:
-  // Loads every model (ordo::Error naming the model at fault). `translation` and
-  // `summarization` are the task presets, as `ordo translate` / `ordo summarize` use them.
+  // Loads every model (ordo::Error naming the model at fault).
   ModelSet(const std::vector<ModelSpec>& specs, std::shared_ptr<const DecodeOptions> translation,
            std::shared_ptr<const DecodeOptions> summarization);
+  // Models already loaded (a reload's: kept ones and new ones); two of one name are an error.
+  explicit ModelSet(std::vector<std::shared_ptr<const ServedModel>> models);
 
-  const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
+  const std::vector<std::shared_ptr<const ServedModel>>& models() const { return models_; }
   const ServedModel* by_name(const std::string& name) const;
   std::vector<const ServedModel*> of_task(Task task) const;
   // The translation model for source -> target (the first one given wins), nullptr if none.
@@ -72,7 +88,7 @@ class ModelSet {
   nlohmann::json models_json() const;     // GET /v1/models
 
  private:
-  std::vector<std::unique_ptr<ServedModel>> models_;
+  std::vector<std::shared_ptr<const ServedModel>> models_;
 };
 
 }  // namespace ordo::server

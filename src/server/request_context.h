@@ -17,8 +17,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
+
+#include "server/access_log.h"
 
 namespace ordo::server {
 
@@ -27,6 +30,8 @@ struct RequestContext {
   // wait for a free request thread included.
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
   int client_fd = -1;  // the client's socket; -1: none (a request not read by Connections)
+  // What the handler learned for the access log (access_log.h); copies of the context share it.
+  std::shared_ptr<AccessRecord> record = std::make_shared<AccessRecord>();
 
   // Whether the client has closed or reset its connection: a client that closes its side
   // while waiting has given up (as nginx takes it).

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -29,9 +31,10 @@ class HttpServer : public httplib::Server {
   void set_connections(Connections* connections) { connections_ = connections; }
   // Answers one request, its context registered for the handlers while they run
   // (request_context.h).
-  bool serve(httplib::Stream& stream, const RequestContext& context, RequestContexts& contexts, bool close,
-             bool& closed) {
-    RequestContexts::Scope scope(contexts);
+  bool serve(httplib::Stream& stream, const RequestContext& context, Service& service, bool close, bool& closed) {
+    // The models of this request's start, and of every reload during it, live until it ends.
+    const std::shared_ptr<const void> pin = service.pin_models();
+    RequestContexts::Scope scope(service.contexts());
     return process_request(stream, close, closed, [&](httplib::Request& req) { scope.add(&req, &context); });
   }
 
@@ -58,12 +61,13 @@ class HandOver : public httplib::TaskQueue {
 }  // namespace
 
 int run_server(const ServerConfig& config) {
-  // SIGTERM/SIGINT are taken by one thread (sigtimedwait); every thread created from here on
-  // inherits the blocked mask.
+  // SIGTERM/SIGINT (stop) and SIGHUP (reload) are taken by one thread (sigtimedwait), never by
+  // a handler; every thread created from here on inherits the blocked mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -86,7 +90,7 @@ int run_server(const ServerConfig& config) {
   Connections connections(
       connection_options,
       [&http, &service](httplib::Stream& stream, const RequestContext& context, bool close, bool& closed) {
-        return http.serve(stream, context, service.contexts(), close, closed);
+        return http.serve(stream, context, service, close, closed);
       },
       &service.metrics());
   http.set_connections(&connections);
@@ -115,6 +119,23 @@ int run_server(const ServerConfig& config) {
   std::cout << "ordo serve: listening on http://" << host << ":" << port << std::endl;
 
   std::atomic<bool> listening_done{false}, stop_requested{false};
+  // Reloads run on a thread of their own: the signal thread only flags them (a SIGHUP during
+  // a reload asks for one more), and stopping waits for a reload under way to end.
+  std::mutex reload_mutex;
+  std::condition_variable reload_wake;
+  bool reload_requested = false, reload_stop = false;
+  std::thread reloader([&] {
+    std::unique_lock<std::mutex> lock(reload_mutex);
+    while (!reload_stop) {
+      reload_wake.wait_for(lock, std::chrono::milliseconds(200), [&] { return reload_requested || reload_stop; });
+      const bool reload = reload_requested && !reload_stop;
+      reload_requested = false;
+      lock.unlock();
+      if (reload) service.reload("SIGHUP");
+      service.reap_unloaded();
+      lock.lock();
+    }
+  });
   bool listen_ok = true;
   std::thread listener([&] {
     listen_ok = http.listen_after_bind();
@@ -125,6 +146,11 @@ int run_server(const ServerConfig& config) {
     while (!listening_done) {
       timespec wait{0, 100 * 1000 * 1000};
       const int signal = sigtimedwait(&stop_signals, nullptr, &wait);
+      if (signal == SIGHUP) {
+        std::lock_guard<std::mutex> lock(reload_mutex);
+        reload_requested = true;  // taken once the models are loaded and ready
+        reload_wake.notify_all();
+      }
       if (signal == SIGTERM || signal == SIGINT) {
         std::cerr << "ordo serve: " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ": finishing the requests in flight" << std::endl;
@@ -137,10 +163,19 @@ int run_server(const ServerConfig& config) {
       }
     }
   });
+  const auto stop_reloader = [&] {
+    {
+      std::lock_guard<std::mutex> lock(reload_mutex);
+      reload_stop = true;
+    }
+    reload_wake.notify_all();
+    if (reloader.joinable()) reloader.join();
+  };
   const auto stop_threads = [&] {
     stop_requested = true;
     listener.join();
     signal_waiter.join();
+    stop_reloader();
     service.shutdown();
   };
 
@@ -159,6 +194,7 @@ int run_server(const ServerConfig& config) {
   }
   listener.join();
   signal_waiter.join();
+  stop_reloader();
   service.shutdown();
   if (!listen_ok && !stop_requested) throw Error("the HTTP server stopped unexpectedly");
   std::cerr << "ordo serve: stopped" << std::endl;

@@ -12,11 +12,13 @@
 // (src/cli/serve_command.cpp) fills a ServerConfig and calls run_server().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ordo/options.h"
+#include "server/api_keys.h"
 #include "server/batcher.h"
 #include "server/models.h"
 
@@ -43,8 +45,15 @@ struct ServerConfig {
   std::shared_ptr<const DecodeOptions> translation_preset, summarization_preset;
   BatchingOptions batching;
   Limits limits;
-  std::vector<std::string> api_keys;      // non-empty: every translation needs one of them
+  std::vector<ApiKey> api_keys;           // non-empty: every translation needs one of them
   std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
+  // Operating it (docs/serving.md): POST /admin/reload exists with admin keys (--admin-key);
+  // SIGHUP and that route re-read the models with `reread_models` (unset: `models` again).
+  std::vector<ApiKey> admin_keys;
+  std::function<std::vector<ModelSpec>()> reread_models;
+  double key_minute_seconds = 60, key_day_seconds = 86400;  // the windows of the keys' limits
+  std::string access_log;  // "" or "-": stderr; "off": none; else a file (access_log.h)
+  bool log_text = false;   // the access log also holds the texts
   int http_threads = 128;                 // requests answered at once (GET /health, /ready and
                                           // /metrics have threads of their own)
   bool page = true;                       // GET / serves the translation page (src/web); false: 404

@@ -9,7 +9,7 @@ namespace ordo::server {
 namespace {
 
 const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
-                               "/v1/models", "/health",    "/ready",        "/metrics"};
+                               "/v1/models", "/health",    "/ready",        "/metrics",     "/admin/reload"};
 
 }  // namespace
 
@@ -113,8 +113,24 @@ RequestFields Service::read_fields(const httplib::Request& req, httplib::Respons
   return RequestFields::from_urlencoded(body);
 }
 
-void Service::check_key(const RequestFields* fields, const httplib::Request& req) const {
-  if (keys_.empty()) return;
+Service::Service(const ServerConfig& config)
+    : config_(config),
+      keys_(config.api_keys),
+      admin_keys_(config.admin_keys),
+      limiter_(config.key_minute_seconds, config.key_day_seconds),
+      access_log_(std::make_unique<AccessLog>(config.access_log, config.log_text)),
+      batcher_(config.batching, &metrics_) {
+  for (const ApiKey& key : keys_.keys()) metrics_.key_limits(key.id, key.limits);
+}
+
+void Service::load_models() {
+  auto epoch = std::make_shared<ModelEpoch>();
+  epoch->set = std::make_shared<const ModelSet>(config_.models, config_.translation_preset, config_.summarization_preset);
+  metrics_.models_served(epoch->set->models().size());
+  std::atomic_store(&epoch_, epoch);
+}
+
+const ApiKey* Service::given_key(const KeyTable& table, const RequestFields* fields, const httplib::Request& req) {
   std::string key;
   // "Authorization: Bearer KEY", the scheme in any case (RFC 9110: case-insensitive).
   const std::string authorization = req.get_header_value("Authorization");
@@ -125,7 +141,34 @@ void Service::check_key(const RequestFields* fields, const httplib::Request& req
   if (key.empty()) key = fields ? fields->string("api_key").value_or("") : req.get_param_value("api_key");
   if (key.empty())
     throw ApiError(403, "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
-  if (!keys_.count(key)) throw ApiError(403, "Invalid API key");
+  return table.find(key);
+}
+
+const ApiKey* Service::check_key(const RequestFields* fields, const httplib::Request& req) const {
+  if (keys_.empty()) return nullptr;
+  const ApiKey* key = given_key(keys_, fields, req);
+  if (!key) throw ApiError(403, "Invalid API key");
+  const RequestContext context = contexts_.of(req);
+  context.record->key = key;
+  context.record->key_id = key->id;
+  return key;
+}
+
+void Service::admit(const httplib::Request& req, const std::vector<std::string>& texts, const std::string& model) {
+  const RequestContext context = contexts_.of(req);
+  AccessRecord& record = *context.record;
+  int64_t chars = 0;
+  for (const std::string& text : texts) chars += static_cast<int64_t>(utf8_length(text));
+  record.chars = chars;
+  record.model = model;
+  if (access_log_->log_text()) record.texts = texts;
+  if (!record.key) return;
+  const KeyLimiter::Verdict verdict = limiter_.admit(*record.key, chars);
+  if (verdict.status != 0) {
+    metrics_.key_limited(record.key->id, verdict.limit);
+    throw ApiError(verdict.status, verdict.message, verdict.retry_after);
+  }
+  metrics_.key_used(record.key->id, chars);
 }
 
 void Service::require_ready() const {
@@ -216,8 +259,10 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
   check_cost(*model.translator, options, sources.size());  // before any decoding
   // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
   // random generator per sampled hypothesis), so any requests with equal settings may share.
-  const std::string settings = settings_key(options);
-  const Translator* translator = model.translator.get();
+  // Two loads of one name (a reload) never share a batch: the instance is part of the key, and
+  // the batch holds its Translator, freed after its last batch when a reload removed it.
+  const std::string settings = std::to_string(model.instance) + "\n" + settings_key(options);
+  const std::shared_ptr<const Translator> translator = model.translator;
   const auto ticket = batcher_.submit(
       model.name, settings,
       [translator](const std::vector<std::vector<int64_t>>& ids, const DecodeOptions& o) {

@@ -5,6 +5,7 @@
 //   ordo_routes.cpp           POST /v1/translate, /v1/summarize, /v1/score
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
+//   reload.cpp                SIGHUP and POST /admin/reload: the models re-read without downtime
 // A request's deadline and latency count from when Connections had it whole, and its wait
 // ends when its client has gone: its RequestContext (request_context.h), which the handlers
 // find by their Request in contexts().
@@ -14,12 +15,15 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <strings.h>
 
 #include "ordo/decode_option_table.h"
 #include "ordo/document.h"
+#include "server/access_log.h"
+#include "server/api_keys.h"
 #include "server/connections.h"
 #include "server/language_codes.h"
 #include "server/metrics.h"
@@ -52,13 +56,22 @@ constexpr int64_t kCostTokensPerSentence = 256;
 
 class Service {
  public:
-  explicit Service(const ServerConfig& config)
-      : config_(config), keys_(config.api_keys.begin(), config.api_keys.end()), batcher_(config.batching, &metrics_) {}
+  explicit Service(const ServerConfig& config);
 
-  void load_models() {
-    models_ = std::make_unique<ModelSet>(config_.models, config_.translation_preset, config_.summarization_preset);
-  }
-  const ModelSet& models() const { return *models_; }
+  void load_models();
+  // The models served now. A request may hold the reference until it ends: every request pins
+  // the models of its start and of every reload during it (pin_models(), taken by server.cpp
+  // for each request's whole life), so a reload never frees a set a request may still read.
+  const ModelSet& models() const { return *std::atomic_load(&epoch_)->set; }
+  std::shared_ptr<const void> pin_models() const { return std::atomic_load(&epoch_); }
+  // Re-reads the models (ServerConfig::reread_models): unchanged ones are kept, new and changed
+  // ones load beside the served ones, then requests switch to the new set at once; a model
+  // that fails to load leaves its old one serving. One at a time. Returns the report that
+  // POST /admin/reload answers (result, loaded, kept, unloading, errors) and logs it.
+  Json reload(const std::string& trigger);
+  // Returns the memory of models a reload removed once their last request and batch are done
+  // (malloc_trim), and logs them; called by the reload thread (server.cpp).
+  void reap_unloaded();
   void set_ready(bool ready) { ready_ = ready; }
   void set_draining() { draining_ = true; }
   void shutdown() { batcher_.shutdown(); }
@@ -73,8 +86,14 @@ class Service {
   RequestFields read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
                             bool json_only) const;
   // With --api-keys: the request's key (Authorization: Bearer, else the api_key field, or for
-  // a GET the api_key query parameter) must be one of them; ApiError 403 otherwise.
-  void check_key(const RequestFields* fields, const httplib::Request& req) const;
+  // a GET the api_key query parameter) must be one of them; ApiError 403 otherwise. The key
+  // (nullptr without --api-keys) is noted for the access log and admit().
+  const ApiKey* check_key(const RequestFields* fields, const httplib::Request& req) const;
+  // The key of `table` the request gives, nullptr if none (KeyTable::find).
+  static const ApiKey* given_key(const KeyTable& table, const RequestFields* fields, const httplib::Request& req);
+  // A request's texts and model, counted against its key's limits (api_keys.h: 429 with
+  // Retry-After, or 400 past char_limit) and noted for the access log.
+  void admit(const httplib::Request& req, const std::vector<std::string>& texts, const std::string& model);
   void require_ready() const;
   // The texts of field `name`; `missing` when absent (or, LibreTranslate's rule, when
   // `empty_is_missing` and q is "" or []).
@@ -102,10 +121,21 @@ class Service {
   // `task`), with `options`' languages as that model names them; ApiError 400 otherwise.
   const ServedModel& model_for(Task task, const RequestFields& fields, DecodeOptions& options) const;
 
+  // The models served, and those a request that began earlier may still read: each epoch
+  // holds the next one, so a pinned epoch keeps every later set alive (models()).
+  struct ModelEpoch {
+    std::shared_ptr<const ModelSet> set;
+    std::shared_ptr<ModelEpoch> next;
+  };
+
   const ServerConfig& config_;
-  const std::set<std::string> keys_;
+  const KeyTable keys_, admin_keys_;
+  KeyLimiter limiter_;
+  std::unique_ptr<AccessLog> access_log_;
   std::atomic<bool> ready_{false}, draining_{false};
-  std::unique_ptr<ModelSet> models_;
+  std::shared_ptr<ModelEpoch> epoch_;  // std::atomic_load / atomic_store
+  std::mutex reload_mutex_;
+  std::vector<std::pair<std::string, std::weak_ptr<const ServedModel>>> unloading_;  // under reload_mutex_
   Metrics metrics_;
   RequestContexts contexts_;
   Batcher batcher_;

@@ -1,0 +1,65 @@
+#include "server/access_log.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "ordo/error.h"
+
+namespace ordo::server {
+
+std::string request_id(const std::string& client_value) {
+  bool sane = !client_value.empty() && client_value.size() <= 128;
+  for (const char c : client_value)
+    sane = sane && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::strchr("-_.:/+=", c) != nullptr);
+  if (sane) return client_value;
+  static const uint64_t seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(::time(nullptr));
+  static std::atomic<uint64_t> counter{0};
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * ++counter;  // splitmix64: distinct for distinct counters
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  char out[17];
+  std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(z));
+  return out;
+}
+
+AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_text) {
+  if (path.empty() || path == "-") {
+    out_ = stderr;
+  } else if (path != "off") {
+    out_ = std::fopen(path.c_str(), "ae");
+    if (!out_) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
+    own_ = true;
+  }
+}
+
+AccessLog::~AccessLog() {
+  if (own_) std::fclose(out_);
+}
+
+void AccessLog::write(const nlohmann::ordered_json& line) {
+  if (!out_) return;
+  const std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+}
+
+std::string AccessLog::now_text() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char out[40];
+  std::snprintf(out, sizeof(out), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
+  return out;
+}
+
+}  // namespace ordo::server

@@ -1,0 +1,178 @@
+// API keys (server/api_keys.h): the one constant-time comparison and the lookup that goes
+// through it for every key, the keys file with its limit fields (old files read as before),
+// the limits' windows with an injected clock, and request ids (server/access_log.h).
+// ctest-label: unit
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ordo/error.h"
+#include "server/access_log.h"
+#include "server/api_keys.h"
+
+namespace {
+
+using namespace ordo::server;
+
+TEST(ApiKeys, KeysEqualOnlyForTheSameBytes) {
+  EXPECT_TRUE(keys_equal("k-9f2c1e", "k-9f2c1e"));
+  EXPECT_FALSE(keys_equal("k-9f2c1f", "k-9f2c1e"));  // last byte
+  EXPECT_FALSE(keys_equal("x-9f2c1e", "k-9f2c1e"));  // first byte
+  EXPECT_FALSE(keys_equal("k-9f2c1", "k-9f2c1e"));   // a prefix
+  EXPECT_FALSE(keys_equal("k-9f2c1e0", "k-9f2c1e")); // longer
+  EXPECT_FALSE(keys_equal(std::string("k-9f2c1e\0", 9), "k-9f2c1e"));  // a NUL past the end
+  EXPECT_FALSE(keys_equal("", "k"));
+  EXPECT_FALSE(keys_equal("", ""));  // an empty secret never matches
+  EXPECT_TRUE(keys_equal(std::string(1000, 'a'), std::string(1000, 'a')));
+  EXPECT_FALSE(keys_equal(std::string(999, 'a') + "b", std::string(1000, 'a')));
+}
+
+// The lookup compares the candidate with every key through the comparison it was given
+// (keys_equal unless a test passes another): no early exit on a match or a mismatch.
+int g_calls = 0;
+bool counting_equal(std::string_view candidate, std::string_view secret) {
+  ++g_calls;
+  return keys_equal(candidate, secret);
+}
+
+TEST(ApiKeys, TheLookupComparesEveryKeyThroughTheOneComparison) {
+  const std::vector<ApiKey> keys = parse_api_keys("alpha name=a\nbeta name=b\ngamma name=c\n", "keys.txt");
+  EXPECT_EQ(KeyTable(keys).comparison(), &keys_equal);  // what the server uses
+  const KeyTable table(keys, counting_equal);
+  for (const std::string candidate : {"alpha", "gamma", "delta", "alph", ""}) {
+    g_calls = 0;
+    const ApiKey* found = table.find(candidate);
+    EXPECT_EQ(g_calls, 3) << candidate;  // every key, whether or not (or where) it matched
+    if (candidate == "alpha" || candidate == "gamma") {
+      ASSERT_NE(found, nullptr) << candidate;
+      EXPECT_EQ(found->id, candidate == "alpha" ? "a" : "c");
+    } else {
+      EXPECT_EQ(found, nullptr) << candidate;
+    }
+  }
+}
+
+TEST(ApiKeys, TheFileReadsBareKeysAsBeforeAndLimitFields) {
+  const std::vector<ApiKey> keys = parse_api_keys(
+      "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n"
+      "k-9f2c1e  name=laptop  req_limit=60 char_limit=5000\tdaily_char_limit=200000 # limits\n",
+      "keys.txt");
+  ASSERT_EQ(keys.size(), 4u);
+  EXPECT_EQ(keys[0].key, "key-one");
+  EXPECT_EQ(keys[1].key, "key-two");
+  EXPECT_EQ(keys[2].key, "key-three");
+  EXPECT_FALSE(keys[0].limits.any());
+  // A key without a name has a short hash for an id, which does not contain the key.
+  EXPECT_EQ(keys[0].id.rfind("key-", 0), 0u);
+  EXPECT_EQ(keys[0].id.size(), 12u);
+  EXPECT_EQ(keys[0].id.find("one"), std::string::npos);
+  EXPECT_NE(keys[0].id, keys[1].id);
+  EXPECT_EQ(keys[3].key, "k-9f2c1e");
+  EXPECT_EQ(keys[3].id, "laptop");
+  EXPECT_EQ(keys[3].limits.requests_per_minute, 60);
+  EXPECT_EQ(keys[3].limits.chars_per_request, 5000);
+  EXPECT_EQ(keys[3].limits.chars_per_day, 200000);
+}
+
+TEST(ApiKeys, BadLinesAreErrorsNamingTheFileAndLine) {
+  const auto error = [](const std::string& text) {
+    try {
+      parse_api_keys(text, "keys.txt");
+    } catch (const ordo::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("a\nb rate=3\n"),
+            "keys.txt:2: unknown field 'rate=3' after the key (known: name=ID, req_limit=N, char_limit=N, daily_char_limit=N)");
+  EXPECT_EQ(error("a req_limit=x\n"), "keys.txt:1: req_limit must be a whole number from 0 (no limit) to 2^40, not 'x'");
+  EXPECT_EQ(error("a char_limit=-1\n"), "keys.txt:1: char_limit must be a whole number from 0 (no limit) to 2^40, not '-1'");
+  EXPECT_EQ(error("a name=x y\n"), "keys.txt:1: unknown field 'y' after the key (known: name=ID, req_limit=N, char_limit=N, daily_char_limit=N)");
+  EXPECT_EQ(error("a name=bad/name\n"), "keys.txt:1: name 'bad/name' must be 1-64 letters, digits, '-', '_' or '.'");
+  EXPECT_EQ(error("a\nb\na\n"), "keys.txt:3: this key is already on an earlier line");
+  EXPECT_EQ(error("a name=x\nb name=x\n"), "keys.txt:2: the name 'x' is already taken");
+  EXPECT_EQ(error("# none\n\n"), "keys.txt: no API key in the file (one per line; # starts a comment)");
+}
+
+// A clock the test moves.
+struct FakeClock {
+  KeyLimiter::Clock::time_point now{std::chrono::hours(1)};
+  void advance(double seconds) {
+    now += std::chrono::duration_cast<KeyLimiter::Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+};
+
+TEST(ApiKeys, RequestsPerMinuteGive429WithRetryAfterAndTheWindowResets) {
+  FakeClock clock;
+  KeyLimiter limiter(60, 86400, [&] { return clock.now; });
+  const ApiKey key = parse_api_keys("k name=alpha req_limit=2\n", "keys.txt")[0];
+  EXPECT_EQ(limiter.admit(key, 10).status, 0);
+  clock.advance(20);
+  EXPECT_EQ(limiter.admit(key, 10).status, 0);
+  clock.advance(10.5);
+  KeyLimiter::Verdict v = limiter.admit(key, 10);
+  EXPECT_EQ(v.status, 429);
+  EXPECT_EQ(v.retry_after, 30);  // the window began 30.5 s ago: 29.5 s left, rounded up
+  EXPECT_EQ(v.message, "Slowdown: 2 per 1 minute (key alpha)");
+  EXPECT_STREQ(v.limit, "req_limit");
+  EXPECT_EQ(limiter.usage(key).requests, 2);  // a refused request is not counted
+  clock.advance(29.4);
+  EXPECT_EQ(limiter.admit(key, 10).status, 429);
+  clock.advance(0.2);  // 60.1 s after the window's first request: a new window
+  EXPECT_EQ(limiter.usage(key).requests, 0);
+  EXPECT_EQ(limiter.admit(key, 10).status, 0);
+  EXPECT_EQ(limiter.usage(key).requests, 1);
+  EXPECT_EQ(limiter.usage(key).requests_total, 3);
+  EXPECT_EQ(limiter.usage(key).chars_total, 30);
+  // Another key has windows of its own.
+  const ApiKey other = parse_api_keys("o name=beta req_limit=1\n", "keys.txt")[0];
+  EXPECT_EQ(limiter.admit(other, 1).status, 0);
+  EXPECT_EQ(limiter.admit(other, 1).status, 429);
+  EXPECT_EQ(limiter.admit(key, 10).status, 0);
+}
+
+TEST(ApiKeys, CharactersPerRequestAndPerDay) {
+  FakeClock clock;
+  KeyLimiter limiter(60, 86400, [&] { return clock.now; });
+  const ApiKey key = parse_api_keys("k name=alpha char_limit=100 daily_char_limit=250\n", "keys.txt")[0];
+  KeyLimiter::Verdict v = limiter.admit(key, 101);
+  EXPECT_EQ(v.status, 400);  // as LibreTranslate answers a request over the key's char_limit
+  EXPECT_EQ(v.message, "Invalid request: request (101) exceeds text limit (100)");
+  EXPECT_EQ(limiter.admit(key, 100).status, 0);
+  clock.advance(3600);
+  EXPECT_EQ(limiter.admit(key, 100).status, 0);
+  v = limiter.admit(key, 51);
+  EXPECT_EQ(v.status, 429);
+  EXPECT_STREQ(v.limit, "daily_char_limit");
+  EXPECT_EQ(v.retry_after, 86400 - 3600);
+  EXPECT_EQ(limiter.admit(key, 50).status, 0);  // what fits still does
+  EXPECT_EQ(limiter.usage(key).chars, 250);
+  clock.advance(86400 - 3600);
+  EXPECT_EQ(limiter.usage(key).chars, 0);
+  EXPECT_EQ(limiter.admit(key, 100).status, 0);
+  // No limits: everything is admitted and counted.
+  const ApiKey free = parse_api_keys("f\n", "keys.txt")[0];
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(limiter.admit(free, 1000).status, 0);
+  EXPECT_EQ(limiter.usage(free).chars_total, 1000000);
+}
+
+TEST(AccessLog, RequestIdsAreTheClientsWhenSaneElseNewOnes) {
+  EXPECT_EQ(request_id("abc-123_x.y:z/w+v="), "abc-123_x.y:z/w+v=");
+  std::set<std::string> ids;
+  for (const std::string& bad : std::vector<std::string>{"", "has space", "quote\"", std::string(129, 'a'), "new\nline"}) {
+    const std::string id = request_id(bad);
+    EXPECT_EQ(id.size(), 16u) << bad;
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    ids.insert(id);
+  }
+  for (int i = 0; i < 1000; ++i) ids.insert(request_id(""));
+  EXPECT_EQ(ids.size(), 1005u);  // all distinct
+  const std::string time = AccessLog::now_text();
+  ASSERT_EQ(time.size(), 24u) << time;
+  EXPECT_EQ(time[10], 'T');
+  EXPECT_EQ(time.back(), 'Z');
+}
+
+}  // namespace

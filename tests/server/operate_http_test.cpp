@@ -1,0 +1,305 @@
+// Operating `ordo serve` for months (issue 34), with the real binary on 127.0.0.1 (ephemeral
+// ports): reloading the models without downtime (SIGHUP and POST /admin/reload; requests in
+// flight finish on the old model, new ones use the new one, a broken folder keeps the old one,
+// a removed model leaves /languages and returns its memory), per-key limits (429 with
+// Retry-After, the window resets, the limits in /metrics without the keys), the JSON access-log
+// line and the X-Request-Id header. Every wait is bounded.
+// ctest-label: integration
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "server/server_process.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using nlohmann::json;
+using ordo::testing::ServerProcess;
+using ordo::testing::TempDir;
+
+struct Answer {
+  int status = 0;
+  json body;
+  std::string text;
+  httplib::Headers headers;
+  std::string header(const std::string& name) const {
+    const auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+Answer answer_of(const httplib::Result& res) {
+  Answer a;
+  if (!res) return a;
+  a.status = res->status;
+  a.text = res->body;
+  a.headers = res->headers;
+  try {
+    a.body = json::parse(res->body);
+  } catch (...) {
+  }
+  return a;
+}
+
+Answer post(const ServerProcess& server, const std::string& path, const json& body, const httplib::Headers& headers = {}) {
+  return answer_of(server.client()->Post(path.c_str(), headers, body.dump(), "application/json"));
+}
+
+Answer get(const ServerProcess& server, const std::string& path) { return answer_of(server.client()->Get(path.c_str())); }
+
+double metric(const std::string& metrics_text, const std::string& sample) {
+  const size_t at = metrics_text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics_text.substr(at + sample.size() + 2));
+}
+
+std::vector<std::string> sample_lines(size_t n) {
+  std::ifstream in(ordo::testing::data_dir() + "/samples/multi30k_val100.en");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line) && lines.size() < n;) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> texts_of(const Answer& a) {
+  std::vector<std::string> out;
+  for (const json& r : a.body["results"]) out.push_back(r["text"]);
+  return out;
+}
+
+// Resident memory of a process, in MB (VmRSS).
+double rss_mb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return -1;
+}
+
+// Waits (at most `seconds`) until `done` holds, checking every 20 ms.
+template <typename F>
+bool eventually(double seconds, F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// The JSON access-log lines in `text` (other lines, such as "ordo serve: ...", skipped).
+std::vector<json> log_lines(const std::string& text) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') out.push_back(json::parse(line));
+  return out;
+}
+
+json log_line_with_id(const std::string& text, const std::string& id) {
+  for (const json& line : log_lines(text))
+    if (line.value("id", "") == id) return line;
+  return nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ServeReload, InFlightRequestsFinishOnTheOldModelNewOnesUseTheNewAndABrokenFolderKeepsTheOld) {
+  TempDir dir;
+  const std::string models = dir.file("models.json");
+  dir.write("models.json", R"({"models": [{"name": "m", "path": "en-de"}, {"name": "ende", "path": "en-de"}]})");
+  dir.write("admin.txt", "admin-secret-5d1e name=ops\n");
+  ServerProcess server({"--models", models, "--admin-key", dir.file("admin.txt"), "--threads", "1", "--batch-size", "4",
+                        "--log-text"});
+
+  // A long request to m (en-de): 200 sentences, 4 per batch.
+  std::vector<std::string> lines = sample_lines(100);
+  lines.insert(lines.end(), lines.begin(), lines.end());
+  Answer in_flight;
+  std::atomic<bool> in_flight_done{false};
+  std::thread client([&] {
+    in_flight = post(server, "/v1/translate", json{{"model", "m"}, {"text", lines}, {"beam_size", 1}});
+    in_flight_done = true;
+  });
+  EXPECT_TRUE(eventually(30, [&] {
+    const auto res = server.client()->Get("/metrics");
+    return res && metric(res->body, "ordo_http_requests_in_flight") >= 1;
+  }));
+
+  // SIGHUP: m becomes de-en (a new load beside the old one), deen is added, ende is kept.
+  dir.write("models.json", R"({"models": [{"name": "m", "path": "de-en"}, {"name": "ende", "path": "en-de"},
+                                          {"name": "deen", "path": "de-en"}]})");
+  ASSERT_EQ(::kill(server.pid(), SIGHUP), 0);
+  ASSERT_TRUE(eventually(60, [&] { return server.stderr_text().find("reload (SIGHUP): ") != std::string::npos; }))
+      << server.stderr_text();
+  EXPECT_NE(server.stderr_text().find("ordo serve: reload (SIGHUP): ok; loaded m, deen; kept ende"), std::string::npos)
+      << server.stderr_text();
+  EXPECT_FALSE(in_flight_done) << "the long request ended before the reload: the test proves nothing; make it longer";
+
+  // New requests to m use the new model (de-en, as deen answers), while the old one finishes.
+  const json german = {{"text", "Ein Mann fährt mit dem Fahrrad die Straße entlang."}, {"beam_size", 1}};
+  json to_m = german, to_deen = german;
+  to_m["model"] = "m";
+  to_deen["model"] = "deen";
+  const Answer new_m = post(server, "/v1/translate", to_m, {{"X-Request-Id", "reload-new-m"}});
+  ASSERT_EQ(new_m.status, 200) << new_m.text;
+  EXPECT_EQ(new_m.header("X-Request-Id"), "reload-new-m");
+  EXPECT_EQ(new_m.body["results"], post(server, "/v1/translate", to_deen).body["results"]);
+  client.join();
+  ASSERT_EQ(in_flight.status, 200) << in_flight.text;
+  // The request in flight was answered by the old m, en-de, all of it: ende gives the same.
+  const Answer ende = post(server, "/v1/translate", json{{"model", "ende"}, {"text", lines}, {"beam_size", 1}});
+  ASSERT_EQ(ende.status, 200) << ende.text;
+  EXPECT_EQ(texts_of(in_flight), texts_of(ende));
+  EXPECT_NE(texts_of(in_flight)[0], lines[0]);
+  EXPECT_TRUE(eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded m") != std::string::npos; }))
+      << server.stderr_text();
+  // --log-text: the access-log line holds the texts; the model is the one that answered.
+  const json logged = log_line_with_id(server.stderr_text(), "reload-new-m");
+  ASSERT_TRUE(logged.is_object()) << server.stderr_text().substr(0, 2000);
+  EXPECT_EQ(logged["model"], "m");
+  EXPECT_EQ(logged["text"], json::array({german["text"]}));
+  EXPECT_EQ(logged["chars"], 50);
+
+  // POST /admin/reload needs the admin key.
+  EXPECT_EQ(post(server, "/admin/reload", json::object()).status, 403);
+  EXPECT_EQ(post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e0"}}).status, 403);
+  EXPECT_EQ(post(server, "/admin/reload", json{{"api_key", "ops"}}).status, 403);  // the name is not the key
+
+  // m now points at a broken folder, ende is removed: m keeps serving de-en and says why,
+  // ende leaves /languages (nothing translates en -> de any more) and its memory is returned.
+  const std::string broken = dir.file("broken");
+  ASSERT_EQ(::mkdir(broken.c_str(), 0755), 0);
+  dir.write("broken/config.json", R"({"model_type": "marian"})");
+  dir.write("models.json", R"({"models": [{"name": "m", "path": ")" + broken + R"("}, {"name": "deen", "path": "de-en"}]})");
+  const double before = rss_mb(server.pid());
+  const Answer report = post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e"}});
+  EXPECT_EQ(report.status, 422) << report.text;
+  EXPECT_EQ(report.body["result"], "failed");
+  EXPECT_EQ(report.body["kept"], json::array({"m", "deen"}));
+  EXPECT_EQ(report.body["unloading"], json::array({"ende"}));
+  ASSERT_EQ(report.body["errors"].size(), 1u) << report.text;
+  EXPECT_EQ(report.body["errors"][0]["model"], "m");
+  EXPECT_EQ(report.body["errors"][0]["serving"], "old");
+  EXPECT_NE(report.body["errors"][0]["error"].get<std::string>().find(broken + "/config.json"), std::string::npos)
+      << report.text;
+  EXPECT_NE(server.stderr_text().find("reload (POST /admin/reload): failed; kept m, deen; removed ende; model 'm': "),
+            std::string::npos)
+      << server.stderr_text();
+  EXPECT_EQ(post(server, "/v1/translate", to_m).body["results"], new_m.body["results"]);
+  EXPECT_EQ(post(server, "/v1/translate", json{{"model", "ende"}, {"text", "A dog."}}).status, 400);
+  for (const json& language : get(server, "/languages").body)
+    if (language["code"] == "en") EXPECT_EQ(language["targets"], json::array()) << language;
+  EXPECT_TRUE(eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded ende") != std::string::npos; }))
+      << server.stderr_text();
+  // The bundled en-de holds ~52 MB of float32 weights: most of it goes back to the system.
+  double after = before;
+  EXPECT_TRUE(eventually(10, [&] { return (after = rss_mb(server.pid())) < before - 25; }))
+      << "RSS before " << before << " MB, after " << after << " MB";
+  std::cout << "RSS before removing en-de " << before << " MB, after " << after << " MB\n";
+
+  const std::string metrics = get(server, "/metrics").text;
+  EXPECT_EQ(metric(metrics, "ordo_reload_total{result=\"ok\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_reload_total{result=\"failed\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_model_load_errors_total{model=\"m\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_models"), 2);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+TEST(ServeKeyLimits, Over429WithRetryAfterTheWindowResetsAndTheAccessLogLine) {
+  TempDir dir;
+  dir.write("keys.txt",
+            "# operator's keys\n"
+            "secret-alpha-7f3e name=alpha req_limit=2 char_limit=30\n"
+            "secret-beta-91aa  name=beta daily_char_limit=20\n"
+            "secret-plain-0c4d\n");
+  const std::string log = dir.file("access.log");
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--api-keys", dir.file("keys.txt"), "--access-log", log,
+                        "--key-window-seconds", "1"});
+  const json request = {{"q", "A dog."}, {"source", "en"}, {"target", "de"}};
+  const httplib::Headers alpha = {{"Authorization", "Bearer secret-alpha-7f3e"}, {"X-Request-Id", "limits-1"}};
+  const Answer first = post(server, "/translate", request, alpha);
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_EQ(first.header("X-Request-Id"), "limits-1");
+  // The window of req_limit is 1 s here (--key-window-seconds): two more at once, the second over.
+  Answer over;
+  for (int i = 0; i < 2; ++i) over = post(server, "/translate", request, alpha);
+  if (over.status == 200) over = post(server, "/translate", request, alpha);  // a window ended in between
+  ASSERT_EQ(over.status, 429) << over.text;
+  EXPECT_EQ(over.body, json({{"error", "Slowdown: 2 per 1 seconds (key alpha)"}}));
+  EXPECT_EQ(over.header("Retry-After"), "1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(post(server, "/translate", request, alpha).status, 200);  // the window reset
+  // Characters per request: LibreTranslate's 400.
+  json long_request = request;
+  long_request["q"] = std::string(31, 'a');
+  long_request["api_key"] = "secret-alpha-7f3e";
+  EXPECT_EQ(post(server, "/translate", long_request).body,
+            json({{"error", "Invalid request: request (31) exceeds text limit (30)"}}));
+  // Characters per day: the second 12-character request is over 20.
+  json beta = {{"text", "Hello there."}, {"model", "en-de"}, {"api_key", "secret-beta-91aa"}};
+  EXPECT_EQ(post(server, "/v1/translate", beta).status, 200);
+  const Answer daily = post(server, "/v1/translate", beta);
+  EXPECT_EQ(daily.status, 429) << daily.text;
+  EXPECT_GT(std::stoi(daily.header("Retry-After")), 86000);
+  EXPECT_EQ(daily.body["error"].get<std::string>().substr(0, 10), "Slowdown: ");
+  // A key without limits is not limited.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(post(server, "/translate", request, {{"Authorization", "Bearer secret-plain-0c4d"}}).status, 200);
+
+  // /metrics: limits and use by key id, never a key.
+  const std::string metrics = get(server, "/metrics").text;
+  EXPECT_EQ(metric(metrics, "ordo_api_key_limit{key=\"alpha\",limit=\"req_limit\"}"), 2);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_limit{key=\"beta\",limit=\"daily_char_limit\"}"), 20);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_limited_total{key=\"alpha\",limit=\"req_limit\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_limited_total{key=\"alpha\",limit=\"char_limit\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_limited_total{key=\"beta\",limit=\"daily_char_limit\"}"), 1);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_window_characters{key=\"beta\"}"), 12);
+  EXPECT_EQ(metric(metrics, "ordo_api_key_requests_total{key=\"alpha\"}"), 3);
+  EXPECT_EQ(metrics.find("secret-"), std::string::npos);
+
+  // Without --admin-key there is no reload route.
+  EXPECT_EQ(post(server, "/admin/reload", json::object(), alpha).status, 404);
+
+  // A client's id that is not sane is replaced by a new one, in the header and in the log.
+  const Answer odd = post(server, "/translate", request, {{"Authorization", "Bearer secret-alpha-7f3e"},
+                                                          {"X-Request-Id", "has spaces in it"}});
+  const std::string odd_id = odd.header("X-Request-Id");
+  EXPECT_EQ(odd_id.size(), 16u) << odd_id;
+  EXPECT_EQ(get(server, "/health").header("X-Request-Id").size(), 16u);
+
+  // The access log: one JSON line per request, in the file, without keys or texts.
+  std::string text;
+  EXPECT_TRUE(eventually(5, [&] { return log_line_with_id(text = read_file(log), odd_id).is_object(); })) << text;
+  EXPECT_EQ(text.find("secret-"), std::string::npos);
+  EXPECT_EQ(text.find("A dog."), std::string::npos);
+  const std::vector<json> lines = log_lines(text);
+  EXPECT_GE(lines.size(), 14u);
+  const json line = log_line_with_id(text, "limits-1");
+  ASSERT_TRUE(line.is_object()) << text;
+  EXPECT_EQ(line["route"], "/translate");
+  EXPECT_EQ(line["method"], "POST");
+  EXPECT_EQ(line["status"], 200);
+  EXPECT_EQ(line["chars"], 6);
+  EXPECT_EQ(line["model"], "en-de");
+  EXPECT_EQ(line["key"], "alpha");
+  EXPECT_TRUE(line["latency_ms"].is_number());
+  EXPECT_GE(line["latency_ms"].get<double>(), 0);
+  EXPECT_EQ(line["time"].get<std::string>().size(), 24u);
+  EXPECT_FALSE(line.contains("text"));
+  int limited = 0;
+  for (const json& l : lines) limited += l["status"] == 429;
+  EXPECT_EQ(limited, 2);
+}
+
+}  // namespace
