@@ -11,9 +11,10 @@ Json detected_json(const DetectedLanguage& d) { return Json{{"confidence", d.con
 // source "auto": the language of all the texts together (LibreTranslate detects a list's texts
 // together and translates them all from one language), among those the server translates from.
 // CLD2's reliable answer is taken when it translates into `target`, and refused (400) when it
-// does not or is a language the server does not translate from. An unreliable one (text too short, or in none of CLD2's languages) is a hint: its
-// first language that translates into `target`; else the one language that does, if only one
-// does, with confidence 0 (LibreTranslate's answer when it detects nothing); else a 400.
+// does not or is a language the server does not translate from. An unreliable one (text too
+// short, or in none of CLD2's languages) is a hint: its first language that translates into
+// `target`; else the one language that does, if only one does, with confidence 0
+// (LibreTranslate's answer when it detects nothing); else a 400.
 DetectedLanguage auto_source(const ModelSet& set, const std::vector<std::string>& texts, const std::string& target,
                              bool html) {
   const std::vector<std::string> sources = set.sources_for(target);

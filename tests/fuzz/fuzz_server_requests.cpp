@@ -5,7 +5,8 @@
 // rebuilt (HTML with and without word alignments); and the body as the bytes of a connection,
 // whose request head (server/request_head.h) frames a request or is refused with a status.
 // Refusal must be an ApiError (answered with its status) or an ordo::Error; an unchanged text
-// must rebuild byte for byte; a framed head must end where its blank line does.
+// must rebuild byte for byte; a framed head must end where its blank line does. And the
+// language of the body (server/language_detect.h, CLD2): any bytes are detected or not, safely.
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ordo/error.h"
 #include "ordo/text.h"
 #include "server/request_fields.h"
+#include "server/language_detect.h"
 #include "server/request_head.h"
 
 namespace {
@@ -109,6 +111,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)html.rebuild({});
     }
   } catch (const ordo::Error&) {
+  }
+
+  // The body as a text whose language POST /detect and source "auto" detect (CLD2): any bytes,
+  // as plain text and as HTML, give an answer among the candidates and never more than three.
+  for (const bool html : {false, true}) {
+    const ordo::server::Detection d = ordo::server::detect_language(body, {"en", "de", "deu_Latn", "zh", "he", "nb"}, html);
+    if (d.languages.size() > 3) ordo::fuzz::fail("more than three detected languages");
+    for (const ordo::server::DetectedLanguage& l : d.languages)
+      if (l.confidence < 0 || l.confidence > 100) ordo::fuzz::fail("a confidence outside 0-100");
   }
   return 0;
 }
