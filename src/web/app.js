@@ -151,7 +151,10 @@
     let source = $('source').value;
     if (source === 'auto') source = state.detected;
     const target = $('target').value;
-    if (!source || !target) return;
+    if (!source || !target) {
+      $('status').textContent = 'Translate something first: the detected language is not known yet.';
+      return;
+    }
     // The translation becomes the text to translate back.
     if (state.last && state.last.translated && $('result').textContent === state.last.translated) {
       $('text').value = state.last.translated;
@@ -200,6 +203,7 @@
     $('text').value = '';
     updateCount();
     showResult('', null);
+    showError(null);
     $('text').focus();
   });
 
@@ -216,6 +220,7 @@
     if (state.controller) state.controller.abort();
     if (!text.trim()) {
       showResult('', null);
+      showError(null);
       setBusy(false);
       return;
     }

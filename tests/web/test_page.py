@@ -290,8 +290,6 @@ def test_swap_exchanges_the_languages_and_translates_back(server, driver):
     assert console_errors(driver) == []
 
 
-@pytest.mark.skip(reason="needs POST /detect and source 'auto' by language identification (issue 33, the other "
-                         "helper's part): today 'auto' is refused when two sources translate into the target")
 def test_auto_detects_german(server, driver):
     expected = run_ordo(["translate", "-m", "de-en"], DE + "\n").strip()
     open_page(driver, server)
