@@ -64,6 +64,9 @@ struct TokenEvent {
   size_t input = 0;   // which input of the call: its index in the sentences given
   int64_t id = -1;    // the token just generated (target prefix tokens and the final </s> too); -1 when done
   std::string piece;  // its piece ("▁Haus", "</s>"); "" when done
+  // Its log-probability as the search scored it (log-softmax of the processed logits; the
+  // hypothesis' greedy score is their sum); 0 for a target prefix token and when done.
+  float log_prob = 0.0f;
   // The output text so far that later tokens cannot change: the words before the last space
   // (the word being written may still grow; Hugging Face's clean-up may join " ." or " n't"),
   // never half a UTF-8 character. Each event's text extends the one before it.

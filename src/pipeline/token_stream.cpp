@@ -73,11 +73,12 @@ TokenStreamStep::TokenStreamStep(search::StepModel& step, const text::Tokenizer&
       per_token_(per_token),
       streams_(inputs_.size()) {}
 
-bool TokenStreamStep::on_token(int64_t hypothesis, int64_t id) {
+bool TokenStreamStep::on_token(int64_t hypothesis, int64_t id, float log_prob) {
   if (!per_token_) return true;
   const size_t i = static_cast<size_t>(hypothesis);
   TokenEvent event = streams_[i].push(tokenizer_, id);
   event.input = inputs_[i];
+  event.log_prob = log_prob;
   return on_token_(event);
 }
 

@@ -47,7 +47,7 @@ class TokenStreamStep : public search::StepModel {
   at::Tensor next_logits(const at::Tensor& tokens) override { return step_.next_logits(tokens); }
   void select(const at::Tensor& rows) override { step_.select(rows); }
   at::Tensor step_attention() override { return step_.step_attention(); }
-  bool on_token(int64_t hypothesis, int64_t id) override;
+  bool on_token(int64_t hypothesis, int64_t id, float log_prob) override;
   // The final event of batch input i, its best hypothesis' text being `result`'s first.
   void finish(size_t i, const TranslationResult& result);
 

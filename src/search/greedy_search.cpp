@@ -90,8 +90,9 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
     for (size_t row = 0; row < owner.size(); ++row) {
       SearchHypothesis& hyp = results[owner[row] / per_input][owner[row] % per_input];
       hyp.ids.push_back(next_ids[row]);
-      if (forced[row] < 0) hyp.score += next_log_probs[row];
-      const bool go_on = model.on_token(owner[row], next_ids[row]);  // streaming; false: stop here
+      const float log_prob = forced[row] < 0 ? next_log_probs[row] : 0.0f;
+      hyp.score += log_prob;
+      const bool go_on = model.on_token(owner[row], next_ids[row], log_prob);  // streaming; false: stop here
       const bool ends = next_ids[row] == s.eos_token_id || !go_on;
       if (s.return_attention && ends) hyp.attention = attention.trace(static_cast<int64_t>(row));
       if (!ends) {

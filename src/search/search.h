@@ -24,10 +24,11 @@ class StepModel {
   // next_logits() just ran, [rows, layers, heads, source_len].
   virtual at::Tensor step_attention() { return {}; }
   // Streaming: greedy search and sampling tell it each token they append to hypothesis
-  // `hypothesis` (input * num_return_sequences + k), prefix tokens and the final EOS included;
-  // false ends that hypothesis there, as an EOS would (none is added). Beam search does not
-  // call it: no beam's tokens are final before the search ends.
-  virtual bool on_token(int64_t hypothesis, int64_t id) { return true; }
+  // `hypothesis` (input * num_return_sequences + k), prefix tokens and the final EOS included,
+  // with the log-probability it adds to the score (0 for a prefix token); false ends that
+  // hypothesis there, as an EOS would (none is added). Beam search does not call it: no
+  // beam's tokens are final before the search ends.
+  virtual bool on_token(int64_t hypothesis, int64_t id, float log_prob) { return true; }
 };
 
 struct SearchHypothesis {

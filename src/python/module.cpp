@@ -1,0 +1,556 @@
+// ordo._ordo — the Python face of the public library (include/ordo/ only), by pybind11.
+// ordo/__init__.py wraps it: it chooses OpenMP's wait policy before this module loads
+// libordo, and adds what is easier in Python (translate(), summarize(), generate_tokens()).
+//
+// Keyword options are read from the one table of decoding options
+// (ordo/decode_option_table.h): a name the table has sets that DecodeOptions member, None
+// leaves it unset (the model's generation_config.json decides, as on the command line).
+// Beside the table only what is not a decoding option: batch_size / batch_tokens
+// (BatchOptions), preset, return_attention, glossary, and per-input target prefixes.
+//
+// The GIL is released while ordo computes, so Python threads sharing one Translator run in
+// parallel. A call from Python's main thread runs on a helper thread while the main thread
+// waits for it and for signals: Ctrl-C sets DecodeOptions::cancelled, which stops the call
+// before its next decoding step, and KeyboardInterrupt is raised.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ordo/decode_option_table.h"
+#include "ordo/ordo.h"
+#include "ordo/model_location.h"
+
+namespace py = pybind11;
+using namespace ordo;
+
+namespace {
+
+// ---------------------------------------------------------------- running a call
+
+// Set when the Python caller gave up (Ctrl-C, a generator closed): DecodeOptions::cancelled.
+struct CancelFlag {
+  std::atomic<bool> stop{false};
+};
+
+bool on_main_thread() {
+  static const unsigned long main_thread =
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return PyThread_get_thread_ident() == main_thread;
+}
+
+// Runs `work` without the GIL. On the main thread it runs on a helper thread and this one
+// checks for signals every 20 ms; a signal whose handler raises (KeyboardInterrupt) cancels
+// the call, and that exception is raised once the call has stopped.
+template <class Result, class Work>
+Result run_released(const std::shared_ptr<CancelFlag>& flag, Work work) {
+  if (!on_main_thread()) {
+    py::gil_scoped_release release;
+    return work();
+  }
+  std::packaged_task<Result()> task(std::move(work));
+  std::future<Result> done = task.get_future();
+  std::optional<py::error_already_set> interrupted;
+  {
+    py::gil_scoped_release release;
+    std::thread runner(std::move(task));
+    while (done.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+      if (interrupted) continue;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        interrupted.emplace();  // takes the pending exception (KeyboardInterrupt)
+        flag->stop = true;
+      }
+    }
+    runner.join();
+  }
+  if (interrupted) {
+    try {
+      done.get();
+    } catch (const Error&) {  // "cancelled"
+    }
+    throw std::move(*interrupted);
+  }
+  return done.get();
+}
+
+// ---------------------------------------------------------------- options
+
+[[noreturn]] void type_error(const std::string& message) { throw py::type_error(message); }
+
+std::string known_options() {
+  std::string known;
+  for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
+  return known + ", return_attention, glossary, preset, batch_size, batch_tokens";
+}
+
+bool is_int(const py::handle& value) { return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value); }
+
+// Sets the table entry `spec` of `decode` from a Python value, checked as ordo serve checks a
+// request field: the type, then the range (ordo::Error "beam_size must be an integer from 1 to 1024").
+void set_option(DecodeOptions& decode, const DecodeOptionSpec& spec, const py::handle& value) {
+  const std::string name = spec.name;
+  const auto out_of_range = [&] { throw Error(name + " " + spec.accepted()); };
+  switch (spec.type) {
+    case DecodeOptionSpec::Type::kInt:
+    case DecodeOptionSpec::Type::kSeed: {
+      if (!is_int(value)) type_error(name + " must be an int, not " + std::string(py::str(value.get_type().attr("__name__"))));
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+      if (overflow || v < spec.min || static_cast<double>(v) > spec.max) out_of_range();
+      if (spec.type == DecodeOptionSpec::Type::kInt) decode.*spec.int_member = static_cast<int>(v);
+      else decode.*spec.seed_member = static_cast<uint64_t>(v);
+      break;
+    }
+    case DecodeOptionSpec::Type::kFloat: {
+      if (!is_int(value) && !py::isinstance<py::float_>(value))
+        type_error(name + " must be a number, not " + std::string(py::str(value.get_type().attr("__name__"))));
+      const double v = value.cast<double>();
+      if (!(v >= spec.min && v <= spec.max)) out_of_range();
+      decode.*spec.float_member = static_cast<float>(v);
+      break;
+    }
+    case DecodeOptionSpec::Type::kBool:
+      if (!py::isinstance<py::bool_>(value)) type_error(name + " must be True or False");
+      decode.*spec.bool_member = value.cast<bool>();
+      break;
+    case DecodeOptionSpec::Type::kText:
+      if (!py::isinstance<py::str>(value)) type_error(name + " must be a str");
+      decode.*spec.text_member = value.cast<std::string>();
+      break;
+  }
+}
+
+std::shared_ptr<const Glossary> glossary_of(const py::handle& value) {
+  Glossary glossary;
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    glossary = Glossary::read_tsv(py::str(py::module_::import("os").attr("fspath")(value)).cast<std::string>());
+  } else if (py::isinstance<py::dict>(value)) {
+    for (const auto& [source, target] : value.cast<py::dict>())
+      glossary.add(source.cast<std::string>(), target.cast<std::string>(), "glossary");
+  } else {
+    type_error("glossary must be a path to a TSV file (source term TAB target term) or a dict {source: target}");
+  }
+  return std::make_shared<const Glossary>(std::move(glossary));
+}
+
+// One call's settings, from its keyword arguments.
+struct Call {
+  DecodeOptions decode;
+  BatchOptions batching;
+  std::vector<std::string> target_prefixes;  // per input (target_prefix=[...]); empty = none
+  std::shared_ptr<CancelFlag> flag = std::make_shared<CancelFlag>();
+};
+
+// `default_preset`: "translation" or "summarization", as `ordo translate` / `ordo summarize`.
+Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t inputs) {
+  Call call;
+  std::optional<std::string> preset;
+  std::optional<int> batch_size, batch_tokens;
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = key.cast<std::string>();
+    if (value.is_none()) continue;
+    if (name == "preset") {
+      if (!py::isinstance<py::str>(value) && !py::hasattr(value, "__fspath__")) type_error("preset must be a str");
+      preset = py::str(py::module_::import("os").attr("fspath")(value)).cast<std::string>();
+    } else if (name == "batch_size" || name == "batch_tokens") {
+      if (!is_int(value)) type_error(name + " must be an int");
+      const long long v = value.cast<long long>();
+      const long long low = name == "batch_size" ? 1 : 0, high = name == "batch_size" ? 1 << 16 : 1 << 24;
+      if (v < low || v > high)
+        throw Error(name + " must be an integer from " + std::to_string(low) + " to " + std::to_string(high));
+      (name == "batch_size" ? batch_size : batch_tokens) = static_cast<int>(v);
+    } else if (name == "return_attention") {
+      if (!py::isinstance<py::bool_>(value)) type_error("return_attention must be True or False");
+      call.decode.return_attention = value.cast<bool>();
+    } else if (name == "glossary") {
+      call.decode.glossary = glossary_of(value);
+    } else if (name == decode_option_spec(&DecodeOptions::target_prefix).name && py::isinstance<py::list>(value)) {
+      // CTranslate2's shape: one prefix per input (None or "" = none).
+      const py::list list = value.cast<py::list>();
+      if (list.size() != inputs)
+        throw Error("target_prefix has " + std::to_string(list.size()) + " entries for " + std::to_string(inputs) +
+                    " inputs: one prefix per input (or one str for all)");
+      for (const py::handle& item : list) {
+        if (!item.is_none() && !py::isinstance<py::str>(item)) type_error("target_prefix entries must be str or None");
+        call.target_prefixes.push_back(item.is_none() ? std::string() : item.cast<std::string>());
+      }
+    } else {
+      const DecodeOptionSpec* spec = nullptr;
+      for (const DecodeOptionSpec& s : decode_option_specs())
+        if (name == s.name) spec = &s;
+      if (!spec) type_error("unexpected keyword argument '" + name + "' (options: " + known_options() + ")");
+      set_option(call.decode, *spec, value);
+    }
+  }
+  const std::string file = preset_file(preset.value_or(default_preset));
+  call.decode.preset = std::make_shared<DecodeOptions>(load_preset(file));
+  call.batching = load_preset_batching(file);
+  if (batch_size) call.batching.batch_size = *batch_size;
+  if (batch_tokens) call.batching.batch_tokens = *batch_tokens;
+  return call;
+}
+
+std::vector<std::string> strings_of(const py::handle& value, const char* what) {
+  if (py::isinstance<py::str>(value)) type_error(std::string(what) + " must be a list of str, not a str");
+  std::vector<std::string> out;
+  for (const py::handle& item : py::iter(value)) {
+    if (!py::isinstance<py::str>(item)) type_error(std::string(what) + " must hold str only");
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the translator
+
+struct PyTranslator {
+  std::shared_ptr<const Translator> translator;
+  std::string model_path;
+
+  std::vector<TranslationResult> translate(const std::vector<std::string>& sources, Call& call) const {
+    auto flag = call.flag;
+    call.decode.cancelled = [flag] { return flag->stop.load(); };
+    auto model = translator;
+    return run_released<std::vector<TranslationResult>>(flag, [model, sources, call] {
+      return model->translate(sources, call.decode, call.batching, call.target_prefixes);
+    });
+  }
+
+  // `ordo summarize`: a folder with a summarization task (T5) runs it unless a task is given.
+  void summarization_task(Call& call) const {
+    const std::vector<std::string> tasks = translator->tasks();
+    if (!call.decode.task && std::count(tasks.begin(), tasks.end(), "summarization")) call.decode.task = "summarization";
+  }
+};
+
+ModelOptions model_options_of(const std::string& compute_type, int threads, int inter_threads, bool weight_cache) {
+  ModelOptions o;
+  o.compute_type = parse_compute_type(compute_type);
+  if (threads < 0) throw Error("threads must be 0 (all cores) or more");
+  if (inter_threads < 1) throw Error("inter_threads must be at least 1");
+  o.threads = threads;
+  o.inter_threads = inter_threads;
+  o.weight_cache = weight_cache;
+  // Warnings go to Python's warnings module (the library never prints): collected during
+  // loading, which runs without the GIL, and issued afterwards.
+  return o;
+}
+
+// ---------------------------------------------------------------- generate_tokens
+
+// A translation running on its own thread whose tokens are read one by one from Python.
+// The queue is short, so decoding keeps at most a few tokens ahead of the reader; close()
+// (the Python generator's end, or a break out of its loop) stops the decoding at its next step.
+class TokenStream {
+ public:
+  TokenStream(std::shared_ptr<const Translator> model, std::string source, Call call)
+      : model_(std::move(model)), flag_(call.flag) {
+    auto flag = flag_;
+    call.decode.cancelled = [flag] { return flag->stop.load(); };
+    call.decode.on_token = [this](const TokenEvent& event) { return push(event); };
+    runner_ = std::thread([this, source = std::move(source), call = std::move(call)] {
+      try {
+        model_->translate({source}, call.decode, call.batching);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!flag_->stop) error_ = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      finished_ = true;
+      changed_.notify_all();
+    });
+  }
+  ~TokenStream() { close(); }
+
+  // The next event as a tuple (id, piece, log_prob, text, done), or None at the end.
+  py::object next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (events_.empty() && !finished_) {
+      {
+        py::gil_scoped_release release;
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+      }
+      if (events_.empty() && !finished_ && PyErr_CheckSignals() != 0) {
+        lock.unlock();
+        close();
+        throw py::error_already_set();
+      }
+    }
+    if (!events_.empty()) {
+      TokenEvent event = std::move(events_.front());
+      events_.pop_front();
+      changed_.notify_all();
+      return py::make_tuple(event.id, event.piece, event.log_prob, event.text, event.done);
+    }
+    if (error_) {
+      std::exception_ptr error = error_;
+      error_ = nullptr;
+      std::rethrow_exception(error);
+    }
+    return py::none();
+  }
+
+  // Stops the decoding (if still running) and waits for its thread.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flag_->stop = true;
+      changed_.notify_all();
+    }
+    if (runner_.joinable()) {
+      py::gil_scoped_release release;
+      runner_.join();
+    }
+  }
+
+  // Tokens the decoding produced (read or not): how far it went.
+  size_t produced() const { return produced_; }
+
+ private:
+  bool push(const TokenEvent& event) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return events_.size() < kAhead || flag_->stop; });
+    if (flag_->stop) return false;
+    events_.push_back(event);
+    if (!event.done) ++produced_;
+    changed_.notify_all();
+    return true;
+  }
+
+  static constexpr size_t kAhead = 4;
+  std::shared_ptr<const Translator> model_;
+  std::shared_ptr<CancelFlag> flag_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<TokenEvent> events_;
+  std::exception_ptr error_;
+  std::atomic<size_t> produced_{0};
+  bool finished_ = false;
+  std::thread runner_;
+};
+
+// ---------------------------------------------------------------- results as Python values
+
+py::list matrix(const std::vector<float>& values, int64_t rows, int64_t columns) {
+  py::list out;
+  for (int64_t r = 0; r < rows; ++r) {
+    py::list row;
+    for (int64_t c = 0; c < columns; ++c) row.append(values[static_cast<size_t>(r * columns + c)]);
+    out.append(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ordo, m) {
+  m.doc() = "ordo: translation and summarization with encoder-decoder transformers (C++ engine)";
+  // Every failure the library reports, with the message the command line prints after "ordo: error: ".
+  py::register_exception<Error>(m, "Error", PyExc_Exception);
+  m.attr("__version__") = version();
+
+  m.def(
+      "decode_options",
+      [] {
+        py::list out;
+        for (const DecodeOptionSpec& spec : decode_option_specs()) {
+          static const char* const kTypes[] = {"int", "float", "bool", "seed", "str"};
+          py::dict d;
+          d["name"] = spec.name;
+          d["flag"] = spec.flag;
+          d["type"] = kTypes[static_cast<int>(spec.type)];
+          d["min"] = spec.min;
+          d["max"] = spec.max;
+          d["help"] = spec.help;
+          d["in_preset"] = spec.in_preset;
+          out.append(d);
+        }
+        return out;
+      },
+      "The decoding options every call takes as keywords (the one table ordo's command line and server read "
+      "too): dicts with name, flag, type, min, max, help, in_preset.");
+  m.def(
+      "split_sentences",
+      [](const std::string& text, const std::string& language) {
+        std::vector<std::string> out;
+        for (const SentenceSpan& span : split_sentences(text, language))
+          out.push_back(text.substr(span.begin, span.end - span.begin));
+        return out;
+      },
+      py::arg("text"), py::arg("language") = "",
+      "The sentences of `text` (ICU's rules for `language`, e.g. \"en\"; \"\" = root rules), in order, trimmed.");
+  m.def("resolve_model_dir", &resolve_model_dir, py::arg("name_or_path"),
+        "The folder a model argument means: a path as given, or a bundled model by name (\"en-de\").");
+
+  py::class_<Hypothesis>(m, "Hypothesis")
+      .def_readonly("text", &Hypothesis::text)
+      .def_readonly("tokens", &Hypothesis::tokens)
+      .def_readonly("ids", &Hypothesis::ids)
+      .def_readonly("score", &Hypothesis::score)
+      .def_property_readonly(
+          "attention",
+          [](const Hypothesis& h) -> py::object {
+            if (h.attention.empty()) return py::none();
+            return matrix(h.attention.averaged, h.attention.target_length, h.attention.source_length);
+          },
+          "With return_attention: [target][source] weights (the mean of the heads of the alignment layer)")
+      .def_property_readonly(
+          "attention_weights",
+          [](const Hypothesis& h) -> py::object {
+            const Attention& a = h.attention;
+            if (a.empty()) return py::none();
+            py::list layers;
+            for (int64_t l = 0; l < a.layers; ++l) {
+              py::list heads;
+              for (int64_t hd = 0; hd < a.heads; ++hd) {
+                const size_t offset = static_cast<size_t>((l * a.heads + hd) * a.target_length * a.source_length);
+                std::vector<float> part(a.weights.begin() + static_cast<std::ptrdiff_t>(offset),
+                                        a.weights.begin() +
+                                            static_cast<std::ptrdiff_t>(offset + a.target_length * a.source_length));
+                heads.append(matrix(part, a.target_length, a.source_length));
+              }
+              layers.append(heads);
+            }
+            return layers;
+          },
+          "With return_attention: [layer][head][target][source], every layer and head")
+      .def_readonly("id_pieces", &Hypothesis::id_pieces)
+      .def("__repr__", [](const Hypothesis& h) {
+        return "Hypothesis(text=" + std::string(py::repr(py::str(h.text))) + ", score=" + std::to_string(h.score) + ")";
+      });
+
+  py::class_<TranslationResult>(m, "TranslationResult")
+      .def_readonly("hypotheses", &TranslationResult::hypotheses)
+      .def_readonly("source_tokens", &TranslationResult::source_tokens)
+      .def_readonly("source_ids", &TranslationResult::source_ids)
+      .def_readonly("truncated_tokens", &TranslationResult::truncated_tokens)
+      .def("__repr__", [](const TranslationResult& r) {
+        return "TranslationResult(hypotheses=" + std::string(py::repr(py::cast(r.hypotheses))) + ")";
+      });
+
+  py::class_<ScoreResult>(m, "ScoreResult")
+      .def_readonly("ids", &ScoreResult::ids)
+      .def_readonly("tokens", &ScoreResult::tokens)
+      .def_readonly("log_probs", &ScoreResult::log_probs)
+      .def_readonly("score", &ScoreResult::score)
+      .def("__repr__", [](const ScoreResult& r) { return "ScoreResult(score=" + std::to_string(r.score) + ")"; });
+
+  py::class_<DocumentTranslation>(m, "DocumentTranslation")
+      .def_readonly("text", &DocumentTranslation::text)
+      .def_property_readonly("sentences",
+                             [](const DocumentTranslation& d) {
+                               py::list out;
+                               for (const SentenceSpan& s : d.sentences)
+                                 out.append(py::make_tuple(s.begin, s.end));
+                               return out;
+                             },
+                             "Where each source sentence lies in the unit: (begin, end) UTF-8 byte offsets")
+      .def_readonly("results", &DocumentTranslation::results)
+      .def("__repr__", [](const DocumentTranslation& d) {
+        return "DocumentTranslation(text=" + std::string(py::repr(py::str(d.text))) + ")";
+      });
+
+  py::class_<TokenStream>(m, "_TokenStream")
+      .def("next", &TokenStream::next)
+      .def("close", &TokenStream::close)
+      .def_property_readonly("produced", &TokenStream::produced);
+
+  py::class_<PyTranslator>(m, "Translator")
+      .def(py::init([](const std::string& model_path, const std::string& compute_type, int threads, int inter_threads,
+                       bool weight_cache) {
+             ModelOptions options = model_options_of(compute_type, threads, inter_threads, weight_cache);
+             auto warnings = std::make_shared<std::vector<std::string>>();
+             options.on_warning = [warnings](const std::string& w) { warnings->push_back(w); };
+             const std::string dir = resolve_model_dir(model_path);
+             std::shared_ptr<const Translator> model;
+             {
+               py::gil_scoped_release release;
+               model = std::make_shared<const Translator>(dir, options);
+             }
+             for (const std::string& w : *warnings)
+               if (PyErr_WarnEx(PyExc_RuntimeWarning, ("ordo: " + w).c_str(), 1) < 0) throw py::error_already_set();
+             return PyTranslator{std::move(model), dir};
+           }),
+           py::arg("model_path"), py::arg("compute_type") = "float32", py::arg("threads") = 0,
+           py::arg("inter_threads") = 1, py::arg("weight_cache") = true)
+      .def_readonly("model_path", &PyTranslator::model_path)
+      .def_property_readonly("languages", [](const PyTranslator& t) { return t.translator->languages(); })
+      .def_property_readonly("tasks", [](const PyTranslator& t) { return t.translator->tasks(); })
+      .def(
+          "translate_batch",
+          [](const PyTranslator& t, const py::object& sources, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs = strings_of(sources, "sources");
+            Call call = call_of(kwargs, "translation", inputs.size());
+            return t.translate(inputs, call);
+          },
+          py::arg("sources"))
+      .def(
+          "summarize_batch",
+          [](const PyTranslator& t, const py::object& documents, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs = strings_of(documents, "documents");
+            Call call = call_of(kwargs, "summarization", inputs.size());
+            t.summarization_task(call);
+            return t.translate(inputs, call);
+          },
+          py::arg("documents"))
+      .def(
+          "score_batch",
+          [](const PyTranslator& t, const py::object& sources, const py::object& targets, const py::kwargs& kwargs) {
+            const std::vector<std::string> in = strings_of(sources, "sources");
+            const std::vector<std::string> out = strings_of(targets, "targets");
+            Call call = call_of(kwargs, "translation", in.size());
+            auto flag = call.flag;
+            call.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = t.translator;
+            return run_released<std::vector<ScoreResult>>(
+                flag, [model, in, out, call] { return model->score(in, out, call.decode, call.batching); });
+          },
+          py::arg("sources"), py::arg("targets"))
+      .def(
+          "translate_documents",
+          [](const PyTranslator& t, const py::object& units, const std::string& language, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs = strings_of(units, "units");
+            Call call = call_of(kwargs, "translation", inputs.size());
+            if (!call.target_prefixes.empty()) throw Error("translate_documents takes no per-input target_prefix");
+            auto flag = call.flag;
+            call.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = t.translator;
+            return run_released<std::vector<DocumentTranslation>>(flag, [model, inputs, call, language] {
+              return translate_documents(*model, inputs, call.decode, language, call.batching);
+            });
+          },
+          py::arg("units"), py::arg("language") = "")
+      .def(
+          "_token_stream",
+          [](const PyTranslator& t, const std::string& source, bool summarize, const py::kwargs& kwargs) {
+            Call call = call_of(kwargs, summarize ? "summarization" : "translation", 1);
+            if (summarize) t.summarization_task(call);
+            if (!call.target_prefixes.empty()) call.decode.target_prefix = call.target_prefixes[0];
+            call.target_prefixes.clear();
+            // Token by token needs one greedy or sampled hypothesis (beam search has no final
+            // token before it ends).
+            const std::string beam = decode_option_spec(&DecodeOptions::beam_size).name;
+            const std::string n_best = decode_option_spec(&DecodeOptions::n_best).name;
+            if (call.decode.beam_size.value_or(1) > 1)
+              throw Error("generate_tokens decodes greedily or by sampling: " + beam + " must be 1");
+            if (call.decode.n_best.value_or(1) > 1)
+              throw Error("generate_tokens gives one hypothesis: " + n_best + " must be 1");
+            call.decode.beam_size = 1;
+            call.decode.n_best = 1;
+            return std::make_unique<TokenStream>(t.translator, source, std::move(call));
+          },
+          py::arg("source"), py::arg("summarize") = false)
+      .def("__repr__", [](const PyTranslator& t) { return "ordo.Translator(" + std::string(py::repr(py::str(t.model_path))) + ")"; });
+}
