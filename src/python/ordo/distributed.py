@@ -34,6 +34,30 @@ MANIFEST_VERSION = 1
 
 _TRANSLATORS = {}
 _TRANSLATORS_LOCK = threading.Lock()
+_BUSY = [0, False]  # tasks of this module running in this worker process; atexit registered
+
+
+def _exit_now_if_busy():
+    """atexit in a worker: when the cluster closes (Ctrl-C on the client) while a task is still
+    inside ordo on a worker thread, end the process at once; finalizing Python under a thread that
+    will come back from C++ aborts with "Fatal Python error". Nothing of a task is kept anyway."""
+    if _BUSY[0]:
+        os._exit(0)
+
+
+class _Busy:
+    def __enter__(self):
+        with _TRANSLATORS_LOCK:
+            if not _BUSY[1]:
+                import atexit
+
+                atexit.register(_exit_now_if_busy)
+                _BUSY[1] = True
+            _BUSY[0] += 1
+
+    def __exit__(self, *exc):
+        with _TRANSLATORS_LOCK:
+            _BUSY[0] -= 1
 
 
 def _translator(model, load_options):
@@ -68,6 +92,11 @@ def translate_partition(model, load_options, options, first, lines, nbest, input
     lines that failed on their own: [line number, message], as ``ordo translate`` reports them
     and gives an empty output line), ``pid`` and ``loaded`` (whether this task loaded the model).
     """
+    with _Busy():
+        return _translate_partition(model, load_options, options, first, lines, nbest, input_name)
+
+
+def _translate_partition(model, load_options, options, first, lines, nbest, input_name):
     import ordo
 
     translator, loaded = _translator(model, load_options)
@@ -99,11 +128,12 @@ def check_settings(model, load_options, options, line):
     import ordo
 
     loaded = False
-    try:
-        translator, loaded = _translator(model, load_options)
-        translator.translate_batch([line] if line else [], **options)
-    except ordo.Error as e:
-        return {"error": str(e), "pid": os.getpid(), "loaded": loaded}
+    with _Busy():
+        try:
+            translator, loaded = _translator(model, load_options)
+            translator.translate_batch([line] if line else [], **options)
+        except ordo.Error as e:
+            return {"error": str(e), "pid": os.getpid(), "loaded": loaded}
     return {"error": None, "pid": os.getpid(), "loaded": loaded}
 
 
@@ -200,7 +230,8 @@ def build_parser(table):
         flags = [f.strip() for f in (spec["flag"] or "").split(",") if f.strip() and f.strip() not in taken]
         if not any(f.startswith("--") for f in flags):
             continue  # not a command-line flag of ordo translate either
-        decoding.add_argument(*flags, dest="opt_" + spec["name"], type=_value_parser(spec), metavar="VALUE",
+        metavar = {"int": "N", "seed": "N", "float": "X", "bool": "true|false"}.get(str(spec["type"]).lower(), "TEXT")
+        decoding.add_argument(*flags, dest="opt_" + spec["name"], type=_value_parser(spec), metavar=metavar,
                               help=(spec["help"] or "").replace("%", "%%"))
     return parser
 
@@ -370,8 +401,8 @@ def run(args, table):
     done = _prepare_parts(parts, manifest, args.restart)
     todo = [k for k in range(count) if k not in done]
     stats = {"partitions": count, "kept": count - len(todo), "translated": 0, "failed": 0, "lines": len(lines),
-             "lines_translated": 0, "workers": 0, "model_loads": {}, "partitions_by_worker": {}, "seconds": 0.0, "lines_per_second": None,
-             "interrupted": False}
+             "lines_translated": 0, "workers": 0, "model_loads": {}, "partitions_by_worker": {}, "seconds": 0.0,
+             "seconds_translating": None, "lines_per_second": None, "interrupted": False}
     _log(args, "%d lines, %d partitions of %d lines: %d kept in %s, %d to translate"
          % (len(lines), count, args.partition_lines, stats["kept"], parts, len(todo)))
     failed_lines = []
@@ -401,6 +432,7 @@ def run(args, table):
             count_load(check)
             if check["error"]:
                 raise UsageError(check["error"])
+            translating = time.monotonic()
             window = max(4, 3 * max(1, sum(client.nthreads().values())))
             queue = list(todo)
 
@@ -426,6 +458,8 @@ def run(args, table):
                           % (PROG, k, k * args.partition_lines + 1, min(len(lines), (k + 1) * args.partition_lines),
                              type(e).__name__, e), file=sys.stderr, flush=True)
                 else:
+                    if result["errors"]:  # first: a part file is only kept with its errors
+                        _write_atomically(_part_path(parts, k)[:-4] + ".errors.json", json.dumps(result["errors"]))
                     _write_atomically(_part_path(parts, k), result["text"])
                     stats["translated"] += 1
                     stats["lines_translated"] += len(lines[k * args.partition_lines:(k + 1) * args.partition_lines])
@@ -440,6 +474,7 @@ def run(args, table):
                 if queue:
                     finished.add(submit(queue.pop(0)))
             stats["workers"] = max(stats["workers"], len(client.scheduler_info().get("workers", {})))
+            stats["seconds_translating"] = round(time.monotonic() - translating, 3)
         except KeyboardInterrupt:
             stats["interrupted"] = True
             have = sum(1 for k in range(count) if os.path.exists(_part_path(parts, k)))
@@ -450,10 +485,19 @@ def run(args, table):
                     client.cancel(list(pending))
                 except Exception:
                     pass
-            _close(client, cluster)
             _write_stats(args, stats, started)
             return 130
-        _close(client, cluster)
+        finally:
+            _close(client, cluster)
+    # Inputs that failed on their own (an empty line each, as ordo translate gives them), also
+    # those of partitions kept from an earlier run: reported again, and the exit status says so.
+    for k in sorted(done):
+        path = _part_path(parts, k)[:-4] + ".errors.json"
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                for number, message in json.load(f):
+                    failed_lines.append(number)
+                    print("ordo: error: " + message, file=sys.stderr, flush=True)
     if failed_parts:
         _write_stats(args, stats, started)
         print("%s: %d partitions failed; the %d done are kept in %s: run the same command again"
