@@ -54,6 +54,7 @@ void Service::libre_detect(const httplib::Request& req, httplib::Response& res, 
   require_ready();
   bool is_list = false;
   const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
+  admit(req, texts, "");  // the key's limits, as LibreTranslate counts /detect; the access log
   const std::vector<std::string> candidates = models().source_languages();
   if (candidates.empty()) throw ApiError(400, "this server translates from no language (it serves no translation model)");
   // Nothing detected among them: LibreTranslate's answer, English (here: the first served
