@@ -9,7 +9,9 @@ namespace ordo::server {
 namespace {
 
 const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
-                               "/v1/models", "/health",    "/ready",        "/metrics",     "/admin/reload"};
+                               "/v1/models", "/health",    "/ready",        "/metrics",     "/admin/reload",
+                               // the page (src/web) and the settings it reads
+                               "/", "/static/app.js", "/static/style.css", "/frontend/settings"};
 
 }  // namespace
 
