@@ -274,32 +274,37 @@ class TokenStream {
   }
   ~TokenStream() { close(); }
 
-  // The next event as a tuple (id, piece, log_prob, text, done), or None at the end.
+  // The next event as a tuple (id, piece, log_prob, text, done), or None at the end. The
+  // mutex is only taken without the GIL (close() takes it with the GIL held).
   py::object next() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (events_.empty() && !finished_) {
+    while (true) {
+      std::optional<TokenEvent> event;
+      bool finished = false;
+      std::exception_ptr error;
       {
         py::gil_scoped_release release;
-        changed_.wait_for(lock, std::chrono::milliseconds(20));
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return !events_.empty() || finished_; });
+        if (!events_.empty()) {
+          event = std::move(events_.front());
+          events_.pop_front();
+          changed_.notify_all();
+        } else if (finished_) {
+          finished = true;
+          std::swap(error, error_);
+        }
       }
-      if (events_.empty() && !finished_ && PyErr_CheckSignals() != 0) {
-        lock.unlock();
+      if (event) return py::make_tuple(event->id, event->piece, event->log_prob, event->text, event->done);
+      if (finished) {
+        if (error) std::rethrow_exception(error);
+        return py::none();
+      }
+      if (PyErr_CheckSignals() != 0) {  // Ctrl-C while waiting for a token
+        py::error_already_set interrupted;
         close();
-        throw py::error_already_set();
+        throw interrupted;
       }
     }
-    if (!events_.empty()) {
-      TokenEvent event = std::move(events_.front());
-      events_.pop_front();
-      changed_.notify_all();
-      return py::make_tuple(event.id, event.piece, event.log_prob, event.text, event.done);
-    }
-    if (error_) {
-      std::exception_ptr error = error_;
-      error_ = nullptr;
-      std::rethrow_exception(error);
-    }
-    return py::none();
   }
 
   // Stops the decoding (if still running) and waits for its thread.
@@ -532,6 +537,20 @@ PYBIND11_MODULE(_ordo, m) {
             });
           },
           py::arg("units"), py::arg("language") = "")
+      .def(
+          "translate_html",
+          [](const PyTranslator& t, const std::string& html, const std::string& language, const py::kwargs& kwargs) {
+            Call call = call_of(kwargs, "translation", 1);
+            if (!call.target_prefixes.empty()) throw Error("translate_html takes no per-input target_prefix");
+            auto flag = call.flag;
+            call.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = t.translator;
+            return run_released<std::string>(flag, [model, html, call, language] {
+              return translate_html(*model, html, call.decode, language);
+            });
+          },
+          py::arg("html"), py::arg("language") = "",
+          "An HTML document or fragment translated sentence by sentence, its markup kept (ordo translate --format html)")
       .def(
           "_token_stream",
           [](const PyTranslator& t, const std::string& source, bool summarize, const py::kwargs& kwargs) {

@@ -166,6 +166,15 @@ def test_translate_documents_and_split_sentences(en_de):
     assert ordo.split_sentences("Mr. Smith came home. He slept.", "en") == ["Mr. Smith came home.", "He slept."]
 
 
+def test_translate_html_as_the_cli(en_de):
+    page = '<p class="x">A man is riding a <b>red</b> bicycle.</p>'
+    done = subprocess.run([ORDO, "translate", "-m", "en-de", "-q", "--format", "html"], input=page,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert en_de.translate_html(page) == done.stdout
+    assert en_de.translate_html(page).startswith('<p class="x">')
+
+
 def test_score_batch_equals_ordo_score(en_de, tmp_path):
     sources, targets = EN[:2], ["Ein Mann fährt Fahrrad.", "Zwei Mädchen spielen."]
     (tmp_path / "src").write_text("\n".join(sources) + "\n")

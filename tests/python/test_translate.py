@@ -132,6 +132,8 @@ def test_every_option_has_a_case():
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_option_reaches_the_engine(cli, name):
+    if name not in OPTION_CASES:
+        pytest.fail("option %s of ordo.decode_options() has no case in OPTION_CASES (tests/python/test_translate.py)" % name)
     model, kwargs = OPTION_CASES[name]
     inputs = SHORT if model.startswith(HF) else EN
     t = translator(model)
