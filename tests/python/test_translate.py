@@ -232,3 +232,18 @@ def test_errors_raise_ordo_error_with_the_cli_message(tmp_path):
         t.translate_batch(EN, beam_size="2")
     with pytest.raises(TypeError, match="list of str"):
         t.translate_batch("A single string.")
+
+
+def test_type_stubs_list_every_option():
+    import ast
+    folder = os.path.dirname(ordo.__file__)
+    assert os.path.exists(os.path.join(folder, "py.typed"))
+    tree = ast.parse(open(os.path.join(folder, "__init__.pyi"), encoding="utf-8").read())
+    translator_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Translator")
+    methods = {f.name: f for f in translator_class.body if isinstance(f, ast.FunctionDef)}
+    for method in ("translate_batch", "translate", "summarize_batch", "generate_tokens", "translate_documents"):
+        keywords = {a.arg for a in methods[method].args.kwonlyargs}
+        assert set(SPECS) <= keywords, method
+    for name in ("translate_batch", "summarize_batch", "score_batch", "translate_documents", "translate_html",
+                 "generate_tokens", "generate_summary_tokens", "translate", "summarize"):
+        assert hasattr(ordo.Translator, name) and name in methods, name
