@@ -187,6 +187,7 @@ int run_server(const ServerConfig& config) {
   }
   if (!stop_requested) {
     service.set_ready(true);
+    const std::shared_ptr<const void> pin = service.pin_models();  // a SIGHUP may reload meanwhile
     std::string names;
     for (const auto& m : service.models().models())
       names += (names.empty() ? "" : ", ") + m->name + " (" + task_name(m->task) + ")";
