@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--model", default="en-de")
     a = ap.parse_args()
     server = subprocess.Popen([a.ordo, "serve", "--model", a.model, "--host", "127.0.0.1", "--port", "0",
-                               "--threads", "1", "--batch-wait-ms", "0"],
+                               "--threads", "1", "--batch-wait-ms", "0", "--access-log", "off"],  # stdout is not read to the end
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         port = None
