@@ -166,6 +166,7 @@ def test_another_runs_parts_are_refused_then_restarted(tmp_path):
 @pytest.mark.parametrize("options, status, message", [
     (["-i", "/nonexistent/in.txt"], 1, "/nonexistent/in.txt: cannot open input file"),
     (["--beam-size", "0"], 2, "--beam-size"),
+    (["-o", "/nonexistent/out.txt"], 1, "/nonexistent/out.txt: cannot create output file"),
     (["--temperature", "x"], 2, "--temperature"),
     (["--local-workers", "1", "--scheduler", "tcp://127.0.0.1:1"], 2, "not allowed with"),
 ])

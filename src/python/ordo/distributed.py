@@ -375,6 +375,10 @@ def run(args, table):
     if args.local_workers is not None and args.local_workers < 1:
         raise UsageError("--local-workers must be at least 1", 2)
     data, lines = _read_input(args.input)
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise UsageError("%s: cannot create output file (%s)" % (args.output, "no folder " + folder if not
+                                                                 os.path.isdir(folder) else "the folder is not writable"))
     if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
         raise UsageError("%s: the output file is the input file; writing it would erase the input (choose another "
                          "--output)" % args.output)
