@@ -156,8 +156,8 @@ TEST(LanguageDetect, RandomBytesNeverCrash) {
   }
 }
 
-// The server detects from many request threads at once: CLD2 is reentrant (no shared state
-// but constant tables), so each thread gets the answers one thread gets.
+// The server detects from many request threads at once, without a lock (language_detect.h says
+// why CLD2 allows it): each thread gets the answers one thread gets.
 TEST(LanguageDetect, ManyThreadsGetTheSameAnswers) {
   const std::vector<std::string> texts = {kGerman, kEnglish, kFrench, kGerman + " " + kEnglish, "Hallo", "<p>x</p>"};
   std::vector<Detection> expected;
