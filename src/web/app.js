@@ -380,6 +380,13 @@
       span.addEventListener('mouseenter', () => mark(t));
       span.addEventListener('focus', () => mark(t));
       span.addEventListener('click', () => mark(t));  // a tap
+      span.addEventListener('keydown', (event) => {  // arrows move between the words
+        const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+        if (!step) return;
+        const next = targetBox.querySelector('.word[data-index="' + (t + step) + '"]');
+        if (next) next.focus();
+        event.preventDefault();
+      });
       targetBox.append(span, ' ');
     });
     targetBox.onmouseleave = () => { if (!targetBox.contains(document.activeElement)) mark(null); };
@@ -531,12 +538,22 @@
     status.textContent = 'Translating ' + file.name + '…';
     $('translate-file').disabled = true;
     try {
+      // Requests within the server's limits: at most maxTexts pieces, and bodies well below
+      // maxBodyBytes (a UTF-8 byte can take 6 in JSON: \u00XX).
       const out = [];
       const perRequest = Math.max(1, state.settings.maxTexts || 1);
-      for (let i = 0; i < pieces.length; i += perRequest) {
-        const q = pieces.slice(i, i + perRequest);
+      const bodyBytes = Math.max(1024, (state.settings.maxBodyBytes || 1048576) / 6 - 1024);
+      const encoder = new TextEncoder();
+      for (let i = 0; i < pieces.length;) {
+        const q = [pieces[i++]];
+        let bytes = encoder.encode(q[0]).length;
+        while (i < pieces.length && q.length < perRequest && bytes + encoder.encode(pieces[i]).length <= bodyBytes) {
+          bytes += encoder.encode(pieces[i]).length;
+          q.push(pieces[i++]);
+        }
         const answer = await api('POST', '/translate', { q, source, target, format: html ? 'html' : 'text' });
         out.push(...answer.translatedText);
+        if (i < pieces.length) status.textContent = 'Translating ' + file.name + ': ' + Math.round(100 * i / pieces.length) + ' %…';
       }
       showError(null);
       const dot = file.name.lastIndexOf('.');

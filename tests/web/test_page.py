@@ -331,11 +331,15 @@ def test_hovering_a_word_marks_its_aligned_source_words(server, driver):
                  "target word %d (%s) marks source words %s" % (t, target_words[t], expected), seconds=5)
         some_linked = some_linked or bool(expected)
     assert some_linked
-    # The keyboard does the same: focus the last word with Tab order (focus), its links are marked.
+    # The keyboard does the same: a focused word marks its links, the arrow keys move on.
     last = len(shown_target) - 1
-    driver.execute_script("arguments[0].focus()", shown_target[last])
-    expected = sorted({s for s, tt in pharaoh if tt == last})
+    driver.execute_script("arguments[0].focus()", shown_target[last - 1])
+    expected = sorted({s for s, tt in pharaoh if tt == last - 1})
     wait_for(driver, lambda d: highlighted_words(d) == expected, "focused word marks its source words", seconds=5)
+    driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+    expected = sorted({s for s, tt in pharaoh if tt == last})
+    wait_for(driver, lambda d: highlighted_words(d) == expected, "the next word after the arrow key", seconds=5)
+    assert driver.switch_to.active_element.get_attribute("data-index") == str(last)
     # The heatmap opens under the result, on a canvas, for the alignment average and any layer/head.
     driver.find_element(By.CSS_SELECTOR, "#heatmap-box summary").click()
     wait_for(driver, lambda d: len(Select(d.find_element(By.ID, "layer")).options) == 1 + 6, "layer choices")
@@ -456,7 +460,7 @@ def test_keyboard_alone_reaches_the_controls(server, driver):
     assert unlabelled == []
 
 
-def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver):
+def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver, downloads):
     with tempfile.TemporaryDirectory(prefix="ordo-web-keys-") as d:
         keys = pathlib.Path(d) / "keys"
         keys.write_text("secret-1\n")
@@ -486,6 +490,21 @@ def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver):
             wait_for(driver, lambda d: result_text(d) == expected, "the translation with the key")
             assert not driver.find_element(By.ID, "error").is_displayed()
             assert driver.execute_script("return sessionStorage.getItem('ordo-api-key')") == "secret-1"
+            # A text document longer than --max-chars (60) goes in pieces cut at line ends, with the key.
+            text = EN + "\nA woman is playing the guitar.\nTwo dogs run on the beach.\n"
+            expected_doc = run_ordo(["translate", "-m", "en-de", "--split-sentences"], text)
+            path = pathlib.Path(d) / "long.txt"
+            path.write_text(text, encoding="utf-8")
+            driver.find_element(By.ID, "tab-documents").click()
+            driver.find_element(By.ID, "file").send_keys(str(path))
+            driver.find_element(By.ID, "translate-file").click()
+            wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
+            driver.find_element(By.ID, "download").click()
+            target = downloads / "long.de.txt"
+            deadline = time.monotonic() + WAIT
+            while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert target.read_text(encoding="utf-8") == expected_doc
             # The 403s were the server's answers (logged by the browser as failed loads), nothing else.
             errors = [e for e in console_errors(driver) if " 403 " not in e["message"]]
             assert errors == []
