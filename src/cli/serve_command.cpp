@@ -116,7 +116,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       "serve",
       "Serve models over HTTP: LibreTranslate's API (POST /translate, GET /languages) and ordo's\n"
       "(POST /v1/translate, /v1/summarize, GET /v1/models, /health, /ready, /metrics), with\n"
-      "concurrent requests batched together. Stops on SIGTERM/SIGINT after answering what is in flight.");
+      "concurrent requests batched together, and a translation page at GET / (--no-page: API only).\n"
+      "Stops on SIGTERM/SIGINT after answering what is in flight.");
   cmd->add_option("-m,--model", args.models,
                   "A model to serve (repeatable): a bundled name (en-de, de-en, dialogsum), a Hugging Face\n"
                   "folder, or SRC:TGT=DIR for a Marian folder that does not name its languages.\n"

@@ -4,6 +4,8 @@
 //                     them; ordo's POST /v1/translate, /v1/summarize (every decoding option,
 //                     answers shaped like `ordo translate --json`), GET /v1/models, /health,
 //                     /ready, /metrics (Prometheus)
+//   the page          GET / and its files (src/web/page_assets.h: compiled into the binary),
+//                     GET /frontend/settings (the limits, as LibreTranslate answers them)
 //   batching          batcher.h: concurrent requests' sentences share batches
 //   what is served    models.h; text cut into sentences and put back: ordo::SentenceLayout and
 //                     ordo::HtmlDocument (ordo/document.h)
