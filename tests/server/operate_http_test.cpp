@@ -216,6 +216,39 @@ TEST(ServeReload, InFlightRequestsFinishOnTheOldModelNewOnesUseTheNewAndABrokenF
   EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
+TEST(ServeReload, UnchangedModelsAreKeptAFolderReplacedInPlaceLoadsAgainABadFileChangesNothing) {
+  TempDir dir;
+  const std::string tiny = dir.file("tiny");
+  ASSERT_EQ(::mkdir(tiny.c_str(), 0755), 0);
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), tiny);
+  dir.write("models.json", R"({"models": [{"name": "tiny", "path": ")" + tiny + R"(", "source": "en", "target": "xx"}]})");
+  dir.write("admin.txt", "admin-secret-77\n");
+  ServerProcess server({"--models", dir.file("models.json"), "--admin-key", dir.file("admin.txt"), "--threads", "1"});
+  const json request = {{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}};
+  const Answer before = post(server, "/v1/translate", request);
+  ASSERT_EQ(before.status, 200) << before.text;
+  // Nothing changed: kept, not loaded again (the admin key as an api_key field works too).
+  Answer report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
+  ASSERT_EQ(report.status, 200) << report.text;
+  EXPECT_EQ(report.body["kept"], json::array({"tiny"}));
+  EXPECT_EQ(report.body["loaded"], json::array());
+  // A file of the folder replaced in place (same bytes, a new modification time): loaded again.
+  dir.write("tiny/config.json", read_file(tiny + "/config.json") + "\n");
+  report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
+  ASSERT_EQ(report.status, 200) << report.text;
+  EXPECT_EQ(report.body["loaded"], json::array({"tiny"}));
+  EXPECT_EQ(post(server, "/v1/translate", request).body["results"], before.body["results"]);
+  // A models file that does not parse changes nothing, and says why.
+  dir.write("models.json", "{\"models\": [");
+  report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
+  EXPECT_EQ(report.status, 422) << report.text;
+  ASSERT_EQ(report.body["errors"].size(), 1u) << report.text;
+  EXPECT_NE(report.body["errors"][0]["error"].get<std::string>().find("models.json: invalid JSON"), std::string::npos)
+      << report.text;
+  EXPECT_EQ(post(server, "/v1/translate", request).body["results"], before.body["results"]);
+  EXPECT_EQ(metric(get(server, "/metrics").text, "ordo_reload_total{result=\"ok\"}"), 2);
+}
+
 TEST(ServeKeyLimits, Over429WithRetryAfterTheWindowResetsAndTheAccessLogLine) {
   TempDir dir;
   dir.write("keys.txt",
