@@ -45,9 +45,12 @@ def _exit_now_if_busy():
         os._exit(0)
 
 
+_BUSY_LOCK = threading.Lock()
+
+
 class _Busy:
     def __enter__(self):
-        with _TRANSLATORS_LOCK:
+        with _BUSY_LOCK:
             if not _BUSY[1]:
                 import atexit
 
@@ -56,12 +59,13 @@ class _Busy:
             _BUSY[0] += 1
 
     def __exit__(self, *exc):
-        with _TRANSLATORS_LOCK:
+        with _BUSY_LOCK:
             _BUSY[0] -= 1
 
 
 def _translator(model, load_options):
-    """The worker's Translator for (model, load options), and whether this call loaded it."""
+    """The worker's Translator for (model, load options), and whether this call loaded it. A
+    worker of a cluster that outlives the run (dask worker) keeps only the last model asked for."""
     key = (model, tuple(sorted(load_options.items())))
     with _TRANSLATORS_LOCK:  # a worker with several threads still loads a model once
         translator = _TRANSLATORS.get(key)
@@ -69,6 +73,7 @@ def _translator(model, load_options):
             return translator, False
         import ordo
 
+        _TRANSLATORS.clear()  # another run's model: its memory goes back before this one loads
         translator = ordo.Translator(model, **load_options)
         _TRANSLATORS[key] = translator
         return translator, True
@@ -135,10 +140,6 @@ def check_settings(model, load_options, options, line):
         except ordo.Error as e:
             return {"error": str(e), "pid": os.getpid(), "loaded": loaded}
     return {"error": None, "pid": os.getpid(), "loaded": loaded}
-
-
-def worker_pid():
-    return os.getpid()
 
 
 # ---------------------------------------------------------------------------------------------
