@@ -90,6 +90,14 @@ Result run_released(const std::shared_ptr<CancelFlag>& flag, Work work) {
 
 [[noreturn]] void type_error(const std::string& message) { throw py::type_error(message); }
 
+// A str as UTF-8; one that has none (a lone surrogate) raises Python's UnicodeEncodeError.
+std::string utf8_of(const py::handle& text) {
+  Py_ssize_t size = 0;
+  const char* bytes = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (!bytes) throw py::error_already_set();
+  return std::string(bytes, static_cast<size_t>(size));
+}
+
 std::string known_options() {
   std::string known;
   for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
@@ -128,7 +136,7 @@ void set_option(DecodeOptions& decode, const DecodeOptionSpec& spec, const py::h
       break;
     case DecodeOptionSpec::Type::kText:
       if (!py::isinstance<py::str>(value)) type_error(name + " must be a str");
-      decode.*spec.text_member = value.cast<std::string>();
+      decode.*spec.text_member = utf8_of(value);
       break;
   }
 }
@@ -185,7 +193,7 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
                     " inputs: one prefix per input (or one str for all)");
       for (const py::handle& item : list) {
         if (!item.is_none() && !py::isinstance<py::str>(item)) type_error("target_prefix entries must be str or None");
-        call.target_prefixes.push_back(item.is_none() ? std::string() : item.cast<std::string>());
+        call.target_prefixes.push_back(item.is_none() ? std::string() : utf8_of(item));
       }
     } else {
       const DecodeOptionSpec* spec = nullptr;
@@ -208,7 +216,7 @@ std::vector<std::string> strings_of(const py::handle& value, const char* what) {
   std::vector<std::string> out;
   for (const py::handle& item : py::iter(value)) {
     if (!py::isinstance<py::str>(item)) type_error(std::string(what) + " must hold str only");
-    out.push_back(item.cast<std::string>());
+    out.push_back(utf8_of(item));
   }
   return out;
 }
@@ -474,7 +482,10 @@ PYBIND11_MODULE(_ordo, m) {
 
   py::class_<PyTranslator>(m, "Translator")
       .def(py::init([](const std::string& model_path, const std::string& compute_type, int threads, int inter_threads,
-                       bool weight_cache) {
+                       bool weight_cache, const std::string& device) {
+             // CTranslate2's device argument, so that its code ports unchanged: ordo runs on the CPU.
+             if (device != "cpu" && device != "auto")
+               throw Error("device '" + device + "': ordo runs on the CPU only (device=\"cpu\")");
              ModelOptions options = model_options_of(compute_type, threads, inter_threads, weight_cache);
              auto warnings = std::make_shared<std::vector<std::string>>();
              options.on_warning = [warnings](const std::string& w) { warnings->push_back(w); };
@@ -489,7 +500,7 @@ PYBIND11_MODULE(_ordo, m) {
              return PyTranslator{std::move(model), dir};
            }),
            py::arg("model_path"), py::arg("compute_type") = "float32", py::arg("threads") = 0,
-           py::arg("inter_threads") = 1, py::arg("weight_cache") = true)
+           py::arg("inter_threads") = 1, py::arg("weight_cache") = true, py::arg("device") = "cpu")
       .def_readonly("model_path", &PyTranslator::model_path)
       .def_property_readonly("languages", [](const PyTranslator& t) { return t.translator->languages(); })
       .def_property_readonly("tasks", [](const PyTranslator& t) { return t.translator->tasks(); })

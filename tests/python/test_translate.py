@@ -222,6 +222,8 @@ def test_errors_raise_ordo_error_with_the_cli_message(tmp_path):
 
     with pytest.raises(ordo.Error, match="beam_size must be an integer from 1 to 1024"):
         t.translate_batch(EN, beam_size=0)
+    with pytest.raises(ordo.Error, match="CPU only"):
+        ordo.Translator("en-de", device="cuda")
     with pytest.raises(ordo.Error, match="compute type"):
         ordo.Translator("en-de", compute_type="float8")
     with pytest.raises(ordo.Error, match="preset 'no-such-preset.json' was not found"):
@@ -232,6 +234,10 @@ def test_errors_raise_ordo_error_with_the_cli_message(tmp_path):
         t.translate_batch(EN, beam_size="2")
     with pytest.raises(TypeError, match="list of str"):
         t.translate_batch("A single string.")
+    with pytest.raises(UnicodeEncodeError):
+        t.translate_batch(["a lone surrogate \udc80"])
+    with pytest.raises(ordo.Error, match="target_prefix has 2 entries for 1 inputs"):
+        t.translate_batch(["A dog runs."], target_prefix=["Ein", "Zwei"])
 
 
 def test_type_stubs_list_every_option():
