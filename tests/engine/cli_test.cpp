@@ -152,6 +152,30 @@ TEST(Cli, SpeedOptions) {
   EXPECT_NE(run.err.find("compute-type"), std::string::npos) << run.err;
 }
 
+// ORDO_ISA (kernels/isa.h) picks the body of ordo's own kernels; the AVX-512 and AVX2 bodies sum in
+// the same fixed order with the same fused multiply-adds, so they give the same ids and scores,
+// bit for bit (json doubles). (The baseline x86-64 body has no FMA: its bits differ.)
+TEST(Cli, Avx512AndAvx2KernelsGiveTheSameBits) {
+  const auto [sources, expected] = golden_lines();
+  std::string input;
+  for (const std::string& s : sources) input += s + "\n";
+  for (const char* compute : {"float32", "int8"}) {
+    std::string first;
+    for (const char* isa : {"avx512", "avx2"}) {
+      TempDir dir;
+      const std::string in = dir.write("stdin", input);
+      const CliRun run = ordo::testing::run_shell(std::string("ORDO_ISA=") + isa + " " + ORDO_BINARY_DIR + "/ordo translate " +
+                                                      model_arg() + " --json --beam-size 4 --n-best 2 --max-length 20 " +
+                                                      "--compute-type " + compute + " < '" + in + "'",
+                                                  dir);
+      ASSERT_EQ(run.exit_code, 0) << isa << ": " << run.err;
+      ASSERT_EQ(lines_of(run.out).size(), sources.size()) << isa;
+      if (first.empty()) first = run.out;
+      EXPECT_EQ(run.out, first) << compute << ": ORDO_ISA=" << isa << " differs from avx512";
+    }
+  }
+}
+
 TEST(Cli, OptionErrorsAndHelp) {
   CliRun run = ordo("translate " + model_arg() + " --beam-size 2 --n-best 3", "Hello\n");
   EXPECT_NE(run.exit_code, 0);

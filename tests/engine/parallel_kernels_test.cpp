@@ -3,12 +3,16 @@
 // select(). (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
 // ctest-label: unit
+#include <cstdlib>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
 
 #include "nn/attention.h"
 #include "kernels/attention_kernel.h"
+#include "kernels/isa.h"
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 #include "kernels/top_k.h"
@@ -77,6 +81,26 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
       }
       EXPECT_THROW(cache.reorder(at::tensor(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 8}, at::kLong)), Error);
     }
+}
+
+// ORDO_ISA caps the instruction set of ordo's kernels, never above what the CPU runs; an unknown
+// value leaves the detected one.
+TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
+  const char* set = std::getenv("ORDO_ISA");
+  const std::string saved = set ? set : "";
+  ::unsetenv("ORDO_ISA");
+  const Isa detected = detected_isa();
+  EXPECT_EQ(best_isa(), detected);
+  ::setenv("ORDO_ISA", "avx2", 1);
+  EXPECT_EQ(best_isa(), detected == Isa::kBaseline ? Isa::kBaseline : Isa::kAvx2);
+  ::setenv("ORDO_ISA", "baseline", 1);
+  EXPECT_EQ(best_isa(), Isa::kBaseline);
+  ::setenv("ORDO_ISA", "avx512", 1);
+  EXPECT_EQ(best_isa(), detected);
+  ::setenv("ORDO_ISA", "sse9", 1);
+  EXPECT_EQ(best_isa(), detected);
+  if (set) ::setenv("ORDO_ISA", saved.c_str(), 1);
+  else ::unsetenv("ORDO_ISA");
 }
 
 TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
