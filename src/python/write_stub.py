@@ -11,15 +11,28 @@ TYPES = {"int": "Optional[int]", "seed": "Optional[int]", "float": "Optional[flo
 
 def main(template_path, out_path):
     sys.path.remove(sys.path[0])  # this script's folder holds the source package, not the built one
-    import ordo
+    try:
+        import ordo
+        specs = ordo.decode_options()
+    except Exception as error:  # e.g. a sanitizer build, whose extension python3 cannot load
+        print("write_stub.py: warning: cannot import the built ordo (%s); the stubs take **options" % error,
+              file=sys.stderr)
+        specs = None
     template = open(template_path, encoding="utf-8").read()
     lines = []
+    options_indent = None  # without the table: **options before the parameter list closes
     for line in template.splitlines(keepends=True):
         if "@OPTIONS@" not in line:
+            if options_indent is not None and line.lstrip().startswith(")"):
+                lines.append("%s**options: object,\n" % options_indent)
+                options_indent = None
             lines.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        for spec in ordo.decode_options():
+        if specs is None:
+            options_indent = indent
+            continue
+        for spec in specs:
             kind = TYPES[spec["type"]]
             if spec["name"] == "target_prefix":  # one str for all inputs, or one per input
                 kind = "Union[str, Sequence[Optional[str]], None]"
