@@ -57,6 +57,7 @@ void add_attention(Json& out, const TranslationResult& r, const Hypothesis& h, c
       layers.push_back(std::move(heads));
     }
     out["id_pieces"] = h.id_pieces;
+    out["token_positions"] = h.token_positions;  // the row of each entry of "tokens"
     out["alignment_layer"] = a.alignment_layer;
     out["attention"] = std::move(layers);
   }

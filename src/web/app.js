@@ -16,6 +16,7 @@
     controller: null,
     last: null,      // {text, source, target, translated, v1} of the translation shown
     attention: null, // the /v1 result with "attention", for the heatmap
+    marked: null,    // {target: word, sources: Set of words} marked in the words view
   };
 
   // ---------------------------------------------------------------- the API
@@ -345,6 +346,7 @@
   }
 
   function drawWords(sourcePieces, targetPieces, links) {
+    state.marked = null;
     const sourceWords = words(sourcePieces), targetWords = words(targetPieces);
     const linked = targetWords.map(() => new Set());
     for (const [s, t] of links) if (linked[t]) linked[t].add(s);
@@ -359,6 +361,8 @@
       sourceBox.append(span, ' ');
     });
     const mark = (t) => {
+      state.marked = t === null ? null : { target: t, sources: linked[t] };
+      if (state.attention && $('heatmap-box').open) drawHeatmap();
       for (const [i, span] of [...sourceBox.querySelectorAll('.word')].entries()) {
         span.classList.toggle('linked', t !== null && linked[t].has(i));
       }
@@ -486,6 +490,22 @@
       ctx.fillStyle = 'rgb(' + r + ',' + g + ',' + b + ')';
       ctx.fillRect(left + cell * s, top + cell * t, cell - 1, cell - 1);
     }));
+    // The marked word of the words view: its rows, and its aligned source words' columns.
+    if (state.marked) {
+      const targetWord = wordIndices(a.hypothesis.tokens), positions = a.hypothesis.token_positions || [];
+      const sourcePositions = a.result.source_text_positions;
+      const sourceWord = wordIndices(sourcePositions.map((p) => a.result.source_tokens[p]));
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = '#d08700';
+      targetWord.forEach((w, j) => {
+        if (w === state.marked.target && positions[j] !== undefined) {
+          ctx.strokeRect(1, top + cell * positions[j] + 1, left + cell * cols.length - 2, cell - 2);
+        }
+      });
+      sourceWord.forEach((w, i) => {
+        if (state.marked.sources.has(w)) ctx.strokeRect(left + cell * sourcePositions[i] + 1, 1, cell - 2, top + cell * rows.length - 2);
+      });
+    }
     const what = 'decoder layer ' + (layer + 1) + ', ' + (head === 'mean' ? 'mean of heads' : 'head ' + (Number(head) + 1));
     canvas.setAttribute('aria-label', 'Cross-attention heatmap, ' + what + ': rows are the ' + rows.length +
       ' generated pieces, columns the ' + cols.length + ' source pieces; darker is more attention.');

@@ -352,6 +352,11 @@ def test_hovering_a_word_marks_its_aligned_source_words(server, driver):
         const c = document.getElementById('heatmap'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 120 && d[i + 2] > 140) n++; return n;""")
     assert dark > 20
+    # The marked word's rows and its source words' columns are outlined (orange) on it.
+    orange = driver.execute_script("""
+        const c = document.getElementById('heatmap'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] > 190 && d[i + 1] > 110 && d[i + 1] < 160 && d[i + 2] < 60) n++; return n;""")
+    assert orange > 50
     Select(driver.find_element(By.ID, "layer")).select_by_value("align")
     assert console_errors(driver) == []
     shot = screenshot(driver, "web_1280.png", 1280)
