@@ -130,6 +130,13 @@ struct DecodeOptions {
   // Hypothesis that starts with the prefix (n_best counts them; the beam size is 1).
   // Its score: the log-probabilities of the tokens after the prefix (the alternative's included).
   std::optional<bool> return_alternatives;
+  // A vocabulary shortlist (CTranslate2's use_vmap): each batch's output projection computes
+  // only the target tokens the model folder's vmap.txt maps the batch's source pieces to ("src
+  // pieces TAB target pieces" per line, CTranslate2's format; an empty source = always), plus
+  // the special tokens; every other token gets probability 0 (scores are normalized over the
+  // shortlist). Faster at large vocabularies, not exact; off by default. `ordo-vmap` (tools/)
+  // builds a vmap.txt from a parallel corpus.
+  std::optional<bool> use_vmap;
 
   // Sampling instead of search (HF do_sample): temperature, then top-k, then top-p filtering.
   // The same seed gives the same output.

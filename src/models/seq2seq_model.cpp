@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "io/safetensors.h"
@@ -284,8 +286,34 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
   } else if (!pack_tied) {
     output_.weight = decoder_.embed.tokens;
   }
+  // Packing, a GEMM's weight is not read here: its Linear packs it from the checkpoint a slice
+  // of rows at a time (Linear::weight_rows), so a layer's float32 weights are never resident
+  // whole (tc-big int8 peaked 55 MB above its loaded size while a 4,096-wide fc2 and its int8
+  // temporaries were). The shape is checked here all the same, and each slice for NaN.
+  std::unordered_map<const at::Tensor*, nn::Linear*> gemm_weights;
+  if (pack_as) {
+    const nn::LinearVisitor collect = [&](const std::string&, nn::Linear& linear) {
+      gemm_weights[&linear.weight] = &linear;
+    };
+    encoder_.visit_linears("model.encoder", collect);
+    decoder_.visit_linears("model.decoder", collect);
+  }
   const nn::ParamVisitor load = [&](const std::string& name, at::Tensor& param) {
-    assign(weights, named(name), param);
+    const auto gemm = gemm_weights.find(&param);
+    if (gemm == gemm_weights.end() || param.dim() != 2) return assign(weights, named(name), param);
+    const std::string stored = named(name);
+    const std::vector<int64_t> shape = weights.shape(stored);
+    if (!std::equal(shape.begin(), shape.end(), param.sizes().begin(), param.sizes().end()))
+      throw Error(weights.path() + ": tensor '" + stored + "' has shape " + shape_string(shape) +
+                  ", but config.json implies " + shape_string(param.sizes()));
+    const Checkpoint* checkpoint = &weights;
+    gemm->second->weight_rows = {[checkpoint, stored](int64_t begin, int64_t count) {
+                                   const at::Tensor slice = checkpoint->get_rows(stored, begin, count);
+                                   check_finite(slice, stored, checkpoint->path());
+                                   return slice;
+                                 },
+                                 shape[0], shape[1]};
+    param = at::Tensor();
   };
   // After each packed layer its float32 copies are free chunks in malloc's heap (too small
   // for their own mappings): trimmed there and then, they never add up (measured on tc-big
@@ -412,6 +440,34 @@ at::Tensor Seq2SeqModel::project(const at::Tensor& hidden) const {
 at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state) const {
   const at::Tensor hidden = decoder_.forward(ids, state);
   return project(hidden.select(1, hidden.size(1) - 1));
+}
+
+at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state, const Shortlist& shortlist) const {
+  const at::Tensor hidden = decoder_.forward(ids, state);
+  at::Tensor last = hidden.select(1, hidden.size(1) - 1);
+  if (family_.scale_tied_output && config_.tie_word_embeddings)
+    last = last * std::pow(static_cast<double>(config_.d_model), -0.5);
+  const at::Tensor part = shortlist.projection.forward(last);
+  at::Tensor logits = at::full({last.size(0), config_.decoder_vocab_size}, -std::numeric_limits<float>::infinity(),
+                               part.options());
+  logits.index_copy_(1, shortlist.ids, part);
+  return logits;
+}
+
+Shortlist Seq2SeqModel::shortlist(const at::Tensor& ids) const {
+  Shortlist s;
+  s.ids = ids;
+  if (output_.packed) {
+    if (!output_.packed->rows_readable())
+      throw Error("use_vmap: the output projection of " + config_.path +
+                  " is packed in a layout whose rows cannot be read back here; translate without use_vmap");
+    s.projection.weight = output_.packed->rows(ids).contiguous();
+  } else {
+    s.projection.weight = output_.weight.index_select(0, ids);
+  }
+  if (output_.bias.defined()) s.projection.bias = output_.bias.index_select(0, ids);
+  if (output_.packed) s.projection.pack(output_.packed->type());
+  return s;
 }
 
 at::Tensor Seq2SeqModel::all_logits(const at::Tensor& ids, nn::DecoderState& state) const {

@@ -15,6 +15,13 @@ namespace ordo::models {
 
 struct PackedCacheOptions;  // models/packed_cache.h
 
+// A vocabulary shortlist for one batch (pipeline/vocab_map.h, DecodeOptions::use_vmap): the
+// target ids it may produce (sorted, int64) and the output projection over their rows only.
+struct Shortlist {
+  at::Tensor ids;
+  nn::Linear projection;
+};
+
 class Seq2SeqModel {
  public:
   // Allocates every parameter with the shape `config` implies (values unset).
@@ -56,6 +63,11 @@ class Seq2SeqModel {
   // Runs the decoder on `ids` [rows, new_len] and returns the logits of the LAST position
   // only, [rows, vocab] (the output projection is the costliest GEMM: skip the others).
   at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state) const;
+  // The same through a shortlist's projection: [rows, vocab], -inf outside shortlist.ids.
+  at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state, const Shortlist& shortlist) const;
+  // The shortlist of target ids `ids` (sorted int64): those rows of the output projection and
+  // its bias, read back from the packed weights and packed again in the model's type.
+  Shortlist shortlist(const at::Tensor& ids) const;
   // Logits for every position, [rows, new_len, vocab] (teacher forcing, training).
   at::Tensor all_logits(const at::Tensor& ids, nn::DecoderState& state) const;
 

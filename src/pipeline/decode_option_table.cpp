@@ -114,6 +114,13 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
           s.in_preset = false;
           return s;
         }(),
+        [] {
+          Spec s = bool_option("use_vmap", "--use-vmap",
+                               "Vocabulary shortlist from the model folder's vmap.txt: faster, not exact (true/false)",
+                               &DecodeOptions::use_vmap);
+          s.in_preset = false;
+          return s;
+        }(),
     };
   }();
   return specs;

@@ -10,7 +10,11 @@ class ModelStep : public search::StepModel {
  public:
   ModelStep(const models::Seq2SeqModel& model, nn::DecoderState state)
       : model_(model), state_(std::move(state)) {}
-  at::Tensor next_logits(const at::Tensor& tokens) override { return model_.next_logits(tokens, state_); }
+  at::Tensor next_logits(const at::Tensor& tokens) override {
+    return shortlist_.ids.defined() ? model_.next_logits(tokens, state_, shortlist_) : model_.next_logits(tokens, state_);
+  }
+  // A vocabulary shortlist (DecodeOptions::use_vmap): logits computed for its ids only.
+  void restrict_output(models::Shortlist shortlist) { shortlist_ = std::move(shortlist); }
   void select(const at::Tensor& rows) override { state_.select(rows); }
   // One new position per row: per layer [rows, heads, 1, src] -> [rows, layers, heads, src].
   at::Tensor step_attention() override {
@@ -23,6 +27,7 @@ class ModelStep : public search::StepModel {
  private:
   const models::Seq2SeqModel& model_;
   nn::DecoderState state_;
+  models::Shortlist shortlist_;
 };
 
 }  // namespace ordo::pipeline

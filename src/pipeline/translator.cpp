@@ -9,6 +9,7 @@
 #include <atomic>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -28,7 +29,9 @@
 #include "pipeline/model_step.h"
 #include "pipeline/result_building.h"
 #include "pipeline/source_encoding.h"
+#include "pipeline/tokenizer_loading.h"
 #include "pipeline/token_stream.h"
+#include "pipeline/vocab_map.h"
 #include "pipeline/worker_pool.h"
 #include "search/generation_settings.h"
 #include "search/search.h"
@@ -51,31 +54,6 @@ io::GenerationConfig load_generation_defaults(const std::string& dir) {
   const std::string path = dir + "/generation_config.json";
   if (io::path_exists(path)) return io::load_generation_config(path);
   return io::generation_config_from_model_config(dir + "/config.json");
-}
-
-std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::FamilySpec& family,
-                                               const io::ModelConfig& config) {
-  switch (family.tokenizer) {
-    case models::TokenizerKind::kMarian:
-      return text::load_marian_tokenizer(dir, !config.share_encoder_decoder_embeddings);
-    case models::TokenizerKind::kPegasus:
-      return text::load_pegasus_tokenizer(dir);
-    case models::TokenizerKind::kM2M100:
-      return text::load_m2m100_tokenizer(dir);
-    case models::TokenizerKind::kNllb:
-      return text::load_nllb_tokenizer(dir);
-    case models::TokenizerKind::kFsmt:
-      return text::load_fsmt_tokenizer(dir);
-    case models::TokenizerKind::kBart:
-      return text::load_bart_tokenizer(dir);
-    case models::TokenizerKind::kMBart50:
-      return text::load_mbart50_tokenizer(dir);
-    case models::TokenizerKind::kMBart:
-      return text::load_mbart_tokenizer(dir);
-    case models::TokenizerKind::kT5:
-      return text::load_t5_tokenizer(dir);
-  }
-  throw Error(dir + ": no tokenizer for model family " + family.name);
 }
 
 // More intra-op threads than cores never helps and, with OpenMP threads spinning for work,
@@ -133,6 +111,18 @@ struct Translator::Impl {
   std::string pair_source;  // a one-pair model's source language (tokenizer_config.json), "" if not named
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   std::unique_ptr<pipeline::WorkerPool> workers;  // ModelOptions::inter_threads > 1
+  // DecodeOptions::use_vmap: the folder's vmap.txt, read at its first use (a failed read is
+  // tried again by the next call that asks).
+  mutable std::mutex vmap_mutex;
+  mutable std::shared_ptr<const pipeline::VocabMap> vmap;
+
+  const pipeline::VocabMap& vocab_map() const {
+    const std::lock_guard<std::mutex> lock(vmap_mutex);
+    if (!vmap)
+      vmap = std::make_shared<const pipeline::VocabMap>(pipeline::VocabMap::load(
+          model_dir + "/vmap.txt", *tokenizer, model->config().vocab_size, model->config().decoder_vocab_size));
+    return *vmap;
+  }
 
   // The target language, by name, becomes the forced first token (M2M100, NLLB).
   DecodeOptions with_target_language(DecodeOptions options) const {
@@ -350,7 +340,11 @@ struct Translator::Impl {
   std::vector<TranslationResult> run(std::vector<std::vector<int64_t>> sources, const DecodeOptions& options,
                                      const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
                                      const search::Prefixes& prefixes = {}) const {
-    if (options.return_alternatives.value_or(false)) return alternatives(sources, options, batching, dropped, prefixes);
+    if (options.return_alternatives.value_or(false)) {
+      if (options.use_vmap.value_or(false))
+        throw Error("invalid decoding option: use_vmap with return_alternatives is not supported");
+      return alternatives(sources, options, batching, dropped, prefixes);
+    }
     // Target prefixes of different lengths run apart: lengths count a prefix, as
     // generate()'s decoder_input_ids, so that each group is exactly generate() on it.
     if (!prefixes.empty()) {
@@ -424,6 +418,18 @@ struct Translator::Impl {
           throw Error("input " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
                       " is outside the source vocabulary");
 
+    // The vocabulary shortlist (use_vmap): each batch's candidates, and the tokens every batch
+    // may need whatever its sources (end, padding, forced tokens, prefixes, forced words).
+    const pipeline::VocabMap* vmap = options.use_vmap.value_or(false) ? &vocab_map() : nullptr;
+    std::vector<int64_t> vmap_specials;
+    if (vmap) {
+      vmap_specials = {settings.eos_token_id, settings.pad_token_id, settings.decoder_start_token_id};
+      for (const std::optional<int64_t>& id : {settings.forced_bos_token_id, settings.forced_eos_token_id})
+        if (id) vmap_specials.push_back(*id);
+      for (const std::vector<int64_t>& prefix : prefixes) vmap_specials.insert(vmap_specials.end(), prefix.begin(), prefix.end());
+      for (const std::vector<int64_t>& phrase : settings.force_words_ids)
+        vmap_specials.insert(vmap_specials.end(), phrase.begin(), phrase.end());
+    }
     const pipeline::BatchPlan plan = pipeline::plan_batches(sources, batching.batch_size, batching.batch_tokens);
     const std::vector<size_t>& order = plan.order;
     const auto& batches = plan.batches;
@@ -436,6 +442,7 @@ struct Translator::Impl {
       if (options.cancelled && options.cancelled()) throw Error("cancelled");
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
+      if (vmap) step.restrict_output(model->shortlist(at::tensor(vmap->candidates(batch, vmap_specials))));
       if (settings.return_attention) step.record_attention();
       CancellableStep cancellable(step, options.cancelled);
       search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
@@ -502,7 +509,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   io::check_generation_ids(impl_->generation_defaults, config);
   impl_->tasks = io::load_task_params(config.path);
   for (const io::TaskParams& task : impl_->tasks) io::check_generation_ids(task.settings, config);
-  impl_->tokenizer = load_tokenizer(model_dir, family, config);
+  impl_->tokenizer = pipeline::load_tokenizer(model_dir, family, config);
   if (impl_->tokenizer->languages().empty()) impl_->pair_source = io::model_source_language(model_dir);
   const text::Tokenizer::IdRange ids = impl_->tokenizer->source_id_range();
   if (ids.limit > config.vocab_size)
