@@ -91,7 +91,9 @@ server=""
 [ "$status" = 0 ] || echo "soak: ordo serve exited with status $status after SIGTERM" >&2
 
 # Rows while the load ran (the sample at its end is taken as the clients hang up).
-awk -F, -v end="$seconds" 'NR == 1 || $1 < end' "$csv" > "$work/soak.steady.csv"
+# (load1_x1000: the load average on the latency chart's scale.)
+awk -F, -v OFS=, -v end="$seconds" 'NR == 1 {print $0, "load1_x1000"; next} $1 < end {print $0, $12 * 1000}' \
+  "$csv" > "$work/soak.steady.csv"
 # Summary: intervals after the warm-up.
 summary=$(awk -F, -v warm="$(awk "BEGIN {print $warmup_minutes * 60}")" '
   NR == 1 { next }
@@ -127,9 +129,9 @@ png="${PNG:-$work/soak.png}"
 "$build/ordo-plot-csv" --csv "$work/soak.steady.csv" --x t_s --x-scale 0.0166667 --y rss_mb,fds,threads --relative-from "$warm" --band 5 \
   --out "$png" --title "ordo serve, $minutes min at $rate req/s (70 % of capacity): memory, fds, threads" \
   --x-label minutes --y-label "% of the first sample after ${warmup_minutes} min warm-up"
-"$build/ordo-plot-csv" --csv "$work/soak.steady.csv" --x t_s --x-scale 0.0166667 --y p50_ms,p99_ms,load1 --out "${png%.png}_latency.png" \
-  --title "ordo serve, $minutes min at $rate req/s: latency per 30 s (ms) and load average" --x-label minutes \
-  --y-label "ms (load1: load average x 1)"
+"$build/ordo-plot-csv" --csv "$work/soak.steady.csv" --x t_s --x-scale 0.0166667 --y p50_ms,p99_ms,load1_x1000 --out "${png%.png}_latency.png" \
+  --title "ordo serve, $minutes min at $rate req/s: latency per 30 s and the load average" --x-label minutes \
+  --y-label "ms (load1_x1000: 1-minute load average x 1000)"
 echo "soak: pictures $png ${png%.png}_latency.png"
 
 verdict=0
