@@ -36,18 +36,45 @@ AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_tex
     if (!out_) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
     own_ = true;
   }
+  if (out_) writer_ = std::thread([this] { run(); });
 }
 
 AccessLog::~AccessLog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();  // what is queued is written first
   if (own_) std::fclose(out_);
 }
 
 void AccessLog::write(const nlohmann::ordered_json& line) {
   if (!out_) return;
-  const std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::fwrite(text.data(), 1, text.size(), out_);
-  std::fflush(out_);
+  std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (queue_.size() >= kMaxQueuedLines) {
+      ++dropped_;
+      return;
+    }
+    queue_.push_back(std::move(text));
+  }
+  wake_.notify_one();
+}
+
+void AccessLog::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, all written
+    std::deque<std::string> lines;
+    lines.swap(queue_);
+    lock.unlock();
+    for (const std::string& text : lines) std::fwrite(text.data(), 1, text.size(), out_);
+    std::fflush(out_);
+    lock.lock();
+  }
 }
 
 std::string AccessLog::now_text() {

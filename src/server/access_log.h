@@ -3,12 +3,18 @@
 // from httplib's logger hook, which also counts the request in /metrics (http_app.cpp). To
 // stderr (default) or --access-log FILE; "off" writes none. The request id is the client's
 // X-Request-Id when it is sane, else a new one, and is sent back in X-Request-Id.
+// Lines go to a queue that a thread of the log writes out: a request never waits for a slow or
+// undrained stderr; past kMaxQueuedLines waiting, new lines are dropped and counted.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,17 +47,28 @@ class AccessLog {
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
+  static constexpr size_t kMaxQueuedLines = 10000;
+
   bool log_text() const { return log_text_; }
-  // Writes `line` (one JSON object) and a newline, whole, under a lock.
+  // Queues `line` (one JSON object) to be written whole with a newline.
   void write(const nlohmann::ordered_json& line);
+  // Lines dropped because kMaxQueuedLines were waiting.
+  uint64_t dropped() const { return dropped_; }
   // The UTC time now as 2026-11-26T10:56:51.123Z.
   static std::string now_text();
 
  private:
+  void run();
+
   std::FILE* out_ = nullptr;
   bool own_ = false;
   bool log_text_ = false;
+  std::atomic<uint64_t> dropped_{0};
   std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;  // guarded by mutex_
+  bool stopping_ = false;          // guarded by mutex_
+  std::thread writer_;
 };
 
 }  // namespace ordo::server

@@ -99,6 +99,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                            .Name("ordo_api_key_window_characters")
                            .Help("Characters of each API key in its current day window (daily_char_limit)")
                            .Register(*registry_);
+  log_dropped_ = &prometheus::BuildGauge()
+                      .Name("ordo_access_log_dropped_lines")
+                      .Help("Access-log lines dropped since start because 10000 were waiting to be written")
+                      .Register(*registry_)
+                      .Add({});
 }
 
 Metrics::~Metrics() = default;
@@ -126,6 +131,8 @@ void Metrics::key_used(const std::string& key, int64_t chars) {
 void Metrics::key_limited(const std::string& key, const char* limit) {
   key_limited_->Add({{"key", key}, {"limit", limit}}).Increment();
 }
+
+void Metrics::access_log_dropped(uint64_t lines) { log_dropped_->Set(static_cast<double>(lines)); }
 
 void Metrics::key_window(const std::string& key, int64_t requests, int64_t chars) {
   key_window_requests_->Add({{"key", key}}).Set(static_cast<double>(requests));

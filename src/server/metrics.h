@@ -45,6 +45,8 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   void key_used(const std::string& key, int64_t chars);
   void key_limited(const std::string& key, const char* limit);
   void key_window(const std::string& key, int64_t requests, int64_t chars);
+  // Access-log lines dropped because the log could not keep up (access_log.h), set before each scrape.
+  void access_log_dropped(uint64_t lines);
 
   // The text format (version 0.0.4).
   std::string text() const;
@@ -72,6 +74,7 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   prometheus::Family<prometheus::Counter>* key_limited_;
   prometheus::Family<prometheus::Gauge>* key_window_requests_;
   prometheus::Family<prometheus::Gauge>* key_window_chars_;
+  prometheus::Gauge* log_dropped_;
 };
 
 }  // namespace ordo::server

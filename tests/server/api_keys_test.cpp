@@ -4,6 +4,7 @@
 // ctest-label: unit
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "ordo/error.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -173,6 +175,25 @@ TEST(AccessLog, RequestIdsAreTheClientsWhenSaneElseNewOnes) {
   ASSERT_EQ(time.size(), 24u) << time;
   EXPECT_EQ(time[10], 'T');
   EXPECT_EQ(time.back(), 'Z');
+}
+
+TEST(AccessLog, LinesAreWrittenWholeInOrderByTheLogsThreadAndFlushedAtTheEnd) {
+  ordo::testing::TempDir dir;
+  const std::string path = dir.file("access.log");
+  {
+    AccessLog log(path, false);
+    EXPECT_FALSE(log.log_text());
+    for (int i = 0; i < 500; ++i) log.write(nlohmann::ordered_json{{"id", std::to_string(i)}, {"status", 200}});
+  }  // the destructor writes what is queued
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line); ++n) EXPECT_EQ(nlohmann::json::parse(line)["id"], std::to_string(n));
+  EXPECT_EQ(n, 500);
+  // "off" writes nothing and drops nothing; a file that cannot be opened is an error naming it.
+  AccessLog off("off", true);
+  off.write(nlohmann::ordered_json{{"id", "x"}});
+  EXPECT_EQ(off.dropped(), 0u);
+  EXPECT_THROW(AccessLog(dir.file("no/such/dir/access.log"), false), ordo::Error);
 }
 
 }  // namespace
