@@ -80,7 +80,8 @@ at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
   return table_.narrow(0, spec_.offset + start, length);
 }
 
-at::Tensor SinusoidalPositions::rows(const at::Tensor& rows) const {
+at::Tensor SinusoidalPositions::rows(const at::Tensor& rows, int64_t bound) const {
+  if (bound >= 0 && bound < table_.size(0)) return at::embedding(table_, rows);
   const int64_t needed = rows.numel() > 0 ? rows.max().item<int64_t>() + 1 : 0;
   if (needed <= table_.size(0)) return at::embedding(table_, rows);
   // fairseq's table (M2M100, NLLB) grows when a sequence outgrows it, as Hugging Face's

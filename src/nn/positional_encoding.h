@@ -55,7 +55,9 @@ class SinusoidalPositions {
   // Encodings gathered at explicit table rows (fairseq computes rows from the token ids):
   // `rows` is an int64 tensor of any shape; the result appends a dim axis. Rows past the
   // table are computed on the fly (fairseq has no length limit).
-  at::Tensor rows(const at::Tensor& rows) const;
+  // `bound`, when known (>= 0), is at least the largest row: a bound inside the table skips
+  // the reduction that finds the largest row (a decoding step knows it: padding + length).
+  at::Tensor rows(const at::Tensor& rows, int64_t bound = -1) const;
 
   int64_t max_positions() const { return max_positions_; }
   const PositionEncodingSpec& spec() const { return spec_; }

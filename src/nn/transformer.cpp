@@ -24,7 +24,8 @@ at::Tensor Embedder::forward(const at::Tensor& ids, int64_t past_len) const {
     const at::Tensor is_token = ids.ne(shape.padding_idx).to(at::kLong);
     // Row of the k-th real token is padding_idx + past_len + k; padding keeps padding_idx.
     const at::Tensor rows = (at::cumsum(is_token, 1) + past_len) * is_token + shape.padding_idx;
-    x = x + positions.rows(rows);
+    // The largest row is at most padding_idx + past_len + the ids' length.
+    x = x + positions.rows(rows, shape.padding_idx + past_len + ids.size(1));
   } else if (learned_positions.weight.defined()) {
     x = x + learned_positions.range(past_len, ids.size(1)).unsqueeze(0);
   } else {

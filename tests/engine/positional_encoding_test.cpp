@@ -1,6 +1,7 @@
 // Position encodings against hand-computed and published values.
 // ctest-label: unit
 #include <cmath>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,22 @@ TEST(PositionalEncoding, FairseqOffsetAndPaddingRow) {
     EXPECT_NEAR(first[i].item<float>(), std::sin(angle), 1e-6);
     EXPECT_NEAR(first[d / 2 + i].item<float>(), std::cos(angle), 1e-6);
   }
+}
+
+// fairseq rows with the bound a decoding step knows (padding + length): the same rows as without
+// it inside the table, and rows past the table still computed when the bound says they may be.
+TEST(PositionalEncoding, FairseqRowsWithABoundAreTheRowsWithout) {
+  PositionEncodingSpec spec;
+  spec.layout = PositionLayout::kFairseq;
+  spec.offset = 2;
+  spec.zero_row = 1;
+  SinusoidalPositions positions(10, 6, spec);  // 12 table rows
+  const at::Tensor inside = at::tensor(std::vector<int64_t>{1, 5, 11});
+  EXPECT_TRUE(at::equal(positions.rows(inside, 11), positions.rows(inside)));
+  const at::Tensor past = at::tensor(std::vector<int64_t>{3, 14});
+  const at::Tensor grown = positions.rows(past, 14);
+  EXPECT_TRUE(at::equal(grown, positions.rows(past)));
+  EXPECT_TRUE(at::equal(grown[1], sinusoidal_table(15, 6, spec)[14]));
 }
 
 TEST(PositionalEncoding, TooLongSequenceIsAnError) {
