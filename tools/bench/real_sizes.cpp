@@ -293,6 +293,7 @@ int run_real_sizes(const RealSizeOptions& o) {
         model_options.compute_type = parse_compute_type(compute);
         const Translator translator(dir, model_options);
         const std::string peer_dir = peer.supports(compute) ? peer.converted(dir, compute) : "";
+        std::vector<std::string> peer_chosen;  // peer_best_once: the setting of this compute type's first cell
         for (const std::string& cell : o.cells) {
           if (cell != "1" && cell != "2" && cell != "2x1") throw Error("--cells: unknown cell '" + cell + "'");
           const int threads = cell == "1" ? 1 : 2, parallel = cell == "2x1" ? 2 : 0;
@@ -339,6 +340,7 @@ int run_real_sizes(const RealSizeOptions& o) {
                 for (const char* isa : {"AVX2", "AVX512"})
                   for (const char* wait : {"active", "passive"})
                     settings.push_back({std::string("CT2_FORCE_CPU_ISA=") + isa, std::string("OMP_WAIT_POLICY=") + wait});
+                if (o.peer_best_once && !peer_chosen.empty()) settings = {peer_chosen};
               }
               for (const std::vector<std::string>& env : settings) {
                 const nlohmann::json j = peer_json(run_process(
@@ -350,6 +352,7 @@ int run_real_sizes(const RealSizeOptions& o) {
                     "", env));
                 if (!j.is_object() || j["tokens_per_s"].get<double>() <= peer_rate) continue;
                 peer_rate = j["tokens_per_s"].get<double>();
+                if (o.peer_best) peer_chosen = env;
                 peer_setting = env.empty() ? "as set" : env[0].substr(env[0].find('=') + 1) + ", " + env[1].substr(env[1].find('=') + 1);
               }
             }

@@ -38,6 +38,9 @@ struct RealSizeOptions {
   // CTranslate2 at its best: each cell runs once per OMP_WAIT_POLICY (active, passive) x
   // CT2_FORCE_CPU_ISA (AVX2, AVX512) and the fastest is printed with its setting.
   bool peer_best = false;
+  // With peer_best: the four settings are tried on the first cell of each compute type only,
+  // the fastest is kept for its other cells (--quick: 3 CTranslate2 processes fewer per cell).
+  bool peer_best_once = false;
   // The Hugging Face transformers column (eager PyTorch, float32, 1 and 2 threads):
   // hf_script = tools/bench/hf_peer.py run by peer_python with hf_path prepended to PYTHONPATH.
   std::string hf_script;
