@@ -162,16 +162,46 @@ at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tenso
 
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
   const auto fuse = [&](std::initializer_list<Linear*> parts) {
+    // Weights still in the checkpoint (Linear::weight_rows) are fused as one source of rows,
+    // read a slice at a time: the float32 [q; k; v] is never built.
+    bool streamed = false;
+    for (Linear* l : parts) streamed = streamed || !l->weight.defined();
     std::vector<at::Tensor> weights, biases;
+    std::vector<Linear::RowSource> sources;
     bool any_bias = false;  // T5 has none: the fused GEMM then adds none either
     for (Linear* l : parts) any_bias = any_bias || l->bias.defined();
     for (Linear* l : parts) {
-      weights.push_back(l->weight);
-      if (any_bias) biases.push_back(l->bias.defined() ? l->bias : at::zeros({l->weight.size(0)}, l->weight.options()));
+      const int64_t out = l->weight.defined() ? l->weight.size(0) : l->weight_rows.out;
+      if (streamed && l->weight.defined()) {
+        const at::Tensor w = l->weight;
+        sources.push_back({[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).to(at::kFloat); },
+                           out, w.size(1)});
+      } else if (streamed) {
+        sources.push_back(l->weight_rows);
+      } else {
+        weights.push_back(l->weight);
+      }
+      if (any_bias) biases.push_back(l->bias.defined() ? l->bias : at::zeros({out}, at::kFloat));
       *l = Linear();  // released: the fused copy replaces it
     }
     Linear fused;
-    fused.weight = at::cat(weights, 0);
+    if (streamed) {
+      int64_t out = 0;
+      for (const Linear::RowSource& s : sources) out += s.out;
+      // Rows [begin, begin + count) of the stacked parts, a piece from each part they cross.
+      fused.weight_rows = {[sources](int64_t begin, int64_t count) {
+                             std::vector<at::Tensor> pieces;
+                             for (const Linear::RowSource& s : sources) {
+                               const int64_t b = std::max<int64_t>(begin, 0), e = std::min(begin + count, s.out);
+                               if (b < e) pieces.push_back(s.rows(b, e - b));
+                               begin -= s.out;
+                             }
+                             return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 0);
+                           },
+                           out, sources.front().in};
+    } else {
+      fused.weight = at::cat(weights, 0);
+    }
     if (any_bias) fused.bias = at::cat(biases, 0);
     fused.pack(type);
     return fused;

@@ -24,7 +24,12 @@ bool can_use_dnnl(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }  // namespace
 
 void Linear::pack(GemmType type, std::optional<Activation> activation) {
-  packed = std::make_shared<const PackedGemm>(weight, bias, type, activation);
+  if (!weight.defined() && weight_rows.rows) {
+    packed = std::make_shared<const PackedGemm>(weight_rows.rows, weight_rows.out, weight_rows.in, bias, type, activation);
+    weight_rows = RowSource();
+  } else {
+    packed = std::make_shared<const PackedGemm>(weight, bias, type, activation);
+  }
   fused_activation = activation.has_value();
   if (weight.use_count() == 1) weight = at::Tensor();
 }

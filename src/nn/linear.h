@@ -28,6 +28,13 @@ struct Linear {
   // the packed GEMM, with `activation` applied inside it when given. The float32 weight is
   // released unless another module shares it (a tied output projection).
   void pack(GemmType type, std::optional<Activation> activation = std::nullopt);
+  // Where pack() reads W when `weight` is undefined: slices of rows straight from a checkpoint
+  // (models/seq2seq_model.cpp), so that packing a layer never holds its float32 weights whole.
+  struct RowSource {
+    PackedGemm::RowSource rows;
+    int64_t out = 0, in = 0;
+  };
+  RowSource weight_rows;
   // Whether forward() already applies an activation (packed with one).
   bool applies_activation() const { return packed && fused_activation; }
 

@@ -214,13 +214,19 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
 
   // W^T as oneDNN's [K, N] matrix: the [out, in] row-major weight is [K, N] in layout 'ba'.
   // Filled in slices of rows: whole-matrix temporaries would hold several float32 copies of a
-  // 256k-vocabulary output projection at once (int8: scales, then values, per slice).
+  // 256k-vocabulary output projection at once (int8: scales, then values, per slice). A slice
+  // holds about kSliceElements values (1 MB in float32), whatever the width: a 1,024-row slice
+  // of a 4,096-wide fc2 was the whole 16 MB matrix, and its int8 temporaries (|W|, W / scale)
+  // two more copies of it, the peak of loading a big model. The slices are filled on all the
+  // threads (parallel_for: a contiguous run of slices per thread); each row's arithmetic is
+  // the same however the rows are split.
   at::Tensor source;
   dt source_dt = dt::f32;
-  constexpr int64_t kRows = 1024;
+  constexpr int64_t kSliceElements = int64_t{1} << 18;
+  const int64_t slice_rows = std::max<int64_t>(1, kSliceElements / std::max<int64_t>(1, m.in));
   if (float32_whole.defined()) {
     source = float32_whole;  // read by the reorder as it is: no copy
-  } else if (type == GemmType::kFloat32 && m.out <= kRows) {
+  } else if (type == GemmType::kFloat32 && m.out <= slice_rows) {
     source = rows(0, m.out).to(at::kFloat).contiguous();
   } else if (type == GemmType::kFloat32) {
     source = at::empty({m.out, m.in}, at::kFloat);
@@ -232,20 +238,23 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
     m.weight_scales.resize(static_cast<size_t>(m.out));
     source_dt = dt::s8;
   }
-  if (!float32_whole.defined() && (type != GemmType::kFloat32 || m.out > kRows)) {
-    for (int64_t r = 0; r < m.out; r += kRows) {
-      const int64_t n = std::min(kRows, m.out - r);
-      const at::Tensor slice = rows(r, n).to(at::kFloat);
-      if (slice.sizes() != at::IntArrayRef{n, m.in})
-        throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
-      if (type == GemmType::kInt8) {
-        const at::Tensor scale = at::from_blob(m.weight_scales.data() + r, {n}, at::kFloat);
-        scale.copy_(slice.abs().amax(1).clamp_min(1e-12) / 127.0);
-        source.narrow(0, r, n).copy_((slice / scale.unsqueeze(1)).round_().clamp_(-127, 127));
-      } else {
-        source.narrow(0, r, n).copy_(slice);
+  if (!float32_whole.defined() && (type != GemmType::kFloat32 || m.out > slice_rows)) {
+    const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
+    parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
+      for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
+        const int64_t n = std::min(slice_rows, m.out - r);
+        const at::Tensor slice = rows(r, n).to(at::kFloat);
+        if (slice.sizes() != at::IntArrayRef{n, m.in})
+          throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
+        if (type == GemmType::kInt8) {
+          const at::Tensor scale = at::from_blob(m.weight_scales.data() + r, {n}, at::kFloat);
+          scale.copy_(slice.abs().amax(1).clamp_min(1e-12) / 127.0);
+          source.narrow(0, r, n).copy_((slice / scale.unsqueeze(1)).round_().clamp_(-127, 127));
+        } else {
+          source.narrow(0, r, n).copy_(slice);
+        }
       }
-    }
+    });
   }
   const memory::desc any({m.in, m.out}, source_type(type), tag::any);
   m.weights_md = m.describe(/*rows=*/32, any).weights_desc();

@@ -39,6 +39,7 @@ class PackedGemm {
   // The same with W supplied in slices of rows (rows(begin, count) -> [count, in] float32):
   // a large W (a 256k-vocabulary output projection read from a checkpoint) then never sits in
   // memory whole in float32, only in the packed type (and once more while it is reordered).
+  // `rows` is called from several threads at once (slices are filled in parallel).
   using RowSource = std::function<at::Tensor(int64_t begin, int64_t count)>;
   PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
              std::optional<Activation> activation = std::nullopt);

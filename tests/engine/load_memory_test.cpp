@@ -9,6 +9,7 @@
 #include "io/model_config.h"
 #include "models/checkpoint.h"
 #include "models/seq2seq_model.h"
+#include "nn/attention.h"
 #include "nn/transformer_layers.h"
 #include "support/fixtures.h"
 
@@ -77,6 +78,40 @@ TEST(LoadingLayerParts, EachIsAnnouncedRightAfterItsParameters) {
   EXPECT_EQ(cross, last_with("l.encoder_attn.") + 1);
   EXPECT_LT(cross, first_with("l.fc1"));
   EXPECT_EQ(ffn, std::max(last_with("l.fc1"), last_with("l.fc2")) + 1);
+}
+
+// Packing streams a GEMM's weight from the checkpoint in slices of rows (Linear::weight_rows),
+// the fused [q; k; v] as one source whose slices cross the parts' boundaries (768 wide: 341-row
+// slices, so one straddles q and k): the packed attention computes exactly what the one packed
+// from whole tensors does, in every compute type, on one thread and on several.
+TEST(StreamedPacking, FusedAttentionEqualsPackingWholeTensors) {
+  at::manual_seed(7);
+  const int64_t dim = 768;
+  for (nn::GemmType type : {nn::GemmType::kFloat32, nn::GemmType::kBFloat16, nn::GemmType::kInt8}) {
+    if (!nn::gemm_type_supported(type)) continue;
+    nn::MultiHeadAttention whole(dim, 12), streamed(dim, 12);
+    for (nn::Linear* l : {&whole.q_proj, &whole.k_proj, &whole.v_proj, &whole.out_proj}) {
+      l->weight = at::randn({dim, dim}) * 0.05;
+      l->bias = at::randn({dim}) * 0.01;
+    }
+    std::vector<nn::Linear*> from = {&whole.q_proj, &whole.k_proj, &whole.v_proj, &whole.out_proj};
+    std::vector<nn::Linear*> to = {&streamed.q_proj, &streamed.k_proj, &streamed.v_proj, &streamed.out_proj};
+    for (size_t i = 0; i < from.size(); ++i) {
+      const at::Tensor w = from[i]->weight.clone();
+      to[i]->bias = from[i]->bias.clone();
+      to[i]->weight = at::Tensor();
+      to[i]->weight_rows = {[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).clone(); }, dim, dim};
+    }
+    whole.pack(type, /*self_attention=*/true);
+    streamed.pack(type, /*self_attention=*/true);
+    ASSERT_TRUE(streamed.qkv_proj.packed);
+    EXPECT_FALSE(streamed.qkv_proj.weight_rows.rows);  // released once packed
+    at::InferenceMode guard;
+    const at::Tensor x = at::randn({2, 5, dim});
+    const at::Tensor a = whole.forward_self(x, at::Tensor(), at::Tensor());
+    const at::Tensor b = streamed.forward_self(x, at::Tensor(), at::Tensor());
+    EXPECT_TRUE(at::equal(a, b)) << static_cast<int>(type) << ": max abs diff " << (a - b).abs().max().item<double>();
+  }
 }
 
 TEST(ReleasedCheckpointPages, ReadAgainGiveTheSameValues) {
