@@ -30,51 +30,57 @@ std::string request_id(const std::string& client_value) {
 
 AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_text) {
   if (path.empty() || path == "-") {
-    out_ = stderr;
+    shared_->out = stderr;
   } else if (path != "off") {
-    out_ = std::fopen(path.c_str(), "ae");
-    if (!out_) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
-    own_ = true;
+    shared_->out = std::fopen(path.c_str(), "ae");
+    if (!shared_->out) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
+    shared_->own = true;
   }
-  if (out_) writer_ = std::thread([this] { run(); });
+  if (shared_->out) writer_ = std::thread([shared = shared_] { run(shared); });
 }
 
 AccessLog::~AccessLog() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (writer_.joinable()) writer_.join();  // what is queued is written first
-  if (own_) std::fclose(out_);
+  if (!writer_.joinable()) return;
+  std::unique_lock<std::mutex> lock(shared_->mutex);
+  shared_->stopping = true;
+  shared_->wake.notify_all();
+  // What is queued is written first, unless the writer is stuck.
+  const bool done = shared_->wake.wait_for(lock, std::chrono::seconds(5), [&] { return shared_->done; });
+  lock.unlock();
+  if (done)
+    writer_.join();
+  else
+    writer_.detach();  // it holds `shared`: nothing it touches is freed
 }
 
 void AccessLog::write(const nlohmann::ordered_json& line) {
-  if (!out_) return;
+  if (!shared_->out) return;
   std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (queue_.size() >= kMaxQueuedLines) {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    if (shared_->queue.size() >= kMaxQueuedLines) {
       ++dropped_;
       return;
     }
-    queue_.push_back(std::move(text));
+    shared_->queue.push_back(std::move(text));
   }
-  wake_.notify_one();
+  shared_->wake.notify_all();
 }
 
-void AccessLog::run() {
-  std::unique_lock<std::mutex> lock(mutex_);
+void AccessLog::run(const std::shared_ptr<Shared>& shared) {
+  std::unique_lock<std::mutex> lock(shared->mutex);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, all written
+    shared->wake.wait(lock, [&] { return shared->stopping || !shared->queue.empty(); });
+    if (shared->queue.empty()) break;  // stopping, all written
     std::deque<std::string> lines;
-    lines.swap(queue_);
+    lines.swap(shared->queue);
     lock.unlock();
-    for (const std::string& text : lines) std::fwrite(text.data(), 1, text.size(), out_);
-    std::fflush(out_);
+    for (const std::string& text : lines) std::fwrite(text.data(), 1, text.size(), shared->out);
+    std::fflush(shared->out);
     lock.lock();
   }
+  shared->done = true;
+  shared->wake.notify_all();
 }
 
 std::string AccessLog::now_text() {

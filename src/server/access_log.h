@@ -58,16 +58,24 @@ class AccessLog {
   static std::string now_text();
 
  private:
-  void run();
+  // Shared with the writer thread, which a stop leaves behind (detached) if it is stuck in a
+  // write for 5 s (a pipe nobody reads): stopping the server never waits for the log.
+  struct Shared {
+    std::FILE* out = nullptr;
+    bool own = false;
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::string> queue;  // guarded by mutex
+    bool stopping = false, done = false;  // guarded by mutex
+    ~Shared() {
+      if (own) std::fclose(out);
+    }
+  };
+  static void run(const std::shared_ptr<Shared>& shared);
 
-  std::FILE* out_ = nullptr;
-  bool own_ = false;
   bool log_text_ = false;
   std::atomic<uint64_t> dropped_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::string> queue_;  // guarded by mutex_
-  bool stopping_ = false;          // guarded by mutex_
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   std::thread writer_;
 };
 
