@@ -66,6 +66,12 @@ set(CPACK_DEBIAN_FILE_NAME "ordo_${PROJECT_VERSION}_${CPACK_DEBIAN_PACKAGE_ARCHI
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The Python package (src/python), when built, is an extension for one Python minor version.
+if(TARGET ordo_python AND Python3_Interpreter_FOUND)
+  math(EXPR ordo_next_minor "${Python3_VERSION_MINOR} + 1")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~), python3 (<< ${Python3_VERSION_MAJOR}.${ordo_next_minor})")
+endif()
 # libordo_cli.so finds libordo.so.0 beside it ($ORIGIN): dpkg-shlibdeps looks there too.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_INSTALL_LIBDIR})
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

@@ -60,6 +60,9 @@ while read -r name; do
   dpkg-query -W -f '${Status}' "$name" 2> /dev/null | grep -q 'install ok installed' \
     || fail "dependency $name is not a package installed here"
 done < <(tr ',' '\n' <<< "$depends" | sed 's/|.*//; s/(.*)//; s/:.*//; s/ //g' | grep .)
+if grep -q '/dist-packages/ordo/' "$work/contents"; then  # the Python package: its interpreter
+  grep -q '^python3 (>= ' <<< "$(dpkg-deb -f "$deb" Recommends)" || fail "the Python package is in, Recommends has no python3"
+fi
 dpkg-deb -e "$deb" "$work/control"
 grep -qxF /etc/ordo/models.json "$work/control/conffiles" || fail "/etc/ordo/models.json is not a conffile"
 for script in postinst prerm postrm; do
@@ -139,7 +142,10 @@ if command -v systemd-analyze > /dev/null; then
   grep -q '^DynamicUser=yes$' "$work/unit/ordo.service" || fail "ordo.service does not run as DynamicUser=yes"
   grep -q '^ExecStart=.*/usr/bin/ordo serve --models /etc/ordo/models.json' "$work/unit/ordo.service" \
     || fail "ordo.service does not run ordo serve --models /etc/ordo/models.json"
-  out=$(SYSTEMD_LOG_TARGET=console MANPATH="$root/usr/share/man" systemd-analyze verify "$work/unit/ordo.service" 2>&1) \
+  man_check=()  # Documentation=man:ordo(1) is looked up with man(1) when there is one
+  command -v man > /dev/null || man_check=(--man=no)
+  out=$(SYSTEMD_LOG_TARGET=console MANPATH="$root/usr/share/man" systemd-analyze verify "${man_check[@]}" \
+    "$work/unit/ordo.service" 2>&1) \
     || { echo "$out" >&2; fail "systemd-analyze verify ordo.service failed"; }
   [ -z "$out" ] || { echo "$out" >&2; fail "systemd-analyze verify warns about ordo.service"; }
   exposure=$(SYSTEMD_LOG_TARGET=console systemd-analyze security --offline=true "$work/unit/ordo.service" 2>&1 \
