@@ -112,6 +112,8 @@ struct ordo_token_event {
   const char* text;  /* the output text so far that later tokens cannot change */
   const char* delta; /* what `text` gained with this event */
   bool done;         /* the input's last event: `text` is its result's best text */
+  float log_prob;    /* the token's log-probability as the search scored it (greedy: the
+                        score is their sum); 0 for a target prefix token and when done */
 };
 typedef bool (*ordo_token_callback)(const struct ordo_token_event* event, void* user_data);
 /* Asked before each batch and each decoding step: return true to stop the call, which then

@@ -251,7 +251,8 @@ int ordo_options_set_token_callback(ordo_options* options, ordo_token_callback c
       return 0;
     }
     options->decode.on_token = [callback, user_data](const ordo::TokenEvent& e) {
-      const ordo_token_event event{e.input, e.id, e.piece.c_str(), e.text.c_str(), e.delta.c_str(), e.done};
+      const ordo_token_event event{e.input,        e.id,   e.piece.c_str(), e.text.c_str(),
+                                   e.delta.c_str(), e.done, e.log_prob};
       return callback(&event, user_data);
     };
     return 0;

@@ -12,7 +12,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 build() {  # build NAME SOURCE
   "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/$1" "$2" -I"$source_dir/include" -L"$build_dir" -lordo \
-    -Wl,-rpath,"$build_dir"
+    -Wl,-rpath,"$build_dir" -lm
 }
 if [ "$what" = error ]; then
   build error_paths "$source_dir/tests/capi/error_paths.c"

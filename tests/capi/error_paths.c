@@ -4,6 +4,7 @@
  *   error_paths MODEL_DIR   (a tiny fixture: the one translation it runs takes < 1 s) */
 #include <ordo/ordo_c.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,11 +14,13 @@ static int failures = 0, checks = 0;
 struct stream_log {
   int events;
   int done;
+  double log_prob_sum;
   char text[4096];
 };
 static bool on_token(const struct ordo_token_event* event, void* user_data) {
   struct stream_log* log = user_data;
   ++log->events;
+  log->log_prob_sum += event->log_prob;
   if (event->done) {
     ++log->done;
     snprintf(log->text, sizeof log->text, "%s", event->text);
@@ -173,12 +176,13 @@ int main(int argc, char** argv) {
   ordo_options* greedy = ordo_options_new();
   ordo_options_set(greedy, "beam_size", "1", NULL);
   ordo_options_set(greedy, "max_new_tokens", "6", NULL);
-  struct stream_log log = {0, 0, ""};
+  struct stream_log log = {0, 0, 0.0, ""};
   CHECK(ordo_options_set_token_callback(greedy, on_token, &log, &error) == 0);
   result = ordo_translate(translator, one, 1, greedy, NULL, &error);
   CHECK(result != NULL);
   CHECK(log.done == 1 && log.events == (int)ordo_result_id_count(result, 0, 0) + 1);
   CHECK(result && strcmp(log.text, ordo_result_text(result, 0, 0)) == 0);
+  CHECK(log.log_prob_sum < 0 && fabs(log.log_prob_sum - ordo_result_score(result, 0, 0)) < 1e-3);
   ordo_free_result(result);
   CHECK(ordo_options_set_cancel_callback(greedy, cancel_now, NULL, &error) == 0);
   CHECK(ordo_translate(translator, one, 1, greedy, NULL, &error) == NULL);
