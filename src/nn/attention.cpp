@@ -1,5 +1,7 @@
 #include "nn/attention.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -107,13 +109,31 @@ void KeyValue::reorder(const at::Tensor& indices) {
   });
 }
 
+namespace {
+
+// A cache buffer of 1 MB or more in pages of its own, returned to the system when it is freed.
+// From malloc's heap (configure_process keeps large buffers there), each doubling left the
+// smaller buffers behind as resident holes that the larger ones never fit (the workload in
+// int8, 100 lines in batches of 32 x 4 beams x 64 tokens: peak 960 MB from the heap, 908 here).
+at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  int64_t count = 1;
+  for (const int64_t size : sizes) count *= size;
+  const size_t bytes = static_cast<size_t>(count) * options.dtype().itemsize();
+  if (bytes < (size_t{1} << 20)) return at::empty(sizes, options);
+  void* pages = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pages == MAP_FAILED) return at::empty(sizes, options);
+  return at::from_blob(pages, sizes, [bytes](void* p) { ::munmap(p, bytes); }, options);
+}
+
+}  // namespace
+
 void KeyValue::append(const KeyValue& fresh) {
   const int64_t used = length(), added = fresh.key.size(2);
   if (!key_buffer.defined() || used + added > key_buffer.size(2)) {
     const int64_t capacity = std::max<int64_t>({16, 2 * used, used + added});
     auto sizes = fresh.key.sizes().vec();
     sizes[2] = capacity;
-    at::Tensor keys = at::empty(sizes, fresh.key.options()), values = at::empty(sizes, fresh.value.options());
+    at::Tensor keys = cache_buffer(sizes, fresh.key.options()), values = cache_buffer(sizes, fresh.value.options());
     if (used > 0) {
       keys.narrow(2, 0, used).copy_(key);
       values.narrow(2, 0, used).copy_(value);
