@@ -2,7 +2,10 @@
 summarize_batch give the CLI's texts, tokens and scores on the bundled models and the Hugging
 Face fixtures; every decoding option of the table reaches the engine (one test per option,
 the same setting as a flag of the CLI); errors raise ordo.Error with the CLI's message."""
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -51,6 +54,21 @@ PARITY = {
 }
 
 
+def vmap_model():
+    """The bundled en-de in a scratch folder (its files linked) with a vmap.txt whose only line
+    lists the targets every batch gets: a shortlist small enough to change the output."""
+    folder = tempfile.mkdtemp(prefix="ordo-py-vmap-")
+    atexit.register(shutil.rmtree, folder, True)
+    source = os.path.join(SOURCE_DIR, "models", "en-de")
+    for name in os.listdir(source):
+        os.symlink(os.path.join(source, name), os.path.join(folder, name))
+    with open(os.path.join(folder, "vmap.txt"), "w", encoding="utf-8") as f:
+        f.write("\t\u2581Ein \u2581Mann \u2581fährt \u2581auf \u2581eine m \u2581Fahrrad .\n")
+    return folder
+
+
+VMAP_MODEL = vmap_model()
+
 # ---------------------------------------------------------------- one case per option
 # Each entry of the table of decoding options (ordo.decode_options()) needs a case here: the
 # keywords to give translate_batch (the option, and what it needs beside it) and the model. The
@@ -79,6 +97,7 @@ OPTION_CASES = {
     "task": (hf("t5_v1"), {"task": "translation_en_to_de", "max_new_tokens": 6}),
     "target_prefix": ("en-de", {"target_prefix": "Ein Mann"}),
     "return_alternatives": ("en-de", {"return_alternatives": True, "n_best": 3}),
+    "use_vmap": (VMAP_MODEL, {"use_vmap": True}),
 }
 # Options without a flag of their own: the CLI flag that says the same.
 FLAGLESS = {
