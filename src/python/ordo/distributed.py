@@ -221,6 +221,8 @@ def build_parser(table):
     model.add_argument("--compute-type", default="float32", help="float32 (default), bfloat16 or int8")
     model.add_argument("-t", "--threads", type=int, metavar="N",
                        help="CPU threads per worker (default: the cores / local workers; all cores with --scheduler)")
+    model.add_argument("--inter-threads", type=int, metavar="N",
+                       help="batches each worker translates at once, sharing its threads (as ordo translate)")
     model.add_argument("--no-weight-cache", action="store_true", help="pack the weights afresh in each worker")
     decoding = parser.add_argument_group("decoding (ordo's table of decoding options, as `ordo translate`)")
     decoding.add_argument("--preset", metavar="NAME|FILE", help="decoding defaults, as ordo translate --preset")
@@ -343,8 +345,14 @@ def _start_cluster(args):
         return client, None, args.threads if args.threads is not None else 0
     workers = args.local_workers or 1
     threads = args.threads if args.threads is not None else max(1, (os.cpu_count() or 1) // workers)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    # Without Dask's pre-spawn environment for numpy workers: its MALLOC_TRIM_THRESHOLD_ fixes
+    # glibc's mmap threshold, so every large tensor is mapped and unmapped again (ordo ran 1.5x
+    # slower), and its OMP_NUM_THREADS=1 would cap --threads. The workers run as `ordo` does.
+    import dask
+
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, silence_logs=logging.ERROR)
     return Client(cluster), cluster, threads
 
 
@@ -398,6 +406,10 @@ def run(args, table):
     load_options = {"compute_type": args.compute_type}
     if args.no_weight_cache:
         load_options["weight_cache"] = False
+    if args.inter_threads is not None:
+        if args.inter_threads < 1:
+            raise UsageError("--inter-threads must be at least 1", 2)
+        load_options["inter_threads"] = args.inter_threads
     manifest = _manifest(args, data, lines, options, load_options)
     nbest = manifest["nbest"]
 
