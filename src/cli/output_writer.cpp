@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ordo/alignment.h"
+#include "server/attention_json.h"
 #include "ordo/error.h"
 
 namespace ordo::cli {
@@ -39,33 +40,7 @@ std::string OutputWriter::alignment_field(const TranslationResult& result, const
 
 nlohmann::ordered_json OutputWriter::hypothesis_json(const TranslationResult& result, const Hypothesis& h) const {
   nlohmann::ordered_json out = text_json(h);
-  if (extras_.alignment == "soft") {
-    out["alignment"] = soft_alignment(result, h);
-  } else if (!extras_.alignment.empty()) {
-    nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
-    for (const AlignmentLink& l : extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h))
-      pairs.push_back({l.source, l.target});
-    out["alignment"] = std::move(pairs);
-  }
-  if (extras_.attention && !h.attention.empty()) {
-    // [layer][head][target position][source position], as Hugging Face's cross_attentions.
-    const Attention& a = h.attention;
-    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-    for (int64_t l = 0; l < a.layers; ++l) {
-      nlohmann::ordered_json heads = nlohmann::ordered_json::array();
-      for (int64_t head = 0; head < a.heads; ++head) {
-        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-        for (int64_t t = 0; t < a.target_length; ++t) {
-          const float* row = a.weights.data() + ((l * a.heads + head) * a.target_length + t) * a.source_length;
-          rows.push_back(std::vector<float>(row, row + a.source_length));
-        }
-        heads.push_back(std::move(rows));
-      }
-      layers.push_back(std::move(heads));
-    }
-    out["id_pieces"] = h.id_pieces;
-    out["attention"] = std::move(layers);
-  }
+  server::add_alignment_and_attention(out, result, h, {extras_.alignment, extras_.alignment_words, extras_.attention});
   return out;
 }
 

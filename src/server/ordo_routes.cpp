@@ -3,6 +3,8 @@
 // (service.h).
 #include "server/service.h"
 
+#include "server/attention_json.h"
+
 #include "ordo/alignment.h"
 
 namespace ordo::server {
@@ -13,12 +15,6 @@ namespace {
 // what `ordo translate --json --alignment ... [--alignment-words] --attention` adds to each
 // hypothesis, and the source pieces the alignment's indices count (source index i is
 // "source_tokens" at "source_text_positions"[i]; include/ordo/alignment.h).
-struct AttentionFields {
-  std::string alignment;
-  bool words = false, attention = false;
-  bool any() const { return !alignment.empty() || attention; }
-};
-
 AttentionFields attention_fields(const RequestFields& fields) {
   AttentionFields f;
   f.alignment = fields.string("alignment").value_or("");
@@ -32,34 +28,10 @@ AttentionFields attention_fields(const RequestFields& fields) {
 }
 
 void add_attention(Json& out, const TranslationResult& r, const Hypothesis& h, const AttentionFields& f) {
-  if (f.alignment == "soft") {
-    out["alignment"] = soft_alignment(r, h);
-  } else if (!f.alignment.empty()) {
-    Json pairs = Json::array();
-    for (const AlignmentLink& l : f.words ? word_alignment(r, h) : hard_alignment(r, h))
-      pairs.push_back({l.source, l.target});
-    out["alignment"] = std::move(pairs);
-  }
+  add_alignment_and_attention(out, r, h, f);
   if (f.attention && !h.attention.empty()) {
-    // [layer][head][target position][source position], as Hugging Face's cross_attentions.
-    const Attention& a = h.attention;
-    Json layers = Json::array();
-    for (int64_t l = 0; l < a.layers; ++l) {
-      Json heads = Json::array();
-      for (int64_t head = 0; head < a.heads; ++head) {
-        Json rows = Json::array();
-        for (int64_t t = 0; t < a.target_length; ++t) {
-          const float* row = a.weights.data() + ((l * a.heads + head) * a.target_length + t) * a.source_length;
-          rows.push_back(std::vector<float>(row, row + a.source_length));
-        }
-        heads.push_back(std::move(rows));
-      }
-      layers.push_back(std::move(heads));
-    }
-    out["id_pieces"] = h.id_pieces;
     out["token_positions"] = h.token_positions;  // the row of each entry of "tokens"
-    out["alignment_layer"] = a.alignment_layer;
-    out["attention"] = std::move(layers);
+    out["alignment_layer"] = h.attention.alignment_layer;
   }
 }
 
