@@ -16,6 +16,7 @@
 #include "ordo/ordo.h"
 #include "pipeline/worker_pool.h"
 #include "support/fixtures.h"
+#include "support/sanitizer.h"
 #include "support/thread_count.h"
 
 namespace ordo {
@@ -58,15 +59,6 @@ bool big_block_is_mapped() {
   std::free(block);
   return mapped;
 }
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ORDO_SANITIZER_ALLOCATOR 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ORDO_SANITIZER_ALLOCATOR 1
-#endif
 
 TEST(ProcessState, OnlyConfigureProcessChangesTheAllocator) {
 #ifdef ORDO_SANITIZER_ALLOCATOR
