@@ -19,23 +19,8 @@ const std::string kGerman = "Ein Mann fährt mit dem Fahrrad die Straße entlang
 const std::string kEnglish = "A woman in a red dress is playing the guitar on the street.";
 const std::string kFrench = "Un homme descend la rue à vélo pendant que les enfants jouent dans le parc.";
 
-struct Answer {
-  int status = 0;
-  json body;
-  std::string text;
-};
-
-Answer answer_of(const httplib::Result& res) {
-  Answer a;
-  if (!res) return a;
-  a.status = res->status;
-  a.text = res->body;
-  try {
-    a.body = json::parse(res->body);
-  } catch (...) {
-  }
-  return a;
-}
+using ordo::testing::Answer;
+using ordo::testing::answer_of;
 
 class ServeDetect : public ::testing::Test {
  protected:

@@ -25,29 +25,8 @@ using nlohmann::json;
 using ordo::testing::ServerProcess;
 using ordo::testing::TempDir;
 
-struct Answer {
-  int status = 0;
-  json body;
-  std::string text;
-  httplib::Headers headers;
-  std::string header(const std::string& name) const {
-    const auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-};
-
-Answer answer_of(const httplib::Result& res) {
-  Answer a;
-  if (!res) return a;
-  a.status = res->status;
-  a.text = res->body;
-  a.headers = res->headers;
-  try {
-    a.body = json::parse(res->body);
-  } catch (...) {
-  }
-  return a;
-}
+using ordo::testing::Answer;
+using ordo::testing::answer_of;
 
 Answer post(const ServerProcess& server, const std::string& path, const json& body, const httplib::Headers& headers = {}) {
   return answer_of(server.client()->Post(path.c_str(), headers, body.dump(), "application/json"));

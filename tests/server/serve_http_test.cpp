@@ -23,25 +23,8 @@ using ordo::testing::cli_json;
 using ordo::testing::ServerProcess;
 using ordo::testing::TempDir;
 
-struct Answer {
-  int status = 0;
-  json body;
-  std::string text;
-  httplib::Headers headers;
-};
-
-Answer answer_of(const httplib::Result& res) {
-  Answer a;
-  if (!res) return a;
-  a.status = res->status;
-  a.text = res->body;
-  a.headers = res->headers;
-  try {
-    a.body = json::parse(res->body);
-  } catch (...) {
-  }
-  return a;
-}
+using ordo::testing::Answer;
+using ordo::testing::answer_of;
 
 Answer post(const ServerProcess& server, const std::string& path, const std::string& body,
             const std::string& type = "application/json", const httplib::Headers& headers = {}) {

@@ -256,4 +256,30 @@ inline std::vector<nlohmann::json> cli_json(const std::string& args, const std::
   return out;
 }
 
+// One HTTP answer as the tests read it: status (0 when the request failed), the body as text
+// and, when it parses, as JSON, and the headers.
+struct Answer {
+  int status = 0;
+  nlohmann::json body;
+  std::string text;
+  httplib::Headers headers;
+  std::string header(const std::string& name) const {
+    const auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+inline Answer answer_of(const httplib::Result& res) {
+  Answer a;
+  if (!res) return a;
+  a.status = res->status;
+  a.text = res->body;
+  a.headers = res->headers;
+  try {
+    a.body = nlohmann::json::parse(res->body);
+  } catch (...) {
+  }
+  return a;
+}
+
 }  // namespace ordo::testing
