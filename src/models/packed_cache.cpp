@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <set>
 #include <vector>
@@ -32,8 +33,10 @@ const char* type_name(nn::GemmType type) {
 }
 
 // Adds a file's bytes to the hash, read (not mapped: no page faults in this process, nothing
-// added to its resident set) in 8 MB chunks. False if it cannot be read.
-bool hash_file(const std::string& path, XXH3_state_t* state) {
+// added to its resident set) in 8 MB chunks. False if it cannot be read. `before` / `after`,
+// when given, get the file's stat() from before and after the read.
+bool hash_file(const std::string& path, XXH3_state_t* state, struct stat* before = nullptr,
+               struct stat* after = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st;
@@ -41,6 +44,7 @@ bool hash_file(const std::string& path, XXH3_state_t* state) {
     ::close(fd);
     return false;
   }
+  if (before) *before = st;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buffer(8 << 20);
   bool ok = true;
@@ -51,8 +55,114 @@ bool hash_file(const std::string& path, XXH3_state_t* state) {
     if (n <= 0) break;
     XXH3_128bits_update(state, buffer.data(), static_cast<size_t>(n));
   }
+  if (after && ::fstat(fd, after) != 0) ok = false;
   ::close(fd);
   return ok;
+}
+
+std::string hex(const XXH128_hash_t& digest) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(digest.high64),
+                static_cast<unsigned long long>(digest.low64));
+  return text;
+}
+
+// What identifies a file's content without reading it, as long as nobody forges timestamps:
+// device, inode, size, modification and status-change times (ns), and the resolved path.
+// Any write changes mtime, and ctime too (which no user can set back); replacing the file
+// changes the inode.
+std::string fingerprint(const struct stat& st, const std::string& real_path) {
+  const auto ns = [](const struct timespec& t) {
+    return std::to_string(static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec);
+  };
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+         ns(st.st_mtim) + " " + ns(st.st_ctim) + " " + real_path;
+}
+
+bool same_file_state(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+bool make_dirs(const std::string& dir);
+
+constexpr const char* kHashIndex = "checkpoint-hashes";  // in the cache folder
+constexpr size_t kHashIndexEntries = 64;
+constexpr int64_t kSettledNs = int64_t{2} * 1000000000;  // see content_hash
+
+// Lines "<32 hex digits> <fingerprint>" of the cache folder's hash index, oldest first; an
+// unreadable, oversized or odd index is empty (everything is hashed again).
+std::vector<std::string> read_hash_index(const std::string& dir) {
+  std::vector<std::string> lines;
+  std::FILE* f = std::fopen((dir + "/" + kHashIndex).c_str(), "re");
+  if (!f) return lines;
+  char line[8192];
+  while (lines.size() < 4 * kHashIndexEntries && std::fgets(line, sizeof(line), f)) {
+    std::string entry = line;
+    if (entry.empty() || entry.back() != '\n' || entry.size() < 34 || entry[32] != ' ') {
+      lines.clear();
+      break;
+    }
+    entry.pop_back();
+    lines.push_back(std::move(entry));
+  }
+  std::fclose(f);
+  return lines;
+}
+
+// The XXH3-128 hash of a checkpoint's bytes (hex), remembered in the cache folder's index by
+// the file's fingerprint: a later start whose file has the same fingerprint takes the hash
+// from there instead of reading the whole file (0.2-0.5 s for a 1-2 GB checkpoint). A file
+// changed less than 2 s before it was hashed is not remembered: timestamps come from a
+// coarse clock, and a second write within the same tick would leave them as they were (git's
+// "racily clean" case). Failing to read or write the index only costs the read. "" if the
+// checkpoint cannot be read.
+std::string content_hash(const std::string& dir, const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  const std::string real_path = resolved ? resolved : "";
+  std::free(resolved);
+  const bool rememberable = !real_path.empty() && real_path.find('\n') == std::string::npos;
+  std::vector<std::string> index;
+  struct stat now_st;
+  if (rememberable && ::stat(path.c_str(), &now_st) == 0 && S_ISREG(now_st.st_mode)) {
+    index = read_hash_index(dir);
+    const std::string wanted = fingerprint(now_st, real_path);
+    for (const std::string& entry : index)
+      if (entry.compare(33, std::string::npos, wanted) == 0) return entry.substr(0, 32);
+  }
+  XXH3_state_t* state = XXH3_createState();
+  if (!state) return "";
+  XXH3_128bits_reset(state);
+  struct stat before, after;
+  const bool read = hash_file(path, state, &before, &after);
+  const std::string digest = hex(XXH3_128bits_digest(state));
+  XXH3_freeState(state);
+  if (!read) return "";
+  struct timespec clock;
+  ::clock_gettime(CLOCK_REALTIME, &clock);
+  const int64_t now = static_cast<int64_t>(clock.tv_sec) * 1000000000 + clock.tv_nsec;
+  const auto settled = [&](const struct timespec& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec < now - kSettledNs;
+  };
+  if (!rememberable || !same_file_state(before, after) || !settled(after.st_mtim) || !settled(after.st_ctim))
+    return digest;
+  // Rewritten whole under a temporary name, then renamed: readers see the old or the new index.
+  const std::string entry = digest + " " + fingerprint(after, real_path), suffix = " " + real_path;
+  std::vector<std::string> kept;
+  for (const std::string& e : index)
+    if (e.size() < suffix.size() || e.compare(e.size() - suffix.size(), suffix.size(), suffix) != 0) kept.push_back(e);
+  kept.push_back(entry);
+  if (kept.size() > kHashIndexEntries) kept.erase(kept.begin(), kept.end() - kHashIndexEntries);
+  if (!make_dirs(dir)) return digest;
+  const std::string target = dir + "/" + kHashIndex, temporary = target + "." + std::to_string(::getpid()) + ".tmp";
+  std::FILE* f = std::fopen(temporary.c_str(), "we");
+  if (!f) return digest;
+  bool written = true;
+  for (const std::string& e : kept) written = written && std::fprintf(f, "%s\n", e.c_str()) > 0;
+  written = std::fclose(f) == 0 && written;
+  if (!written || ::rename(temporary.c_str(), target.c_str()) != 0) ::unlink(temporary.c_str());
+  return digest;
 }
 
 bool make_dirs(const std::string& dir) {
@@ -95,24 +205,22 @@ PackedCacheEnvironment packed_cache_environment() {
 
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
                               const std::string& config_path, nn::GemmType type) {
+  const std::string checkpoint = content_hash(dir, checkpoint_path);
   XXH3_state_t* state = XXH3_createState();
   if (!state) return "";
   XXH3_128bits_reset(state);
-  const bool read = hash_file(checkpoint_path, state) && hash_file(config_path, state);
+  const bool read = !checkpoint.empty() && hash_file(config_path, state);
   const dnnl_version_t* v = dnnl_version();
   const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + type_name(type) +
                               " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                               std::to_string(v->patch) + " " + v->hash + " isa " +
                               std::to_string(static_cast<int>(dnnl_get_effective_cpu_isa())) + " md " +
-                              std::to_string(sizeof(dnnl_memory_desc_t));
+                              std::to_string(sizeof(dnnl_memory_desc_t)) + " checkpoint " + checkpoint;
   XXH3_128bits_update(state, context.data(), context.size());
   const XXH128_hash_t digest = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   if (!read) return "";
-  char name[64];
-  std::snprintf(name, sizeof(name), "%016llx%016llx", static_cast<unsigned long long>(digest.high64),
-                static_cast<unsigned long long>(digest.low64));
-  return dir + "/" + name + "-" + type_name(type) + ".ordo-packed";
+  return dir + "/" + hex(digest).substr(0, 32) + "-" + type_name(type) + ".ordo-packed";
 }
 
 bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {

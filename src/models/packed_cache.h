@@ -6,7 +6,15 @@
 // Keyed by content, never by name or date: the file's name is a hash of the checkpoint's bytes,
 // config.json's, the compute type, the oneDNN version and the CPU features it chose layouts
 // for, and ordo's cache format. A changed checkpoint therefore misses (stale files are never
-// read). A file found under that name is still not trusted: its format (io/packed_weights_file.h)
+// read). Reading a 1-2 GB checkpoint for its hash took 0.2-0.5 s of every start, so the hash is
+// remembered in the cache folder (file `checkpoint-hashes`) under the checkpoint's stat()
+// fingerprint: device, inode, size, modification and status-change times in ns, resolved
+// path. Any of them different and the file is read and hashed again; a write changes mtime
+// and ctime (ctime cannot be set back), a replaced file has another inode, and a file written
+// less than 2 s before it was hashed is not remembered (a coarse clock tick could hide a second
+// write). So the name still follows the content. (Whoever can write the cache folder could
+// plant a wrong hash there as well as a wrong file under the right name: the folder is the
+// user's own.) A file found under that name is still not trusted: its format (io/packed_weights_file.h)
 // is an io::VerifiedFile (a regular file, the size its preamble says, an XXH3 checksum written
 // last), every part must lie inside it with the bytes its shape needs, every packed
 // layout is checked against the one oneDNN would choose now, and every float in it (weights,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -217,6 +219,51 @@ std::string read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// The checkpoint's hash is remembered in the cache folder by the file's stat() fingerprint
+// (a start does not read the whole checkpoint again), and only while that fingerprint holds:
+// a byte changed in place with the modification time put back still gives another name (its
+// ctime moved), and a file written just now is not remembered at all.
+TEST(PackedCacheFiles, TheCheckpointHashIsRememberedOnlyForAnUnchangedFile) {
+  testing::TempDir tmp;
+  const std::string model = tmp.file("model"), cache = tmp.file("cache"), index = cache + "/checkpoint-hashes";
+  std::system(("cp -r '" + fixture_dir("marian_opus_en_mg") + "' '" + model + "'").c_str());
+  const std::string checkpoint = model + "/model.safetensors", config = model + "/config.json";
+  const auto name = [&](const std::string& dir) {
+    return models::packed_cache_path(dir, checkpoint, config, nn::GemmType::kInt8);
+  };
+  const std::string fresh = name(cache);
+  ASSERT_FALSE(fresh.empty());
+  EXPECT_FALSE(io::path_exists(index)) << "a file written less than 2 s ago was remembered";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  EXPECT_EQ(name(cache), fresh);
+  const std::string remembered = read_bytes(index);
+  ASSERT_EQ(std::count(remembered.begin(), remembered.end(), '\n'), 1) << remembered;
+  ASSERT_NE(remembered.find(model), std::string::npos) << remembered;
+  EXPECT_EQ(name(cache), fresh);
+  // It is read: another hash under the same fingerprint gives another name.
+  write_bytes(index, std::string(32, '0') + remembered.substr(32));
+  EXPECT_NE(name(cache), fresh);
+  write_bytes(index, remembered);
+  EXPECT_EQ(name(cache), fresh);
+
+  // One byte changed in place, same size, the modification time set back.
+  struct stat before;
+  ASSERT_EQ(::stat(checkpoint.c_str(), &before), 0);
+  {
+    std::fstream f(checkpoint, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-2, std::ios::end);
+    char c;
+    f.get(c);
+    f.seekp(-2, std::ios::end);
+    f.put(static_cast<char>(c ^ 0x01));
+  }
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, checkpoint.c_str(), times, 0), 0);
+  const std::string changed = name(cache);
+  EXPECT_NE(changed, fresh);
+  EXPECT_EQ(changed, name(tmp.file("no-index")).replace(0, tmp.file("no-index").size(), cache));
 }
 
 // The damages of issue 29's probe, done to a cache file in place.
