@@ -57,16 +57,53 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(co
   }
   for (; j < cols; ++j) target[j] = static_cast<int8_t>(std::nearbyint(row[j] * inverse_scalar));
 }
+
+// The weights' version (quantize_weight_rows): a division per value, clamped to [-127, 127].
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_weight_row_avx512(const float* row, int64_t cols,
+                                                                                       int8_t* target, float* scale) {
+  __m512 peaks = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= cols; j += 16) peaks = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(row + j)), peaks);
+  float peak = _mm512_reduce_max_ps(peaks);
+  for (; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
+  const float s = row_scale(peak);
+  *scale = s;
+  const __m512 divisor = _mm512_set1_ps(s);
+  const __m512i low = _mm512_set1_epi32(-127), high = _mm512_set1_epi32(127);
+  for (j = 0; j + 16 <= cols; j += 16) {
+    __m512i rounded = _mm512_cvtps_epi32(_mm512_div_ps(_mm512_loadu_ps(row + j), divisor));
+    rounded = _mm512_min_epi32(_mm512_max_epi32(rounded, low), high);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(target + j), _mm512_cvtsepi32_epi8(rounded));
+  }
+  for (; j < cols; ++j) target[j] = static_cast<int8_t>(std::clamp(std::nearbyint(row[j] / s), -127.0f, 127.0f));
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+void quantize_weight_row_scalar(const float* row, int64_t cols, int8_t* target, float* scale) {
+  float peak = 0.0f;
+  for (int64_t j = 0; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
+  const float s = row_scale(peak);
+  *scale = s;
+  for (int64_t j = 0; j < cols; ++j) target[j] = static_cast<int8_t>(std::clamp(std::nearbyint(row[j] / s), -127.0f, 127.0f));
+}
 
 using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);
 QuantizeRow pick_quantize_row() {
   return best_isa() == Isa::kAvx512 ? quantize_row_avx512 : quantize_row_scalar;
 }
 
+QuantizeRow pick_quantize_weight_row() {
+  return best_isa() == Isa::kAvx512 ? quantize_weight_row_avx512 : quantize_weight_row_scalar;
+}
+
 }  // namespace
+
+void quantize_weight_rows(const float* w, int64_t rows, int64_t cols, int8_t* q, float* scales) {
+  static const QuantizeRow quantize_row = pick_quantize_weight_row();
+  for (int64_t r = 0; r < rows; ++r) quantize_row(w + r * cols, cols, q + r * cols, scales + r);
+}
 
 at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
   static const QuantizeRow quantize_row = pick_quantize_row();

@@ -14,4 +14,10 @@ namespace ordo::nn {
 // bit the same everywhere. Throws ordo::Error on a wrong type or shape.
 at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales);
 
+// The weights' side, per output channel, as packing has always computed it (the same bytes):
+// w [rows, cols] float32, row-major, finite -> q [rows, cols] int8 and scales [rows], scales[r]
+// = max(max_j |w[r][j]|, 1e-12) / 127, q = w / scale (a division, not a product by its
+// inverse) rounded half to even, within [-127, 127]. One row at a time, no threads of its own.
+void quantize_weight_rows(const float* w, int64_t rows, int64_t cols, int8_t* q, float* scales);
+
 }  // namespace ordo::nn

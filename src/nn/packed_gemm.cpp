@@ -149,6 +149,11 @@ struct PackedGemm::Impl {
 
   void index_rows(const at::Tensor& source);
   bool compute_row_offsets();
+  // int8 written straight into the blocked layout (pack_int8_directly), instead of quantized
+  // whole into a plain copy and reordered by oneDNN (its "simple" reorder: most of a big
+  // model's packing time).
+  bool writes_int8_directly() const;
+  void write_int8_rows(int64_t first, const int8_t* q, int64_t count, uint8_t* packed) const;
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
     const int threads = at::get_num_threads();
@@ -224,6 +229,35 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   dt source_dt = dt::f32;
   constexpr int64_t kSliceElements = int64_t{1} << 18;
   const int64_t slice_rows = std::max<int64_t>(1, kSliceElements / std::max<int64_t>(1, m.in));
+  const memory::desc any({m.in, m.out}, source_type(type), tag::any);
+  if (type == GemmType::kInt8) {
+    m.weight_scales.resize(static_cast<size_t>(m.out));
+    m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
+    if (m.compute_row_offsets() && m.writes_int8_directly()) {
+      // Each slice is quantized (kernels/quantize.h) and its rows written where oneDNN's reorder
+      // would put them, with the s8s8 compensation it appends: the same bytes (checked once per
+      // process against the reorder, and by tests/engine/compute_type_test.cpp), one pass, on
+      // all the threads, and no int8 copy of the whole matrix beside the packed one.
+      m.weights = memory(m.weights_md, cpu_engine());
+      auto* packed = static_cast<uint8_t*>(m.weights.get_data_handle());
+      std::memset(packed, 0, m.weights_md.get_size());
+      const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
+      parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
+        std::vector<int8_t> q;
+        for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
+          const int64_t n = std::min(slice_rows, m.out - r);
+          const at::Tensor slice = rows(r, n).to(at::kFloat).contiguous();
+          if (slice.sizes() != at::IntArrayRef{n, m.in})
+            throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
+          q.resize(static_cast<size_t>(n * m.in));
+          quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
+          m.write_int8_rows(r, q.data(), n, packed);
+        }
+      });
+      return;
+    }
+    m.k_offsets.clear();
+  }
   if (float32_whole.defined()) {
     source = float32_whole;  // read by the reorder as it is: no copy
   } else if (type == GemmType::kFloat32 && m.out <= slice_rows) {
@@ -247,16 +281,15 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
         if (slice.sizes() != at::IntArrayRef{n, m.in})
           throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
         if (type == GemmType::kInt8) {
-          const at::Tensor scale = at::from_blob(m.weight_scales.data() + r, {n}, at::kFloat);
-          scale.copy_(slice.abs().amax(1).clamp_min(1e-12) / 127.0);
-          source.narrow(0, r, n).copy_((slice / scale.unsqueeze(1)).round_().clamp_(-127, 127));
+          const at::Tensor values = slice.contiguous();
+          quantize_weight_rows(values.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
+                               m.weight_scales.data() + r);
         } else {
           source.narrow(0, r, n).copy_(slice);
         }
       }
     });
   }
-  const memory::desc any({m.in, m.out}, source_type(type), tag::any);
   m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
   memory plain({{m.in, m.out}, source_dt, tag::ba}, cpu_engine(), source.data_ptr());
   m.weights = memory(m.weights_md, cpu_engine());
@@ -294,6 +327,83 @@ void PackedGemm::Impl::index_rows(const at::Tensor& source) {
         return;
       }
   }
+}
+
+// Row n of W (its values q[0..in)) into the packed [K, N] layout: byte k_offsets[k] + n_offset(n),
+// and, when oneDNN asks for it (s8 inputs on a CPU without AMX), the int32 compensation
+// -128 * sum_k q[k] for column n after the padded matrix.
+void PackedGemm::Impl::write_int8_rows(int64_t first, const int8_t* q, int64_t count, uint8_t* packed) const {
+  const dnnl_memory_desc_t& d = weights_md.data;
+  const bool compensated = d.extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8;
+  auto* compensation = reinterpret_cast<int32_t*>(packed + d.padded_dims[0] * d.padded_dims[1]);
+  const int64_t* k_offset = k_offsets.data();
+  // Runs of 4 consecutive k in 4 consecutive bytes (the VNNI blocks: ...4a) are copied as one.
+  bool quads = in % 4 == 0;
+  for (int64_t k = 0; quads && k < in; k += 4)
+    quads = k_offset[k + 1] == k_offset[k] + 1 && k_offset[k + 2] == k_offset[k] + 2 && k_offset[k + 3] == k_offset[k] + 3;
+  for (int64_t i = 0; i < count; ++i) {
+    const int8_t* row = q + i * in;
+    uint8_t* column = packed + n_offset(first + i);
+    int32_t sum = 0;
+    if (quads) {
+      for (int64_t k = 0; k < in; k += 4) std::memcpy(column + k_offset[k], row + k, 4);
+    } else {
+      for (int64_t k = 0; k < in; ++k) column[k_offset[k]] = static_cast<uint8_t>(row[k]);
+    }
+    for (int64_t k = 0; k < in; ++k) sum += row[k];
+    if (compensated) compensation[first + i] = -128 * sum;
+  }
+}
+
+namespace {
+
+// The bytes of layout `d` that hold something: the padded values, then (s8s8) one int32
+// compensation per padded output column. oneDNN 2.6 reserves twice as much again after them
+// and never writes it (left zero here). 0: a layout write_int8_rows does not know (not plain
+// blocks, scale adjustment, another compensation).
+size_t direct_int8_bytes(const dnnl_memory_desc_t& d) {
+  if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.offset0 != 0) return 0;
+  const uint64_t flags = d.extra.flags;
+  const size_t values = static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1]);
+  const size_t used = flags == dnnl_memory_extra_flag_none ? values : values + static_cast<size_t>(d.padded_dims[1]) * 4;
+  if (flags != dnnl_memory_extra_flag_none &&
+      (flags != dnnl_memory_extra_flag_compensation_conv_s8s8 || d.extra.compensation_mask != 2))
+    return 0;
+  return memory::desc(d).get_size() >= used ? used : 0;
+}
+
+}  // namespace
+
+bool PackedGemm::Impl::writes_int8_directly() const {
+  if (type != GemmType::kInt8 || k_offsets.empty() || direct_int8_bytes(weights_md.data) == 0) return false;
+  // Once per process: a matrix with partial blocks on both sides, written here and reordered by
+  // oneDNN, must give the same bytes; otherwise oneDNN's reorder packs every matrix.
+  static const bool same_as_onednn = [] {
+    Impl probe;
+    probe.type = GemmType::kInt8;
+    probe.in = 200;
+    probe.out = 150;
+    probe.weight_scales.assign(150, 1.0f);
+    probe.weights_md = probe.describe(32, memory::desc({probe.in, probe.out}, dt::s8, tag::any)).weights_desc();
+    const size_t used = direct_int8_bytes(probe.weights_md.data);
+    if (!probe.compute_row_offsets() || used == 0) return false;
+    std::vector<int8_t> q(static_cast<size_t>(probe.in * probe.out));
+    uint32_t state = 12345;
+    for (int8_t& v : q) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<int8_t>(static_cast<int>(state >> 24) % 255 - 127);
+    }
+    memory plain({{probe.in, probe.out}, dt::s8, tag::ba}, cpu_engine(), q.data());
+    memory reordered(probe.weights_md, cpu_engine());
+    std::memset(reordered.get_data_handle(), 0x5a, probe.weights_md.get_size());
+    dnnl::stream stream(cpu_engine());
+    dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
+    stream.wait();
+    std::vector<uint8_t> written(probe.weights_md.get_size(), 0);
+    probe.write_int8_rows(0, q.data(), probe.out, written.data());
+    return std::memcmp(written.data(), reordered.get_data_handle(), used) == 0;
+  }();
+  return same_as_onednn;
 }
 
 PackedGemm::PackedGemm() : impl_(std::make_unique<Impl>()) {}
