@@ -9,6 +9,7 @@
 #include "kernels/log_softmax.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
+#include "search/beam_step.h"
 #include "search/constrained_beam_search.h"
 #include "search/finished_list.h"
 #include "search/logits_processors.h"
@@ -39,15 +40,9 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
   while (true) {
     const int64_t cur_len = sequences.size(1);
     const int64_t live = static_cast<int64_t>(items.size());
-    at::Tensor logits = model.next_logits(sequences.narrow(1, cur_len - 1, 1));
-    if (s.return_attention) attention.add_step(model.step_attention());
+    // The beams' running scores are added while ranking (top_k_rows), not in a pass of their own.
+    at::Tensor scores = beam_step_log_probs(model, sequences, s, processors, attention);
     const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
-    if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
-    // Log-probabilities in place (the logits are this step's own), the beams' running scores
-    // added while ranking (kernels/log_softmax.h: two full passes fewer than at::log_softmax + add_).
-    at::Tensor scores = logits.to(at::kFloat).contiguous();
-    nn::log_softmax_rows_(scores);
-    processors.apply(sequences, scores);
     // Rows still in their target prefix: its token at log-probability 0, every other at -inf
     // (the live beam keeps its score 0, the others their -1e9, as at generate()'s start).
     if (!prefixes.empty())

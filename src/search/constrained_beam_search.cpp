@@ -14,6 +14,7 @@
 #include "kernels/log_softmax.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
+#include "search/beam_step.h"
 #include "search/finished_list.h"
 #include "search/logits_processors.h"
 
@@ -171,13 +172,8 @@ std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& mo
   while (true) {
     const int64_t cur_len = sequences.size(1);
     const int64_t live = static_cast<int64_t>(items.size());
-    at::Tensor logits = model.next_logits(sequences.narrow(1, cur_len - 1, 1));
-    if (s.return_attention) attention.add_step(model.step_attention());
+    at::Tensor scores = beam_step_log_probs(model, sequences, s, processors, attention);
     const auto history = [&](int64_t row) { return s.return_attention ? attention.trace(row) : at::Tensor(); };
-    if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
-    at::Tensor scores = logits.to(at::kFloat).contiguous();
-    nn::log_softmax_rows_(scores);
-    processors.apply(sequences, scores);
     scores = scores.contiguous();
     const int64_t vocab = scores.size(1);
     const float* all = scores.data_ptr<float>();
