@@ -71,6 +71,8 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
   });
 }
 
+size_t direct_bytes(const dnnl_memory_desc_t& d);
+
 }  // namespace
 
 struct PackedGemm::Impl {
@@ -149,11 +151,11 @@ struct PackedGemm::Impl {
 
   void index_rows(const at::Tensor& source);
   bool compute_row_offsets();
-  // int8 written straight into the blocked layout (pack_int8_directly), instead of quantized
-  // whole into a plain copy and reordered by oneDNN (its "simple" reorder: most of a big
-  // model's packing time).
-  bool writes_int8_directly() const;
-  void write_int8_rows(int64_t first, const int8_t* q, int64_t count, uint8_t* packed) const;
+  // int8 and float32 weights written straight into the blocked layout, instead of into a whole
+  // plain copy that oneDNN then reorders (for int8 its "simple" reorder: most of a big model's
+  // packing time; for float32 a second full-size copy and pass).
+  bool writes_directly() const;
+  void write_rows(int64_t first, const void* values, int64_t count, uint8_t* packed) const;
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
     const int threads = at::get_num_threads();
@@ -230,17 +232,20 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   constexpr int64_t kSliceElements = int64_t{1} << 18;
   const int64_t slice_rows = std::max<int64_t>(1, kSliceElements / std::max<int64_t>(1, m.in));
   const memory::desc any({m.in, m.out}, source_type(type), tag::any);
-  if (type == GemmType::kInt8) {
-    m.weight_scales.resize(static_cast<size_t>(m.out));
+  if (type == GemmType::kInt8) m.weight_scales.resize(static_cast<size_t>(m.out));
+  if (type != GemmType::kBFloat16) {
     m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
-    if (m.compute_row_offsets() && m.writes_int8_directly()) {
-      // Each slice is quantized (kernels/quantize.h) and its rows written where oneDNN's reorder
-      // would put them, with the s8s8 compensation it appends: the same bytes (checked once per
-      // process against the reorder, and by tests/engine/compute_type_test.cpp), one pass, on
-      // all the threads, and no int8 copy of the whole matrix beside the packed one.
+    if (m.compute_row_offsets() && m.writes_directly()) {
+      // Each slice (int8: quantized by kernels/quantize.h) has its rows written where oneDNN's
+      // reorder would put them, with the s8s8 compensation it appends: the same bytes (checked
+      // once per process against the reorder, and by tests/engine/compute_type_test.cpp), one
+      // pass, on all the threads, and no plain copy of the whole matrix beside the packed one.
       m.weights = memory(m.weights_md, cpu_engine());
       auto* packed = static_cast<uint8_t*>(m.weights.get_data_handle());
-      std::memset(packed, 0, m.weights_md.get_size());
+      // Zeros where no row goes: the padding (when the blocks cut the matrix short) and the end.
+      const dnnl_memory_desc_t& d = m.weights_md.data;
+      const size_t filled = d.padded_dims[0] == m.in && d.padded_dims[1] == m.out ? direct_bytes(d) : 0;
+      std::memset(packed + filled, 0, m.weights_md.get_size() - filled);
       const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
       parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
         std::vector<int8_t> q;
@@ -249,9 +254,13 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
           const at::Tensor slice = rows(r, n).to(at::kFloat).contiguous();
           if (slice.sizes() != at::IntArrayRef{n, m.in})
             throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
-          q.resize(static_cast<size_t>(n * m.in));
-          quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
-          m.write_int8_rows(r, q.data(), n, packed);
+          if (type == GemmType::kInt8) {
+            q.resize(static_cast<size_t>(n * m.in));
+            quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
+            m.write_rows(r, q.data(), n, packed);
+          } else {
+            m.write_rows(r, slice.data_ptr<float>(), n, packed);
+          }
         }
       });
       return;
@@ -329,14 +338,24 @@ void PackedGemm::Impl::index_rows(const at::Tensor& source) {
   }
 }
 
-// Row n of W (its values q[0..in)) into the packed [K, N] layout: byte k_offsets[k] + n_offset(n),
-// and, when oneDNN asks for it (s8 inputs on a CPU without AMX), the int32 compensation
-// -128 * sum_k q[k] for column n after the padded matrix.
-void PackedGemm::Impl::write_int8_rows(int64_t first, const int8_t* q, int64_t count, uint8_t* packed) const {
+// Rows first.. of W (`values`: count x in, int8 or float32 as `type`) into the packed [K, N]
+// layout: element k_offsets[k] + n_offset(n), and for int8, when oneDNN asks for it (s8 inputs
+// on a CPU without AMX), the int32 compensation -128 * sum_k q[k] of column n after the padded
+// matrix.
+void PackedGemm::Impl::write_rows(int64_t first, const void* values, int64_t count, uint8_t* packed) const {
+  const int64_t* k_offset = k_offsets.data();
+  if (type == GemmType::kFloat32) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = static_cast<const float*>(values) + i * in;
+      float* column = reinterpret_cast<float*>(packed) + n_offset(first + i);
+      for (int64_t k = 0; k < in; ++k) column[k_offset[k]] = row[k];
+    }
+    return;
+  }
+  const auto* q = static_cast<const int8_t*>(values);
   const dnnl_memory_desc_t& d = weights_md.data;
   const bool compensated = d.extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8;
   auto* compensation = reinterpret_cast<int32_t*>(packed + d.padded_dims[0] * d.padded_dims[1]);
-  const int64_t* k_offset = k_offsets.data();
   // Runs of 4 consecutive k in 4 consecutive bytes (the VNNI blocks: ...4a) are copied as one.
   bool quads = in % 4 == 0;
   for (int64_t k = 0; quads && k < in; k += 4)
@@ -357,13 +376,18 @@ void PackedGemm::Impl::write_int8_rows(int64_t first, const int8_t* q, int64_t c
 
 namespace {
 
-// The bytes of layout `d` that hold something: the padded values, then (s8s8) one int32
+// The bytes of layout `d` that hold something: the padded values, then (int8, s8s8) one int32
 // compensation per padded output column. oneDNN 2.6 reserves twice as much again after them
-// and never writes it (left zero here). 0: a layout write_int8_rows does not know (not plain
-// blocks, scale adjustment, another compensation).
-size_t direct_int8_bytes(const dnnl_memory_desc_t& d) {
+// and never writes it (left zero here). 0: a layout write_rows does not know (not plain
+// blocks, scale adjustment, another compensation, bfloat16).
+size_t direct_bytes(const dnnl_memory_desc_t& d) {
   if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.offset0 != 0) return 0;
   const uint64_t flags = d.extra.flags;
+  if (d.data_type == dnnl_f32)
+    return flags == dnnl_memory_extra_flag_none && memory::desc(d).get_size() == static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1] * 4)
+               ? memory::desc(d).get_size()
+               : 0;
+  if (d.data_type != dnnl_s8) return 0;
   const size_t values = static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1]);
   const size_t used = flags == dnnl_memory_extra_flag_none ? values : values + static_cast<size_t>(d.padded_dims[1]) * 4;
   if (flags != dnnl_memory_extra_flag_none &&
@@ -374,36 +398,45 @@ size_t direct_int8_bytes(const dnnl_memory_desc_t& d) {
 
 }  // namespace
 
-bool PackedGemm::Impl::writes_int8_directly() const {
-  if (type != GemmType::kInt8 || k_offsets.empty() || direct_int8_bytes(weights_md.data) == 0) return false;
-  // Once per process: a matrix with partial blocks on both sides, written here and reordered by
-  // oneDNN, must give the same bytes; otherwise oneDNN's reorder packs every matrix.
-  static const bool same_as_onednn = [] {
+bool PackedGemm::Impl::writes_directly() const {
+  if (type == GemmType::kBFloat16 || k_offsets.empty() || direct_bytes(weights_md.data) == 0) return false;
+  // Once per process and type: a matrix with partial blocks on both sides, written here and
+  // reordered by oneDNN, must give the same bytes; otherwise oneDNN's reorder packs every matrix.
+  const auto same_as_onednn = [](GemmType probed) {
     Impl probe;
-    probe.type = GemmType::kInt8;
+    probe.type = probed;
     probe.in = 200;
     probe.out = 150;
-    probe.weight_scales.assign(150, 1.0f);
-    probe.weights_md = probe.describe(32, memory::desc({probe.in, probe.out}, dt::s8, tag::any)).weights_desc();
-    const size_t used = direct_int8_bytes(probe.weights_md.data);
+    if (probed == GemmType::kInt8) probe.weight_scales.assign(150, 1.0f);
+    probe.weights_md = probe.describe(32, memory::desc({probe.in, probe.out}, source_type(probed), tag::any)).weights_desc();
+    const size_t used = direct_bytes(probe.weights_md.data);
     if (!probe.compute_row_offsets() || used == 0) return false;
-    std::vector<int8_t> q(static_cast<size_t>(probe.in * probe.out));
+    const size_t count = static_cast<size_t>(probe.in * probe.out);
+    std::vector<int8_t> q(count);
+    std::vector<float> f(count);
     uint32_t state = 12345;
-    for (int8_t& v : q) {
+    for (size_t i = 0; i < count; ++i) {
       state = state * 1664525u + 1013904223u;
-      v = static_cast<int8_t>(static_cast<int>(state >> 24) % 255 - 127);
+      q[i] = static_cast<int8_t>(static_cast<int>(state >> 24) % 255 - 127);
+      f[i] = static_cast<float>(static_cast<int32_t>(state)) * 1e-9f;
     }
-    memory plain({{probe.in, probe.out}, dt::s8, tag::ba}, cpu_engine(), q.data());
+    void* values = probed == GemmType::kInt8 ? static_cast<void*>(q.data()) : static_cast<void*>(f.data());
+    memory plain({{probe.in, probe.out}, source_type(probed), tag::ba}, cpu_engine(), values);
     memory reordered(probe.weights_md, cpu_engine());
     std::memset(reordered.get_data_handle(), 0x5a, probe.weights_md.get_size());
     dnnl::stream stream(cpu_engine());
     dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
     stream.wait();
     std::vector<uint8_t> written(probe.weights_md.get_size(), 0);
-    probe.write_int8_rows(0, q.data(), probe.out, written.data());
+    probe.write_rows(0, values, probe.out, written.data());
     return std::memcmp(written.data(), reordered.get_data_handle(), used) == 0;
-  }();
-  return same_as_onednn;
+  };
+  if (type == GemmType::kInt8) {
+    static const bool int8_ok = same_as_onednn(GemmType::kInt8);
+    return int8_ok;
+  }
+  static const bool float32_ok = same_as_onednn(GemmType::kFloat32);
+  return float32_ok;
 }
 
 PackedGemm::PackedGemm() : impl_(std::make_unique<Impl>()) {}

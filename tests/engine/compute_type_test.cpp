@@ -152,13 +152,12 @@ TEST(Int8Quantization, RowsAreTheDefinitionBitForBit) {
   EXPECT_THROW(nn::quantize_rows(at::zeros({3, 3}), scales), Error);
 }
 
-// int8 weights are quantized by ordo's kernel and written straight into oneDNN's blocked layout
-// (PackedGemm): the bytes oneDNN's reorder writes from LibTorch's quantization of the same
-// weights (scale = max(max |w|, 1e-12) / 127, w / scale rounded half to even), s8s8
-// compensation included, for odd shapes (partial blocks), exact ties and every GEMM of three
-// fixtures; the scales are the same floats.
-TEST(Int8Packing, WritesTheBytesOneDnnsReorderWrites) {
-  if (!nn::gemm_type_supported(nn::GemmType::kInt8)) GTEST_SKIP() << "no int8 kernel on this CPU";
+// int8 and float32 weights are written straight into oneDNN's blocked layout (PackedGemm; int8
+// quantized by ordo's kernel first): the bytes oneDNN's reorder writes from the float32 weights
+// or from LibTorch's quantization of them (scale = max(max |w|, 1e-12) / 127, w / scale rounded
+// half to even), s8s8 compensation included, for odd shapes (partial blocks), exact ties and
+// every GEMM of three fixtures; the scales are the same floats.
+TEST(DirectPacking, WritesTheBytesOneDnnsReorderWrites) {
   at::manual_seed(5);
   std::vector<std::pair<std::string, at::Tensor>> weights;
   for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{{150, 200}, {1003, 77}, {3, 5}, {64, 64}, {4100, 1024}})
@@ -173,29 +172,37 @@ TEST(Int8Packing, WritesTheBytesOneDnnsReorderWrites) {
     });
   }
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  for (const auto& [name, w] : weights) {
-    const nn::PackedGemm gemm(w, at::Tensor(), nn::GemmType::kInt8);
-    const nn::PackedGemm::Image image = gemm.image();
-    const at::Tensor scales = w.abs().amax(1).clamp_min(1e-12) / 127.0;
-    const at::Tensor q = (w / scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar).contiguous();
-    ASSERT_TRUE(at::equal(at::tensor(image.weight_scales), scales)) << name;
-    dnnl_memory_desc_t layout;
-    ASSERT_EQ(image.layout.size(), sizeof(layout));
-    std::memcpy(&layout, image.layout.data(), sizeof(layout));
-    const dnnl::memory::desc md(layout);
-    dnnl::memory plain({{w.size(1), w.size(0)}, dnnl::memory::data_type::s8, dnnl::memory::format_tag::ba}, engine,
-                       q.data_ptr());
-    dnnl::memory reordered(md, engine);
-    std::memset(reordered.get_data_handle(), 0, md.get_size());
-    dnnl::stream stream(engine);
-    dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
-    stream.wait();
-    // What oneDNN writes: the padded values, and a compensation per padded column if it asks.
-    size_t used = static_cast<size_t>(layout.padded_dims[0] * layout.padded_dims[1]);
-    if (layout.extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8) used += layout.padded_dims[1] * 4;
-    ASSERT_EQ(image.weight_bytes, md.get_size()) << name;
-    ASSERT_LE(used, image.weight_bytes) << name;
-    EXPECT_EQ(std::memcmp(image.weights, reordered.get_data_handle(), used), 0) << name;
+  for (nn::GemmType type : {nn::GemmType::kInt8, nn::GemmType::kFloat32}) {
+    if (!nn::gemm_type_supported(type)) continue;
+    const bool int8 = type == nn::GemmType::kInt8;
+    for (const auto& [name, w] : weights) {
+      const nn::PackedGemm gemm(w, at::Tensor(), type);
+      const nn::PackedGemm::Image image = gemm.image();
+      at::Tensor plain_values = w.contiguous();
+      if (int8) {
+        const at::Tensor scales = w.abs().amax(1).clamp_min(1e-12) / 127.0;
+        plain_values = (w / scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar).contiguous();
+        ASSERT_TRUE(at::equal(at::tensor(image.weight_scales), scales)) << name;
+      }
+      dnnl_memory_desc_t layout;
+      ASSERT_EQ(image.layout.size(), sizeof(layout));
+      std::memcpy(&layout, image.layout.data(), sizeof(layout));
+      const dnnl::memory::desc md(layout);
+      dnnl::memory plain({{w.size(1), w.size(0)}, int8 ? dnnl::memory::data_type::s8 : dnnl::memory::data_type::f32,
+                          dnnl::memory::format_tag::ba},
+                         engine, plain_values.data_ptr());
+      dnnl::memory reordered(md, engine);
+      std::memset(reordered.get_data_handle(), 0, md.get_size());
+      dnnl::stream stream(engine);
+      dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
+      stream.wait();
+      // What oneDNN writes: the padded values, and a compensation per padded column if it asks.
+      size_t used = static_cast<size_t>(layout.padded_dims[0] * layout.padded_dims[1]) * (int8 ? 1 : 4);
+      if (layout.extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8) used += layout.padded_dims[1] * 4;
+      ASSERT_EQ(image.weight_bytes, md.get_size()) << name;
+      ASSERT_LE(used, image.weight_bytes) << name;
+      EXPECT_EQ(std::memcmp(image.weights, reordered.get_data_handle(), used), 0) << name << " " << (int8 ? "int8" : "float32");
+    }
   }
 }
 
