@@ -324,17 +324,21 @@ std::vector<float> to_float32(const TensorView& tensor) {
 
 namespace {
 
-// Every value whose exponent bits (`mask`) are all set is a NaN or an infinity.
+// Every value whose exponent bits (`mask`) are all set is a NaN or an infinity. The exponent
+// sits just below the sign bit, so (value & mask) + its lowest bit reaches the sign bit exactly
+// when all of them are set: the first loop only ANDs, adds and ORs, which the compiler
+// vectorizes (a comparison folded into a bool did not vectorize: 11 % of an int8 packing load).
 template <class Bits>
 int64_t first_with_all_bits(const void* data, size_t count, Bits mask) {
   const auto* bits = static_cast<const uint8_t*>(data);
-  bool bad = false;
+  const Bits lowest = static_cast<Bits>(mask & (~mask + 1));
+  Bits any = 0;
   for (size_t i = 0; i < count; ++i) {  // no early exit: the loop vectorizes
     Bits value;
     std::memcpy(&value, bits + i * sizeof(Bits), sizeof(Bits));
-    bad |= (value & mask) == mask;
+    any |= static_cast<Bits>((value & mask) + lowest);
   }
-  if (!bad) return -1;
+  if (!(any >> (sizeof(Bits) * 8 - 1))) return -1;
   for (size_t i = 0; i < count; ++i) {
     Bits value;
     std::memcpy(&value, bits + i * sizeof(Bits), sizeof(Bits));

@@ -139,6 +139,30 @@ TEST(Safetensors, ZeroSizeTensorsConvertToEmptyVectors) {
   EXPECT_TRUE(to_float32(file.get("h", {0})).empty());
 }
 
+// The NaN / infinity scan finds the first non-finite value of every float dtype, wherever it
+// sits (vector body or tail), signed or not, and passes the largest finite values.
+TEST(Safetensors, FirstNonFiniteFindsEveryNanAndInfinity) {
+  const auto check = [](DType dtype, size_t width, uint64_t largest, std::vector<uint64_t> bad) {
+    for (size_t count : {1, 3, 16, 37, 1000}) {
+      std::vector<uint8_t> data(count * width);
+      const auto put = [&](size_t i, uint64_t bits) { std::memcpy(data.data() + i * width, &bits, width); };
+      for (size_t i = 0; i < count; ++i) put(i, i % 2 ? largest : largest | (uint64_t{1} << (8 * width - 1)));
+      EXPECT_EQ(first_non_finite(dtype, data.data(), count), -1) << dtype_name(dtype) << " " << count;
+      for (uint64_t value : bad)
+        for (size_t at : {size_t{0}, count / 2, count - 1}) {
+          put(at, value);
+          EXPECT_EQ(first_non_finite(dtype, data.data(), count), static_cast<int64_t>(at))
+              << dtype_name(dtype) << " " << count << " " << std::hex << value;
+          put(at, largest);
+        }
+    }
+  };
+  check(DType::F32, 4, 0x7f7fffff, {0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001});
+  check(DType::F16, 2, 0x7bff, {0x7c00, 0xfc00, 0x7e00, 0xfe01});
+  check(DType::BF16, 2, 0x7f7f, {0x7f80, 0xff80, 0x7fc0, 0xffc1});
+  check(DType::F64, 8, 0x7fefffffffffffff, {0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000});
+}
+
 TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
