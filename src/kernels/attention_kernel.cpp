@@ -15,8 +15,8 @@ namespace {
 
 using namespace lanes;
 
-// ScoreOrder::kDimensionTree: the scores of G queries with 16 keys (key j at keys + j * stride;
-// scores of query g to out[g][0, 16)). Each q . k over n elements (the head dimension: the same
+// ScoreOrder::kDimensionTree: the scores of G queries with 16 keys (key j at keys[j]; scores
+// of query g to out[g][0, 16)). Each q . k over n elements (the head dimension: the same
 // for every call of a model): blocks of 64 go to four accumulators, the blocks of 16 left to the
 // first ones in turn and a final partial block to the last; then (acc0 + acc1) + (acc2 + acc3)
 // and its 16 lanes summed by lane_sum()'s tree. Each key is loaded once for the G queries, and
@@ -25,15 +25,15 @@ using namespace lanes;
 // Keys from `valid` on (a last, partial block) are not read and score 0: each key's lane of the
 // tree depends on that key alone, so the others' scores are the same bits as in a full block.
 template <int G>
-ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* keys, int64_t stride, int64_t n,
-                              float* const* out, int64_t valid = 16) {
+ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* const* keys, int64_t n, float* const* out,
+                              int64_t valid = 16) {
   V16 x[G][16];
   for (int j = 0; j < 16; ++j) {
     if (j >= valid) {
       for (int g = 0; g < G; ++g) x[g][j] = V16{};
       continue;
     }
-    const float* b = keys + j * stride;  // loaded once for the G queries
+    const float* b = keys[j];  // loaded once for the G queries
     for (int g = 0; g < G; ++g) {
       const float* q = queries[g];
       V16 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
@@ -150,6 +150,8 @@ struct Problem {
   int64_t k_dim;
   const float* v;
   int64_t v_batch, v_head, v_pos;
+  const int32_t* rows;  // nullptr: none; else position s of batch row b reads key/value row rows[b * rows_row + s]
+  int64_t rows_row;
   const float* mask;  // nullptr: no mask
   int64_t m_batch, m_head, m_row, m_pos;
   const float* bias;  // nullptr: no position bias
@@ -164,11 +166,11 @@ struct Problem {
 // (the grouped rows of a beam, or the queries of a source), and each query's accumulation is
 // the one a query alone gets, operation for operation.
 template <int G>
-ORDO_ALWAYS_INLINE void weighted_values_64(const Problem& p, const float* values, int64_t d0, float* const* probs,
-                                           const float* inverse, float* const* out) {
+ORDO_ALWAYS_INLINE void weighted_values_64(const Problem& p, const float* const* values, int64_t d0,
+                                           float* const* probs, const float* inverse, float* const* out) {
   V16 o[G][4] = {};
   for (int64_t s = 0; s < p.kv_len; ++s) {
-    const float* value = values + s * p.v_pos + d0;
+    const float* value = values[s] + d0;
     const V16 v0 = load(value), v1 = load(value + 16), v2 = load(value + 32), v3 = load(value + 48);
     for (int g = 0; g < G; ++g) {
       const float weight = probs[g][s];
@@ -196,6 +198,9 @@ constexpr int kHalfBlock = kQueryBlock / 2;
 ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) {
   const int64_t hd = p.head_dim, padded = (p.kv_len + 15) / 16 * 16;
   std::vector<float> scratch(2 * kQueryBlock * padded + kQueryBlock * hd);
+  // Where each position's key (kDimensionTree) and value are: one row of the cache, or with
+  // Problem::rows the row it names, so that a beam reorder moves no keys or values.
+  std::vector<const float*> key_at(p.key_chain ? 0 : padded), value_at(p.kv_len);
   float* scores_block = scratch.data();
   float* probs_block = scores_block + kQueryBlock * padded;
   float* query_block = probs_block + kQueryBlock * padded;
@@ -204,6 +209,12 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
     const int64_t b = unit / p.heads, h = unit % p.heads;
     const float* keys = p.k + b * p.k_batch + h * p.k_head;
     const float* values = p.v + b * p.v_batch + h * p.v_head;
+    const int32_t* rows = p.rows ? p.rows + b * p.rows_row : nullptr;
+    for (int64_t s = 0; s < p.kv_len; ++s) {
+      const int64_t from = rows ? rows[s] - b : 0;  // how many rows away this position is read
+      value_at[s] = values + from * p.v_batch + s * p.v_pos;
+      if (!p.key_chain) key_at[s] = keys + from * p.k_batch + s * p.k_pos;
+    }
     for (int64_t i0 = 0; i0 < p.q_len; i0 += kQueryBlock) {
       const int count = static_cast<int>(std::min<int64_t>(kQueryBlock, p.q_len - i0));
       float* probs[kQueryBlock] = {};
@@ -236,13 +247,13 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
           for (int64_t s16 = 0; s16 < p.kv_len; s16 += 16) {  // the last block may be partial
             float* at[kHalfBlock];
             for (int g = 0; g < kHalfBlock; ++g) at[g] = scores_of[half + g] ? scores_of[half + g] + s16 : nullptr;
-            const float* block = keys + s16 * p.k_pos;
+            const float* const* block = key_at.data() + s16;
             const int64_t valid = std::min<int64_t>(16, p.kv_len - s16);
             switch (n) {
-              case 1: dot16<1>(q_half, block, p.k_pos, hd, at, valid); break;
-              case 2: dot16<2>(q_half, block, p.k_pos, hd, at, valid); break;
-              case 3: dot16<3>(q_half, block, p.k_pos, hd, at, valid); break;
-              default: dot16<4>(q_half, block, p.k_pos, hd, at, valid); break;
+              case 1: dot16<1>(q_half, block, hd, at, valid); break;
+              case 2: dot16<2>(q_half, block, hd, at, valid); break;
+              case 3: dot16<3>(q_half, block, hd, at, valid); break;
+              default: dot16<4>(q_half, block, hd, at, valid); break;
             }
           }
         }
@@ -275,7 +286,7 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
         }
         const float top = lane_max(tops);
         if (top < lowest_half) {  // nothing to attend to: position 0, as when alone
-          std::memcpy(out, values, hd * sizeof(float));
+          std::memcpy(out, value_at[0], hd * sizeof(float));
           std::fill(probs[g], probs[g] + padded, 0.0f);  // contributes nothing below; not stored
           continue;
         }
@@ -295,10 +306,10 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
           float* const* p_half = probs + half;
           float* const* o_half = outs + half;
           switch (std::min(kHalfBlock, count - half)) {
-            case 1: weighted_values_64<1>(p, values, d0, p_half, inverse + half, o_half); break;
-            case 2: weighted_values_64<2>(p, values, d0, p_half, inverse + half, o_half); break;
-            case 3: weighted_values_64<3>(p, values, d0, p_half, inverse + half, o_half); break;
-            default: weighted_values_64<4>(p, values, d0, p_half, inverse + half, o_half); break;
+            case 1: weighted_values_64<1>(p, value_at.data(), d0, p_half, inverse + half, o_half); break;
+            case 2: weighted_values_64<2>(p, value_at.data(), d0, p_half, inverse + half, o_half); break;
+            case 3: weighted_values_64<3>(p, value_at.data(), d0, p_half, inverse + half, o_half); break;
+            default: weighted_values_64<4>(p, value_at.data(), d0, p_half, inverse + half, o_half); break;
           }
         }
       }
@@ -310,7 +321,7 @@ ORDO_ALWAYS_INLINE void run_units(const Problem& p, int64_t begin, int64_t end) 
           for (int64_t s = 0; s < p.kv_len; ++s) {
             const float weight = probs[g][s];
             if (weight == 0.0f) continue;
-            const float* value = values + s * p.v_pos + d0;
+            const float* value = value_at[s] + d0;
             for (int64_t j = 0; j < width; ++j) acc[j] += weight * value[j];
           }
           for (int64_t j = 0; j < width; ++j) outs[g][d0 + j] = acc[j] * inverse[g];
@@ -360,7 +371,7 @@ at::Tensor keys_by_dimension(const at::Tensor& key) {
 
 at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_in, const at::Tensor& value_in,
                                  const at::Tensor& additive_mask, int64_t heads, float scale, ScoreOrder order,
-                                 const at::Tensor& position_bias) {
+                                 const at::Tensor& position_bias, const at::Tensor& rows) {
   static const Kernel kernel = pick_kernel();
   check(q_in.dim() == 3 && key_in.dim() == 4 && value_in.dim() == 4, "q must be 3-d, key and value 4-d");
   const int64_t batch = q_in.size(0), q_len = q_in.size(1);
@@ -393,6 +404,18 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.v_batch = value.stride(0);
   p.v_head = value.stride(1);
   p.v_pos = value.stride(2);
+  if (rows.defined()) {
+    check(!key_chain && rows.scalar_type() == at::kInt && rows.dim() == 2 && rows.size(0) == batch &&
+              rows.size(1) >= kv_len && rows.stride(1) == 1,
+          "rows must be int32 [batch, >= kv_len] with unit stride, and only with kDimensionTree");
+    p.rows = rows.data_ptr<int32_t>();
+    p.rows_row = rows.stride(0);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t s = 0; s < kv_len; ++s) {
+        const int32_t r = p.rows[b * p.rows_row + s];
+        check(r >= 0 && r < batch, "rows names row " + std::to_string(r) + " of " + std::to_string(batch));
+      }
+  }
   at::Tensor mask;
   if (additive_mask.defined()) {
     mask = additive_mask.to(at::kFloat).expand({batch, heads, q_len, kv_len});

@@ -47,6 +47,10 @@ enum class ScoreOrder {
 //          position bias, [1, heads, q_len, kv_len]), added to each score before the mask: a second
 //          input so that the mask and the bias, broadcast along different dimensions, are never
 //          summed into one batch x heads x q_len x kv_len tensor.
+//   rows: undefined, or int32 [batch, >= kv_len] (unit stride along positions), with
+//          ScoreOrder::kDimensionTree only: position s of query row b reads its key and value
+//          from batch row rows[b][s] (a beam search cache whose hypotheses share their parents'
+//          positions instead of copying them: KeyValue::origin). The arithmetic is the same.
 // Returns [batch, q_len, heads * head_dim], contiguous. A query row that sees no position
 // at all (every key masked: an empty source) attends to position 0 alone, which is what it
 // gets when it is translated by itself (one padding position).
@@ -54,7 +58,8 @@ enum class ScoreOrder {
 at::Tensor fixed_order_attention(const at::Tensor& q, const at::Tensor& key, const at::Tensor& value,
                                  const at::Tensor& additive_mask, int64_t heads, float scale,
                                  ScoreOrder order = ScoreOrder::kDimensionTree,
-                                 const at::Tensor& position_bias = at::Tensor());
+                                 const at::Tensor& position_bias = at::Tensor(),
+                                 const at::Tensor& rows = at::Tensor());
 
 // `key` [batch, heads, length, head_dim] as a view of a [batch, heads, head_dim, length] tensor
 // (unit stride along length): the layout ScoreOrder::kKeyChain reads without a copy. Returns

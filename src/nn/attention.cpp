@@ -29,86 +29,6 @@ MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, int64_t head_
 
 double MultiHeadAttention::scaling() const { return scaled ? 1.0 / std::sqrt(static_cast<double>(head_dim)) : 1.0; }
 
-KeyValue KeyValue::select(const at::Tensor& indices) const {
-  if (!key_buffer.defined()) {
-    // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
-    const at::Tensor keys =
-        is_by_dimension(key) ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
-    return {keys, value.index_select(0, indices), {}, {}};
-  }
-  KeyValue out;
-  out.key_buffer = key_buffer.index_select(0, indices);
-  out.value_buffer = value_buffer.index_select(0, indices);
-  out.key = out.key_buffer.narrow(2, 0, length());
-  out.value = out.value_buffer.narrow(2, 0, length());
-  return out;
-}
-
-void KeyValue::reorder(const at::Tensor& indices) {
-  const int64_t rows = key.size(0);
-  if (!key_buffer.defined() || indices.size(0) != rows || !key_buffer.is_contiguous() ||
-      !value_buffer.is_contiguous() || value_buffer.sizes() != key_buffer.sizes() ||
-      value_buffer.scalar_type() != key_buffer.scalar_type()) {
-    *this = select(indices);
-    return;
-  }
-  const at::Tensor index = indices.to(at::kLong).contiguous();
-  const int64_t* source = index.data_ptr<int64_t>();
-  std::vector<int64_t> from, to;
-  for (int64_t row = 0; row < rows; ++row)
-    if (source[row] < 0 || source[row] >= rows)
-      throw Error("cache row " + std::to_string(source[row]) + " does not exist (" + std::to_string(rows) + " rows)");
-    else if (source[row] != row) {
-      from.push_back(source[row]);
-      to.push_back(row);
-    }
-  if (from.empty()) return;
-  // A row that is read and also overwritten is staged first (a copy of what it held); every other
-  // move copies straight from its source row, which no move writes. Beam search mostly moves
-  // beams onto rows whose own content is dropped, so most moves are one copy, not two. A row of
-  // the [batch, heads, capacity, head_dim] buffers is `heads` runs of the used length.
-  const int64_t moved = static_cast<int64_t>(from.size()), heads = key_buffer.size(1);
-  const int64_t run = length() * key_buffer.size(3) * key_buffer.element_size();  // bytes
-  const int64_t run_stride = key_buffer.size(2) * key_buffer.size(3) * key_buffer.element_size();
-  std::vector<char> written(rows, 0);
-  for (int64_t row : to) written[row] = 1;
-  std::vector<int64_t> slot(rows, -1), staged;  // slot[row]: where row's old content is staged
-  for (int64_t row : from)
-    if (written[row] && slot[row] < 0) {
-      slot[row] = static_cast<int64_t>(staged.size());
-      staged.push_back(row);
-    }
-  const int64_t stage_rows = static_cast<int64_t>(staged.size());
-  at::Tensor staging = at::empty({2 * stage_rows * heads * run}, at::kByte);
-  char* stage = static_cast<char*>(staging.data_ptr());
-  char* const buffers[2] = {static_cast<char*>(key_buffer.data_ptr()), static_cast<char*>(value_buffer.data_ptr())};
-  const auto row_at = [&](int which, int64_t row) { return buffers[which] + row * heads * run_stride; };
-  const auto stage_at = [&](int which, int64_t index) { return stage + (which * stage_rows + index) * heads * run; };
-  if (stage_rows > 0)
-    parallel_for(0, 2 * stage_rows, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
-      for (int64_t unit = begin; unit < end; ++unit) {
-        const int which = static_cast<int>(unit / stage_rows);
-        const int64_t i = unit % stage_rows;
-        for (int64_t h = 0; h < heads; ++h)
-          std::memcpy(stage_at(which, i) + h * run, row_at(which, staged[i]) + h * run_stride, run);
-      }
-    });
-  parallel_for(0, 2 * moved, grain_for(heads * run / 4), [&](int64_t begin, int64_t end) {
-    for (int64_t unit = begin; unit < end; ++unit) {
-      const int which = static_cast<int>(unit / moved);
-      const int64_t i = unit % moved, source = from[i];
-      char* target = row_at(which, to[i]);
-      if (slot[source] >= 0) {
-        const char* copy = stage_at(which, slot[source]);
-        for (int64_t h = 0; h < heads; ++h) std::memcpy(target + h * run_stride, copy + h * run, run);
-      } else {
-        const char* row = row_at(which, source);
-        for (int64_t h = 0; h < heads; ++h) std::memcpy(target + h * run_stride, row + h * run_stride, run);
-      }
-    }
-  });
-}
-
 namespace {
 
 // A cache buffer of 1 MB or more in pages of its own, returned to the system when it is freed.
@@ -127,24 +47,114 @@ at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options)
 
 }  // namespace
 
+KeyValue KeyValue::gather(const int64_t* source, int64_t count, int64_t capacity) const {
+  const int64_t used = length();
+  auto sizes = key_buffer.sizes().vec();
+  sizes[0] = count;
+  sizes[2] = capacity;
+  KeyValue out;
+  out.key_buffer = cache_buffer(sizes, key_buffer.options());
+  out.value_buffer = cache_buffer(sizes, value_buffer.options());
+  out.key = out.key_buffer.narrow(2, 0, used);
+  out.value = out.value_buffer.narrow(2, 0, used);
+  if (count == 0 || used == 0) return out;
+  const int64_t heads = key_buffer.size(1), head_dim = key_buffer.size(3);
+  const int32_t* from = origin.defined() ? origin.data_ptr<int32_t>() : nullptr;
+  const int64_t from_row = origin.defined() ? origin.stride(0) : 0;
+  const at::Tensor* inputs[2] = {&key_buffer, &value_buffer};
+  const at::Tensor* outputs[2] = {&out.key_buffer, &out.value_buffer};
+  // A unit is one row of keys or of values; positions that come from the same row are copied
+  // as one run per head.
+  parallel_for(0, 2 * count, grain_for(heads * used * head_dim), [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const at::Tensor& in = *inputs[unit / count];
+      const at::Tensor& to = *outputs[unit / count];
+      const int64_t i = unit % count, row = source[i], bytes = in.element_size();
+      const char* in_data = static_cast<const char*>(in.data_ptr());
+      char* to_data = static_cast<char*>(to.data_ptr()) + i * to.stride(0) * bytes;
+      for (int64_t s = 0; s < used;) {
+        const int64_t at_row = from ? from[row * from_row + s] : row;
+        int64_t e = s + 1;
+        while (e < used && (from ? from[row * from_row + e] : row) == at_row) ++e;
+        for (int64_t h = 0; h < heads; ++h)
+          std::memcpy(to_data + (h * to.stride(1) + s * to.stride(2)) * bytes,
+                      in_data + (at_row * in.stride(0) + h * in.stride(1) + s * in.stride(2)) * bytes,
+                      (e - s) * head_dim * bytes);
+        s = e;
+      }
+    }
+  });
+  return out;
+}
+
+KeyValue KeyValue::select(const at::Tensor& indices) const {
+  if (!key_buffer.defined()) {
+    // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
+    const at::Tensor keys =
+        is_by_dimension(key) ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
+    return {keys, value.index_select(0, indices), {}, {}, {}};
+  }
+  const at::Tensor index = indices.to(at::kLong).contiguous();
+  const int64_t count = index.size(0), rows = key_buffer.size(0);
+  const int64_t* source = index.data_ptr<int64_t>();
+  for (int64_t i = 0; i < count; ++i)
+    if (source[i] < 0 || source[i] >= rows)
+      throw Error("cache row " + std::to_string(source[i]) + " does not exist (" + std::to_string(rows) + " rows)");
+  return gather(source, count, key_buffer.size(2));
+}
+
+void KeyValue::reorder(const at::Tensor& indices) {
+  const int64_t rows = key.size(0);
+  if (!key_buffer.defined() || indices.size(0) != rows) {
+    *this = select(indices);
+    return;
+  }
+  const at::Tensor index = indices.to(at::kLong).contiguous();
+  const int64_t* source = index.data_ptr<int64_t>();
+  bool moved = false;
+  for (int64_t row = 0; row < rows; ++row)
+    if (source[row] < 0 || source[row] >= rows)
+      throw Error("cache row " + std::to_string(source[row]) + " does not exist (" + std::to_string(rows) + " rows)");
+    else
+      moved = moved || source[row] != row;
+  if (!moved) return;
+  // Each row takes its parent's row numbers; the keys and values stay where they were written.
+  const int64_t capacity = key_buffer.size(2), used = length();
+  if (!origin.defined())
+    origin = at::arange(rows, at::kInt).unsqueeze(1).expand({rows, capacity}).contiguous();
+  at::Tensor next = at::empty({rows, capacity}, at::kInt);
+  const int32_t* from = origin.data_ptr<int32_t>();
+  int32_t* to = next.data_ptr<int32_t>();
+  for (int64_t row = 0; row < rows; ++row)
+    std::memcpy(to + row * capacity, from + source[row] * capacity, used * sizeof(int32_t));
+  origin = next;
+}
+
 void KeyValue::append(const KeyValue& fresh) {
   const int64_t used = length(), added = fresh.key.size(2);
   if (!key_buffer.defined() || used + added > key_buffer.size(2)) {
     const int64_t capacity = std::max<int64_t>({16, 2 * used, used + added});
-    auto sizes = fresh.key.sizes().vec();
-    sizes[2] = capacity;
-    at::Tensor keys = cache_buffer(sizes, fresh.key.options()), values = cache_buffer(sizes, fresh.value.options());
-    if (used > 0) {
-      keys.narrow(2, 0, used).copy_(key);
-      values.narrow(2, 0, used).copy_(value);
+    if (key_buffer.defined()) {
+      // Growing: each row's positions are copied into a row of its own (the origin is spent).
+      std::vector<int64_t> rows(static_cast<size_t>(key_buffer.size(0)));
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
+      *this = gather(rows.data(), static_cast<int64_t>(rows.size()), capacity);
+    } else {
+      auto sizes = fresh.key.sizes().vec();
+      sizes[2] = capacity;
+      key_buffer = cache_buffer(sizes, fresh.key.options());
+      value_buffer = cache_buffer(sizes, fresh.value.options());
     }
-    key_buffer = keys;
-    value_buffer = values;
   }
   key_buffer.narrow(2, used, added).copy_(fresh.key);
   value_buffer.narrow(2, used, added).copy_(fresh.value);
   key = key_buffer.narrow(2, 0, used + added);
   value = value_buffer.narrow(2, 0, used + added);
+  if (origin.defined()) {  // the new positions are the rows' own
+    int32_t* rows = origin.data_ptr<int32_t>();
+    for (int64_t row = 0; row < origin.size(0); ++row)
+      std::fill(rows + row * origin.stride(0) + used, rows + row * origin.stride(0) + used + added, static_cast<int32_t>(row));
+  }
 }
 
 at::Tensor MultiHeadAttention::split_heads(const at::Tensor& x) const {
@@ -181,56 +191,11 @@ at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tenso
 }
 
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
-  const auto fuse = [&](std::initializer_list<Linear*> parts) {
-    // Weights still in the checkpoint (Linear::weight_rows) are fused as one source of rows,
-    // read a slice at a time: the float32 [q; k; v] is never built.
-    bool streamed = false;
-    for (Linear* l : parts) streamed = streamed || !l->weight.defined();
-    std::vector<at::Tensor> weights, biases;
-    std::vector<Linear::RowSource> sources;
-    bool any_bias = false;  // T5 has none: the fused GEMM then adds none either
-    for (Linear* l : parts) any_bias = any_bias || l->bias.defined();
-    for (Linear* l : parts) {
-      const int64_t out = l->weight.defined() ? l->weight.size(0) : l->weight_rows.out;
-      if (streamed && l->weight.defined()) {
-        const at::Tensor w = l->weight;
-        sources.push_back({[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).to(at::kFloat); },
-                           out, w.size(1)});
-      } else if (streamed) {
-        sources.push_back(l->weight_rows);
-      } else {
-        weights.push_back(l->weight);
-      }
-      if (any_bias) biases.push_back(l->bias.defined() ? l->bias : at::zeros({out}, at::kFloat));
-      *l = Linear();  // released: the fused copy replaces it
-    }
-    Linear fused;
-    if (streamed) {
-      int64_t out = 0;
-      for (const Linear::RowSource& s : sources) out += s.out;
-      // Rows [begin, begin + count) of the stacked parts, a piece from each part they cross.
-      fused.weight_rows = {[sources](int64_t begin, int64_t count) {
-                             std::vector<at::Tensor> pieces;
-                             for (const Linear::RowSource& s : sources) {
-                               const int64_t b = std::max<int64_t>(begin, 0), e = std::min(begin + count, s.out);
-                               if (b < e) pieces.push_back(s.rows(b, e - b));
-                               begin -= s.out;
-                             }
-                             return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 0);
-                           },
-                           out, sources.front().in};
-    } else {
-      fused.weight = at::cat(weights, 0);
-    }
-    if (any_bias) fused.bias = at::cat(biases, 0);
-    fused.pack(type);
-    return fused;
-  };
   if (self_attention) {
-    qkv_proj = fuse({&q_proj, &k_proj, &v_proj});
+    qkv_proj = fuse_and_pack({&q_proj, &k_proj, &v_proj}, type);
   } else {
     q_proj.pack(type);
-    kv_proj = fuse({&k_proj, &v_proj});
+    kv_proj = fuse_and_pack({&k_proj, &v_proj}, type);
   }
   out_proj.pack(type);
 }
@@ -245,7 +210,8 @@ at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyVa
                           (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
   if (!needs_grad)
     return out_proj.forward(fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
-                                                  static_cast<float>(scaling), order, position_bias));
+                                                  static_cast<float>(scaling), order, position_bias, kv.origin));
+  if (kv.origin.defined()) throw Error("attention with gradients over a reordered cache");
   const at::Tensor q = split_heads(scaled ? projected_q * scaling : projected_q);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]
   if (position_bias.defined()) scores = scores + position_bias;

@@ -16,20 +16,30 @@ namespace ordo::nn {
 //
 // A growing self-attention cache keeps spare room along `length` (key/value are views into
 // key_buffer/value_buffer, whose capacity doubles), so appending a step writes one position
-// instead of copying the whole cache, and a beam reorder copies at most twice the used part.
+// instead of copying the whole cache. A beam reorder copies no keys or values: with `origin`,
+// each row's position s is read from row origin[row][s] of the buffers (the row of the
+// hypothesis that wrote it), and a reorder copies those row numbers only. key/value are then
+// the buffers as stored, not row by row; select() (rows dropped) and a growth of the buffers
+// copy the positions back into rows of their own.
 struct KeyValue {
   at::Tensor key, value;
   at::Tensor key_buffer, value_buffer;  // [batch, heads, capacity, head_dim]; undefined for
                                         // a fixed key/value (the encoder memory)
+  at::Tensor origin;  // int32 [batch, capacity]; undefined: every row reads its own positions
   bool empty() const { return !key.defined(); }
   int64_t length() const { return key.defined() ? key.size(2) : 0; }
-  // Keeps rows `indices` (beam search reordering, dropping finished sentences).
+  // Keeps rows `indices` (beam search reordering, dropping finished sentences), each row's
+  // positions in a row of its own (no origin).
   KeyValue select(const at::Tensor& indices) const;
-  // select() in place, copying only the rows that change (beam search keeps most beams'
-  // own parents) and only the used length.
+  // select() in place for as many rows: only `origin` changes (beam search reordering).
   void reorder(const at::Tensor& indices);
   // Appends `fresh` ([batch, heads, new_len, head_dim]) along the length.
   void append(const KeyValue& fresh);
+
+ private:
+  // Rows `source` (count of them), each position copied from where origin says, into new
+  // buffers of `capacity` positions.
+  KeyValue gather(const int64_t* source, int64_t count, int64_t capacity) const;
 };
 
 struct MultiHeadAttention {

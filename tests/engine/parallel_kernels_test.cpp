@@ -1,6 +1,6 @@
 // ordo's own parallel loops (kernels/parallel.h): with 2 OpenMP threads they split the work and
-// give the same bits as with 1 thread, and KeyValue::reorder's in-place row copy equals
-// select(). (That the loops are compiled with OpenMP at all is checked on libordo.so by the
+// give the same bits as with 1 thread, and KeyValue::reorder, which moves no keys or values
+// (KeyValue::origin), reads as select() does, in attention too. (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
 // ctest-label: unit
 #include <cstdlib>
@@ -55,7 +55,8 @@ TEST(ParallelKernels, TopKIsIdenticalOnOneAndTwoThreads) {
 }
 
 // A cache grown by append() (so its length is less than the buffer's capacity), reordered in
-// place, equals the same cache select()ed: rows kept, moved, duplicated, swapped.
+// place, equals the same cache select()ed: rows kept, moved, duplicated, swapped; through more
+// appends and a growth of its buffers; and its keys and values never move.
 TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
   for (const auto type : {at::kFloat, at::kBFloat16})
     for (int threads : {1, 2}) {
@@ -69,16 +70,42 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
            {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {0, 0, 0, 1, 4, 4, 7, 2},
             {7, 6, 5, 4, 3, 2, 1, 0}, {0, 0, 1, 2, 4, 4, 5, 6} /* chains: each row read before it is written */}) {
         const at::Tensor index = at::tensor(order, at::kLong);
-        const KeyValue expected = cache.select(index);
+        KeyValue expected = cache.select(index);
+        const at::Tensor stored = cache.key.clone();
         with_threads(threads, [&] {
           cache.reorder(index);
           return 0;
         });
-        EXPECT_TRUE(at::equal(cache.key, expected.key)) << threads << " threads";
-        EXPECT_TRUE(at::equal(cache.value, expected.value)) << threads << " threads";
+        EXPECT_TRUE(at::equal(cache.key, stored)) << "a reorder moves no keys";
+        const KeyValue read = cache.select(at::arange(rows, at::kLong));  // each row's own positions
+        EXPECT_TRUE(at::equal(read.key, expected.key)) << threads << " threads";
+        EXPECT_TRUE(at::equal(read.value, expected.value)) << threads << " threads";
         // The unused capacity is not part of the cache; the next append still lands after it.
         EXPECT_EQ(cache.length(), expected.length());
+        // Attention through the origin gives the bits attention over the copied rows gives.
+        if (type == at::kFloat) {
+          const at::Tensor q = at::randn({rows, 1, heads * head_dim});
+          const at::Tensor through = fixed_order_attention(q, cache.key, cache.value, {}, heads, 0.125f,
+                                                           ScoreOrder::kDimensionTree, {}, cache.origin);
+          EXPECT_TRUE(at::equal(through, fixed_order_attention(q, expected.key, expected.value, {}, heads, 0.125f)));
+        }
       }
+      // More positions after a reorder, past the capacity (64): the rows keep their histories.
+      KeyValue expected = cache.select(at::tensor(std::vector<int64_t>{3, 3, 1, 0, 2, 6, 7, 5}, at::kLong));
+      cache.reorder(at::tensor(std::vector<int64_t>{3, 3, 1, 0, 2, 6, 7, 5}, at::kLong));
+      for (int step = 0; step < 30; ++step) {
+        const KeyValue fresh{at::randn({rows, heads, 1, head_dim}).to(type), at::randn({rows, heads, 1, head_dim}).to(type)};
+        cache.append(fresh);
+        expected.append(fresh);
+        if (step == 10) {
+          cache.reorder(at::tensor(std::vector<int64_t>{1, 1, 1, 0, 4, 4, 7, 2}, at::kLong));
+          expected = expected.select(at::tensor(std::vector<int64_t>{1, 1, 1, 0, 4, 4, 7, 2}, at::kLong));
+        }
+      }
+      ASSERT_EQ(cache.length(), 67);
+      const KeyValue read = cache.select(at::arange(rows, at::kLong));
+      EXPECT_TRUE(at::equal(read.key, expected.key));
+      EXPECT_TRUE(at::equal(read.value, expected.value));
       EXPECT_THROW(cache.reorder(at::tensor(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 8}, at::kLong)), Error);
     }
 }
