@@ -20,8 +20,9 @@
 namespace ordo::io {
 
 // Part of the cache's key (models/packed_cache.cpp): a new format never reads an old file.
-// 2: an io::VerifiedFile (checksum, read into owned memory); 1 was mapped, unchecked.
-constexpr int kPackedWeightsFormat = 2;
+// 3: a gated feed-forward's fc1 and gate are one GEMM (fc1_gate); 2: an io::VerifiedFile
+// (checksum, read into owned memory); 1 was mapped, unchecked.
+constexpr int kPackedWeightsFormat = 3;
 
 struct PackedTensor {
   std::string name;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "nn/module.h"
+#include "kernels/fused_rows.h"
 #include "kernels/parallel.h"
 
 namespace ordo::nn {
@@ -21,6 +22,10 @@ struct LayerNorm {
         rms(rms_) {}
 
   at::Tensor forward(const at::Tensor& x) const {
+    // Inference in float32: one pass per row (kernels/fused_rows.h) instead of six LibTorch ops.
+    if (rms && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+        !(at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())))
+      return rms_norm_rows(x, weight, eps);
     // A decoding step's few rows: one thread (kernels/parallel.h); a long input: LibTorch's split.
     SerialScope serial(x.numel() < 2 * kMinTaskWork);
     if (rms) {  // as T5LayerNorm: the variance in float32, then weight * (x * rsqrt(variance + eps))

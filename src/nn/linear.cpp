@@ -1,6 +1,8 @@
 #include "nn/linear.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <dnnl.h>
 
@@ -55,6 +57,52 @@ at::Tensor Linear::forward(const at::Tensor& x) const {
   if (status != dnnl_success)
     throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status)));
   return output.view(out_sizes);
+}
+
+Linear fuse_and_pack(std::initializer_list<Linear*> parts, GemmType type) {
+  // Weights still in the checkpoint (Linear::weight_rows) are fused as one source of rows,
+  // read a slice at a time: the float32 [q; k; v] is never built.
+  bool streamed = false;
+  for (Linear* l : parts) streamed = streamed || !l->weight.defined();
+  std::vector<at::Tensor> weights, biases;
+  std::vector<Linear::RowSource> sources;
+  bool any_bias = false;  // T5 has none: the fused GEMM then adds none either
+  for (Linear* l : parts) any_bias = any_bias || l->bias.defined();
+  for (Linear* l : parts) {
+    const int64_t out = l->weight.defined() ? l->weight.size(0) : l->weight_rows.out;
+    if (streamed && l->weight.defined()) {
+      const at::Tensor w = l->weight;
+      sources.push_back({[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).to(at::kFloat); },
+                         out, w.size(1)});
+    } else if (streamed) {
+      sources.push_back(l->weight_rows);
+    } else {
+      weights.push_back(l->weight);
+    }
+    if (any_bias) biases.push_back(l->bias.defined() ? l->bias : at::zeros({out}, at::kFloat));
+    *l = Linear();  // released: the fused copy replaces it
+  }
+  Linear fused;
+  if (streamed) {
+    int64_t out = 0;
+    for (const Linear::RowSource& s : sources) out += s.out;
+    // Rows [begin, begin + count) of the stacked parts, a piece from each part they cross.
+    fused.weight_rows = {[sources](int64_t begin, int64_t count) {
+                           std::vector<at::Tensor> pieces;
+                           for (const Linear::RowSource& s : sources) {
+                             const int64_t b = std::max<int64_t>(begin, 0), e = std::min(begin + count, s.out);
+                             if (b < e) pieces.push_back(s.rows(b, e - b));
+                             begin -= s.out;
+                           }
+                           return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 0);
+                         },
+                         out, sources.front().in};
+  } else {
+    fused.weight = at::cat(weights, 0);
+  }
+  if (any_bias) fused.bias = at::cat(biases, 0);
+  fused.pack(type);
+  return fused;
 }
 
 void Linear::visit(const std::string& prefix, const ParamVisitor& visitor) {

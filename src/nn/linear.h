@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,12 @@ struct Linear {
   std::shared_ptr<const PackedGemm> packed;
   bool fused_activation = false;
 };
+
+// `parts` (same input size) as one Linear whose output is theirs side by side (W = [a; b; ...],
+// biases likewise, none if no part has one), packed for `type`: one GEMM where they always run
+// together (attention's [q; k; v], the gated feed-forward's [fc1; gate]). The parts are
+// released. Weights still in the checkpoint (weight_rows) are fused as one source of rows.
+Linear fuse_and_pack(std::initializer_list<Linear*> parts, GemmType type);
 
 // Called once per Linear of a module with its name ("model.encoder.layers.0.self_attn.qkv_proj"),
 // after packing too (the packed weights cache saves and restores them through it).

@@ -3,8 +3,10 @@
 // (KeyValue::origin), reads as select() does, in attention too. (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
 // ctest-label: unit
+#include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 
 #include "nn/attention.h"
 #include "kernels/attention_kernel.h"
+#include "kernels/fused_rows.h"
 #include "kernels/isa.h"
 #include "kernels/parallel.h"
 #include "ordo/error.h"
@@ -142,6 +145,43 @@ TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
     SerialScope not_serial(false);
     EXPECT_EQ(at::get_num_threads(), 2);
   }
+}
+
+// kernels/fused_rows.h: T5's RMS norm and the gated feed-forward's act(a) * b equal their formulas
+// evaluated in double (to float32 rounding), a row alone equals that row in a batch, and 2
+// threads give the bits of 1. Widths that are not a multiple of the 16 lanes test the tails.
+TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
+  at::manual_seed(13);
+  const double eps = 1e-6;
+  const at::Tensor x = at::randn({70, 771}) * 3, w = at::randn({771});
+  const at::Tensor xd = x.to(at::kDouble);
+  const at::Tensor rms_ref = w.to(at::kDouble) * (xd * at::rsqrt(xd.pow(2).mean(-1, true) + eps));
+  const at::Tensor rms = with_threads(1, [&] { return rms_norm_rows(x, w, eps); });
+  EXPECT_TRUE(at::allclose(rms.to(at::kDouble), rms_ref, 1e-5, 1e-5)) << (rms.to(at::kDouble) - rms_ref).abs().max();
+  EXPECT_TRUE(at::equal(rms_norm_rows(x.narrow(0, 5, 1), w, eps), rms.narrow(0, 5, 1)));
+  ASSERT_LT(grain_for(3 * 771), 70) << "the shape must be split";
+  EXPECT_TRUE(at::equal(with_threads(2, [&] { return rms_norm_rows(x, w, eps); }), rms));
+
+  const int64_t hidden = 1000;
+  at::Tensor fused = at::randn({70, 2 * hidden}) * 4;
+  fused[0][0] = 0.0f;
+  fused[0][1] = 40.0f;
+  fused[0][2] = -40.0f;
+  const at::Tensor a = fused.narrow(1, 0, hidden).to(at::kDouble), b = fused.narrow(1, hidden, hidden).to(at::kDouble);
+  const at::Tensor gelu_new = 0.5 * a * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a.pow(3))));
+  for (const auto& [activation, ref] : {std::pair{Activation::kGeluTanh, gelu_new * b},
+                                         std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
+                                         std::pair{Activation::kRelu, at::relu(a) * b}}) {
+    const at::Tensor out = with_threads(1, [&] { return gated_rows(fused, activation); });
+    EXPECT_TRUE(at::allclose(out.to(at::kDouble), ref, 1e-5, 1e-5))
+        << static_cast<int>(activation) << " " << (out.to(at::kDouble) - ref).abs().max();
+    EXPECT_TRUE(at::equal(gated_rows(fused.narrow(0, 5, 1), activation), out.narrow(0, 5, 1)));
+    ASSERT_LT(grain_for(4 * hidden), 70) << "the shape must be split";
+    EXPECT_TRUE(at::equal(with_threads(2, [&] { return gated_rows(fused, activation); }), out));
+  }
+  EXPECT_FALSE(gated_rows_supported(Activation::kGelu));
+  EXPECT_THROW(gated_rows(fused, Activation::kGelu), Error);
+  EXPECT_THROW(gated_rows(fused.narrow(1, 0, 2 * hidden - 1), Activation::kGeluTanh), Error);
 }
 
 }  // namespace
