@@ -111,7 +111,12 @@ struct PackedGemm::Impl {
   };
   // The kernels of the most recently used (rows, threads) shapes (oneDNN fixes both when it
   // creates one), least recently used first out. Unbounded, a server that sees every batch
-  // shape kept one per shape forever (720 shapes: +1.8 GB). A shape that comes back is
+  // shape kept one per shape forever (720 shapes: +1.8 GB). Few are needed: a decoder GEMM
+  // sees one row count per batch being decoded, an encoder GEMM a new one with each source
+  // length. Kept kernels cost more than their size (they pin the heap around them): NLLB-600M
+  // in int8, 10 lines of 10 different lengths one at a time, peaked at 975 MB keeping 8 per
+  // GEMM, 930 keeping 6, 909 keeping 4, 879 keeping 2 (857-861 and 856 with the heap released
+  // after each batch, pipeline/heap.h; docs/benchmarks.md, issue 36). A shape that comes back is
   // rebuilt in ~3 us while oneDNN's own primitive cache (128 entries here, process-wide) still
   // holds it, ~130 us otherwise. Row r's result does not depend on the row count (tests/
   // engine/batch_invariance_test.cpp), so which kernel runs a batch never changes a bit.

@@ -79,7 +79,7 @@ class PackedGemm {
   static std::shared_ptr<const PackedGemm> from_image(const Image& image, std::shared_ptr<const void> owner);
 
   // oneDNN kernels kept for reuse (one per recent (row count, threads) shape; see Impl).
-  static constexpr size_t kMaxCachedKernels = 8;
+  static constexpr size_t kMaxCachedKernels = 4;
   size_t cached_kernels() const;
 
   int64_t in_features() const;

@@ -4,13 +4,26 @@
 
 #include <malloc.h>
 
+#include <atomic>
 #include <cstdlib>
 
 #include <dnnl.hpp>
 
+#include "pipeline/heap.h"
+
 namespace ordo {
+namespace {
+
+std::atomic<bool> large_buffers_on_heap{false};
+
+}  // namespace
+
+void pipeline::release_free_heap() {
+  if (large_buffers_on_heap.load(std::memory_order_relaxed)) ::malloc_trim(0);
+}
 
 void configure_process(const ProcessOptions& options) {
+  large_buffers_on_heap = options.keep_large_buffers_on_heap;
   if (options.keep_large_buffers_on_heap) {
     ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
     ::mallopt(M_TRIM_THRESHOLD, 1 << 30);

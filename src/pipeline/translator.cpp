@@ -26,6 +26,7 @@
 #include "kernels/parallel.h"
 #include "pipeline/batch_plan.h"
 #include "pipeline/force_words.h"
+#include "pipeline/heap.h"
 #include "pipeline/model_step.h"
 #include "pipeline/result_building.h"
 #include "pipeline/source_encoding.h"
@@ -461,6 +462,7 @@ struct Translator::Impl {
         results[order[i]] = pipeline::to_result(*tokenizer, hyps[i - start], sources[order[i]]);
         if (options.on_token) streaming.finish(i - start, results[order[i]]);
       }
+      pipeline::release_free_heap();
     };
     const size_t tasks = workers ? std::min(workers->size(), batches.size()) : 1;
     if (tasks <= 1) {
