@@ -23,8 +23,8 @@ void pipeline::release_free_heap() {
 }
 
 void configure_process(const ProcessOptions& options) {
-  large_buffers_on_heap = options.keep_large_buffers_on_heap;
   if (options.keep_large_buffers_on_heap) {
+    large_buffers_on_heap = true;  // and stays: false leaves the allocator as it is
     ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
     ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
