@@ -170,9 +170,9 @@ KeyValue MultiHeadAttention::project_key_value(const at::Tensor& x) const {
   // Keys by dimension: the layout forward() reads in place (ScoreOrder::kKeyChain).
   if (kv_proj.packed) {
     const at::Tensor kv = kv_proj.forward(x);
-    return {keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}};
+    return {keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}, {}};
   }
-  return {keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}};
+  return {keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}, {}};
 }
 
 at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
@@ -186,7 +186,7 @@ at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tenso
     return attend(q_proj.forward(x), project_key_value(x), additive_mask, ScoreOrder::kKeyChain, position_bias);
   const at::Tensor qkv = qkv_proj.forward(x);
   // Views into the fused projection (the keys are transposed once, for all the queries).
-  const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}};
+  const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}, {}};
   return attend(part(qkv, 0), kv, additive_mask, ScoreOrder::kKeyChain, position_bias);
 }
 
@@ -231,7 +231,7 @@ at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cac
     return attend(q_proj.forward(x), cache, additive_mask, ScoreOrder::kDimensionTree);
   }
   const at::Tensor qkv = qkv_proj.forward(x);
-  cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}});
+  cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}, {}});
   return attend(part(qkv, 0), cache, additive_mask, ScoreOrder::kDimensionTree);
 }
 

@@ -169,9 +169,10 @@ TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
   fused[0][2] = -40.0f;
   const at::Tensor a = fused.narrow(1, 0, hidden).to(at::kDouble), b = fused.narrow(1, hidden, hidden).to(at::kDouble);
   const at::Tensor gelu_new = 0.5 * a * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a.pow(3))));
-  for (const auto& [activation, ref] : {std::pair{Activation::kGeluTanh, gelu_new * b},
-                                         std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
-                                         std::pair{Activation::kRelu, at::relu(a) * b}}) {
+  for (const auto& [each_activation, ref] : {std::pair{Activation::kGeluTanh, gelu_new * b},
+                                              std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
+                                              std::pair{Activation::kRelu, at::relu(a) * b}}) {
+    const Activation activation = each_activation;  // a structured binding cannot be captured in C++17 (clang)
     const at::Tensor out = with_threads(1, [&] { return gated_rows(fused, activation); });
     EXPECT_TRUE(at::allclose(out.to(at::kDouble), ref, 1e-5, 1e-5))
         << static_cast<int>(activation) << " " << (out.to(at::kDouble) - ref).abs().max();
