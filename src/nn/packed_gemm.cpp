@@ -236,6 +236,19 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   dt source_dt = dt::f32;
   constexpr int64_t kSliceElements = int64_t{1} << 18;
   const int64_t slice_rows = std::max<int64_t>(1, kSliceElements / std::max<int64_t>(1, m.in));
+  // W's rows in slices (put(first row, count, [count, in] float32 contiguous)), on all the threads.
+  const auto for_each_slice = [&](const std::function<void(int64_t, int64_t, const at::Tensor&)>& put) {
+    const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
+    parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
+      for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
+        const int64_t n = std::min(slice_rows, m.out - r);
+        const at::Tensor slice = rows(r, n).to(at::kFloat).contiguous();
+        if (slice.sizes() != at::IntArrayRef{n, m.in})
+          throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
+        put(r, n, slice);
+      }
+    });
+  };
   const memory::desc any({m.in, m.out}, source_type(type), tag::any);
   if (type == GemmType::kInt8) m.weight_scales.resize(static_cast<size_t>(m.out));
   if (type != GemmType::kBFloat16) {
@@ -251,21 +264,13 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
       const dnnl_memory_desc_t& d = m.weights_md.data;
       const size_t filled = d.padded_dims[0] == m.in && d.padded_dims[1] == m.out ? direct_bytes(d) : 0;
       std::memset(packed + filled, 0, m.weights_md.get_size() - filled);
-      const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
-      parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
-        std::vector<int8_t> q;
-        for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
-          const int64_t n = std::min(slice_rows, m.out - r);
-          const at::Tensor slice = rows(r, n).to(at::kFloat).contiguous();
-          if (slice.sizes() != at::IntArrayRef{n, m.in})
-            throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
-          if (type == GemmType::kInt8) {
-            q.resize(static_cast<size_t>(n * m.in));
-            quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
-            m.write_rows(r, q.data(), n, packed);
-          } else {
-            m.write_rows(r, slice.data_ptr<float>(), n, packed);
-          }
+      for_each_slice([&](int64_t r, int64_t n, const at::Tensor& slice) {
+        if (type == GemmType::kInt8) {
+          std::vector<int8_t> q(static_cast<size_t>(n * m.in));
+          quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
+          m.write_rows(r, q.data(), n, packed);
+        } else {
+          m.write_rows(r, slice.data_ptr<float>(), n, packed);
         }
       });
       return;
@@ -283,25 +288,15 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
     source_dt = dt::bf16;
   } else {
     source = at::empty({m.out, m.in}, at::kChar);
-    m.weight_scales.resize(static_cast<size_t>(m.out));
     source_dt = dt::s8;
   }
   if (!float32_whole.defined() && (type != GemmType::kFloat32 || m.out > slice_rows)) {
-    const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
-    parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
-      for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
-        const int64_t n = std::min(slice_rows, m.out - r);
-        const at::Tensor slice = rows(r, n).to(at::kFloat);
-        if (slice.sizes() != at::IntArrayRef{n, m.in})
-          throw Error("GEMM weight rows " + std::to_string(r) + "+" + std::to_string(n) + " have the wrong shape");
-        if (type == GemmType::kInt8) {
-          const at::Tensor values = slice.contiguous();
-          quantize_weight_rows(values.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
-                               m.weight_scales.data() + r);
-        } else {
-          source.narrow(0, r, n).copy_(slice);
-        }
-      }
+    for_each_slice([&](int64_t r, int64_t n, const at::Tensor& slice) {
+      if (type == GemmType::kInt8)
+        quantize_weight_rows(slice.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
+                             m.weight_scales.data() + r);
+      else
+        source.narrow(0, r, n).copy_(slice);
     });
   }
   m.weights_md = m.describe(/*rows=*/32, any).weights_desc();
