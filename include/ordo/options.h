@@ -38,12 +38,16 @@ struct ModelOptions {
   // of packing again (a damaged file is never used: it is packed afresh, with a warning to
   // on_warning). Keyed by the checkpoint's content; only for checkpoints of 64 MB or more
   // (ORDO_WEIGHT_CACHE=always: any size). Off with false here, `--no-weight-cache` on the
-  // command line or ORDO_WEIGHT_CACHE=0 in the environment.
+  // command line or ORDO_WEIGHT_CACHE=0 in the environment. The file is written by a thread
+  // of its own once the model is loaded (translations start meanwhile); it appears complete
+  // or not at all, and destroying the Translator, or the process's exit(), waits for it.
   bool weight_cache = true;
   // Where: "" = $ORDO_CACHE_DIR, else $XDG_CACHE_HOME/ordo, else $HOME/.cache/ordo.
   std::string weight_cache_dir;
   // What the library has to say that is not an error (a weights cache file that could not be
-  // used or written, ...): handed to this callback, from the thread that loads the model. The
+  // used or written, ...): handed to this callback, from the thread that loads the model (a
+  // cache file that could not be written: from the thread writing it, until the Translator is
+  // destroyed). The
   // library never writes to stderr itself; unset, warnings are dropped. The command line and
   // `ordo serve` print them as "ordo: warning: ...".
   std::function<void(const std::string& warning)> on_warning;

@@ -1,15 +1,19 @@
 #include "models/packed_cache.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -118,19 +122,25 @@ std::vector<std::string> read_hash_index(const std::string& dir) {
 // coarse clock, and a second write within the same tick would leave them as they were (git's
 // "racily clean" case). Failing to read or write the index only costs the read. "" if the
 // checkpoint cannot be read.
-std::string content_hash(const std::string& dir, const std::string& path) {
+// `remembered_only`: "" instead of reading a file the index does not know. `expected`, when
+// given: the file's state when it was loaded; "" if the file read differs from it (it changed
+// since, and the hash would not name what was packed).
+std::string content_hash(const std::string& dir, const std::string& path, bool remembered_only = false,
+                         const struct stat* expected = nullptr) {
   char* resolved = ::realpath(path.c_str(), nullptr);
   const std::string real_path = resolved ? resolved : "";
   std::free(resolved);
   const bool rememberable = !real_path.empty() && real_path.find('\n') == std::string::npos;
   std::vector<std::string> index;
   struct stat now_st;
-  if (rememberable && ::stat(path.c_str(), &now_st) == 0 && S_ISREG(now_st.st_mode)) {
+  if (rememberable && ::stat(path.c_str(), &now_st) == 0 && S_ISREG(now_st.st_mode) &&
+      (!expected || same_file_state(now_st, *expected))) {
     index = read_hash_index(dir);
     const std::string wanted = fingerprint(now_st, real_path);
     for (const std::string& entry : index)
       if (entry.compare(33, std::string::npos, wanted) == 0) return entry.substr(0, 32);
   }
+  if (remembered_only) return "";
   XXH3_state_t* state = XXH3_createState();
   if (!state) return "";
   XXH3_128bits_reset(state);
@@ -138,7 +148,7 @@ std::string content_hash(const std::string& dir, const std::string& path) {
   const bool read = hash_file(path, state, &before, &after);
   const std::string digest = hex(XXH3_128bits_digest(state));
   XXH3_freeState(state);
-  if (!read) return "";
+  if (!read || (expected && (!same_file_state(before, *expected) || !same_file_state(before, after)))) return "";
   struct timespec clock;
   ::clock_gettime(CLOCK_REALTIME, &clock);
   const int64_t now = static_cast<int64_t>(clock.tv_sec) * 1000000000 + clock.tv_nsec;
@@ -203,9 +213,11 @@ PackedCacheEnvironment packed_cache_environment() {
   return v == "always" ? PackedCacheEnvironment::kAlways : PackedCacheEnvironment::kDefault;
 }
 
-std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
-                              const std::string& config_path, nn::GemmType type) {
-  const std::string checkpoint = content_hash(dir, checkpoint_path);
+namespace {
+
+// The cache file's name from the checkpoint's content hash (hex; "" gives "").
+std::string cache_file_name(const std::string& dir, const std::string& checkpoint, const std::string& config_path,
+                            nn::GemmType type) {
   XXH3_state_t* state = XXH3_createState();
   if (!state) return "";
   XXH3_128bits_reset(state);
@@ -223,11 +235,118 @@ std::string packed_cache_path(const std::string& dir, const std::string& checkpo
   return dir + "/" + hex(digest).substr(0, 32) + "-" + type_name(type) + ".ordo-packed";
 }
 
-bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {
+// Everything save_packed writes, collected from the model (which must outlive it: the packed
+// weights are pointed to, not copied). False, the reason in `problem`, if the cache cannot hold it.
+struct CollectedWeights {
   io::PackedWeights weights;
+  std::vector<at::Tensor> keep;  // contiguous copies stay alive until written
+};
+bool collect_packed(Seq2SeqModel& model, nn::GemmType type, CollectedWeights* out, std::string* problem);
+
+// Writes what collect_packed gathered to `path` (the folder made first). False, the reason in `why`.
+bool write_collected(const std::string& path, const CollectedWeights& collected, std::string* why) {
+  const auto fail = [&](const std::string& message) {
+    if (why) *why = message;
+    return false;
+  };
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && !make_dirs(path.substr(0, slash)))
+    return fail(path.substr(0, slash) + ": cannot create the cache folder (" + std::strerror(errno) + ")");
+  try {
+    io::write_packed_weights(path, collected.weights);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  return true;
+}
+
+std::mutex writers_mutex;
+std::condition_variable writers_done;
+int writers_running = 0;
+// At exit(), a file still being written (its model never destroyed) is finished first; only
+// _Exit or a kill leave it unwritten (its temporary file, never a partial cache file).
+struct WaitAtExit {
+  ~WaitAtExit() { wait_for_packed_cache_writes(); }
+} wait_at_exit;
+
+}  // namespace
+
+std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
+                              const std::string& config_path, nn::GemmType type) {
+  return cache_file_name(dir, content_hash(dir, checkpoint_path), config_path, type);
+}
+
+std::string remembered_packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
+                                         const std::string& config_path, nn::GemmType type) {
+  return cache_file_name(dir, content_hash(dir, checkpoint_path, /*remembered_only=*/true), config_path, type);
+}
+
+PackedCacheWriter::PackedCacheWriter(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(writers_mutex);
+    ++writers_running;
+  }
+  thread_ = std::thread([work = std::move(work)]() mutable {
+    // Behind the model's own threads: a translation started meanwhile comes first.
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+    try {
+      work();
+    } catch (...) {  // a failed write costs the cache file, never the process
+    }
+    work = nullptr;  // what it holds is released before the count says it is done
+    std::lock_guard<std::mutex> lock(writers_mutex);
+    --writers_running;
+    writers_done.notify_all();
+  });
+}
+
+PackedCacheWriter::~PackedCacheWriter() { wait(); }
+
+void PackedCacheWriter::wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void wait_for_packed_cache_writes() {
+  std::unique_lock<std::mutex> lock(writers_mutex);
+  writers_done.wait(lock, [] { return writers_running == 0; });
+}
+
+std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& path, const std::string& dir,
+                                                             const std::string& checkpoint_path,
+                                                             const std::string& config_path, Seq2SeqModel& model,
+                                                             nn::GemmType type,
+                                                             std::function<void(const std::string&)> warn) {
+  // The checkpoint as it is now, just packed: if it has changed by the time it is hashed, the
+  // hash would name other weights, and nothing is written. (A change while it was being packed
+  // is not seen, as when the hash was read before packing.)
+  struct stat loaded;
+  if (::stat(checkpoint_path.c_str(), &loaded) != 0) return nullptr;
+  auto collected = std::make_shared<CollectedWeights>();
+  std::string problem;
+  if (!collect_packed(model, type, collected.get(), &problem)) {
+    if (warn) warn("weight cache not written: " + (path.empty() ? dir : path) + ": not written: " + problem);
+    return nullptr;
+  }
+  return std::unique_ptr<PackedCacheWriter>(new PackedCacheWriter([=] {
+    std::string target = path;  // given: it was looked up and missed or was refused: (re)written
+    if (target.empty()) {
+      target = cache_file_name(dir, content_hash(dir, checkpoint_path, false, &loaded), config_path, type);
+      if (target.empty()) return;  // unreadable, or changed since it was packed
+      struct stat st;
+      if (::lstat(target.c_str(), &st) == 0) return;  // not looked up, there already: the next start reads it
+    }
+    std::string why;
+    if (!write_collected(target, *collected, &why) && warn) warn("weight cache not written: " + why);
+  }));
+}
+
+namespace {
+
+bool collect_packed(Seq2SeqModel& model, nn::GemmType type, CollectedWeights* out, std::string* problem_out) {
+  io::PackedWeights& weights = out->weights;
   weights.compute_type = type_name(type);
   std::string problem;  // a part the cache cannot hold
-  std::vector<at::Tensor> keep;  // contiguous copies stay alive until written
+  std::vector<at::Tensor>& keep = out->keep;
   model.visit([&](const std::string& name, at::Tensor& param) {
     if (!param.defined()) {
       weights.absent.push_back(name);
@@ -270,20 +389,20 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
   };
   weights.encoder_embedding = lookup(model.encoder().embed);
   weights.decoder_embedding = lookup(model.decoder().embed);
-  const auto fail = [&](const std::string& message) {
-    if (why) *why = message;
+  if (problem_out) *problem_out = problem;
+  return problem.empty();
+}
+
+}  // namespace
+
+bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {
+  CollectedWeights collected;
+  std::string problem;
+  if (!collect_packed(model, type, &collected, &problem)) {
+    if (why) *why = path + ": not written: " + problem;
     return false;
-  };
-  if (!problem.empty()) return fail(path + ": not written: " + problem);
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && !make_dirs(path.substr(0, slash)))
-    return fail(path.substr(0, slash) + ": cannot create the cache folder (" + std::strerror(errno) + ")");
-  try {
-    io::write_packed_weights(path, weights);
-  } catch (const Error& e) {
-    return fail(e.what());
   }
-  return true;
+  return write_collected(path, collected, why);
 }
 
 bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why) {

@@ -36,7 +36,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "models/seq2seq_model.h"
 #include "nn/packed_gemm.h"
@@ -48,9 +50,36 @@ struct PackedCacheOptions {
   std::string dir;                      // "" = default_packed_cache_dir()
   int64_t min_checkpoint_bytes = 64 << 20;  // smaller checkpoints load in well under a second
   // Told, in one line naming the file, why a cache file was not used (damaged, truncated, not
-  // a regular file, NaN inside) or could not be written; loading goes on without it.
+  // a regular file, NaN inside) or could not be written; loading goes on without it. With
+  // write_in_background, "not written" is told from the writer's thread, after load returned.
   std::function<void(const std::string&)> warn;
+  // A miss packs the model and returns it at once; the cache file is written by a thread of its
+  // own (PackedCacheWriter, owned by the model: its destructor waits for the file), so neither
+  // the write (1-2.4 GB in float32) nor, on a checkpoint the hash index does not know yet,
+  // the read of the whole checkpoint for its hash delays the first translation. The file
+  // appears complete or not at all (written under a temporary name, then renamed): a process
+  // killed meanwhile, or another one loading meanwhile, never reads part of it. With an
+  // unknown checkpoint the cache is not looked up (its name needs the hash): the model is
+  // packed, and a file found under the name once hashed is left as it is for the next start.
+  bool write_in_background = false;
 };
+
+// The thread writing one cache file after a load (PackedCacheOptions::write_in_background);
+// destroying it waits for the file to be complete (or given up).
+class PackedCacheWriter {
+ public:
+  explicit PackedCacheWriter(std::function<void()> work);
+  ~PackedCacheWriter();
+  PackedCacheWriter(const PackedCacheWriter&) = delete;
+  PackedCacheWriter& operator=(const PackedCacheWriter&) = delete;
+  void wait();
+
+ private:
+  std::thread thread_;
+};
+
+// Waits until every cache file being written in this process is complete (or given up).
+void wait_for_packed_cache_writes();
 
 // $ORDO_CACHE_DIR, else $XDG_CACHE_HOME/ordo, else $HOME/.cache/ordo ("" if none is set).
 std::string default_packed_cache_dir();
@@ -64,10 +93,26 @@ PackedCacheEnvironment packed_cache_environment();
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
                               const std::string& config_path, nn::GemmType type);
 
+// The same from the cache folder's hash index only: "" when the index does not remember the
+// checkpoint as it is now (nothing is read but the index).
+std::string remembered_packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
+                                         const std::string& config_path, nn::GemmType type);
+
 // Writes the packed `model` to `path` (temporary name, then rename). False, with nothing left
 // behind and the reason in `why`, when it cannot (no space, no permission, a part the cache
 // cannot hold).
 bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type, std::string* why = nullptr);
+
+// save_packed on a thread of its own: what is written is gathered from `model` here, the file
+// written there; `path` "" = named there from the checkpoint's hash (read then), and not
+// written if the checkpoint changed since it was packed or a file of that name exists. The
+// model must outlive the writer (Seq2SeqModel owns it). nullptr, told to `warn`, when the
+// model has a part the cache cannot hold.
+std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& path, const std::string& dir,
+                                                             const std::string& checkpoint_path,
+                                                             const std::string& config_path, Seq2SeqModel& model,
+                                                             nn::GemmType type,
+                                                             std::function<void(const std::string&)> warn);
 
 // Fills a freshly constructed (unloaded) `model` from the cache file. False when the file is
 // missing (`why` left empty: an ordinary miss) or fails any check above (`why` says which,

@@ -205,12 +205,18 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
                                                  const PackedCacheOptions* cache) {
   const std::unique_ptr<Checkpoint> weights = open_checkpoint(model_dir);
   check_sizes_against(config, family, *weights);
-  std::string cache_path;
+  std::string cache_path, cache_dir;
+  const std::string config_path = config.path;
   const PackedCacheEnvironment environment = packed_cache_environment();
   if (pack_as && cache && cache->enabled && environment != PackedCacheEnvironment::kOff &&
       (environment == PackedCacheEnvironment::kAlways || file_bytes(weights->path()) >= cache->min_checkpoint_bytes)) {
-    const std::string dir = cache->dir.empty() ? default_packed_cache_dir() : cache->dir;
-    if (!dir.empty()) cache_path = packed_cache_path(dir, weights->path(), config.path, *pack_as);
+    cache_dir = cache->dir.empty() ? default_packed_cache_dir() : cache->dir;
+    // In the background, a checkpoint the hash index does not know is not read for its hash
+    // here: the writer does it after the model is returned (packed_cache.h).
+    if (!cache_dir.empty())
+      cache_path = cache->write_in_background
+                       ? remembered_packed_cache_path(cache_dir, weights->path(), config.path, *pack_as)
+                       : packed_cache_path(cache_dir, weights->path(), config.path, *pack_as);
     if (!cache_path.empty()) {
       // Parameters are allocated, not touched: a miss costs no memory.
       auto cached = std::make_shared<Seq2SeqModel>(config, family);
@@ -221,10 +227,22 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
   }
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
+  if (!cache_dir.empty() && cache->write_in_background) {
+    model->cache_writer_ = save_packed_in_background(cache_path, cache_dir, weights->path(), config_path, *model,
+                                                     *pack_as, cache->warn);
+    return model;
+  }
   std::string why;
   if (!cache_path.empty() && !save_packed(cache_path, *model, *pack_as, &why) && cache->warn)
     cache->warn("weight cache not written: " + why);  // loading goes on without it
   return model;
+}
+
+Seq2SeqModel::~Seq2SeqModel() { wait_for_cache_file(); }
+Seq2SeqModel::Seq2SeqModel(Seq2SeqModel&&) = default;
+
+void Seq2SeqModel::wait_for_cache_file() const {
+  if (cache_writer_) cache_writer_->wait();
 }
 
 void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::GemmType> pack_as) {

@@ -14,6 +14,7 @@
 namespace ordo::models {
 
 struct PackedCacheOptions;  // models/packed_cache.h
+class PackedCacheWriter;    // models/packed_cache.h
 
 // A vocabulary shortlist for one batch (pipeline/vocab_map.h, DecodeOptions::use_vmap): the
 // target ids it may produce (sorted, int64) and the output projection over their rows only.
@@ -26,6 +27,9 @@ class Seq2SeqModel {
  public:
   // Allocates every parameter with the shape `config` implies (values unset).
   Seq2SeqModel(io::ModelConfig config, FamilySpec family);
+  // Waits for the packed weights cache file being written, if any (wait_for_cache_file).
+  ~Seq2SeqModel();
+  Seq2SeqModel(Seq2SeqModel&&);  // (no assignment: the writer must end before the weights go)
 
   // Loads `<dir>/config.json` and the weights in `<dir>/model.safetensors` (or the legacy
   // pytorch_model.bin).
@@ -39,6 +43,9 @@ class Seq2SeqModel {
   static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config,
                                             FamilySpec family, std::optional<nn::GemmType> pack_as = std::nullopt,
                                             const PackedCacheOptions* cache = nullptr);
+  // Returns once the cache file this load writes in the background (PackedCacheOptions::
+  // write_in_background) is complete or given up; at once otherwise. The destructor calls it.
+  void wait_for_cache_file() const;
 
   // Fills every parameter from a checkpoint, checking presence and shape; tied weights
   // (shared embeddings, output projection) are resolved the way Hugging Face ties them.
@@ -90,6 +97,8 @@ class Seq2SeqModel {
   // Flan-T5, mT5): the table packed as an int8 GEMM that is never run, only read back by the
   // lookups (PackedGemm::rows), as CTranslate2 keeps int8 embeddings: half the bfloat16 table.
   nn::Linear embed_lookup_;
+  // Writing the packed weights cache file after load() returned (joined by the destructor).
+  std::unique_ptr<PackedCacheWriter> cache_writer_;
 };
 
 }  // namespace ordo::models

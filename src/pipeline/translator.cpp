@@ -522,6 +522,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   cache.enabled = model_options.weight_cache;
   cache.dir = model_options.weight_cache_dir;
   cache.warn = model_options.on_warning;
+  cache.write_in_background = true;  // the first translation does not wait for the file
   impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family),
                                             gemm_type(model_options.compute_type), &cache);
 }

@@ -212,6 +212,49 @@ TEST(PackedCacheFiles, OffSmallOrPerComputeType) {
   EXPECT_TRUE(cache_files(tmp.file("api")).empty());
 }
 
+// PackedCacheOptions::write_in_background (how ordo::Translator loads): the model comes back
+// before its cache file is written; destroying it, or wait_for_cache_file(), waits for the
+// file, which is then complete (nothing else in the folder but the hash index: no temporary
+// file) and read by the next start without being rewritten.
+TEST(PackedCacheFiles, AFileWrittenInTheBackgroundIsCompleteOnceTheModelIsGone) {
+  testing::TempDir tmp;
+  const std::string dir = fixture_dir("marian_opus_en_mg");
+  io::ModelConfig config = io::load_model_config(dir + "/config.json");
+  std::vector<std::string> warnings;  // read only after the writer has ended
+  ::setenv("ORDO_WEIGHT_CACHE", "always", 1);  // the fixture is far below 64 MB
+  {
+    ModelOptions options;
+    options.weight_cache_dir = tmp.file("api");
+    options.on_warning = [&warnings](const std::string& w) { warnings.push_back(w); };
+    const Translator translator(dir, options);
+  }
+  ::unsetenv("ORDO_WEIGHT_CACHE");
+  const std::vector<std::string> files = cache_files(tmp.file("api"));
+  ASSERT_EQ(files.size(), 1u) << "the Translator's destructor did not wait for its cache file (or left a temporary one)";
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  {
+    models::Seq2SeqModel fresh(config, models::family_for(config));
+    std::string why;
+    EXPECT_TRUE(models::restore_packed(tmp.file("api") + "/" + files[0], fresh, nn::GemmType::kFloat32, &why)) << why;
+  }
+
+  models::PackedCacheOptions cache;
+  cache.dir = tmp.file("library");
+  cache.min_checkpoint_bytes = 0;
+  cache.write_in_background = true;
+  const auto packed = load(dir, nn::GemmType::kInt8, &cache);
+  packed->wait_for_cache_file();
+  const std::vector<std::string> written = cache_files(cache.dir);
+  ASSERT_EQ(written.size(), 1u);
+  const std::string file = cache.dir + "/" + written[0];
+  const int64_t at = mtime_ns(file);
+  const auto hit = load(dir, nn::GemmType::kInt8, &cache);  // the index knows the fixture's hash
+  hit->wait_for_cache_file();
+  EXPECT_TRUE(at::equal(logits(*hit), logits(*packed)));
+  EXPECT_EQ(mtime_ns(file), at) << "a hit rewrote the file";
+  EXPECT_EQ(cache_files(cache.dir).size(), 1u);
+}
+
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
