@@ -441,9 +441,10 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   p.head_dim = head_dim;
   p.scale = scale;
   // A unit is one (sentence, head): scores and weighted values, 2 * q_len * kv_len * head_dim
-  // multiply-adds (kernels/parallel.h: how large a task must be to be worth a thread).
-  parallel_for(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
-               [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
+  // multiply-adds (kernels/parallel.h: how large a task must be to be worth a thread),
+  // claimed by whichever thread is free (a decoding step's units are all the same size).
+  parallel_claim(0, batch * heads, grain_for(2 * q_len * kv_len * head_dim),
+                 [&](int64_t begin, int64_t end) { kernel(p, begin, end); });
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "kernels/parallel.h"
 
+#include <atomic>
 #include <exception>
 #include <mutex>
 
@@ -60,7 +61,43 @@ void run_slice(void* data) {
   ORDO_TSAN_RELEASE(&job);
 }
 
+struct ClaimJob {
+  int64_t end, grain;
+  std::atomic<int64_t> next;
+  const std::function<void(int64_t, int64_t)>* f;
+  std::mutex mutex;
+  std::exception_ptr error;
+};
+
+void run_claims(void* data) {
+  ClaimJob& job = *static_cast<ClaimJob*>(data);
+  ORDO_TSAN_ACQUIRE(&job);
+  try {
+    for (int64_t b = job.next.fetch_add(job.grain); b < job.end; b = job.next.fetch_add(job.grain))
+      (*job.f)(b, std::min(job.end, b + job.grain));
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(job.mutex);
+    if (!job.error) job.error = std::current_exception();
+    job.next.store(job.end);  // the others stop claiming
+  }
+  ORDO_TSAN_RELEASE(&job);
+}
+
 }  // namespace
+
+void parallel_claim(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (begin >= end) return;
+  grain = std::max<int64_t>(1, grain);
+  if (end - begin <= grain || omp_get_max_threads() <= 1 || omp_in_parallel()) {
+    f(begin, end);
+    return;
+  }
+  ClaimJob job{end, grain, {begin}, &f, {}, {}};
+  ORDO_TSAN_RELEASE(&job);
+  GOMP_parallel(&run_claims, &job, 0, 0);
+  ORDO_TSAN_ACQUIRE(&job);
+  if (job.error) std::rethrow_exception(job.error);
+}
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (begin >= end) return;

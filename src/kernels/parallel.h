@@ -30,6 +30,12 @@ inline int64_t grain_for(int64_t unit_work) {
 // region. The first exception thrown by a slice is rethrown here after every slice has ended.
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 
+// The same, but the pieces of `grain` units are claimed one after another by whichever thread
+// is free, instead of one fixed slice per thread: a thread that wakes late (a sleeping thread
+// takes tens of microseconds) takes only what is left, and the region ends about half its
+// wake-up sooner. For loops of many units of equal cost (kernels/small_gemm.h's panels).
+void parallel_claim(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
+
 // Within its scope, this thread's OpenMP thread count (LibTorch's, oneDNN's and parallel_for's
 // loops on this thread) is `threads`, and the thread's own count is restored on exit: OpenMP's
 // thread count is a per-thread setting, and a library call must leave its caller's as it was.

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "kernels/isa.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
+#include "kernels/small_gemm.h"
 #include "ordo/error.h"
 
 namespace ordo::nn {
@@ -161,6 +164,16 @@ struct PackedGemm::Impl {
   std::vector<int64_t> k_offsets;
   std::shared_ptr<const void> owner;  // keeps weights' memory alive when it is not oneDNN's
   int64_t n_offset(int64_t n) const { return blocked_offset(weights_md, 0, n); }
+
+  // float32, 1-8 rows: kernels/small_gemm.h over the packed panels, where it gives oneDNN's
+  // bits (small_chunking). Found at the first such call; width 0: not this layout.
+  mutable std::once_flag panels_found;
+  mutable PanelLayout panels;
+  bool probing = false;  // small_chunking's own GEMM: oneDNN always
+  PanelLayout find_panels() const;
+  static int64_t small_chunking(int64_t k, int64_t rows, bool relu, bool bias);
+  // The k chunk small_gemm runs `rows` rows with; 0: oneDNN runs them.
+  int64_t small_rows_chunk(int64_t rows) const;
 
   // oneDNN's blocked-layout offset of logical element (k, n) (its memory_desc_wrapper::off_v):
   // inner blocks innermost last, then the outer strides.
@@ -626,6 +639,88 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
   return out.view(sizes);
 }
 
+// The panels small_gemm reads, when the layout is plain panels of 16-64 columns: for every k
+// the panel's columns consecutive, panels a fixed stride apart (oneDNN's BA16a64b and kin).
+PanelLayout PackedGemm::Impl::find_panels() const {
+  if (type != GemmType::kFloat32 || k_offsets.empty() || n_offset(0) != 0) return {};
+  int64_t width = 1;
+  while (width < out && width <= 64 && n_offset(width) == width) ++width;
+  if (width % 16 != 0 || width > 64) return {};
+  const int64_t stride = width < out ? n_offset(width) : in * width;
+  if (stride < in * width) return {};
+  for (int64_t k = 0; k < in; ++k)
+    if (k_offsets[static_cast<size_t>(k)] != k * width) return {};
+  for (int64_t n = 0; n < out; ++n)
+    if (n_offset(n) != n / width * stride + n % width) return {};
+  const int64_t count = (out + width - 1) / width;
+  if (static_cast<size_t>((count - 1) * stride + in * width) * sizeof(float) > weights_md.get_size()) return {};
+  return {width, stride};
+}
+
+// The k chunking under which small_gemm gives the bits of oneDNN's kernel for `rows` rows of
+// width k on this thread count (oneDNN's K blocking depends on the shape and the cache size:
+// each chunk a chain of its own, the chunks' sums added): tried once per process and shape on
+// random weights against oneDNN itself, the whole of k first. 0: none does (oneDNN runs).
+int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, bool relu, bool bias) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, int, bool, bool>, int64_t> known;
+  const auto key = std::make_tuple(k, rows, at::get_num_threads(), relu, bias);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = known.find(key);
+    if (found != known.end()) return found->second;
+  }
+  constexpr int64_t kProbeColumns = 512;
+  uint32_t state = 2463534242u;
+  const auto fill = [&state](at::Tensor t) {
+    float* v = t.data_ptr<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      v[i] = static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
+    }
+    return t;
+  };
+  const at::Tensor w = fill(at::empty({kProbeColumns, k}, at::kFloat));
+  const at::Tensor b = bias ? fill(at::empty({kProbeColumns}, at::kFloat)) : at::Tensor();
+  const at::Tensor x = fill(at::empty({rows, k}, at::kFloat));
+  const PackedGemm probe(w, b, GemmType::kFloat32, relu ? std::optional<Activation>(Activation::kRelu) : std::nullopt);
+  probe.impl_->probing = true;
+  const PanelLayout layout = probe.impl_->find_panels();
+  int64_t chosen = 0;
+  if (layout.width > 0) {
+    const at::Tensor expected = probe.forward(x);
+    at::Tensor got = at::empty({rows, kProbeColumns}, at::kFloat);
+    std::vector<int64_t> candidates = {k};
+    for (int64_t d = 2; d <= 16; ++d) candidates.push_back(((k + d - 1) / d + 3) / 4 * 4);
+    for (int64_t c = 256; c < k; c *= 2) candidates.push_back(c);
+    for (const int64_t c : candidates) {
+      if (c <= 0 || c > k) continue;
+      small_gemm(x.data_ptr<float>(), rows, k, static_cast<const float*>(probe.impl_->weights.get_data_handle()),
+                 layout, kProbeColumns, c, bias ? b.data_ptr<float>() : nullptr, relu, got.data_ptr<float>());
+      if (std::memcmp(got.data_ptr<float>(), expected.data_ptr<float>(), sizeof(float) * rows * kProbeColumns) == 0) {
+        chosen = c;
+        break;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  known[key] = chosen;
+  return chosen;
+}
+
+int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
+  // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
+  static const bool enabled = small_gemm_available() && !(std::getenv("ORDO_SMALL_GEMM") &&
+                                                          std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
+  if (!enabled || rows < 1 || rows > kSmallGemmMaxRows || type != GemmType::kFloat32 || probing ||
+      (activation && *activation != Activation::kRelu))
+    return 0;
+  std::call_once(panels_found, [this] { panels = find_panels(); });
+  return panels.width > 0 ? small_chunking(in, rows, activation.has_value(), bias.defined()) : 0;
+}
+
+bool PackedGemm::small_rows_kernel(int64_t rows) const { return impl_->small_rows_chunk(rows) > 0; }
+
 PackedGemm::~PackedGemm() = default;
 
 int64_t PackedGemm::in_features() const { return impl_->in; }
@@ -644,6 +739,16 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   out_sizes.back() = m.out;
   const int64_t rows = x.numel() / m.in;
   if (rows == 0) return at::empty(out_sizes, x.options().dtype(at::kFloat));
+
+  // A decoding step's few rows: kernels/small_gemm.h, with oneDNN's bits.
+  if (const int64_t chunk = m.small_rows_chunk(rows); chunk > 0) {
+    const at::Tensor input = x.reshape({rows, m.in}).to(at::kFloat).contiguous();
+    at::Tensor output = at::empty({rows, m.out}, x.options().dtype(at::kFloat));
+    small_gemm(input.data_ptr<float>(), rows, m.in, static_cast<const float*>(m.weights.get_data_handle()), m.panels,
+               m.out, chunk, m.bias.defined() ? m.bias.data_ptr<float>() : nullptr, m.activation.has_value(),
+               output.data_ptr<float>());
+    return output.view(out_sizes);
+  }
 
   // oneDNN's float32 kernel for 1-3 rows streams the weights slower than its kernel for 4 (seen
   // with ONEDNN_VERBOSE on tc-big shapes), and a row's result does not depend on the row count

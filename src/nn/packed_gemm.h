@@ -82,6 +82,10 @@ class PackedGemm {
   static constexpr size_t kMaxCachedKernels = 4;
   size_t cached_kernels() const;
 
+  // Whether forward() runs `rows` rows on kernels/small_gemm.h (float32, 1-8 rows, no
+  // activation or relu, a panel layout, and oneDNN's bits: checked once per shape).
+  bool small_rows_kernel(int64_t rows) const;
+
   int64_t in_features() const;
   int64_t out_features() const;
   GemmType type() const;

@@ -7,6 +7,7 @@
 // ctest-label: slow
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -22,6 +23,7 @@
 #include "nn/relative_position.h"
 #include "kernels/attention_kernel.h"
 #include "nn/packed_gemm.h"
+#include "kernels/small_gemm.h"
 #include "ordo/ordo.h"
 #include "support/fixtures.h"
 #include "support/thread_count.h"
@@ -75,6 +77,44 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
                 << "type " << static_cast<int>(type) << ", " << shape.in << "x" << shape.out << ", row " << r
                 << " of " << rows << ", " << threads << " threads";
         }
+      }
+    }
+  }
+}
+
+// float32 decoding steps (1-8 rows) run on ordo's kernel over oneDNN's packed panels
+// (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
+// rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads.
+TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
+  if (!nn::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
+  ThreadCount restore;
+  at::manual_seed(6);
+  struct Shape {
+    int64_t in, out;
+    bool bias;
+    std::optional<nn::Activation> activation;
+  };
+  const std::vector<Shape> shapes = {{768, 2304, false, std::nullopt},   // Flan-T5 fused q/k/v
+                                     {2048, 768, false, std::nullopt},   // Flan-T5 wo
+                                     {1024, 4096, true, nn::Activation::kRelu},  // tc-big fc1
+                                     {4096, 1024, true, std::nullopt},   // tc-big fc2
+                                     {512, 4001, true, std::nullopt},    // a last panel cut short
+                                     {40, 80, true, nn::Activation::kRelu}};
+  for (const Shape& shape : shapes) {
+    const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
+                          GemmType::kFloat32, shape.activation);
+    const at::Tensor x = at::randn({32, shape.in});
+    for (const int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
+      ASSERT_FALSE(gemm.small_rows_kernel(32));
+      for (int64_t rows = 1; rows <= 8; ++rows) {
+        ASSERT_TRUE(gemm.small_rows_kernel(rows)) << shape.in << "x" << shape.out << ", " << rows << " rows, "
+                                                  << threads << " threads";
+        const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 32 - rows + r, 1)))
+              << shape.in << "x" << shape.out << ", row " << r << " of " << rows << ", " << threads << " threads";
       }
     }
   }

@@ -1,0 +1,136 @@
+#include "kernels/small_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/isa.h"
+#include "kernels/lanes.h"
+#include "kernels/parallel.h"
+
+namespace ordo::nn {
+namespace {
+
+// k rows of a panel per pass: 64 rows x 256 bytes stay in L1 while rows 5-8 (the registers
+// hold 4 rows x 64 columns of sums) read them again.
+constexpr int64_t kBlockK = 64;
+// How far ahead (in k rows) the first pass over a block asks for the panel's next rows: the
+// loads of a few rows are short next to the memory's latency.
+constexpr int64_t kPrefetchRows = 48;
+constexpr int64_t kTile = 64;  // floats per row of the per-panel sums (the widest panel)
+
+// part[m][16 j ..] for rows m < M of x and columns [16 j, 16 j + 16) of the panel, k in
+// [k0, k1): a chain from zero when `fresh`, continued from part otherwise.
+template <int M, int CZ>
+ORDO_TARGET_AVX512 void tile(const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1, bool fresh,
+                             bool prefetch, float* part) {
+  constexpr int64_t width = 16 * CZ;
+  __m512 acc[M][CZ];
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) acc[m][j] = fresh ? _mm512_setzero_ps() : _mm512_loadu_ps(part + m * kTile + 16 * j);
+  const float* xs[M];
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m) xs[m] = x + m * ldx;
+  for (int64_t k = k0; k < k1; ++k) {
+    const float* row = w + k * width;
+    if (prefetch)
+#pragma GCC unroll 4
+      for (int j = 0; j < CZ; ++j)
+        _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * width + 16 * j), _MM_HINT_T0);
+    __m512 b[CZ];
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) b[j] = _mm512_loadu_ps(row + 16 * j);
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m) {
+      const __m512 a = _mm512_set1_ps(xs[m][k]);
+#pragma GCC unroll 4
+      for (int j = 0; j < CZ; ++j) acc[m][j] = _mm512_fmadd_ps(a, b[j], acc[m][j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) _mm512_storeu_ps(part + m * kTile + 16 * j, acc[m][j]);
+}
+
+// Rows [0, M) (M <= 4) against every column of the panel (cz vectors): at most 16 sums.
+template <int M>
+ORDO_TARGET_AVX512 void rows_of(int cz, const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1,
+                                bool fresh, bool prefetch, float* part) {
+  switch (cz) {
+    case 1: tile<M, 1>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 2: tile<M, 2>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 3: tile<M, 3>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    default: tile<M, 4>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
+  }
+}
+
+ORDO_TARGET_AVX512 void rows_any(int64_t rows, int cz, const float* x, int64_t ldx, const float* w, int64_t k0,
+                                 int64_t k1, bool fresh, bool prefetch, float* part) {
+  switch (rows) {
+    case 1: rows_of<1>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 2: rows_of<2>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 3: rows_of<3>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    default: rows_of<4>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
+  }
+}
+
+// total[m][j] = x[m] . column j of the panel, chunk by chunk as oneDNN sums. Per block of k:
+// rows 1-4 stream the panel's rows from memory (whole cache lines, in order), rows 5-8 read
+// them again from L1.
+ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const float* p, int64_t width,
+                              int64_t k_chunk, float* total) {
+  alignas(64) float part[kSmallGemmMaxRows * kTile];
+  const int vectors = static_cast<int>(width / 16);
+  for (int64_t start = 0; start < k; start += k_chunk) {
+    const int64_t end = std::min(k, start + k_chunk);
+    for (int64_t k0 = start; k0 < end; k0 += kBlockK) {
+      const int64_t k1 = std::min(end, k0 + kBlockK);
+      rows_any(std::min<int64_t>(rows, 4), vectors, x, k, p, k0, k1, k0 == start, true, part);
+      if (rows > 4) rows_any(rows - 4, vectors, x + 4 * k, k, p, k0, k1, k0 == start, false, part + 4 * kTile);
+    }
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t j = 0; j < width; ++j)
+        total[m * kTile + j] = start == 0 ? part[m * kTile + j] : part[m * kTile + j] + total[m * kTile + j];
+  }
+}
+
+ORDO_TARGET_AVX512 void panels_avx512(const float* x, int64_t rows, int64_t k, const float* panels,
+                                      PanelLayout layout, int64_t n, int64_t k_chunk, const float* bias, bool relu,
+                                      float* y, int64_t begin, int64_t end) {
+  alignas(64) float total[kSmallGemmMaxRows * kTile];
+  for (int64_t p = begin; p < end; ++p) {
+    const float* w = panels + p * layout.stride;
+    panel(x, rows, k, w, layout.width, k_chunk, total);
+    const int64_t first = p * layout.width, count = std::min(layout.width, n - first);
+    for (int64_t m = 0; m < rows; ++m) {
+      float* out = y + m * n + first;
+      const float* sums = total + m * kTile;
+      for (int64_t j = 0; j < count; ++j) {
+        float v = bias ? sums[j] + bias[first + j] : sums[j];
+        if (relu) v = v > 0.0f ? v : 0.0f;  // oneDNN's relu with alpha 0: max(v, +0)
+        out[j] = v;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool small_gemm_available() {
+  static const bool available = best_isa() == Isa::kAvx512;
+  return available;
+}
+
+void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
+                int64_t k_chunk, const float* bias, bool relu, float* y) {
+  const int64_t count = (n + layout.width - 1) / layout.width;
+  // One panel per claim (8 rows x 768 x 64: ~400k multiply-adds, ~10 us).
+  parallel_claim(0, count, grain_for(rows * k * layout.width), [&](int64_t begin, int64_t end) {
+    panels_avx512(x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, relu, y, begin, end);
+  });
+}
+
+}  // namespace ordo::nn

@@ -1,0 +1,34 @@
+#pragma once
+// y = x W (+ bias) for the few rows of a decoding step (1-8), read straight out of oneDNN's
+// packed float32 weights. With 8 rows against 0.5-2.4 GB of weights a step streams every
+// weight once and does 8 multiply-adds with it; oneDNN's brgemm kernel for such shapes splits
+// the rows into register blocks and pads fewer than 4 rows to 4. Here each panel of columns is
+// read once per block of k for all the rows, with the next rows of the panel prefetched.
+//
+// The arithmetic is oneDNN's, element by element: each output is a chain of fused multiply-adds
+// over k in increasing order, started from zero, one chain per chunk of `k_chunk` values of k
+// (oneDNN's K blocking, which depends on the shape and the cache size), the chunks' sums added
+// in order, then the bias added, then relu as max(y, 0). The caller (nn/packed_gemm.cpp) finds
+// the chunking that gives oneDNN's bits on a probe, and uses this kernel only then.
+#include <cstdint>
+
+namespace ordo::nn {
+
+// W [K, N] packed in panels of `width` columns (16, 32, 48 or 64): panel p holds columns
+// [p * width, (p + 1) * width) as K rows of `width` consecutive floats, and starts `stride`
+// floats after panel p - 1 (oneDNN's BA16a64b-style float32 layouts; the last panel padded).
+struct PanelLayout {
+  int64_t width = 0, stride = 0;
+};
+
+constexpr int64_t kSmallGemmMaxRows = 8;
+
+// Whether small_gemm has a body here (AVX-512, ORDO_ISA honoured).
+bool small_gemm_available();
+
+// y[rows, n] (row-major) from x[rows, k] (row-major), rows in 1..kSmallGemmMaxRows; bias [n] or
+// null. Panels are split among the OpenMP threads (kernels/parallel.h).
+void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
+                int64_t k_chunk, const float* bias, bool relu, float* y);
+
+}  // namespace ordo::nn
