@@ -61,7 +61,9 @@ struct PackedWeights {
 void write_packed_weights(const std::string& path, const PackedWeights& weights);
 
 // Reads `path`, which must hold weights packed for `compute_type`; files over `max_bytes` are
-// refused unread. Throws ordo::Error naming the file and the problem.
-PackedWeights read_packed_weights(const std::string& path, const std::string& compute_type, size_t max_bytes);
+// refused unread. Throws ordo::Error naming the file and the problem. `threads`: how many read
+// the file and scan its floats at once (io::read_verified_file).
+PackedWeights read_packed_weights(const std::string& path, const std::string& compute_type, size_t max_bytes,
+                                  int threads = 1);
 
 }  // namespace ordo::io

@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 // Header-only: ordo_base (and the fuzz harnesses linking only it) need no libxxhash.
 #define XXH_INLINE_ALL
@@ -91,7 +94,51 @@ const uint8_t* VerifiedFile::part(const nlohmann::json& range, size_t* bytes) co
   return data.get() + offset;
 }
 
-VerifiedFile read_verified_file(const std::string& path, const std::string& magic, size_t max_bytes) {
+namespace {
+
+// Memory of this process's own for a file's `size` bytes: anonymous, page-aligned, faulted in
+// by the threads that read into it (populate). Not in transparent huge pages: with the page
+// cache full (the usual state of a machine that has read a few models), the kernel's
+// compaction for them cost more than the faults they save (Pegasus-large int8, 578 MB on two
+// threads: 2.0 s instead of 0.35 s; docs/benchmarks.md, issue 36).
+std::shared_ptr<uint8_t> allocate_for(const std::string& path, size_t size) {
+  const size_t length = align_up(size);
+  void* memory = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED)
+    throw Error(path + ": cannot allocate " + std::to_string(size) + " bytes to read it (" + std::strerror(errno) + ")");
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [length](uint8_t* p) { ::munmap(p, length); });
+}
+
+// Faults in [at, at + bytes) with one call instead of a trap per page as read() fills it (a
+// third less time on this machine's 4 KB faults; MADV_POPULATE_WRITE, Linux 5.14: older
+// kernels fault the pages in on the way).
+void populate(uint8_t* at, size_t bytes) {
+  constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE, not in every libc's headers
+  const auto page = reinterpret_cast<uintptr_t>(at) / kVerifiedFileAlign * kVerifiedFileAlign;
+  ::madvise(reinterpret_cast<void*>(page), reinterpret_cast<uintptr_t>(at) + bytes - page, kPopulateWrite);
+}
+
+// Reads bytes [from, to) of the file into `buffer` at the same offsets, hashing them into
+// `state` (when given) chunk by chunk while each is still in the CPU's cache. "" or the error.
+std::string read_range(int fd, const std::string& path, uint8_t* buffer, size_t from, size_t to, size_t hashed,
+                       XXH3_state_t* state) {
+  constexpr size_t kChunk = size_t{8} << 20;
+  for (size_t at = from; at < to;) {
+    const size_t want = std::min(to - at, kChunk - at % kChunk);
+    populate(buffer + at, want);
+    const ssize_t n = ::pread(fd, buffer + at, want, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return path + ": read error (" + std::strerror(errno) + ")";
+    if (n == 0) return path + ": shrank to " + std::to_string(at) + " bytes while being read";
+    if (state && at < hashed) XXH3_64bits_update(state, buffer + at, std::min(static_cast<size_t>(n), hashed - at));
+    at += static_cast<size_t>(n);
+  }
+  return "";
+}
+
+}  // namespace
+
+VerifiedFile read_verified_file(const std::string& path, const std::string& magic, size_t max_bytes, int threads) {
   check_magic(magic);
   const Descriptor file{open_regular_file(path)};  // O_NONBLOCK: a FIFO is refused, never waited on
   struct stat st;
@@ -115,28 +162,36 @@ VerifiedFile read_verified_file(const std::string& path, const std::string& magi
     throw Error(path + ": " + (size < expected ? "truncated: " : "appended to: ") + std::to_string(size) +
                 " bytes where its preamble says " + std::to_string(expected));
 
-  // One read of the whole file into memory of our own (a mapping would die of SIGBUS if the
-  // file shrank later), hashed chunk by chunk while the chunk is still in the CPU's cache.
-  // Anonymous pages, faulted in by one call (MAP_POPULATE) rather than one trap per page as
-  // the read fills them: a third less time on this machine's 4 KB faults.
-  const size_t mapped = align_up(size);
-  void* memory = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (memory == MAP_FAILED)
-    throw Error(path + ": cannot allocate " + std::to_string(size) + " bytes to read it (" + std::strerror(errno) + ")");
-  std::shared_ptr<uint8_t> buffer(static_cast<uint8_t*>(memory), [mapped](uint8_t* p) { ::munmap(p, mapped); });
+  // The whole file is read into memory of our own (a mapping would die of SIGBUS if the file
+  // shrank later), in `threads` consecutive shares at once (faulting in the pages and copying
+  // them is most of the time, and both divide); the first share is hashed as it is read, the
+  // others after it, in order (XXH3 is one sequential stream).
+  const std::shared_ptr<uint8_t> buffer = allocate_for(path, size);
   ::posix_fadvise(file.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
   const size_t hashed = size - kChecksum;
-  for (size_t at = 0; at < size;) {
-    const size_t want = std::min<size_t>(size - at, size_t{8} << 20);
-    const ssize_t n = ::pread(file.fd, buffer.get() + at, want, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(path + ": read error (" + std::strerror(errno) + ")");
-    if (n == 0) throw Error(path + ": shrank to " + std::to_string(at) + " bytes while being read");
-    if (at < hashed) XXH3_64bits_update(&state, buffer.get() + at, std::min(static_cast<size_t>(n), hashed - at));
-    at += static_cast<size_t>(n);
+  const size_t shares = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), size >> 20));
+  constexpr size_t kShareAlign = size_t{2} << 20;
+  std::vector<size_t> bounds(shares + 1, size);
+  for (size_t i = 0; i < shares; ++i) bounds[i] = std::min(size, size / shares * i / kShareAlign * kShareAlign);
+  std::vector<std::string> errors(shares);
+  const auto read_share = [&](size_t i) {
+    errors[i] = read_range(file.fd, path, buffer.get(), bounds[i], bounds[i + 1], hashed, i == 0 ? &state : nullptr);
+  };
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < shares; ++i) {
+    try {
+      helpers.emplace_back(read_share, i);
+    } catch (const std::system_error&) {  // no thread to be had: read here
+      read_share(i);
+    }
   }
+  read_share(0);
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::string& error : errors)
+    if (!error.empty()) throw Error(error);
+  if (bounds[1] < hashed) XXH3_64bits_update(&state, buffer.get() + bounds[1], hashed - bounds[1]);
   if (XXH3_64bits_digest(&state) != get_u64(buffer.get() + hashed))
     throw Error(path + ": checksum mismatch (the file was damaged or changed after it was written)");
 

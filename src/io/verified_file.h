@@ -39,7 +39,8 @@ uint64_t verified_checksum(const void* data, size_t size);
 // Reads and checks `path` (see above): `magic` must be 8 characters, files larger than
 // `max_bytes` are refused before anything is allocated. Throws ordo::Error naming the file
 // and what is wrong with it (not a regular file, truncated, checksum mismatch, header).
-VerifiedFile read_verified_file(const std::string& path, const std::string& magic, size_t max_bytes);
+// `threads` > 1 read consecutive shares of the file at once (the same bytes, the same checks).
+VerifiedFile read_verified_file(const std::string& path, const std::string& magic, size_t max_bytes, int threads = 1);
 
 // Collects the parts of a file, then writes it: under a temporary name, the checksum last,
 // renamed into place. The parts are not copied: they must stay alive until write().

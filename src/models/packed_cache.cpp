@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <set>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <dnnl.hpp>
 #include <xxhash.h>
 
@@ -410,7 +412,9 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
   if (::lstat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return false;  // a plain miss
   try {
     // Checked there: size, checksum, ranges, byte counts, every float finite.
-    const io::PackedWeights file = io::read_packed_weights(path, type_name(type), max_cache_bytes(model));
+    // Read and scanned on the threads the model loads with.
+    const io::PackedWeights file =
+        io::read_packed_weights(path, type_name(type), max_cache_bytes(model), std::max(1, at::get_num_threads()));
     const auto fail = [&](const std::string& problem) { throw Error(path + ": " + problem); };
     const std::shared_ptr<const void> owner = file.owner;
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +145,42 @@ TEST(VerifiedFile, FifoAndDirectoryAreRefusedWithoutWaiting) {
   EXPECT_NE(error.find("FIFO"), std::string::npos) << error;
   EXPECT_NE(read_error(dir.path()).find("directory"), std::string::npos) << read_error(dir.path());
   EXPECT_NE(read_error(dir.file("missing")).find(dir.file("missing")), std::string::npos);
+}
+
+// A file read on several threads (consecutive shares at once, io::read_verified_file's
+// `threads`) gives the same bytes, and a byte changed in any share, the last included, fails
+// its checksum as it does on one thread.
+TEST(VerifiedFile, ReadOnSeveralThreadsGivesTheSameBytesAndTheSameChecks) {
+  testing::TempDir dir;
+  std::vector<uint8_t> big(size_t{9} << 20);  // several 2 MB shares
+  uint32_t state = 7;
+  for (uint8_t& byte : big) byte = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
+  io::VerifiedFileWriter writer;
+  const nlohmann::json header = {{"big", writer.add(big.data(), big.size())}};
+  const std::string path = dir.file("big.bin");
+  writer.write(path, kMagic, header);
+  const std::string good = read(path);
+  for (const int threads : {1, 2, 3, 8}) {
+    const io::VerifiedFile file = io::read_verified_file(path, kMagic, size_t{1} << 30, threads);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(file.data.get()) % io::kVerifiedFileAlign, 0u);
+    size_t bytes = 0;
+    const uint8_t* part = file.part(file.header.at("big"), &bytes);
+    ASSERT_EQ(bytes, big.size());
+    EXPECT_EQ(std::memcmp(part, big.data(), big.size()), 0) << threads << " threads";
+    for (const size_t at : {size_t{5000}, good.size() / 3, good.size() / 2 + 1, good.size() - 9}) {
+      std::string bad = good;
+      bad[at] = static_cast<char>(bad[at] ^ 1);
+      overwrite(path, bad);
+      std::string error;
+      try {
+        io::read_verified_file(path, kMagic, size_t{1} << 30, threads);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << threads << " threads, byte " << at << ": " << error;
+    }
+    overwrite(path, good);
+  }
 }
 
 TEST(VerifiedFile, AFailedWriteLeavesNothingBehind) {

@@ -33,6 +33,7 @@
 #include "support/cli_run.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
+#include "support/thread_count.h"
 
 namespace ordo {
 namespace {
@@ -474,19 +475,42 @@ TEST(PackedCacheFiles, NanUnderAValidChecksumIsRefused) {
       targets.push_back({l.at("weights"), "model.decoder.layers.1.fc2"});
     }
   ASSERT_EQ(targets.size(), 3u);
-  for (const auto& [range, name] : targets) {
-    for (const float value : {std::nanf(""), INFINITY}) {
-      std::string bad = good;
-      std::memcpy(&bad[data_start + range.at(0).get<size_t>() + 8], &value, 4);
-      const uint64_t checksum = io::verified_checksum(bad.data(), bad.size() - 8);
-      std::memcpy(&bad[bad.size() - 8], &checksum, 8);
-      write_bytes(file, bad);
-      warnings.clear();
-      EXPECT_TRUE(at::equal(logits(*load(dir, nn::GemmType::kFloat32, &cache)), expected));
-      ASSERT_EQ(warnings.size(), 1u) << name;
-      EXPECT_NE(warnings[0].find(name), std::string::npos) << warnings[0];
-      EXPECT_NE(warnings[0].find("NaN or an infinity"), std::string::npos) << warnings[0];
+  // The scans run on the loading threads (each a run of parts): the same refusals on 1 and 3.
+  testing::ThreadCount restore;
+  for (const int threads : {1, 3}) {
+    at::set_num_threads(threads);
+    for (const auto& [range, name] : targets) {
+      for (const float value : {std::nanf(""), INFINITY}) {
+        std::string bad = good;
+        std::memcpy(&bad[data_start + range.at(0).get<size_t>() + 8], &value, 4);
+        const uint64_t checksum = io::verified_checksum(bad.data(), bad.size() - 8);
+        std::memcpy(&bad[bad.size() - 8], &checksum, 8);
+        write_bytes(file, bad);
+        warnings.clear();
+        EXPECT_TRUE(at::equal(logits(*load(dir, nn::GemmType::kFloat32, &cache)), expected));
+        ASSERT_EQ(warnings.size(), 1u) << name;
+        EXPECT_NE(warnings[0].find(name), std::string::npos) << warnings[0];
+        EXPECT_NE(warnings[0].find("NaN or an infinity"), std::string::npos) << warnings[0];
+      }
     }
+    // NaN in the first tensor and in the last packed weights: the first in the file is named,
+    // whichever thread scans it.
+    std::string bad = good;
+    const nlohmann::json& first = header.at("tensors").at(0);
+    const nlohmann::json& last = header.at("linears").back();
+    ASSERT_TRUE(last.contains("weights"));
+    for (const nlohmann::json* range : {&first.at("data"), &last.at("weights")}) {
+      const float nan = std::nanf("");
+      std::memcpy(&bad[data_start + range->at(0).get<size_t>()], &nan, 4);
+    }
+    const uint64_t checksum = io::verified_checksum(bad.data(), bad.size() - 8);
+    std::memcpy(&bad[bad.size() - 8], &checksum, 8);
+    write_bytes(file, bad);
+    warnings.clear();
+    EXPECT_TRUE(at::equal(logits(*load(dir, nn::GemmType::kFloat32, &cache)), expected));
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("tensor '" + first.at("name").get<std::string>() + "' holds NaN"), std::string::npos)
+        << threads << " threads: " << warnings[0];
   }
 }
 

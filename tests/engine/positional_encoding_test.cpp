@@ -1,11 +1,13 @@
 // Position encodings against hand-computed and published values.
 // ctest-label: unit
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "nn/positional_encoding.h"
+#include "support/thread_count.h"
 
 namespace ordo::nn {
 namespace {
@@ -71,6 +73,59 @@ TEST(PositionalEncoding, FairseqRowsWithABoundAreTheRowsWithout) {
   const at::Tensor grown = positions.rows(past, 14);
   EXPECT_TRUE(at::equal(grown, positions.rows(past)));
   EXPECT_TRUE(at::equal(grown[1], sinusoidal_table(15, 6, spec)[14]));
+}
+
+// The value-by-value formulas the table was first computed with (each value its own pow / exp):
+// the table, computed once per column and on several threads, holds exactly their bits.
+std::vector<double> reference_values(int64_t positions, int64_t dim, const PositionEncodingSpec& spec) {
+  std::vector<double> table(static_cast<size_t>(positions * dim), 0.0);
+  const int64_t half = dim / 2;
+  for (int64_t pos = 0; pos < positions; ++pos) {
+    double* row = table.data() + pos * dim;
+    if (pos == spec.zero_row) continue;
+    if (spec.layout == PositionLayout::kFairseq) {
+      const float scale = static_cast<float>(std::log(spec.base) / static_cast<double>(half - 1));
+      for (int64_t i = 0; i < half; ++i) {
+        const float angle = static_cast<float>(pos) * std::exp(static_cast<float>(i) * -scale);
+        row[i] = std::sin(angle);
+        row[half + i] = std::cos(angle);
+      }
+      continue;
+    }
+    const int64_t sines = dim / 2 + dim % 2;
+    for (int64_t j = 0; j < dim; ++j) {
+      const double angle = pos / std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
+      if (spec.layout == PositionLayout::kInterleaved)
+        row[j] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
+      else if (j % 2 == 0)
+        row[j / 2] = std::sin(angle);
+      else
+        row[sines + j / 2] = std::cos(angle);
+    }
+  }
+  return table;
+}
+
+TEST(PositionalEncoding, TablesHoldTheValueByValueFormulasBitsOnAnyThreads) {
+  testing::ThreadCount restore;
+  for (const int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (const PositionLayout layout : {PositionLayout::kInterleaved, PositionLayout::kSinThenCos, PositionLayout::kFairseq})
+      for (const int64_t dim : {int64_t{7}, int64_t{64}, int64_t{1024}}) {
+        PositionEncodingSpec spec;
+        spec.layout = layout;
+        if (layout == PositionLayout::kFairseq) spec.zero_row = 1;
+        const int64_t positions = 300;
+        const std::vector<double> table = sinusoidal_values(positions, dim, spec);
+        const std::vector<double> expected = reference_values(positions, dim, spec);
+        ASSERT_EQ(table.size(), expected.size());
+        size_t differing = 0;
+        for (size_t i = 0; i < table.size(); ++i)
+          differing += std::memcmp(&table[i], &expected[i], sizeof(double)) != 0;
+        EXPECT_EQ(differing, 0u) << "layout " << static_cast<int>(layout) << ", dim " << dim << ", " << threads
+                                 << " threads";
+      }
+  }
 }
 
 TEST(PositionalEncoding, TooLongSequenceIsAnError) {
