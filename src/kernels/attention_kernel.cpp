@@ -336,13 +336,7 @@ ORDO_TARGET_AVX2 void run_units_avx2(const Problem& p, int64_t begin, int64_t en
 void run_units_baseline(const Problem& p, int64_t begin, int64_t end) { run_units(p, begin, end); }
 
 using Kernel = void (*)(const Problem&, int64_t, int64_t);
-Kernel pick_kernel() {
-  switch (best_isa()) {
-    case Isa::kAvx512: return run_units_avx512;
-    case Isa::kAvx2: return run_units_avx2;
-    default: return run_units_baseline;
-  }
-}
+Kernel pick_kernel() { return pick_for_isa<Kernel>(run_units_avx512, run_units_avx2, run_units_baseline); }
 
 void check(bool ok, const std::string& what) {
   if (!ok) throw Error("fixed_order_attention: " + what);

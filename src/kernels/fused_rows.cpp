@@ -89,13 +89,8 @@ struct Kernels {
 };
 
 const Kernels& kernels() {
-  static const Kernels picked = [] {
-    switch (best_isa()) {
-      case Isa::kAvx512: return Kernels{rms_avx512, gated_avx512};
-      case Isa::kAvx2: return Kernels{rms_avx2, gated_avx2};
-      default: return Kernels{rms_baseline, gated_baseline};
-    }
-  }();
+  static const Kernels picked =
+      pick_for_isa(Kernels{rms_avx512, gated_avx512}, Kernels{rms_avx2, gated_avx2}, Kernels{rms_baseline, gated_baseline});
   return picked;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The one place ordo asks the CPU what it runs: every kernel with a body per instruction set
-// (attention, log-softmax, top-k in kernels/lanes.h; int8 quantization in packed_gemm.cpp) picks it
-// with best_isa(), so that all of them agree on a machine and a fallback is never skipped.
+// (attention, log-softmax, top-k, fused rows, int8 quantization) picks it with pick_for_isa()
+// below, so that all of them agree on a machine and a fallback is never skipped.
 // Detected, never assumed from the vendor or the build machine.
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +41,20 @@ inline Isa best_isa() {
   Isa cap = detected;
   if (!isa_cap(&cap)) return detected;
   return static_cast<int>(cap) > static_cast<int>(detected) ? cap : detected;  // kBaseline is the largest value
+}
+
+// The one dispatch of every kernel with a body per instruction set: of its AVX-512, AVX2 and
+// baseline x86-64 bodies (function pointers, or a struct of them), the one for best_isa()
+// (ORDO_ISA honoured). A kernel without a body of its own for a set passes the next narrower
+// one there (quantize: the scalar body for AVX2). Kernels call it once and keep the result.
+template <class T>
+T pick_for_isa(T avx512, T avx2, T baseline) {
+  switch (best_isa()) {
+    case Isa::kAvx512: return avx512;
+    case Isa::kAvx2: return avx2;
+    case Isa::kBaseline: break;
+  }
+  return baseline;
 }
 
 }  // namespace ordo::nn

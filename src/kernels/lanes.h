@@ -1,7 +1,7 @@
 #pragma once
 // 16-float lanes for ordo's own kernels (attention, log-softmax, top-k), which are compiled once
 // per instruction set (AVX-512, AVX2, baseline; each kernel's .cpp picks one per process with
-// best_isa(), kernels/isa.h) from one body of always-inlined helpers. The arithmetic is written
+// pick_for_isa(), kernels/isa.h) from one body of always-inlined helpers. The arithmetic is written
 // per lane, with every reduction in a fixed order (no sum the compiler may reassociate), so
 // vectorizing it changes speed, not results: every row of every call runs the same operations.
 #include <algorithm>
@@ -84,5 +84,6 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
 // The instruction set each kernel's body is picked for (kernels/isa.h).
 using nn::Isa;
 using nn::best_isa;
+using nn::pick_for_isa;
 
 }  // namespace ordo::nn::lanes

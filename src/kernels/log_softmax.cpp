@@ -78,13 +78,8 @@ struct Kernels {
 };
 
 const Kernels& kernels() {
-  static const Kernels picked = [] {
-    switch (best_isa()) {
-      case Isa::kAvx512: return Kernels{in_place_avx512, at_avx512};
-      case Isa::kAvx2: return Kernels{in_place_avx2, at_avx2};
-      default: return Kernels{in_place_baseline, at_baseline};
-    }
-  }();
+  static const Kernels picked = pick_for_isa(Kernels{in_place_avx512, at_avx512}, Kernels{in_place_avx2, at_avx2},
+                                             Kernels{in_place_baseline, at_baseline});
   return picked;
 }
 

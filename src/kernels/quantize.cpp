@@ -1,5 +1,5 @@
 // Per-row int8 quantization of the int8 GEMMs' inputs (kernels/quantize.h): one row's
-// arithmetic, written once in scalar form and once with AVX-512, picked by best_isa().
+// arithmetic, written once in scalar form and once with AVX-512, picked by pick_for_isa().
 #include "kernels/quantize.h"
 
 #include <algorithm>
@@ -90,12 +90,13 @@ void quantize_weight_row_scalar(const float* row, int64_t cols, int8_t* target, 
 }
 
 using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);
+// No AVX2 body: the AVX-512 one or the scalar one.
 QuantizeRow pick_quantize_row() {
-  return best_isa() == Isa::kAvx512 ? quantize_row_avx512 : quantize_row_scalar;
+  return pick_for_isa<QuantizeRow>(quantize_row_avx512, quantize_row_scalar, quantize_row_scalar);
 }
 
 QuantizeRow pick_quantize_weight_row() {
-  return best_isa() == Isa::kAvx512 ? quantize_weight_row_avx512 : quantize_weight_row_scalar;
+  return pick_for_isa<QuantizeRow>(quantize_weight_row_avx512, quantize_weight_row_scalar, quantize_weight_row_scalar);
 }
 
 }  // namespace

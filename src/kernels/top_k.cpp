@@ -70,11 +70,8 @@ ORDO_TOP_K_KERNELS(baseline, )
 #undef ORDO_TOP_K_KERNELS
 
 Kernel pick_kernel(bool with_offsets) {
-  switch (best_isa()) {
-    case Isa::kAvx512: return with_offsets ? rank_avx512<true> : rank_avx512<false>;
-    case Isa::kAvx2: return with_offsets ? rank_avx2<true> : rank_avx2<false>;
-    default: return with_offsets ? rank_baseline<true> : rank_baseline<false>;
-  }
+  if (with_offsets) return pick_for_isa<Kernel>(rank_avx512<true>, rank_avx2<true>, rank_baseline<true>);
+  return pick_for_isa<Kernel>(rank_avx512<false>, rank_avx2<false>, rank_baseline<false>);
 }
 
 }  // namespace

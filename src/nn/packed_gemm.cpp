@@ -146,7 +146,7 @@ __attribute__((target("avx2"))) void write_group16_avx2(const float* rows, int64
 using WriteGroup16 = void (*)(const float*, int64_t, const int64_t*, float*);
 // No AVX-512 body: 8 x 8 tiles already store whole cache lines in pairs (and Zen 4 runs
 // 512-bit shuffles as two 256-bit halves); baseline x86-64: the scalar loop.
-WriteGroup16 pick_write_group16() { return best_isa() == Isa::kBaseline ? nullptr : write_group16_avx2; }
+WriteGroup16 pick_write_group16() { return pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr); }
 
 }  // namespace
 

@@ -114,21 +114,28 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
 }
 
 // ORDO_ISA caps the instruction set of ordo's kernels, never above what the CPU runs; an unknown
-// value leaves the detected one.
+// value leaves the detected one. pick_for_isa, the kernels' one dispatch, follows best_isa.
 TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   const char* set = std::getenv("ORDO_ISA");
   const std::string saved = set ? set : "";
+  const auto name = [](Isa isa) { return isa == Isa::kAvx512 ? "avx512" : isa == Isa::kAvx2 ? "avx2" : "baseline"; };
+  const auto picked = [] { return std::string(pick_for_isa<const char*>("avx512", "avx2", "baseline")); };
   ::unsetenv("ORDO_ISA");
   const Isa detected = detected_isa();
   EXPECT_EQ(best_isa(), detected);
+  EXPECT_EQ(picked(), name(detected));
   ::setenv("ORDO_ISA", "avx2", 1);
   EXPECT_EQ(best_isa(), detected == Isa::kBaseline ? Isa::kBaseline : Isa::kAvx2);
+  EXPECT_EQ(picked(), detected == Isa::kBaseline ? "baseline" : "avx2");
   ::setenv("ORDO_ISA", "baseline", 1);
   EXPECT_EQ(best_isa(), Isa::kBaseline);
+  EXPECT_EQ(picked(), "baseline");
   ::setenv("ORDO_ISA", "avx512", 1);
   EXPECT_EQ(best_isa(), detected);
+  EXPECT_EQ(picked(), name(detected));
   ::setenv("ORDO_ISA", "sse9", 1);
   EXPECT_EQ(best_isa(), detected);
+  EXPECT_EQ(picked(), name(detected));
   if (set) ::setenv("ORDO_ISA", saved.c_str(), 1);
   else ::unsetenv("ORDO_ISA");
 }
