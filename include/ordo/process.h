@@ -24,6 +24,10 @@ struct ProcessOptions {
   // 1024 holds ~200 MB more than needed on a server meeting thousands of batch shapes. 0 leaves
   // oneDNN's setting alone; ONEDNN_PRIMITIVE_CACHE_CAPACITY in the environment always wins.
   int onednn_primitive_cache_capacity = 128;
+  // Once a model is loaded, the resident pages of shared libraries that hold only the file's
+  // own bytes are dropped from the process (they come back from the page cache when used):
+  // ~100 MB of LibTorch's libraries that only start-up touched.
+  bool release_library_pages = true;
 };
 
 // Applies `options` to the process. Call it before the first Translator; calling it again

@@ -7,10 +7,26 @@
 // 909 (docs/benchmarks.md, issue 36).
 #pragma once
 
+#include <cstddef>
+
 namespace ordo::pipeline {
 
 // malloc_trim(0) when configure_process kept large buffers on the heap; nothing otherwise.
 // Thread-safe (other batches may be decoding meanwhile: they fault their pages in again).
 void release_free_heap();
+
+// Library pages that start-up touched and decoding does not need, out of the resident set.
+// Loading LibTorch (Debian's brings ~290 libraries) relocates them and runs their static
+// constructors: ~120 MB of their code and constants stay resident, most of them never used
+// again, as much as the rest of the loaded int8 workload model. A read-only mapping of a
+// library whose resident pages are all the file's own (no private copy, none swapped out:
+// /proc/self/pagemap) is dropped from this process (madvise MADV_DONTNEED): what is used
+// again comes back from the page cache at its next touch, as after the kernel reclaimed it.
+// Mappings with copied pages (relocated data, a debugger's breakpoints) are left as they are,
+// and libraries are only unmapped by dlclose, which nothing here calls, so no other thread's
+// memory can take their place.
+// Only when configure_process asked for it (ProcessOptions::release_library_pages); returns
+// the bytes dropped.
+size_t release_library_pages();
 
 }  // namespace ordo::pipeline

@@ -541,6 +541,9 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   cache.dir = model_options.weight_cache_dir;
   cache.warn = model_options.on_warning;
   cache.write_in_background = true;  // the first translation does not wait for the file
+  // The libraries' start-up pages go before the weights arrive and again after (what loading
+  // touched): neither peak, loading's nor decoding's, holds them (pipeline/heap.h).
+  pipeline::release_library_pages();
   std::exception_ptr weights_error;
   try {
     impl_->model = models::Seq2SeqModel::load(model_dir, std::move(config), std::move(family),
@@ -550,6 +553,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   }
   check_tokenizer();
   if (weights_error) std::rethrow_exception(weights_error);
+  pipeline::release_library_pages();
 }
 
 Translator::~Translator() = default;

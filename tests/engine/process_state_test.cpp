@@ -6,14 +6,19 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "ordo/ordo.h"
+#include "pipeline/heap.h"
 #include "pipeline/worker_pool.h"
 #include "support/fixtures.h"
 #include "support/sanitizer.h"
@@ -76,6 +81,59 @@ TEST(ProcessState, OnlyConfigureProcessChangesTheAllocator) {
   defaults.keep_large_buffers_on_heap = false;  // leaves the allocator as it is now
   configure_process(defaults);
   EXPECT_FALSE(big_block_is_mapped());
+}
+
+// Resident kB of the process's shared-library mappings that are read-only and hold no page of
+// their own (smaps' Anonymous 0): what release_library_pages() may drop. Read here apart
+// from the code under test.
+long clean_library_kb() {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line, perms, path;
+  long total = 0, rss = 0;
+  bool candidate = false;
+  const auto close = [&] {
+    if (candidate) total += rss;
+    candidate = false;
+    rss = 0;
+  };
+  while (std::getline(smaps, line)) {
+    if (line.empty()) continue;
+    if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ')) {
+      close();
+      std::istringstream fields(line);
+      std::string range, offset, device, inode;
+      fields >> range >> perms >> offset >> device >> inode >> path;
+      candidate = perms[1] == '-' && path.find(".so") != std::string::npos;
+    } else if (line.rfind("Rss:", 0) == 0) {
+      rss = std::stol(line.substr(4));
+    } else if (line.rfind("Anonymous:", 0) == 0 && std::stol(line.substr(10)) != 0) {
+      candidate = false;
+    }
+  }
+  close();
+  return total;
+}
+
+TEST(ProcessState, ConfigureProcessReleasesTheLibrariesCleanPagesAndTheyComeBackWhenUsed) {
+  const DecodeOptions options = greedy(8);
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const auto before = translator.translate({"Hello world."}, options);
+  ProcessOptions release_only;
+  release_only.keep_large_buffers_on_heap = false;
+  release_only.onednn_primitive_cache_capacity = 0;
+  release_only.release_library_pages = true;
+  configure_process(release_only);
+  const long resident = clean_library_kb();
+  ASSERT_GT(resident, 10 * 1024) << "LibTorch's libraries hold more than 10 MB of resident clean pages after a translation";
+  const size_t released = pipeline::release_library_pages();
+  const long after = clean_library_kb();
+  EXPECT_GT(released, size_t{5} << 20);
+  EXPECT_LT(after, resident / 2) << "resident clean library pages: " << resident << " kB before the release";
+  // The code dropped comes back from the files: a Translator loaded and run afterwards (and
+  // the one loaded before) give the same tokens.
+  const Translator reloaded(fixture_dir("marian_opus_en_mg"));
+  EXPECT_EQ(reloaded.translate({"Hello world."}, options)[0].hypotheses[0].ids, before[0].hypotheses[0].ids);
+  EXPECT_EQ(translator.translate({"Hello world."}, options)[0].hypotheses[0].ids, before[0].hypotheses[0].ids);
 }
 
 TEST(ProcessState, InterThreadsWorkersGiveTheSameResultsAndLiveWithTheTranslator) {
