@@ -27,11 +27,13 @@
 // be shared between processes and cost no copy, but a file shrinking under it (another
 // process, a full disk, a user's `truncate`) kills the process with SIGBUS, and nothing checked
 // at load can prevent that later (a lock is advisory; a private mapping's untouched pages are
-// still the file's). The read is one sequential pass, hashed as it goes (the checksum needs
-// every byte anyway). Measured on the bundled en-de (one thread, 2-core VM): a hit takes
+// still the file's). The read runs on the loading threads, each faulting in and reading a
+// consecutive share, hashed as it comes (the checksum needs every byte anyway), and the floats
+// are scanned on them too. Measured on the bundled en-de (one thread, 2-core VM): a hit takes
 // 40-55 ms for its 53 MB float32 file and 15-20 ms for 15 MB int8 (the mapped format 1 took
 // 10 ms, paying its page faults later), against 100-190 ms packing from the checkpoint; most
-// of it is faulting in the anonymous pages.
+// of it is faulting in the anonymous pages (Pegasus-large int8, 578 MB: 0.33-0.55 s at load 4;
+// docs/benchmarks.md, "What a cached start does").
 #pragma once
 
 #include <cstdint>
