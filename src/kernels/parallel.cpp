@@ -36,11 +36,20 @@ extern "C" void __tsan_release(void* addr);
 namespace ordo::nn {
 namespace {
 
+// The first exception any thread's work threw, kept for the calling thread to rethrow.
+struct FirstError {
+  std::mutex mutex;
+  std::exception_ptr error;
+  void keep_current() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error) error = std::current_exception();
+  }
+};
+
 struct Job {
   int64_t begin, end, grain;
   const std::function<void(int64_t, int64_t)>* f;
-  std::mutex mutex;
-  std::exception_ptr error;
+  FirstError failure;
 };
 
 void run_slice(void* data) {
@@ -54,8 +63,7 @@ void run_slice(void* data) {
     try {
       (*job.f)(b, e);
     } catch (...) {
-      std::lock_guard<std::mutex> lock(job.mutex);
-      if (!job.error) job.error = std::current_exception();
+      job.failure.keep_current();
     }
   }
   ORDO_TSAN_RELEASE(&job);
@@ -65,8 +73,7 @@ struct ClaimJob {
   int64_t end, grain;
   std::atomic<int64_t> next;
   const std::function<void(int64_t, int64_t)>* f;
-  std::mutex mutex;
-  std::exception_ptr error;
+  FirstError failure;
 };
 
 void run_claims(void* data) {
@@ -76,8 +83,7 @@ void run_claims(void* data) {
     for (int64_t b = job.next.fetch_add(job.grain); b < job.end; b = job.next.fetch_add(job.grain))
       (*job.f)(b, std::min(job.end, b + job.grain));
   } catch (...) {
-    std::lock_guard<std::mutex> lock(job.mutex);
-    if (!job.error) job.error = std::current_exception();
+    job.failure.keep_current();
     job.next.store(job.end);  // the others stop claiming
   }
   ORDO_TSAN_RELEASE(&job);
@@ -92,11 +98,11 @@ void parallel_claim(int64_t begin, int64_t end, int64_t grain, const std::functi
     f(begin, end);
     return;
   }
-  ClaimJob job{end, grain, {begin}, &f, {}, {}};
+  ClaimJob job{end, grain, {begin}, &f, {}};
   ORDO_TSAN_RELEASE(&job);
   GOMP_parallel(&run_claims, &job, 0, 0);
   ORDO_TSAN_ACQUIRE(&job);
-  if (job.error) std::rethrow_exception(job.error);
+  if (job.failure.error) std::rethrow_exception(job.failure.error);
 }
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
@@ -105,11 +111,11 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function
     f(begin, end);
     return;
   }
-  Job job{begin, end, std::max<int64_t>(1, grain), &f, {}, {}};
+  Job job{begin, end, std::max<int64_t>(1, grain), &f, {}};
   ORDO_TSAN_RELEASE(&job);
   GOMP_parallel(&run_slice, &job, 0, 0);  // 0: this thread's OpenMP thread count
   ORDO_TSAN_ACQUIRE(&job);
-  if (job.error) std::rethrow_exception(job.error);
+  if (job.failure.error) std::rethrow_exception(job.failure.error);
 }
 
 ThreadCountScope::ThreadCountScope(int threads) {
