@@ -171,9 +171,15 @@ struct PackedGemm::Impl {
   mutable PanelLayout panels;
   bool probing = false;  // small_chunking's own GEMM: oneDNN always
   PanelLayout find_panels() const;
-  static int64_t small_chunking(int64_t k, int64_t rows, bool relu, bool bias);
+  static int64_t small_chunking(int64_t k, int64_t rows, std::optional<Activation> activation, bool bias);
   // The k chunk small_gemm runs `rows` rows with; 0: oneDNN runs them.
   int64_t small_rows_chunk(int64_t rows) const;
+  // y = small_gemm(x) then, for an activation other than relu (which small_gemm applies),
+  // oneDNN's eltwise primitive on the [rows, out] result in place: the same code (its
+  // eltwise injector) as the post-op fused into its matmul, checked bit for bit by
+  // small_chunking before this path is taken.
+  void small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const;
+  mutable std::vector<std::pair<int64_t, std::shared_ptr<const dnnl::eltwise_forward>>> activations;  // per rows
 
   // oneDNN's blocked-layout offset of logical element (k, n) (its memory_desc_wrapper::off_v):
   // inner blocks innermost last, then the outer strides.
@@ -246,6 +252,20 @@ struct PackedGemm::Impl {
   // packing time; for float32 a second full-size copy and pass).
   bool writes_directly() const;
   void write_rows(int64_t first, const void* values, int64_t count, uint8_t* packed) const;
+
+  std::shared_ptr<const dnnl::eltwise_forward> activation_kernel(int64_t rows) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [r, made] : activations)
+      if (r == rows) return made;
+    float alpha = 0.0f;
+    const dnnl::algorithm algorithm = eltwise_of(*activation, &alpha);
+    const memory::desc data({rows, out}, dt::f32, tag::ab);
+    const dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm, data, alpha, 0.0f), cpu_engine());
+    auto made = std::make_shared<const dnnl::eltwise_forward>(pd);
+    activations.emplace_back(rows, made);
+    return made;
+  }
 
   std::shared_ptr<const Kernel> kernel(int64_t rows) const {
     const int threads = at::get_num_threads();
@@ -661,10 +681,10 @@ PanelLayout PackedGemm::Impl::find_panels() const {
 // width k on this thread count (oneDNN's K blocking depends on the shape and the cache size:
 // each chunk a chain of its own, the chunks' sums added): tried once per process and shape on
 // random weights against oneDNN itself, the whole of k first. 0: none does (oneDNN runs).
-int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, bool relu, bool bias) {
+int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<Activation> activation, bool bias) {
   static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, int, bool, bool>, int64_t> known;
-  const auto key = std::make_tuple(k, rows, at::get_num_threads(), relu, bias);
+  static std::map<std::tuple<int64_t, int64_t, int, int, bool>, int64_t> known;
+  const auto key = std::make_tuple(k, rows, at::get_num_threads(), activation ? static_cast<int>(*activation) : -1, bias);
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto found = known.find(key);
@@ -683,7 +703,7 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, bool relu, boo
   const at::Tensor w = fill(at::empty({kProbeColumns, k}, at::kFloat));
   const at::Tensor b = bias ? fill(at::empty({kProbeColumns}, at::kFloat)) : at::Tensor();
   const at::Tensor x = fill(at::empty({rows, k}, at::kFloat));
-  const PackedGemm probe(w, b, GemmType::kFloat32, relu ? std::optional<Activation>(Activation::kRelu) : std::nullopt);
+  const PackedGemm probe(w, b, GemmType::kFloat32, activation);
   probe.impl_->probing = true;
   const PanelLayout layout = probe.impl_->find_panels();
   int64_t chosen = 0;
@@ -695,8 +715,8 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, bool relu, boo
     for (int64_t c = 256; c < k; c *= 2) candidates.push_back(c);
     for (const int64_t c : candidates) {
       if (c <= 0 || c > k) continue;
-      small_gemm(x.data_ptr<float>(), rows, k, static_cast<const float*>(probe.impl_->weights.get_data_handle()),
-                 layout, kProbeColumns, c, bias ? b.data_ptr<float>() : nullptr, relu, got.data_ptr<float>());
+      probe.impl_->panels = layout;
+      probe.impl_->small_rows(x.data_ptr<float>(), rows, c, got.data_ptr<float>());
       if (std::memcmp(got.data_ptr<float>(), expected.data_ptr<float>(), sizeof(float) * rows * kProbeColumns) == 0) {
         chosen = c;
         break;
@@ -712,11 +732,22 @@ int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
   // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
   static const bool enabled = small_gemm_available() && !(std::getenv("ORDO_SMALL_GEMM") &&
                                                           std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
-  if (!enabled || rows < 1 || rows > kSmallGemmMaxRows || type != GemmType::kFloat32 || probing ||
-      (activation && *activation != Activation::kRelu))
-    return 0;
+  if (!enabled || rows < 1 || rows > kSmallGemmMaxRows || type != GemmType::kFloat32 || probing) return 0;
   std::call_once(panels_found, [this] { panels = find_panels(); });
-  return panels.width > 0 ? small_chunking(in, rows, activation.has_value(), bias.defined()) : 0;
+  return panels.width > 0 ? small_chunking(in, rows, activation, bias.defined()) : 0;
+}
+
+void PackedGemm::Impl::small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const {
+  const bool relu = activation == Activation::kRelu;
+  small_gemm(x, rows, in, static_cast<const float*>(weights.get_data_handle()), panels, out, chunk,
+             bias.defined() ? bias.data_ptr<float>() : nullptr, relu, y);
+  if (!activation || relu) return;
+  // 8 x 4,096 values: less work than waking a thread for (kernels/parallel.h).
+  const SerialScope serial(true);
+  const memory data({{rows, out}, dt::f32, tag::ab}, cpu_engine(), y);
+  dnnl::stream stream(cpu_engine());
+  activation_kernel(rows)->execute(stream, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+  stream.wait();
 }
 
 bool PackedGemm::small_rows_kernel(int64_t rows) const { return impl_->small_rows_chunk(rows) > 0; }
@@ -744,9 +775,7 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   if (const int64_t chunk = m.small_rows_chunk(rows); chunk > 0) {
     const at::Tensor input = x.reshape({rows, m.in}).to(at::kFloat).contiguous();
     at::Tensor output = at::empty({rows, m.out}, x.options().dtype(at::kFloat));
-    small_gemm(input.data_ptr<float>(), rows, m.in, static_cast<const float*>(m.weights.get_data_handle()), m.panels,
-               m.out, chunk, m.bias.defined() ? m.bias.data_ptr<float>() : nullptr, m.activation.has_value(),
-               output.data_ptr<float>());
+    m.small_rows(input.data_ptr<float>(), rows, chunk, output.data_ptr<float>());
     return output.view(out_sizes);
   }
 

@@ -84,7 +84,8 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
 
 // float32 decoding steps (1-8 rows) run on ordo's kernel over oneDNN's packed panels
 // (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
-// rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads.
+// rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
+// with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
 TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
   if (!nn::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
   ThreadCount restore;
@@ -99,7 +100,11 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
                                      {1024, 4096, true, nn::Activation::kRelu},  // tc-big fc1
                                      {4096, 1024, true, std::nullopt},   // tc-big fc2
                                      {512, 4001, true, std::nullopt},    // a last panel cut short
-                                     {40, 80, true, nn::Activation::kRelu}};
+                                     {40, 80, true, nn::Activation::kRelu},
+                                     {1024, 4096, true, nn::Activation::kGelu},      // BART/mBART fc1
+                                     {512, 2048, true, nn::Activation::kSilu},       // Marian fc1
+                                     {768, 3072, true, nn::Activation::kGeluTanh},
+                                     {256, 512, false, nn::Activation::kTanh}};
   for (const Shape& shape : shapes) {
     const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
                           GemmType::kFloat32, shape.activation);
