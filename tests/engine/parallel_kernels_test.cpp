@@ -3,6 +3,7 @@
 // (KeyValue::origin), reads as select() does, in attention too. (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
 // ctest-label: unit
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -151,6 +152,44 @@ TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
   {
     SerialScope not_serial(false);
     EXPECT_EQ(at::get_num_threads(), 2);
+  }
+}
+
+// A slice that throws, on the calling thread or on the other one, does not end the process
+// (an exception leaving an OpenMP region calls std::terminate): every slice runs to its end,
+// or stops claiming, and the first exception reaches the caller; the loops work afterwards.
+TEST(ParallelKernels, AnExceptionInASliceReachesTheCallerOnEitherThread) {
+  testing::ThreadCount restore;
+  at::set_num_threads(2);
+  for (const bool claim : {false, true}) {
+    for (const int64_t bad : {int64_t{0}, int64_t{63}}) {  // the first slice (this thread) or the last
+      std::atomic<int64_t> visited{0};
+      const auto body = [&](int64_t b, int64_t e) {
+        visited += e - b;
+        if (b <= bad && bad < e) throw Error("unit " + std::to_string(bad));
+      };
+      try {
+        if (claim)
+          parallel_claim(0, 64, 4, body);
+        else
+          parallel_for(0, 64, 4, body);
+        FAIL() << "no exception, claim " << claim << ", bad unit " << bad;
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "unit " + std::to_string(bad));
+      }
+      EXPECT_GT(visited.load(), 0);
+      EXPECT_LE(visited.load(), 64);
+      if (!claim) EXPECT_EQ(visited.load(), 64);  // fixed slices: the other thread's ran whole
+    }
+    std::atomic<int64_t> sum{0};
+    const auto add = [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+    };
+    if (claim)
+      parallel_claim(0, 64, 4, add);
+    else
+      parallel_for(0, 64, 4, add);
+    EXPECT_EQ(sum.load(), 64 * 63 / 2);
   }
 }
 
