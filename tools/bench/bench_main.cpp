@@ -7,6 +7,7 @@
 //   build/ordo-bench --peer-python /usr/bin/python3 [--quick]   # the docs/benchmarks.md table:
 //       the workload against CTranslate2 (at its best setting) and transformers eager, with
 //       peak memory and start-up
+//   build/ordo-bench --gemm          # the decoding-step GEMM kernel against the memory's read rate
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <dnnl.h>
 
 #include "bench/background_load.h"
+#include "bench/gemm_report.h"
 #include "cli/openmp_wait.h"
 #include "bench/real_sizes.h"
 #include "models/family.h"
@@ -199,11 +201,16 @@ int main(int argc, char** argv) {
   app.add_option("--hf-path", real.hf_path,
                  "PYTHONPATH entry holding transformers (e.g. /opt/peers/hf-pylib): adds a transformers eager "
                  "column (float32, 1 and 2 threads)");
+  bool gemm = false;
+  app.add_flag("--gemm", gemm,
+               "The float32 decoding-step GEMM kernel (1, 4, 8 rows) at fc1/fc2 shapes against the machine's "
+               "memory read rate, 1 and 2 threads");
   bool quick = false;
   app.add_flag("--quick", quick,
                "Workload table: 8 sentences instead of 32, 1 timed run, 10 memory lines instead of 100, "
                "CTranslate2's best setting chosen on the first cell of each compute type");
   CLI11_PARSE(app, argc, argv);
+  if (gemm) return bench::run_gemm_report(runs);
   if (real.shapes.empty() && !real.peer_python.empty()) {
     ::mkdir("runs", 0755);
     ::mkdir(work.c_str(), 0755);
