@@ -713,9 +713,9 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
     std::vector<int64_t> candidates = {k};
     for (int64_t d = 2; d <= 16; ++d) candidates.push_back(((k + d - 1) / d + 3) / 4 * 4);
     for (int64_t c = 256; c < k; c *= 2) candidates.push_back(c);
+    probe.impl_->panels = layout;
     for (const int64_t c : candidates) {
       if (c <= 0 || c > k) continue;
-      probe.impl_->panels = layout;
       probe.impl_->small_rows(x.data_ptr<float>(), rows, c, got.data_ptr<float>());
       if (std::memcmp(got.data_ptr<float>(), expected.data_ptr<float>(), sizeof(float) * rows * kProbeColumns) == 0) {
         chosen = c;

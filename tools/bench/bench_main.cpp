@@ -29,6 +29,7 @@
 #include "bench/gemm_report.h"
 #include "cli/openmp_wait.h"
 #include "bench/real_sizes.h"
+#include "bench/timing.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
 #include "train/marian_export.h"
@@ -37,14 +38,9 @@
 namespace {
 
 using namespace ordo;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using bench::Clock;
+using bench::median;
+using bench::seconds_since;
 
 bool exists(const std::string& path) {
   struct stat st;

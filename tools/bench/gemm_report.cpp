@@ -1,15 +1,13 @@
 #include "bench/gemm_report.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include <ATen/Parallel.h>
 
+#include "bench/timing.h"
 #include "kernels/lanes.h"
 #include "kernels/parallel.h"
 #include "kernels/small_gemm.h"
@@ -17,28 +15,15 @@
 namespace ordo::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Every float of [begin, end) read once, 32 at a time (two 64-byte lines), summed so that the
 // reads cannot be dropped.
 ORDO_TARGET_AVX512 float read_all(const float* data, int64_t begin, int64_t end) {
-  __m512 a = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+  nn::lanes::V16 a = {}, b = {};
   for (int64_t i = begin; i < end; i += 32) {
-    a = _mm512_add_ps(a, _mm512_loadu_ps(data + i));
-    b = _mm512_add_ps(b, _mm512_loadu_ps(data + i + 16));
+    a += nn::lanes::load(data + i);
+    b += nn::lanes::load(data + i + 16);
   }
-  float lanes[16];
-  _mm512_storeu_ps(lanes, _mm512_add_ps(a, b));
-  float sum = 0;
-  for (const float v : lanes) sum += v;
-  return sum;
+  return nn::lanes::lane_sum(a + b);
 }
 
 // GB/s of a read of 1 GB on the current thread count, split in one slice per thread.

@@ -20,6 +20,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/timing.h"
 #include "io/model_config.h"
 #include "ordo/ordo.h"
 #include "train/random_checkpoint.h"
@@ -27,15 +28,7 @@
 namespace ordo::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Ids = std::vector<std::vector<int64_t>>;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
