@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/crash_report.h"
 #include "cli/openmp_wait.h"
 
 namespace {
@@ -26,6 +27,7 @@ std::string executable_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ordo::cli::install_crash_report();
   const bool chosen = ordo::cli::choose_openmp_wait_policy();
   const std::string dir = executable_dir();
   // Build tree: next to this executable; install tree: <prefix>/<libdir>, relative or configured.

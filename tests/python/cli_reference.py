@@ -2,6 +2,7 @@
 (ORDO_BINARY, set by tests/python/tests.cmake) run on the same inputs, --json lines parsed."""
 import json
 import os
+import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,7 +17,8 @@ def run_cli(command, model, inputs, flags=(), timeout=120):
     args = [ORDO, command, "-m", model, "--json", "-q"] + list(flags)
     done = subprocess.run(args, input="\n".join(inputs) + "\n", capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        raise AssertionError("%s failed (%d): %s" % (" ".join(args), done.returncode, done.stderr))
+        how = "killed by %s" % signal.Signals(-done.returncode).name if done.returncode < 0 else "exit %d" % done.returncode
+        raise AssertionError("%s failed (%s): %s" % (" ".join(args), how, done.stderr))
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 

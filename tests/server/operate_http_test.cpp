@@ -319,4 +319,27 @@ TEST(ServeKeyLimits, Over429WithRetryAfterTheWindowResetsAndTheAccessLogLine) {
   EXPECT_EQ(limited, 2);
 }
 
+// A fatal signal (here sent from outside, as the kernel sends one for a bad access) ends the
+// process as before (status 128 + SIGSEGV, so a supervisor sees the same thing), after one
+// line naming it and the stack of the thread that took it (src/cli/crash_report.h). The
+// sanitizer builds have no launcher, so no handler: their sanitizers report instead.
+TEST(ServeCrash, AFatalSignalNamesItselfAndPrintsTheStackThenKeepsItsStatus) {
+#ifdef ORDO_SANITIZER_ALLOCATOR
+  GTEST_SKIP() << "sanitizer build: `ordo` has no launcher, the sanitizer handles the signal";
+#else
+  ServerProcess server({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--threads", "1"});
+  EXPECT_EQ(server.stop(SIGSEGV), 128 + SIGSEGV);
+  const std::string err = server.stderr_text();
+  EXPECT_NE(err.find("ordo: fatal: SIGSEGV (invalid memory access) sent by process " + std::to_string(::getpid())),
+            std::string::npos)
+      << err;
+  const size_t stack = err.find("The stack of the thread that took it:\n");
+  ASSERT_NE(stack, std::string::npos) << err;
+  // One frame per line, each "object(symbol+offset)[address]": libc's signal trampoline at
+  // least, and something of ordo's.
+  EXPECT_NE(err.find("libc.so", stack), std::string::npos) << err;
+  EXPECT_NE(err.find("ordo", stack + 40), std::string::npos) << err;
+#endif
+}
+
 }  // namespace
