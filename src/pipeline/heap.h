@@ -18,13 +18,14 @@ void release_free_heap();
 // Library pages that start-up touched and decoding does not need, out of the resident set.
 // Loading LibTorch (Debian's brings ~290 libraries) relocates them and runs their static
 // constructors: ~120 MB of their code and constants stay resident, most of them never used
-// again, as much as the rest of the loaded int8 workload model. A read-only mapping of a
-// library whose resident pages are all the file's own (no private copy, none swapped out:
-// /proc/self/pagemap) is dropped from this process (madvise MADV_DONTNEED): what is used
+// again, as much as the rest of the loaded int8 workload model. The read-only segments of each
+// loaded library (its program headers, read under the loader's lock: dl_iterate_phdr) whose
+// resident pages are all the file's own (no private copy, none swapped out:
+// /proc/self/pagemap) are dropped from this process (madvise MADV_DONTNEED): what is used
 // again comes back from the page cache at its next touch, as after the kernel reclaimed it.
-// Mappings with copied pages (relocated data, a debugger's breakpoints) are left as they are,
-// and libraries are only unmapped by dlclose, which nothing here calls, so no other thread's
-// memory can take their place.
+// Segments with copied pages (a debugger's breakpoints) and objects with text relocations are
+// left as they are; writable segments (relocated data, RELRO) are never touched. Safe while
+// other threads load or unload libraries (process.cpp says what happened when it was not).
 // Only when configure_process asked for it (ProcessOptions::release_library_pages); returns
 // the bytes dropped.
 size_t release_library_pages();

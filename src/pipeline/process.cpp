@@ -2,7 +2,9 @@
 // (include/ordo/process.h says why each one helps).
 #include "ordo/process.h"
 
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,14 +14,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <dnnl.hpp>
 
 #include "pipeline/heap.h"
+#include "text/sentencepiece.h"
+#include "text/sentencepiece.h"
 
 namespace ordo {
 namespace {
@@ -40,47 +42,63 @@ void pipeline::release_free_heap() {
   if (large_buffers_on_heap.load(std::memory_order_relaxed)) ::malloc_trim(0);
 }
 
-size_t pipeline::release_library_pages() {
-  if (!drop_library_pages.load(std::memory_order_relaxed)) return 0;
-  // /proc/self/maps names the mappings (no page-table walk: cheap, unlike smaps, which took
-  // tens of ms with LibTorch's ~1,500 mappings); /proc/self/pagemap says, per page, whether it is
-  // resident and whether it is the file's (bit 61) or a private copy (clear, or swapped out:
-  // bit 62).
-  struct Range {
-    uintptr_t begin, end;
-    size_t resident = 0;  // bytes
-  };
-  std::vector<Range> candidates;
-  {
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-      std::istringstream fields(line);
-      std::string range, perms, offset, device, inode, path;
-      fields >> range >> perms >> offset >> device >> inode;
-      std::getline(fields, path);
-      path.erase(0, std::min(path.size(), path.find_first_not_of(' ')));
-      const size_t dash = range.find('-');
-      if (perms.size() < 2 || perms[1] != '-' || dash == std::string::npos || !is_library(path)) continue;
-      candidates.push_back(
-          {std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16)});
-    }
-  }
-  const int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (pagemap < 0) return 0;
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<Range> droppable;  // adjacent ones merged: one madvise each
+namespace {
+
+// One pass of release_library_pages over the loaded objects (dl_iterate_phdr's callback).
+struct LibraryPages {
+  int pagemap = -1;
+  size_t page = 4096;
   std::vector<uint64_t> entries;
-  for (const Range& r : candidates) {
-    const size_t pages = (r.end - r.begin) / page;
-    entries.resize(pages);
-    const size_t bytes = pages * sizeof(uint64_t);
-    if (pages == 0 || ::pread(pagemap, entries.data(), bytes, static_cast<off_t>(r.begin / page * sizeof(uint64_t))) !=
-                          static_cast<ssize_t>(bytes))
+  std::vector<ElfW(Phdr)> headers;
+  size_t released = 0;
+};
+
+// Whether the object is relocated by writing into its read-only segments (DT_TEXTREL): the
+// loader makes them writable meanwhile, so their pages are not the file's.
+bool has_text_relocations(const dl_phdr_info& object) {
+  for (int i = 0; i < object.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = object.dlpi_phdr[i];
+    if (header.p_type != PT_DYNAMIC) continue;
+    for (auto* entry = reinterpret_cast<const ElfW(Dyn)*>(object.dlpi_addr + header.p_vaddr); entry->d_tag != DT_NULL;
+         ++entry)
+      if (entry->d_tag == DT_TEXTREL || (entry->d_tag == DT_FLAGS && (entry->d_un.d_val & DF_TEXTREL))) return true;
+  }
+  return false;
+}
+
+// Drops the resident pages of one object's read-only segments when every one of them is the
+// file's (pagemap bit 61; a private copy or a swapped page keeps the segment as it is).
+int release_object_pages(dl_phdr_info* object, size_t, void* data) {
+  LibraryPages& pass = *static_cast<LibraryPages*>(data);
+  if (!object->dlpi_name || !is_library(object->dlpi_name) || has_text_relocations(*object)) return 0;
+  // The program headers usually sit in the first page of the first segment: copied before
+  // anything is dropped, or reading them again would fault that page back in (and the 15
+  // after it: the kernel's fault-around).
+  pass.headers.assign(object->dlpi_phdr, object->dlpi_phdr + object->dlpi_phnum);
+  const uintptr_t down = ~static_cast<uintptr_t>(pass.page - 1), up = pass.page - 1;
+  const auto pages_of = [&](const ElfW(Phdr)& h) {
+    const uintptr_t start = object->dlpi_addr + h.p_vaddr;
+    return std::make_pair(start & down, (start + h.p_memsz + up) & down);
+  };
+  for (const ElfW(Phdr)& segment : pass.headers) {
+    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) || segment.p_memsz == 0) continue;
+    auto [begin, end] = pages_of(segment);
+    for (const ElfW(Phdr)& other : pass.headers) {  // never a page shared with a writable segment
+      if (other.p_type != PT_LOAD || !(other.p_flags & PF_W)) continue;
+      const auto [w_begin, w_end] = pages_of(other);
+      if (w_begin >= end || w_end <= begin) continue;
+      if (w_begin <= begin) begin = std::min(end, w_end);
+      else end = w_begin;
+    }
+    if (begin >= end) continue;
+    const size_t pages = (end - begin) / pass.page, bytes = pages * sizeof(uint64_t);
+    pass.entries.resize(pages);
+    if (::pread(pass.pagemap, pass.entries.data(), bytes, static_cast<off_t>(begin / pass.page * sizeof(uint64_t))) !=
+        static_cast<ssize_t>(bytes))
       continue;
     size_t resident = 0;
     bool own_page = false;
-    for (const uint64_t e : entries) {
+    for (const uint64_t e : pass.entries) {
       const bool present = e >> 63 & 1, swapped = e >> 62 & 1, file_page = e >> 61 & 1;
       if (swapped || (present && !file_page)) {
         own_page = true;
@@ -89,15 +107,37 @@ size_t pipeline::release_library_pages() {
       resident += present;
     }
     if (own_page || resident == 0) continue;
-    if (droppable.empty() || droppable.back().end != r.begin) droppable.push_back({r.begin, r.begin});
-    droppable.back().end = r.end;
-    droppable.back().resident += resident * page;
+    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) == 0) pass.released += resident * pass.page;
   }
-  ::close(pagemap);
-  size_t released = 0;
-  for (const Range& r : droppable)
-    if (::madvise(reinterpret_cast<void*>(r.begin), r.end - r.begin, MADV_DONTNEED) == 0) released += r.resident;
-  return released;
+  return 0;
+}
+
+}  // namespace
+
+size_t pipeline::release_library_pages() {
+  if (!drop_library_pages.load(std::memory_order_relaxed)) return 0;
+  // The ranges come from the loaded objects' own program headers, inside dl_iterate_phdr
+  // (which holds the loader's list lock: no object leaves the list, nor is unmapped, meanwhile),
+  // and are only the read-only PT_LOAD segments, which hold nothing but the file's bytes once
+  // mapped. The first version read /proc/self/maps and dropped what it listed a few ms later:
+  // a library another thread loaded meanwhile (the tokenizer's thread loads the SentencePiece
+  // shim while the weights load) could have been listed as its first, read-only mapping of the
+  // whole object and relocated into data segments mapped over it before the madvise, which
+  // then threw its relocations away: a rare SIGSEGV of `ordo` in CI, and within seconds with a
+  // thread loading libraries in a loop (tests/engine/process_state_test.cpp).
+  // /proc/self/pagemap says, per page, whether it is resident and whether it is the file's
+  // (bit 61) or a private copy (clear, or swapped out: bit 62).
+  LibraryPages pass;
+  pass.pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (pass.pagemap < 0) return 0;
+  pass.page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  pass.entries.reserve(size_t{1} << 16);
+  pass.headers.reserve(64);
+  ::dl_iterate_phdr(release_object_pages, &pass);
+  text::for_each_sentencepiece_object(release_object_pages, &pass);  // its namespace's own copies
+  text::for_each_sentencepiece_object(release_object_pages, &pass);  // its namespace's own copies
+  ::close(pass.pagemap);
+  return pass.released;
 }
 
 void configure_process(const ProcessOptions& options) {

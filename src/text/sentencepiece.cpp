@@ -1,8 +1,11 @@
 #include "text/sentencepiece.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -27,6 +30,7 @@ struct Shim {
   ordo_spm_id_to_piece_fn id_to_piece = nullptr;
   ordo_spm_piece_size_fn piece_size = nullptr;
   ordo_spm_train_fn train = nullptr;
+  void* library = nullptr;  // the dlmopen handle (never closed)
 };
 
 bool exists(const std::string& path) {
@@ -87,6 +91,7 @@ Shim open_shim() {
     shim.id_to_piece = reinterpret_cast<ordo_spm_id_to_piece_fn>(::dlsym(library, "ordo_spm_id_to_piece"));
     shim.piece_size = reinterpret_cast<ordo_spm_piece_size_fn>(::dlsym(library, "ordo_spm_piece_size"));
     shim.train = reinterpret_cast<ordo_spm_train_fn>(::dlsym(library, "ordo_spm_train"));
+    shim.library = library;
     if (shim.load && shim.free && shim.encode && shim.decode && shim.free_string && shim.piece_to_id &&
         shim.id_to_piece && shim.piece_size && shim.train)
       return shim;
@@ -96,6 +101,9 @@ Shim open_shim() {
               "\nSet ORDO_SENTENCEPIECE_SHIM to its path.");
 }
 
+// Set once the shim is loaded (and stays so): for_each_sentencepiece_object does not load it.
+std::atomic<const Shim*> loaded_shim{nullptr};
+
 const Shim& shim() {
   static std::once_flag once;
   static Shim instance;
@@ -103,6 +111,7 @@ const Shim& shim() {
   std::call_once(once, [] {
     try {
       instance = open_shim();
+      loaded_shim.store(&instance, std::memory_order_release);
     } catch (const Error& e) {
       failure = e.what();
     }
@@ -118,6 +127,31 @@ std::string take_error(char* error) {
 }
 
 }  // namespace
+
+void for_each_sentencepiece_object(ObjectVisitor visit, void* data) {
+  const Shim* loaded = loaded_shim.load(std::memory_order_acquire);
+  link_map* object = nullptr;
+  if (!loaded || ::dlinfo(loaded->library, RTLD_DI_LINKMAP, &object) != 0 || !object) return;
+  while (object->l_prev) object = object->l_prev;
+  // glibc's dl_iterate_phdr lists the caller's namespace only (from the shim too, in glibc
+  // 2.36: it listed the process's), so the namespace's objects are walked through the handle's
+  // link map. Each object's program headers are read where the loader mapped its ELF header,
+  // the start of its first segment (file offset 0 at address l_addr for a shared library);
+  // an object where no ELF header is found there is skipped. Nothing in the namespace is ever
+  // unloaded, and nothing loads into it after the shim.
+  for (; object; object = object->l_next) {
+    const auto* header = reinterpret_cast<const ElfW(Ehdr)*>(object->l_addr);
+    if (!object->l_name || !object->l_name[0] || object->l_addr == 0 ||
+        std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_phentsize != sizeof(ElfW(Phdr)))
+      continue;
+    dl_phdr_info info{};
+    info.dlpi_addr = object->l_addr;
+    info.dlpi_name = object->l_name;
+    info.dlpi_phdr = reinterpret_cast<const ElfW(Phdr)*>(object->l_addr + header->e_phoff);
+    info.dlpi_phnum = header->e_phnum;
+    visit(&info, sizeof info, data);
+  }
+}
 
 SentencePiece::SentencePiece(const std::string& path) : path_(path) {
   require_regular_file(path);

@@ -1,8 +1,11 @@
 // A SentencePiece model, used through the dlopen'ed shim (see sentencepiece_shim.h for why).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
+
+struct dl_phdr_info;  // <link.h>
 
 namespace ordo::text {
 
@@ -31,5 +34,12 @@ class SentencePiece {
 // spm_train's options ("--input=corpus.txt", "--model_prefix=spm", "--vocab_size=8000", ...).
 // Throws ordo::Error with SentencePiece's message when training fails.
 void train_sentencepiece(const std::vector<std::string>& args);
+
+// Calls `visit` as dl_iterate_phdr would for each library of SentencePiece's link-map namespace
+// (its own libc, libstdc++ and SentencePiece: sentencepiece_shim.h), which the process's
+// dl_iterate_phdr does not list; nothing when no SentencePiece model was loaded yet (the shim
+// is not loaded for this). For pipeline::release_library_pages.
+using ObjectVisitor = int (*)(::dl_phdr_info* info, size_t size, void* data);
+void for_each_sentencepiece_object(ObjectVisitor visit, void* data);
 
 }  // namespace ordo::text
