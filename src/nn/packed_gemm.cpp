@@ -690,6 +690,18 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
     const auto found = known.find(key);
     if (found != known.end()) return found->second;
   }
+  // One probe at a time in the process, and each key probed once: threads that decode their
+  // first steps together (inter_threads workers, a server's batches) wait for the probe running
+  // rather than build the same oneDNN primitives beside it. (Two threads creating one primitive
+  // at once meet inside oneDNN's primitive cache, synchronized there in ways ThreadSanitizer
+  // cannot see: a report from Cli.SpeedOptions.)
+  static std::mutex probing_mutex;
+  const std::lock_guard<std::mutex> probing_lock(probing_mutex);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = known.find(key);
+    if (found != known.end()) return found->second;
+  }
   constexpr int64_t kProbeColumns = 512;
   uint32_t state = 2463534242u;
   const auto fill = [&state](at::Tensor t) {
