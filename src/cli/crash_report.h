@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace ordo::cli {
 
@@ -36,26 +37,14 @@ inline void put(const char* text) {
   }
 }
 
-inline void put_hex(uintptr_t value) {
-  char digits[2 + 16 + 1];
-  int at = static_cast<int>(sizeof(digits)) - 1;
-  digits[at] = '\0';
-  do {
-    digits[--at] = "0123456789abcdef"[value & 15];
-    value >>= 4;
-  } while (value != 0 && at > 2);
-  digits[--at] = 'x';
-  digits[--at] = '0';
-  put(digits + at);
-}
-
-inline void put_decimal(uintptr_t value) {
+// `value` in base 10 or 16, digits only (printf is not async-signal-safe).
+inline void put_number(uintptr_t value, unsigned base) {
   char digits[21];
   int at = static_cast<int>(sizeof(digits)) - 1;
   digits[at] = '\0';
   do {
-    digits[--at] = static_cast<char>('0' + value % 10);
-    value /= 10;
+    digits[--at] = "0123456789abcdef"[value % base];
+    value /= base;
   } while (value != 0 && at > 0);
   put(digits + at);
 }
@@ -76,18 +65,18 @@ inline void handle(int signal, siginfo_t* info, void*) {
   put(signal_name(signal));
   if (info && info->si_code <= 0) {  // kill(), raise(), abort(): no faulting address
     put(" sent by process ");
-    put_decimal(static_cast<uintptr_t>(info->si_pid));
+    put_number(static_cast<uintptr_t>(info->si_pid), 10);
   } else if (info) {
-    put(" at address ");
-    put_hex(reinterpret_cast<uintptr_t>(info->si_addr));
+    put(" at address 0x");
+    put_number(reinterpret_cast<uintptr_t>(info->si_addr), 16);
     put(", a bug in ordo: please report it with what follows");
   }
   put(". The stack of the thread that took it:\n");
   void* frames[64];
   const int count = ::backtrace(frames, 64);
   ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
-  // The default action now: the same status (and core file) as without this handler.
-  ::signal(signal, SIG_DFL);
+  // SA_RESETHAND restored the default action: the same status (and core file) as without
+  // this handler, once the handler returns.
   ::raise(signal);
 }
 

@@ -685,11 +685,12 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
   static std::mutex mutex;
   static std::map<std::tuple<int64_t, int64_t, int, int, bool>, int64_t> known;
   const auto key = std::make_tuple(k, rows, at::get_num_threads(), activation ? static_cast<int>(*activation) : -1, bias);
-  {
+  const auto known_chunk = [&key]() -> std::optional<int64_t> {
     std::lock_guard<std::mutex> lock(mutex);
     const auto found = known.find(key);
-    if (found != known.end()) return found->second;
-  }
+    return found != known.end() ? std::optional<int64_t>(found->second) : std::nullopt;
+  };
+  if (const auto chunk = known_chunk()) return *chunk;
   // One probe at a time in the process, and each key probed once: threads that decode their
   // first steps together (inter_threads workers, a server's batches) wait for the probe running
   // rather than build the same oneDNN primitives beside it. (Two threads creating one primitive
@@ -697,11 +698,7 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
   // cannot see: a report from Cli.SpeedOptions.)
   static std::mutex probing_mutex;
   const std::lock_guard<std::mutex> probing_lock(probing_mutex);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto found = known.find(key);
-    if (found != known.end()) return found->second;
-  }
+  if (const auto chunk = known_chunk()) return *chunk;  // probed while this thread waited
   constexpr int64_t kProbeColumns = 512;
   uint32_t state = 2463534242u;
   const auto fill = [&state](at::Tensor t) {

@@ -21,7 +21,6 @@
 
 #include "pipeline/heap.h"
 #include "text/sentencepiece.h"
-#include "text/sentencepiece.h"
 
 namespace ordo {
 namespace {
@@ -134,7 +133,6 @@ size_t pipeline::release_library_pages() {
   pass.entries.reserve(size_t{1} << 16);
   pass.headers.reserve(64);
   ::dl_iterate_phdr(release_object_pages, &pass);
-  text::for_each_sentencepiece_object(release_object_pages, &pass);  // its namespace's own copies
   text::for_each_sentencepiece_object(release_object_pages, &pass);  // its namespace's own copies
   ::close(pass.pagemap);
   return pass.released;

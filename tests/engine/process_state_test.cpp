@@ -7,10 +7,10 @@
 #include <malloc.h>
 
 #include <atomic>
-#include <chrono>
-#include <cstring>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
