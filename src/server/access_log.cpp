@@ -7,6 +7,8 @@
 #include <ctime>
 #include <random>
 
+#include <unistd.h>
+
 #include "ordo/error.h"
 
 namespace ordo::server {
@@ -27,6 +29,21 @@ std::string request_id(const std::string& client_value) {
   std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(z));
   return out;
 }
+
+namespace {
+
+// Writes all of `text` to `fd`, going on after a signal or a partial write; gives up on an error
+// (a full disk, a closed pipe): the log never stops the server.
+void write_all(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
 
 AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_text) {
   if (path.empty() || path == "-") {
@@ -75,8 +92,11 @@ void AccessLog::run(const std::shared_ptr<Shared>& shared) {
     std::deque<std::string> lines;
     lines.swap(shared->queue);
     lock.unlock();
-    for (const std::string& text : lines) std::fwrite(text.data(), 1, text.size(), shared->out);
-    std::fflush(shared->out);
+    // One write(2) of whole lines: a reader of the file (tail -f, a log shipper) never meets a
+    // line cut where stdio's buffer would have split it.
+    std::string batch;
+    for (const std::string& text : lines) batch += text;
+    write_all(::fileno(shared->out), batch);
     lock.lock();
   }
   shared->done = true;

@@ -4,7 +4,8 @@
 // stderr (default) or --access-log FILE; "off" writes none. The request id is the client's
 // X-Request-Id when it is sane, else a new one, and is sent back in X-Request-Id.
 // Lines go to a queue that a thread of the log writes out: a request never waits for a slow or
-// undrained stderr; past kMaxQueuedLines waiting, new lines are dropped and counted.
+// undrained stderr; past kMaxQueuedLines waiting, new lines are dropped and counted. What is
+// queued goes out in one write(2), whole lines only, so a reader of the file never sees half one.
 #pragma once
 
 #include <atomic>

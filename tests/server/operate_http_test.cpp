@@ -72,10 +72,12 @@ bool eventually(double seconds, F done) {
   return done();
 }
 
-// The JSON access-log lines in `text` (other lines, such as "ordo serve: ...", skipped).
+// The JSON access-log lines in `text` (other lines, such as "ordo serve: ...", skipped). Like
+// any reader of a live log, only whole lines: a last one without its newline is being written.
 std::vector<json> log_lines(const std::string& text) {
   std::vector<json> out;
-  std::istringstream in(text);
+  const std::string whole = text.substr(0, text.rfind('\n') + 1);
+  std::istringstream in(whole);
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] == '{') out.push_back(json::parse(line));
   return out;
