@@ -45,6 +45,8 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
+void stderr_line(const std::string& line) { write_all(STDERR_FILENO, line + "\n"); }
+
 AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_text) {
   if (path.empty() || path == "-") {
     shared_->out = stderr;
@@ -109,7 +111,7 @@ std::string AccessLog::now_text() {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   ::gmtime_r(&seconds, &utc);
-  char out[40];
+  char out[64];  // room for any int the compiler imagines in each field
   std::snprintf(out, sizeof(out), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
                 utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
   return out;

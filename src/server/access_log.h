@@ -39,6 +39,10 @@ struct AccessRecord {
 // else a new id (16 hex digits, unique in the process).
 std::string request_id(const std::string& client_value);
 
+// Writes `line` and a newline to stderr in one write(2): the access log's batches, written to the
+// same stderr by its own thread, never land inside one of the server's messages.
+void stderr_line(const std::string& line);
+
 class AccessLog {
  public:
   // `path`: "" or "-" for stderr, "off" for none, else a file opened for appending (ordo::Error

@@ -7,7 +7,6 @@
 #include <malloc.h>
 
 #include <cmath>
-#include <iostream>
 
 #include "server/service.h"
 
@@ -34,7 +33,7 @@ Json Service::reload(const std::string& trigger) {
     for (const Json& e : errors)
       line += "; " + e["error"].get<std::string>() +  // a load error names its model
               (e.value("serving", "") == "old" ? " (the old one keeps serving)" : "");
-    std::cerr << line << std::endl;
+    stderr_line(line);
     return report;
   };
 
@@ -124,7 +123,7 @@ void Service::reap_unloaded() {
   }
   if (freed.empty()) return;
   ::malloc_trim(0);  // the weights came from the heap (ordo::configure_process): give them back
-  std::cerr << "ordo serve: unloaded " << join(freed) << " (its memory returned)" << std::endl;
+  stderr_line("ordo serve: unloaded " + join(freed) + " (its memory returned)");
 }
 
 }  // namespace ordo::server

@@ -152,8 +152,8 @@ int run_server(const ServerConfig& config) {
         reload_wake.notify_all();
       }
       if (signal == SIGTERM || signal == SIGINT) {
-        std::cerr << "ordo serve: " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
-                  << ": finishing the requests in flight" << std::endl;
+        stderr_line(std::string("ordo serve: ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT") +
+                    ": finishing the requests in flight");
         stop_requested = true;
       }
       if (stop_requested && !stopped && http.is_running()) {
@@ -198,7 +198,7 @@ int run_server(const ServerConfig& config) {
   stop_reloader();
   service.shutdown();
   if (!listen_ok && !stop_requested) throw Error("the HTTP server stopped unexpectedly");
-  std::cerr << "ordo serve: stopped" << std::endl;
+  stderr_line("ordo serve: stopped");
   return 0;
 }
 

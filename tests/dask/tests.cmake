@@ -4,7 +4,7 @@
 # The test file sits with the package's other tests in tests/python/.
 if(TARGET ordo_python)
   add_test(NAME Dask.distributed
-    COMMAND ${ORDO_PYTHON3_EXECUTABLE} -m pytest -q -p no:cacheprovider
+    COMMAND ${ORDO_PYTHON3_EXECUTABLE} -m pytest -q -p no:cacheprovider --basetemp=${CMAKE_BINARY_DIR}/pytest-tmp-distributed
             ${CMAKE_SOURCE_DIR}/tests/python/test_distributed.py)
   set_tests_properties(Dask.distributed PROPERTIES LABELS integration TIMEOUT 600
     ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python;ORDO_BUILD_DIR=${CMAKE_BINARY_DIR}")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -21,11 +22,24 @@ using ordo::server::BatchingOptions;
 using ordo::server::Clock;
 
 // Echoes each source's ids as the hypothesis; records every batch; sleeps `delay` per batch.
+// After hold(), the first batch waits in the model until release() (at most 10 s): a test
+// queues work behind a busy worker without betting on a sleep outlasting a stalled thread.
 struct FakeModel {
   std::chrono::milliseconds delay{0};
   std::mutex mutex;
+  std::condition_variable gate;
+  bool held = false;  // guarded by mutex
   std::vector<std::vector<std::vector<int64_t>>> batches;
   std::atomic<int> running{0}, most_running{0};
+
+  void hold() { held = true; }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      held = false;
+    }
+    gate.notify_all();
+  }
 
   ordo::server::TranslateFn fn() {
     return [this](const std::vector<std::vector<int64_t>>& sources, const DecodeOptions& options) {
@@ -33,8 +47,9 @@ struct FakeModel {
       for (int seen = most_running; now > seen && !most_running.compare_exchange_weak(seen, now);) {
       }
       {
-        std::lock_guard<std::mutex> lock(mutex);
+        std::unique_lock<std::mutex> lock(mutex);
         batches.push_back(sources);
+        if (batches.size() == 1) gate.wait_for(lock, 10s, [&] { return !held; });
       }
       std::this_thread::sleep_for(delay);
       std::vector<TranslationResult> out;
@@ -79,10 +94,12 @@ TEST(Batcher, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
   options.max_wait_ms = 20;
   Batcher batcher(options);
   // One request keeps the worker busy; 16 more arrive meanwhile and must share one batch.
+  model.hold();
   auto first = batcher.submit("m", "s", model.fn(), {}, sentences(1, 1000));
   wait_for_batches(model, 1);
   std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
   for (int r = 0; r < 16; ++r) tickets.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, r * 10)));
+  model.release();
   ASSERT_TRUE(batcher.wait(*first, Clock::now() + 10s));
   for (int r = 0; r < 16; ++r) {
     ASSERT_TRUE(batcher.wait(*tickets[r], Clock::now() + 10s));
@@ -142,11 +159,13 @@ TEST(Batcher, MoreThanABatchWaitingIsGroupedByLengthAroundTheOldest) {
   BatchingOptions options;
   options.max_batch_size = 5;
   Batcher batcher(options);
+  model.hold();
   auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
   wait_for_batches(model, 1);
   std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
   for (size_t length : {5, 50, 6, 49, 7, 48, 5, 51, 6, 50})
     tickets.push_back(batcher.submit("m", "s", model.fn(), {}, {std::vector<int64_t>(length, 1)}));
+  model.release();
   for (auto& t : tickets) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
   ASSERT_EQ(model.batches.size(), 3u);
   std::multiset<size_t> second, third;
@@ -163,21 +182,19 @@ TEST(Batcher, ALongRequestDoesNotStarveShortOnes) {
   options.max_batch_size = 8;
   options.max_wait_ms = 1;
   Batcher batcher(options);
+  model.hold();
   auto big = batcher.submit("m", "s", model.fn(), {}, sentences(400, 0));  // 50 batches alone
-  std::this_thread::sleep_for(25ms);
+  wait_for_batches(model, 1);
   auto small = batcher.submit("m", "s", model.fn(), {}, sentences(2, 100000));
+  model.release();
   ASSERT_TRUE(batcher.wait(*small, Clock::now() + 10s));
-  const size_t batches_before_small_done = model.batches.size();
   ASSERT_TRUE(batcher.wait(*big, Clock::now() + 30s));
   // Both of the short request's sentences went into the next batch, next to the long one's.
-  EXPECT_LE(batches_before_small_done, 6u);
-  bool shared = false;
-  for (const auto& batch : model.batches) {
-    bool has_small = false, has_big = false;
-    for (const auto& ids : batch) (ids[0] >= 100000 ? has_small : has_big) = true;
-    shared = shared || (has_small && has_big);
-  }
-  EXPECT_TRUE(shared);
+  ASSERT_GE(model.batches.size(), 2u);
+  size_t small_in_next = 0, big_in_next = 0;
+  for (const auto& ids : model.batches[1]) ++(ids[0] >= 100000 ? small_in_next : big_in_next);
+  EXPECT_EQ(small_in_next, 2u);
+  EXPECT_GT(big_in_next, 0u);
 }
 
 // Closed loop: the clients of the last batch send their next requests a moment after their
@@ -189,10 +206,12 @@ TEST(Batcher, ClientsOfTheLastBatchAreWaitedFor) {
   BatchingOptions options;
   options.max_wait_ms = 2000;
   Batcher batcher(options);
+  model.hold();
   auto busy = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
   wait_for_batches(model, 1);
   std::vector<std::shared_ptr<ordo::server::Ticket>> six;
   for (int i = 0; i < 6; ++i) six.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 10 + i)));
+  model.release();
   wait_for_batches(model, 2);  // the six together
   auto early = batcher.submit("m", "s", model.fn(), {}, sentences(1, 20));
   for (auto& t : six) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
@@ -233,8 +252,9 @@ TEST(Batcher, FullQueueTimeoutAndShutdown) {
   options.max_batch_size = 1;
   options.max_queue = 6;
   Batcher batcher(options);
+  model.hold();
   auto a = batcher.submit("m", "s", model.fn(), {}, sentences(6, 0));
-  wait_for_batches(model, 1);  // 1 running, 5 queued
+  wait_for_batches(model, 1);  // 1 running (held), 5 queued
   try {
     batcher.submit("m", "s", model.fn(), {}, sentences(2, 10));
     FAIL() << "no 503";
@@ -252,9 +272,10 @@ TEST(Batcher, FullQueueTimeoutAndShutdown) {
   // Timed out: what has not started is dropped from the queue, which takes new work again.
   EXPECT_FALSE(batcher.wait(*a, Clock::now() + 20ms));
   EXPECT_LE(batcher.queued(), 0u);
+  model.release();
   auto b = batcher.submit("m", "s", model.fn(), {}, sentences(2, 20));
   batcher.shutdown();  // translates what is queued first
-  EXPECT_TRUE(batcher.wait(*b, Clock::now() + 1s));
+  EXPECT_TRUE(batcher.wait(*b, Clock::now() + 10s));
   EXPECT_EQ(b->result(1).hypotheses[0].ids, std::vector<int64_t>(3, 21));
   EXPECT_LT(model.batches.size(), 6u);
   try {
@@ -272,7 +293,10 @@ TEST(Batcher, WorkersRunBatchesAtOnce) {
   options.workers = 2;
   options.max_batch_size = 2;
   Batcher batcher(options);
+  model.hold();
   auto t = batcher.submit("m", "s", model.fn(), {}, sentences(8, 0));
+  wait_for_batches(model, 2);  // the second worker started while the first is held
+  model.release();
   ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
   EXPECT_EQ(model.most_running.load(), 2);
 }

@@ -552,23 +552,28 @@ TEST_F(Serve, ConcurrentSamplingRequestsShareBatchesAndKeepTheirSamples) {
   EXPECT_LT(batches, sentences) << "no two sampling requests shared a batch";
 }
 
-TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
-  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6", "--timeout", "0.2"});
-  // Six long sentences (three captions each, full stops dropped), translated one at a time:
-  // far more than 0.2 s.
-  std::vector<std::string> lines;
-  std::vector<std::string> captions = sample_lines(18, 70);
+// `n` long sentences (three captions each, full stops dropped).
+std::vector<std::string> long_lines(size_t n) {
+  std::vector<std::string> captions = sample_lines(99);
   for (std::string& c : captions) c.erase(std::remove(c.begin(), c.end(), '.'), c.end());
-  for (size_t i = 0; i < 18; i += 3) lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
+  std::vector<std::string> lines;
+  for (size_t i = 0; lines.size() < n; i = (i + 3) % 99) lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
+  return lines;
+}
+
+TEST(ServeLimits, FullQueueAnswers503WithRetryAfter) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6"});
+  // Six long sentences, translated one at a time; while two or more wait, six more are over.
   Answer first;
-  std::thread busy([&] { first = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
+  std::thread busy([&] { first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}}); });
   // Bounded: until the server holds the first request's sentences in its queue.
   for (int i = 0; i < 2000; ++i) {
     const auto res = server.client()->Get("/metrics");
     if (res && metric(res->body, "ordo_queue_sentences") >= 2) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const Answer full = post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e"}}, {"source", "en"}, {"target", "de"}});
+  const Answer full =
+      post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
   busy.join();
   EXPECT_EQ(full.status, 503) << full.text;
   EXPECT_EQ(full.body["error"].get<std::string>().substr(0, 20), "the server is busy: ");
@@ -576,12 +581,18 @@ TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
   for (const auto& [name, value] : full.headers)
     if (name == "Retry-After") retry_after = std::stoi(value);
   EXPECT_GE(retry_after, 1);
-  // The first request timed out.
-  EXPECT_EQ(first.status, 504) << first.text;
-  EXPECT_EQ(first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
+  EXPECT_EQ(first.status, 200) << first.text;
   EXPECT_EQ(post(server, "/translate", json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}})
                 .body["error"],
             "Invalid request: 7 sentences in one request, more than the queue holds (6)");
+}
+
+TEST(ServeLimits, SlowRequestsAre504AndLeaveTheQueue) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "64", "--timeout", "0.5"});
+  // 48 long sentences one at a time: seconds of work on any machine, far more than 0.5 s.
+  const Answer first = post(server, "/translate", json{{"q", long_lines(48)}, {"source", "en"}, {"target", "de"}});
+  EXPECT_EQ(first.status, 504) << first.text;
+  EXPECT_EQ(first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
   EXPECT_EQ(get(server, "/health").status, 200);
   // The timed-out request's sentences left the queue: a short request is answered again.
   Answer again;
@@ -590,6 +601,7 @@ TEST(ServeLimits, FullQueueAnswers503WithRetryAfterAndSlowRequests504) {
     if (again.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(metric(get(server, "/metrics").text, "ordo_queue_sentences"), 0);
 }
 
 TEST(ServeAccess, ApiKeysAndCors) {

@@ -172,8 +172,9 @@ class RawSocket {
     }
     return true;
   }
-  // What arrives until the server closes the connection (or `seconds` pass: then `closed` is false).
-  std::string read_until_closed(double seconds, bool* closed = nullptr) {
+  // What arrives until the server closes the connection (or `seconds` pass: then `closed` is
+  // false), or until it holds `or_text` when that is given.
+  std::string read_until_closed(double seconds, bool* closed = nullptr, const std::string& or_text = "") {
     std::string out;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
     if (closed) *closed = false;
@@ -189,6 +190,7 @@ class RawSocket {
         return out;
       }
       out.append(buffer, static_cast<size_t>(n));
+      if (!or_text.empty() && out.find(or_text) != std::string::npos) return out;
     }
   }
   int fd() const { return fd_; }

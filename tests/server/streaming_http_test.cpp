@@ -163,11 +163,9 @@ TEST(ServeStreaming, AClientThatHangsUpMidStreamFreesTheWorker) {
   // Four texts of 500 tokens each (batched one by one): about 2 s of decoding.
   const json long_request = {{"text", {"Where is the train station?", "Line one.", "Hello world.", "How are you?"}},
                              {"beam_size", 1}, {"min_new_tokens", 500}, {"max_new_tokens", 500}};
-  // The whole decoding, for comparison: its tokens and its time.
+  // The whole decoding, for comparison: its tokens.
   const double before = generated_tokens(server);
-  const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(post_json(server, "/v1/translate", long_request).contains("results"));
-  const double full_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double full_tokens = generated_tokens(server) - before;
   ASSERT_GE(full_tokens, 2000);
 
@@ -177,16 +175,14 @@ TEST(ServeStreaming, AClientThatHangsUpMidStreamFreesTheWorker) {
   const std::string first = read_until(fd, [](const std::string& b) { return b.find("event: token") != std::string::npos; });
   ASSERT_NE(first.find("event: token"), std::string::npos) << first;
   ::close(fd);  // gone mid-stream
-  const auto again = std::chrono::steady_clock::now();
   const json next = post_json(server, "/v1/translate", json{{"text", "Hello."}, {"beam_size", 1}, {"max_new_tokens", 5}});
-  const double next_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - again).count();
   ASSERT_TRUE(next.contains("results")) << next.dump();
-  // The stopped request generated far fewer tokens than the whole decoding, and the next
-  // request did not wait for it to run to its end.
-  // (One worker: the stopped batch was done and counted before `next` ran; `next` adds <= 6.)
+  // The stopped request generated far fewer tokens than the whole decoding: the worker, which
+  // `next` waited for, did not run it to its end. (One worker: the stopped batch was done and
+  // counted before `next` ran; `next` adds <= 6.) Tokens, not seconds: a busy machine's clock
+  // tells nothing here.
   const double stopped_tokens = generated_tokens(server) - before - full_tokens;
   EXPECT_LT(stopped_tokens, full_tokens / 2) << "tokens after the hang-up: the decoding was not stopped";
-  EXPECT_LT(next_seconds, full_seconds * 0.75) << "the next request waited for the abandoned one";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ if(NOT ORDO_DEBIAN_PYTHON)
   set(ORDO_DEBIAN_PYTHON python3)
 endif()
 add_test(NAME web.page
-  COMMAND ${ORDO_DEBIAN_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR}/test_page.py)
+  COMMAND ${ORDO_DEBIAN_PYTHON} -m pytest -q -p no:cacheprovider --basetemp=${CMAKE_BINARY_DIR}/pytest-tmp-web
+          ${CMAKE_CURRENT_LIST_DIR}/test_page.py)
 set_tests_properties(web.page PROPERTIES LABELS integration TIMEOUT 600
   ENVIRONMENT "ORDO_BUILD_DIR=${CMAKE_BINARY_DIR};ORDO_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
