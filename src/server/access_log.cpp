@@ -3,10 +3,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <random>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "ordo/error.h"
@@ -49,13 +51,13 @@ void stderr_line(const std::string& line) { write_all(STDERR_FILENO, line + "\n"
 
 AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_text) {
   if (path.empty() || path == "-") {
-    shared_->out = stderr;
+    shared_->fd = STDERR_FILENO;
   } else if (path != "off") {
-    shared_->out = std::fopen(path.c_str(), "ae");
-    if (!shared_->out) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
+    shared_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (shared_->fd < 0) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
     shared_->own = true;
   }
-  if (shared_->out) writer_ = std::thread([shared = shared_] { run(shared); });
+  if (shared_->fd >= 0) writer_ = std::thread([shared = shared_] { run(shared); });
 }
 
 AccessLog::~AccessLog() {
@@ -73,7 +75,7 @@ AccessLog::~AccessLog() {
 }
 
 void AccessLog::write(const nlohmann::ordered_json& line) {
-  if (!shared_->out) return;
+  if (shared_->fd < 0) return;
   std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -98,7 +100,7 @@ void AccessLog::run(const std::shared_ptr<Shared>& shared) {
     // line cut where stdio's buffer would have split it.
     std::string batch;
     for (const std::string& text : lines) batch += text;
-    write_all(::fileno(shared->out), batch);
+    write_all(shared->fd, batch);
     lock.lock();
   }
   shared->done = true;

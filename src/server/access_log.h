@@ -10,13 +10,14 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -66,14 +67,14 @@ class AccessLog {
   // Shared with the writer thread, which a stop leaves behind (detached) if it is stuck in a
   // write for 5 s (a pipe nobody reads): stopping the server never waits for the log.
   struct Shared {
-    std::FILE* out = nullptr;
+    int fd = -1;  // stderr's, or the file's (then closed here); -1: no log
     bool own = false;
     std::mutex mutex;
     std::condition_variable wake;
     std::deque<std::string> queue;  // guarded by mutex
     bool stopping = false, done = false;  // guarded by mutex
     ~Shared() {
-      if (own) std::fclose(out);
+      if (own) ::close(fd);
     }
   };
   static void run(const std::shared_ptr<Shared>& shared);

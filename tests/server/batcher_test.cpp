@@ -32,7 +32,10 @@ struct FakeModel {
   std::vector<std::vector<std::vector<int64_t>>> batches;
   std::atomic<int> running{0}, most_running{0};
 
-  void hold() { held = true; }
+  void hold() {
+    std::lock_guard<std::mutex> lock(mutex);
+    held = true;
+  }
   void release() {
     {
       std::lock_guard<std::mutex> lock(mutex);
