@@ -1,6 +1,8 @@
 #include "io/model_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "io/file.h"
 #include "io/json_file.h"
@@ -141,6 +143,46 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   return g;
 }
 
+// The activation names transformers 4.31 knows (activations.py, ACT2FN): a T5 config naming
+// another one fails there when the model is built. Which of them ordo computes is nn's concern.
+constexpr const char* kTransformersActivations[] = {
+    "gelu",   "gelu_10",    "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_accurate",
+    "laplace", "linear",    "mish",      "quick_gelu", "relu",      "relu2",             "relu6",
+    "sigmoid", "silu",      "swish",     "tanh"};
+
+// feed_forward_proj as T5Config.__init__ (transformers 4.31) reads it: split on '-', the last
+// part is the activation, gated when the first part is "gated"; more than two parts, or two
+// whose first is not "gated", raise its ValueError; "gated-gelu" means gelu_new. The file may
+// also hold dense_act_fn and is_gated_act (T5Config saves them); transformers would let them
+// override what feed_forward_proj says, so one that disagrees is refused rather than chosen.
+void read_t5_feed_forward(const JsonFields& f, ModelConfig& c) {
+  const std::string proj = f.optional_string("feed_forward_proj").value_or("relu");
+  std::vector<std::string> parts{""};
+  for (const char ch : proj) {
+    if (ch == '-') parts.emplace_back();
+    else parts.back() += ch;
+  }
+  if ((parts.size() > 1 && parts[0] != "gated") || parts.size() > 2)
+    f.fail("feed_forward_proj", "is '" + proj + "', not a valid activation function of the dense layer: use the format "
+                                "'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'");
+  c.gated_activation = parts[0] == "gated";
+  c.activation_function = proj == "gated-gelu" ? "gelu_new" : parts.back();
+  c.activation_function_key = "feed_forward_proj";
+  if (std::find(std::begin(kTransformersActivations), std::end(kTransformersActivations), c.activation_function) ==
+      std::end(kTransformersActivations)) {
+    std::string known;
+    for (const char* name : kTransformersActivations) known += std::string(known.empty() ? "" : ", ") + name;
+    f.fail("feed_forward_proj", "is '" + proj + "': '" + c.activation_function +
+                                    "' is not an activation function of transformers (" + known + ")");
+  }
+  const std::string implied = "feed_forward_proj '" + proj + "' implies ";
+  if (const auto act = f.optional_string("dense_act_fn"); act && *act != c.activation_function)
+    f.fail("dense_act_fn", "is '" + *act + "', but " + implied + "'" + c.activation_function + "'");
+  if (const auto gated = f.optional_bool("is_gated_act"); gated && *gated != c.gated_activation)
+    f.fail("is_gated_act", std::string("is ") + (*gated ? "true" : "false") + ", but " + implied +
+                               (c.gated_activation ? "true" : "false"));
+}
+
 // T5's names for the sizes, its feed_forward_proj ("relu", "gated-gelu", ...) and its relative
 // position buckets, as T5Config reads them (with_class_defaults filled in what the file omits).
 void read_t5_fields(const JsonFields& f, ModelConfig& c) {
@@ -156,19 +198,7 @@ void read_t5_fields(const JsonFields& f, ModelConfig& c) {
   if (c.head_dim * c.encoder_attention_heads > kMaxModelDim)
     f.fail("d_kv", "(" + std::to_string(c.head_dim) + ") times num_heads (" + std::to_string(c.encoder_attention_heads) +
                        ") is larger than " + std::to_string(kMaxModelDim));
-  // T5Config: "gated-<act>" or "<act>"; "gated-gelu" means gelu_new (the tanh approximation).
-  const std::string proj = f.optional_string("feed_forward_proj").value_or("relu");
-  const size_t dash = proj.find('-');
-  const bool gated = dash != std::string::npos && proj.compare(0, dash, "gated") == 0;
-  if ((dash != std::string::npos && !gated) || (gated && proj.find('-', dash + 1) != std::string::npos) ||
-      proj.empty() || (gated && dash + 1 == proj.size()))
-    f.fail("feed_forward_proj", "is '" + proj + "', not a valid activation: use 'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'");
-  c.gated_activation = gated;
-  c.activation_function = proj == "gated-gelu" ? "gelu_new" : proj.substr(gated ? dash + 1 : 0);
-  // The file's own dense_act_fn / is_gated_act win, as they do in transformers 4.31 (kwargs set last).
-  if (const auto act = f.optional_string("dense_act_fn")) c.activation_function = *act;
-  if (const auto is_gated = f.optional_bool("is_gated_act")) c.gated_activation = *is_gated;
-  c.activation_function_key = f.has("dense_act_fn") ? "dense_act_fn" : "feed_forward_proj";
+  read_t5_feed_forward(f, c);
   c.layer_norm_epsilon = f.optional_number("layer_norm_epsilon").value_or(1e-6);
   if (!(c.layer_norm_epsilon > 0 && c.layer_norm_epsilon < 1)) f.fail("layer_norm_epsilon", "must be in (0, 1)");
   c.relative_attention_num_buckets = f.required_int("relative_attention_num_buckets");
@@ -226,7 +256,9 @@ ModelConfig load_model_config(const std::string& path) {
     c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
     c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
   }
-  c.max_position_embeddings = f.required_int(t5 ? "n_positions" : "max_position_embeddings");
+  // T5 has no position table; its n_positions (unused by T5 itself) stands for the limit.
+  const char* const positions_key = t5 ? "n_positions" : "max_position_embeddings";
+  c.max_position_embeddings = f.required_int(positions_key);
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
@@ -235,7 +267,7 @@ ModelConfig load_model_config(const std::string& path) {
                                   {"decoder_ffn_dim", kMaxModelDim}, {"encoder_attention_heads", c.d_model},
                                   {"decoder_attention_heads", c.d_model}, {"vocab_size", kMaxVocab},
                                   {"decoder_vocab_size", kMaxVocab}, {"src_vocab_size", kMaxVocab},
-                                  {"tgt_vocab_size", kMaxVocab}, {"max_position_embeddings", kMaxPositions}})
+                                  {"tgt_vocab_size", kMaxVocab}, {positions_key, kMaxPositions}})
     if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
   // Zero layers is no model (a decoder of embeddings alone repeats one word): refused.
   if (!t5)
@@ -273,7 +305,7 @@ ModelConfig load_model_config(const std::string& path) {
   // The position table has max_position_embeddings rows (plus fairseq's small offset), each
   // d_model wide; both are bounded above, so the product cannot overflow.
   if (c.max_position_embeddings * c.d_model > kMaxPositionTable)
-    f.fail("max_position_embeddings", "(" + std::to_string(c.max_position_embeddings) + ") times d_model (" +
+    f.fail(positions_key, "(" + std::to_string(c.max_position_embeddings) + ") times d_model (" +
                                           std::to_string(c.d_model) + ") makes a position table larger than " +
                                           std::to_string(kMaxPositionTable) + " values");
   check_token_id(f, "eos_token_id", c.eos_token_id, c.decoder_vocab_size);

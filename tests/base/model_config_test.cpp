@@ -328,5 +328,60 @@ TEST(ModelConfig, ReadsT5FieldNamesAndDefaults) {
   EXPECT_NE(error_with("d_ff", "wide").find("'d_ff'"), std::string::npos);
 }
 
+// T5's feed_forward_proj read as T5Config.__init__ (transformers 4.31) reads it, and the
+// fields beside it that must agree with it.
+nlohmann::json t5_config_with(const char* key, const nlohmann::json& value) {
+  nlohmann::json config = fixture_config("t5");
+  config.erase("dense_act_fn");
+  config.erase("is_gated_act");
+  config[key] = value;
+  return config;
+}
+
+TEST(ModelConfigT5, AnUnknownFeedForwardProjIsRefused) {
+  for (const char* proj : {"gated-foo", "foo", "gelu-new", "", "gated-"}) {
+    const std::string message = config_error(t5_config_with("feed_forward_proj", proj));
+    EXPECT_NE(message.find("field 'feed_forward_proj'"), std::string::npos) << proj << ": " << message;
+  }
+  const std::string unknown = config_error(t5_config_with("feed_forward_proj", "gated-foo"));
+  EXPECT_NE(unknown.find("'foo' is not an activation function of transformers"), std::string::npos) << unknown;
+}
+
+TEST(ModelConfigT5, AFeedForwardProjOfAnotherFormatIsRefusedAsTransformersRefusesIt) {
+  for (const char* proj : {"gated-gelu-new", "relu-gated", "gated--gelu", "-relu"}) {
+    const std::string message = config_error(t5_config_with("feed_forward_proj", proj));
+    EXPECT_NE(message.find("field 'feed_forward_proj' is '" + std::string(proj) +
+                           "', not a valid activation function of the dense layer"),
+              std::string::npos)
+        << proj << ": " << message;
+  }
+}
+
+TEST(ModelConfigT5, ADenseActFnThatContradictsFeedForwardProjIsRefused) {
+  nlohmann::json config = t5_config_with("feed_forward_proj", "gated-gelu");
+  config["dense_act_fn"] = "relu";
+  const std::string message = config_error(config);
+  EXPECT_NE(message.find("field 'dense_act_fn' is 'relu', but feed_forward_proj 'gated-gelu' implies 'gelu_new'"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ModelConfigT5, AnIsGatedActThatContradictsFeedForwardProjIsRefused) {
+  nlohmann::json config = t5_config_with("feed_forward_proj", "relu");
+  config["is_gated_act"] = true;
+  const std::string message = config_error(config);
+  EXPECT_NE(message.find("field 'is_gated_act' is true, but feed_forward_proj 'relu' implies false"), std::string::npos)
+      << message;
+}
+
+TEST(ModelConfigT5, AZeroOrNegativeNPositionsIsRefused) {
+  for (const int n : {0, -1}) {
+    const std::string message = config_error(t5_config_with("n_positions", n));
+    EXPECT_NE(message.find("field 'n_positions' is " + std::to_string(n) + ", outside the accepted range"),
+              std::string::npos)
+        << message;
+  }
+}
+
 }  // namespace
 }  // namespace ordo::io
