@@ -1,5 +1,9 @@
 #include "cli/score_command.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -42,11 +46,57 @@ CLI::App* add_score_command(CLI::App& app, ScoreArgs& args) {
   return cmd;
 }
 
+namespace {
+
+// One side of the pairs, its line count known before any score is written: a regular file is
+// counted (one pass of its own) and read again as it is scored; stdin or a pipe, which cannot be
+// read twice, is held whole.
+class PairLines {
+ public:
+  explicit PairLines(const std::string& path) : reader_(path) {
+    struct stat st;
+    if (!path.empty() && path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      LineReader counter(path);
+      std::vector<std::string> lines;
+      while (counter.read(4096, lines)) lines.clear();
+      count_ = counter.lines_read();
+    } else {
+      held_ = true;
+      reader_.read(SIZE_MAX, lines_);
+      count_ = lines_.size();
+    }
+  }
+  uint64_t count() const { return count_; }
+  // Up to `max_lines` next lines into `lines`, as LineReader::read.
+  bool read(size_t max_lines, std::vector<std::string>& lines) {
+    if (!held_) return reader_.read(max_lines, lines);
+    const size_t n = std::min(max_lines, lines_.size() - next_);
+    for (size_t k = 0; k < n; ++k) lines.push_back(std::move(lines_[next_ + k]));
+    next_ += n;
+    return n > 0;
+  }
+  std::string where(uint64_t line_number) const { return reader_.where(line_number); }
+
+ private:
+  LineReader reader_;
+  bool held_ = false;
+  std::vector<std::string> lines_;
+  size_t next_ = 0;
+  uint64_t count_ = 0;
+};
+
+}  // namespace
+
 int run_score(const ScoreArgs& args) {
   const std::string model_dir = resolve_model_dir(args.model, "en-de");
   if (args.targets.empty() || args.targets == "-")
     throw Error("--targets: a file is needed (the sources may come from stdin, the targets cannot as well)");
-  LineReader sources(args.sources), targets(args.targets);
+  // Both line counts are checked before the model loads and before any output is written.
+  PairLines sources(args.sources), targets(args.targets);
+  const std::string source_name = args.sources.empty() || args.sources == "-" ? "stdin" : args.sources;
+  if (sources.count() != targets.count())
+    throw Error(args.targets + " has " + std::to_string(targets.count()) + " lines but " + source_name + " has " +
+                std::to_string(sources.count()) + ": one target line per source line");
   ModelOptions model_options;
   model_options.threads = args.threads;
   model_options.compute_type = parse_compute_type(args.compute_type);
@@ -57,7 +107,7 @@ int run_score(const ScoreArgs& args) {
   options.source_lang = args.source_lang;
   options.target_lang = args.target_lang;
   options.task = args.task;
-  model.resolved_settings(options);  // an unknown language or task fails before any line is read
+  model.resolved_settings(options);  // an unknown language or task fails before any pair is scored
   BatchOptions batching;
   batching.batch_size = args.batch_size;
 
@@ -73,14 +123,8 @@ int run_score(const ScoreArgs& args) {
     std::vector<std::string> src, tgt;
     const bool more_sources = sources.read(chunk, src);
     const bool more_targets = targets.read(src.empty() ? 1 : src.size(), tgt);
-    if (src.size() != tgt.size()) {
-      const std::string source_name = args.sources.empty() || args.sources == "-" ? "stdin" : args.sources;
-      throw Error(src.size() > tgt.size()
-                      ? args.targets + " has " + std::to_string(targets.lines_read()) + " lines, fewer than " +
-                            source_name + " (" + "at least " + std::to_string(sources.lines_read()) + "): one target line per source line"
-                      : args.targets + " has more lines than " + source_name + " (" +
-                            std::to_string(sources.lines_read()) + "): one target line per source line");
-    }
+    if (src.size() != tgt.size())  // counted equal: a file changed while it was scored
+      throw Error(args.targets + " or " + source_name + " changed while it was read: the line counts no longer match");
     if (!more_sources && !more_targets) break;
     for (size_t k = 0; k < src.size(); ++k) {
       check_utf8(src[k], sources.where(line + k + 1));

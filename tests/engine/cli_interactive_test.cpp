@@ -117,10 +117,10 @@ TEST(CliScore, BadInputNamesTheFileAndLine) {
   const std::string src = dir.write("src.txt", "one\ntwo\nthree\n");
   const auto fewer = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("t.txt", "a\nb\n"));
   EXPECT_EQ(fewer.exit_code, 1);
-  EXPECT_NE(fewer.err.find("t.txt has 2 lines, fewer than"), std::string::npos) << fewer.err;
+  EXPECT_NE(fewer.err.find("t.txt has 2 lines but " + src + " has 3"), std::string::npos) << fewer.err;
   const auto more = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("u.txt", "a\nb\nc\nd\n"));
   EXPECT_EQ(more.exit_code, 1);
-  EXPECT_NE(more.err.find("u.txt has more lines than"), std::string::npos) << more.err;
+  EXPECT_NE(more.err.find("u.txt has 4 lines but " + src + " has 3"), std::string::npos) << more.err;
   const auto bad = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("v.txt", "a\nb\xff\nc\n"));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("v.txt line 2"), std::string::npos) << bad.err;
@@ -130,6 +130,28 @@ TEST(CliScore, BadInputNamesTheFileAndLine) {
   const auto missing = run_ordo("score -m " + model + " -i " + src);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--targets"), std::string::npos) << missing.err;
+}
+
+// Scores go out chunk by chunk (batch size x 8 pairs): a line count that differs must be
+// refused before the first chunk is written, from files and from stdin alike.
+TEST(CliScore, ALineCountMismatchIsRefusedBeforeAnyScoreIsWritten) {
+  TempDir dir;
+  const std::string model = fixture_dir("pegasus");
+  std::string nineteen;
+  for (int k = 0; k < 19; ++k) nineteen += "word " + std::to_string(k) + "\n";
+  const std::string twenty = nineteen + "word 19\n";
+  const std::string src = dir.write("src.txt", twenty), tgt = dir.write("tgt.txt", nineteen);
+  const std::string output = dir.file("scores.txt");
+  const auto from_file = run_ordo("score -m " + model + " --batch-size 1 -i " + src + " -r " + tgt + " -o " + output);
+  EXPECT_EQ(from_file.exit_code, 1);
+  EXPECT_NE(from_file.err.find(tgt + " has 19 lines but " + src + " has 20: one target line per source line"),
+            std::string::npos)
+      << from_file.err;
+  EXPECT_FALSE(std::ifstream(output).good()) << "the output file was created";
+  const auto from_stdin = run_ordo("score -m " + model + " --batch-size 1 -r " + tgt, twenty);
+  EXPECT_EQ(from_stdin.exit_code, 1);
+  EXPECT_EQ(from_stdin.out, "");
+  EXPECT_NE(from_stdin.err.find(tgt + " has 19 lines but stdin has 20"), std::string::npos) << from_stdin.err;
 }
 
 // --target-prefix-file: line k's prefix continues input line k, as generate() does with that
