@@ -16,11 +16,12 @@ namespace ordo {
 
 class ORDO_API Glossary {
  public:
-  // Reads a TSV file: one "source term<TAB>target term" per line (UTF-8; blank lines skipped).
-  // A bad line (no tab, more than one, an empty term, '|' in a target term, invalid UTF-8)
-  // throws ordo::Error naming the file and the line.
+  // Reads a TSV file: one "source term<TAB>target term" per line (UTF-8; blank lines skipped; a
+  // leading byte order mark dropped). A bad line (no tab, more than one, an empty term, '|' in a
+  // target term, a NUL byte, invalid UTF-8) throws ordo::Error naming the file and the line.
   static Glossary read_tsv(const std::string& path);
-  // Throws ordo::Error naming `where` for an empty term or a '|' in the target term.
+  // Throws ordo::Error naming `where` for an empty term, a NUL byte or invalid UTF-8 in a term,
+  // or a '|' in the target term.
   void add(const std::string& source_term, const std::string& target_term, const std::string& where = "glossary");
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }

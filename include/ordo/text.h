@@ -19,4 +19,11 @@ ORDO_API void check_utf8(const std::string& text, const std::string& where);
 // gives an empty output for it. The one policy for blank input.
 ORDO_API bool has_text(const std::string& text);
 
+// A UTF-8 byte order mark (EF BB BF) at the start of a text file is the mark of the editor that
+// saved it (Notepad, Excel's "CSV UTF-8"), not text: left in, it would be glued to the first
+// line's first word (a glossary's first term that never matches, an API key that is never
+// equal). Every text file ordo reads goes through this one function (docs/cli.md#text-files).
+// Removes one leading BOM from `text`; returns whether there was one.
+ORDO_API bool drop_byte_order_mark(std::string& text);
+
 }  // namespace ordo

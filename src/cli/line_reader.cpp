@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "ordo/error.h"
+#include "ordo/text.h"
 
 namespace ordo::cli {
 
@@ -30,6 +31,7 @@ bool LineReader::read(size_t max_lines, std::vector<std::string>& lines) {
   std::string line;
   while (count < max_lines && std::getline(*in_, line)) {
     bytes_read_ += line.size() + 1;
+    if (lines_read_ == 0) drop_byte_order_mark(line);
     if (!keep_cr_ && !line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
     ++lines_read_;

@@ -17,7 +17,8 @@ class LineReader {
   explicit LineReader(const std::string& path, bool keep_cr = false);
 
   // Appends up to `max_lines` lines to `lines` (without the newline; a trailing '\r' of CRLF
-  // files is dropped unless keep_cr). Returns false at end of input with nothing read.
+  // files is dropped unless keep_cr; a byte order mark before the first line is dropped).
+  // Returns false at end of input with nothing read.
   bool read(size_t max_lines, std::vector<std::string>& lines);
 
   // "stdin line 12" or "input.txt line 12", for the n-th line (1-based) read so far.

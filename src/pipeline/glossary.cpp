@@ -51,6 +51,10 @@ std::vector<std::string> split_force_words(const std::string& text, const std::s
 void Glossary::add(const std::string& source_term, const std::string& target_term, const std::string& where) {
   check_utf8(source_term, where);
   check_utf8(target_term, where);
+  // A NUL is no text (has_text): a term holding one comes from a broken file, not a person.
+  if (source_term.find('\0') != std::string::npos) throw Error(where + ": the source term contains a NUL byte");
+  if (target_term.find('\0') != std::string::npos)
+    throw Error(where + ": the target term of '" + trimmed(source_term) + "' contains a NUL byte");
   const std::string source = trimmed(source_term), target = trimmed(target_term);
   if (source.empty()) throw Error(where + ": the source term is empty");
   if (target.empty()) throw Error(where + ": the target term of '" + source + "' is empty");
@@ -60,7 +64,8 @@ void Glossary::add(const std::string& source_term, const std::string& target_ter
 }
 
 Glossary Glossary::read_tsv(const std::string& path) {
-  const std::string content = io::read_regular_file(path);
+  std::string content = io::read_regular_file(path);
+  drop_byte_order_mark(content);
   Glossary glossary;
   size_t start = 0, line = 0;
   while (start < content.size()) {

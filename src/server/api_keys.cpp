@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ordo/error.h"
+#include "ordo/text.h"
 
 namespace ordo::server {
 
@@ -54,7 +55,9 @@ bool id_char(char c) {
 std::vector<ApiKey> parse_api_keys(const std::string& text, const std::string& path) {
   std::vector<ApiKey> keys;
   std::set<std::string> seen_keys, seen_ids;
-  std::istringstream in(text);
+  std::string body = text;
+  drop_byte_order_mark(body);
+  std::istringstream in(body);
   size_t number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;

@@ -3,7 +3,8 @@
 // key (requests per minute, characters per request, characters per day) with their windows.
 //
 // The file: one key a line, then optional NAME=VALUE fields; "#" at the start of a line or
-// after a blank starts a comment ("k2 # laptop" is the key k2):
+// after a blank starts a comment ("k2 # laptop" is the key k2); a leading byte order mark is
+// dropped (ordo::drop_byte_order_mark):
 //   k-9f2c1e  name=laptop  req_limit=60  char_limit=5000  daily_char_limit=200000
 // name: the key's id in /metrics and the access log (default: "key-" + 8 hex digits of a hash
 // of the key); req_limit: requests per minute (LibreTranslate's req_limit); char_limit:

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "ordo/error.h"
+#include "ordo/text.h"
 #include "text/hf_rules.h"
 #include "text/tokenizer.h"
 
@@ -109,3 +110,13 @@ bool has_text(const std::string& text) {
 }
 
 }  // namespace ordo::text
+
+namespace ordo {
+
+bool drop_byte_order_mark(std::string& text) {
+  if (text.compare(0, 3, "\xef\xbb\xbf") != 0) return false;
+  text.erase(0, 3);
+  return true;
+}
+
+}  // namespace ordo

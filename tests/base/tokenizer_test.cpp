@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "ordo/error.h"
+#include "ordo/text.h"
 #include "support/errors.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
@@ -229,6 +230,17 @@ TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
   }
   const auto tokenizer = tc_big();
   EXPECT_THROW(tokenizer->encode("bad \xff byte"), Error);
+}
+
+TEST(ByteOrderMark, OneLeadingMarkIsDroppedAndNothingElse) {
+  std::string text = "\xef\xbb\xbf\xef\xbb\xbfVertrag\tcontract\n";
+  EXPECT_TRUE(ordo::drop_byte_order_mark(text));
+  EXPECT_EQ(text, "\xef\xbb\xbfVertrag\tcontract\n");  // a second mark is text (U+FEFF)
+  for (const std::string kept : {"", "\xef\xbb", "a\xef\xbb\xbf", "\xef\xbb\xbe"}) {
+    std::string same = kept;
+    EXPECT_FALSE(ordo::drop_byte_order_mark(same));
+    EXPECT_EQ(same, kept);
+  }
 }
 
 TEST(SentencePiece, RoundTripsRealOpusMtModel) {

@@ -97,6 +97,16 @@ TEST(Cli, InvalidUtf8NamesTheLineAndKeepsEarlierOutput) {
   EXPECT_EQ(lines_of(run.out).size(), 1u);
 }
 
+// BART's byte-level tokenizer would give the mark's bytes to the model (SentencePiece drops it).
+TEST(Cli, ALeadingByteOrderMarkIsNotPartOfTheFirstInputLine) {
+  TempDir dir;
+  const std::string args = "translate -m '" + ordo::testing::fixture_dir("bart") + "' --max-length 8 --json -i ";
+  const CliRun plain = ordo(args + "'" + dir.write("plain.txt", "Hello world.\n") + "'");
+  const CliRun marked = ordo(args + "'" + dir.write("marked.txt", "\xef\xbb\xbfHello world.\n") + "'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(marked.out, plain.out) << marked.err;
+}
+
 TEST(Cli, BadModelFolderIsAClearErrorAndLeavesOutputUntouched) {
   TempDir dir;
   const std::string out = dir.write("out.txt", "precious\n");

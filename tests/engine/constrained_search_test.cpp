@@ -164,6 +164,23 @@ TEST(Glossary, BadTsvLinesAreNamed) {
   expect_error([&] { Glossary::read_tsv(dir.path() + "/missing.tsv"); }, "missing.tsv");
 }
 
+TEST(GlossaryFiles, ALeadingByteOrderMarkIsNotPartOfTheFirstTerm) {
+  const testing::TempDir dir;
+  const std::string path = dir.path() + "/bom.tsv";
+  std::ofstream(path) << "\xef\xbb\xbfVertrag\tcontract\n";
+  EXPECT_EQ(Glossary::read_tsv(path).targets_in("Der Vertrag ist gültig."), std::vector<std::string>{"contract"});
+}
+
+TEST(GlossaryFiles, ANulByteInATermIsAnErrorNamingTheFileAndLine) {
+  const testing::TempDir dir;
+  const std::string source = dir.path() + "/source.tsv", target = dir.path() + "/target.tsv";
+  using namespace std::string_literals;
+  std::ofstream(source) << "a\tb\nVer\0trag\tcontract\n"s;
+  std::ofstream(target) << "a\tb\n\nVertrag\tcon\0tract\n"s;
+  expect_error([&] { Glossary::read_tsv(source); }, source + ":2: the source term contains a NUL byte");
+  expect_error([&] { Glossary::read_tsv(target); }, target + ":3: the target term of 'Vertrag' contains a NUL byte");
+}
+
 TEST(ForceWords, BadOptionsAreNamed) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));
   DecodeOptions o;

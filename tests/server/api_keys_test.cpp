@@ -106,6 +106,13 @@ struct FakeClock {
   }
 };
 
+TEST(ApiKeys, ALeadingByteOrderMarkIsNotPartOfTheFirstKey) {
+  const KeyTable keys(parse_api_keys("\xef\xbb\xbfk-first name=first\nk-second\n", "keys.txt"));
+  const ApiKey* first = keys.find("k-first");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->id, "first");
+}
+
 TEST(ApiKeys, RequestsPerMinuteGive429WithRetryAfterAndTheWindowResets) {
   FakeClock clock;
   KeyLimiter limiter(60, 86400, [&] { return clock.now; });

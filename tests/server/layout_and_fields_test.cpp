@@ -191,6 +191,17 @@ TEST(RequestFields, DecodeOptionsByTheirNames) {
             "Invalid request: field 'sample' must be true or false");
 }
 
+TEST(RequestFields, AGlossaryTermWithANulByteIsA400NamingTheField) {
+  const RequestFields f = RequestFields::from_json(R"({"glossary": {"Ver\u0000trag": "contract"}})");
+  try {
+    ordo::server::decode_options(f, 16, 1024);
+    FAIL() << "no error";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_STREQ(e.what(), "Invalid request: field 'glossary': the source term contains a NUL byte");
+  }
+}
+
 TEST(RequestFields, Utf8Length) {
   EXPECT_EQ(ordo::server::utf8_length("abc"), 3u);
   EXPECT_EQ(ordo::server::utf8_length("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"), 3u);
