@@ -1,6 +1,6 @@
 // ordo._ordo — the Python face of the public library (include/ordo/ only), by pybind11.
 // ordo/__init__.py wraps it: it chooses OpenMP's wait policy before this module loads
-// libordo, and adds what is easier in Python (translate(), summarize(), generate_tokens()).
+// libordo, and adds what is easier in Python (generate_tokens()'s iterator).
 //
 // Keyword options are read from the one table of decoding options
 // (ordo/decode_option_table.h): a name the table has sets that DecodeOptions member, None
@@ -22,6 +22,7 @@
 #include <deque>
 #include <exception>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,9 +87,50 @@ Result run_released(const std::shared_ptr<CancelFlag>& flag, Work work) {
   return done.get();
 }
 
-// ---------------------------------------------------------------- options
+// ---------------------------------------------------------------- arguments, checked
+
+// Every argument a caller gives goes through one of these, named as the caller named it: a
+// wrong type raises TypeError ("threads must be an int, not str"), a value outside the accepted
+// range ordo.Error ("threads must be an integer from 0 to 1024"). pybind11's own conversions
+// would answer "Unable to cast Python instance to C++ type", or list the signature without
+// saying which argument was wrong.
 
 [[noreturn]] void type_error(const std::string& message) { throw py::type_error(message); }
+
+std::string type_name(const py::handle& value) { return py::str(value.get_type().attr("__name__")); }
+
+bool is_int(const py::handle& value) { return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value); }
+
+// An int in [low, high]; `accepted` is the range's wording for the error ("must be an integer
+// from 1 to 1024"). bool is not taken for an int.
+long long int_arg(const py::handle& value, const std::string& name, double low, double high,
+                  const std::string& accepted) {
+  if (!is_int(value)) type_error(name + " must be an int, not " + type_name(value));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow || v < low || static_cast<double>(v) > high) throw Error(name + " " + accepted);
+  return v;
+}
+int int_arg(const py::handle& value, const std::string& name, int low, int high) {
+  return static_cast<int>(int_arg(value, name, low, high,
+                                  "must be an integer from " + std::to_string(low) + " to " + std::to_string(high)));
+}
+
+// An int or a float in [low, high] (an int too large for a double is out of range).
+double number_arg(const py::handle& value, const std::string& name, double low, double high,
+                  const std::string& accepted) {
+  if (!is_int(value) && !py::isinstance<py::float_>(value))
+    type_error(name + " must be a number, not " + type_name(value));
+  const double v = PyFloat_AsDouble(value.ptr());
+  if (v == -1.0 && PyErr_Occurred()) PyErr_Clear();  // OverflowError: out of range below
+  else if (v >= low && v <= high) return v;
+  throw Error(name + " " + accepted);
+}
+
+bool bool_arg(const py::handle& value, const std::string& name) {
+  if (!py::isinstance<py::bool_>(value)) type_error(name + " must be True or False, not " + type_name(value));
+  return value.ptr() == Py_True;
+}
 
 // A str as UTF-8; one that has none (a lone surrogate) raises Python's UnicodeEncodeError.
 std::string utf8_of(const py::handle& text) {
@@ -98,45 +140,62 @@ std::string utf8_of(const py::handle& text) {
   return std::string(bytes, static_cast<size_t>(size));
 }
 
+std::string str_arg(const py::handle& value, const std::string& name) {
+  if (!py::isinstance<py::str>(value)) type_error(name + " must be a str, not " + type_name(value));
+  return utf8_of(value);
+}
+
+// A path: a str, or an os.PathLike whose path is a str.
+std::string path_arg(const py::handle& value, const std::string& name) {
+  if (py::isinstance<py::str>(value)) return utf8_of(value);
+  if (py::hasattr(value, "__fspath__")) {
+    const py::object path = py::module_::import("os").attr("fspath")(value);
+    if (py::isinstance<py::str>(path)) return utf8_of(path);
+  }
+  type_error(name + " must be a str or a path, not " + type_name(value));
+}
+
+// A list (or another iterable) of str; not a str itself, nor a dict.
+std::vector<std::string> strings_arg(const py::handle& value, const std::string& name) {
+  if (py::isinstance<py::str>(value)) type_error(name + " must be a list of str, not a str");
+  if (py::isinstance<py::bytes>(value) || py::isinstance<py::dict>(value) || !py::isinstance<py::iterable>(value))
+    type_error(name + " must be a list of str, not " + type_name(value));
+  std::vector<std::string> out;
+  for (const py::handle& item : py::iter(value)) {
+    if (!py::isinstance<py::str>(item))
+      type_error(name + " must hold str only, not " + type_name(item) + " (item " + std::to_string(out.size()) + ")");
+    out.push_back(utf8_of(item));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- options
+
 std::string known_options() {
   std::string known;
   for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
   return known + ", return_attention, glossary, preset, batch_size, batch_tokens";
 }
 
-bool is_int(const py::handle& value) { return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value); }
-
 // Sets the table entry `spec` of `decode` from a Python value, checked as ordo serve checks a
 // request field: the type, then the range (ordo::Error "beam_size must be an integer from 1 to 1024").
 void set_option(DecodeOptions& decode, const DecodeOptionSpec& spec, const py::handle& value) {
   const std::string name = spec.name;
-  const auto out_of_range = [&] { throw Error(name + " " + spec.accepted()); };
   switch (spec.type) {
     case DecodeOptionSpec::Type::kInt:
-    case DecodeOptionSpec::Type::kSeed: {
-      if (!is_int(value)) type_error(name + " must be an int, not " + std::string(py::str(value.get_type().attr("__name__"))));
-      int overflow = 0;
-      const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-      if (overflow || v < spec.min || static_cast<double>(v) > spec.max) out_of_range();
-      if (spec.type == DecodeOptionSpec::Type::kInt) decode.*spec.int_member = static_cast<int>(v);
-      else decode.*spec.seed_member = static_cast<uint64_t>(v);
+      decode.*spec.int_member = static_cast<int>(int_arg(value, name, spec.min, spec.max, spec.accepted()));
       break;
-    }
-    case DecodeOptionSpec::Type::kFloat: {
-      if (!is_int(value) && !py::isinstance<py::float_>(value))
-        type_error(name + " must be a number, not " + std::string(py::str(value.get_type().attr("__name__"))));
-      const double v = value.cast<double>();
-      if (!(v >= spec.min && v <= spec.max)) out_of_range();
-      decode.*spec.float_member = static_cast<float>(v);
+    case DecodeOptionSpec::Type::kSeed:
+      decode.*spec.seed_member = static_cast<uint64_t>(int_arg(value, name, spec.min, spec.max, spec.accepted()));
       break;
-    }
+    case DecodeOptionSpec::Type::kFloat:
+      decode.*spec.float_member = static_cast<float>(number_arg(value, name, spec.min, spec.max, spec.accepted()));
+      break;
     case DecodeOptionSpec::Type::kBool:
-      if (!py::isinstance<py::bool_>(value)) type_error(name + " must be True or False");
-      decode.*spec.bool_member = value.cast<bool>();
+      decode.*spec.bool_member = bool_arg(value, name);
       break;
     case DecodeOptionSpec::Type::kText:
-      if (!py::isinstance<py::str>(value)) type_error(name + " must be a str");
-      decode.*spec.text_member = utf8_of(value);
+      decode.*spec.text_member = str_arg(value, name);
       break;
   }
 }
@@ -144,10 +203,12 @@ void set_option(DecodeOptions& decode, const DecodeOptionSpec& spec, const py::h
 std::shared_ptr<const Glossary> glossary_of(const py::handle& value) {
   Glossary glossary;
   if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
-    glossary = Glossary::read_tsv(py::str(py::module_::import("os").attr("fspath")(value)).cast<std::string>());
+    glossary = Glossary::read_tsv(path_arg(value, "glossary"));
   } else if (py::isinstance<py::dict>(value)) {
-    for (const auto& [source, target] : value.cast<py::dict>())
-      glossary.add(source.cast<std::string>(), target.cast<std::string>(), "glossary");
+    for (const auto& [source, target] : value.cast<py::dict>()) {
+      const std::string term = str_arg(source, "glossary's source terms");
+      glossary.add(term, str_arg(target, "glossary's target terms"), "glossary");
+    }
   } else {
     type_error("glossary must be a path to a TSV file (source term TAB target term) or a dict {source: target}");
   }
@@ -171,18 +232,13 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
     const std::string name = key.cast<std::string>();
     if (value.is_none()) continue;
     if (name == "preset") {
-      if (!py::isinstance<py::str>(value) && !py::hasattr(value, "__fspath__")) type_error("preset must be a str");
-      preset = py::str(py::module_::import("os").attr("fspath")(value)).cast<std::string>();
-    } else if (name == "batch_size" || name == "batch_tokens") {
-      if (!is_int(value)) type_error(name + " must be an int");
-      const long long v = value.cast<long long>();
-      const long long low = name == "batch_size" ? 1 : 0, high = name == "batch_size" ? 1 << 16 : 1 << 24;
-      if (v < low || v > high)
-        throw Error(name + " must be an integer from " + std::to_string(low) + " to " + std::to_string(high));
-      (name == "batch_size" ? batch_size : batch_tokens) = static_cast<int>(v);
+      preset = path_arg(value, name);
+    } else if (name == "batch_size") {
+      batch_size = int_arg(value, name, 1, 1 << 16);
+    } else if (name == "batch_tokens") {
+      batch_tokens = int_arg(value, name, 0, 1 << 24);
     } else if (name == "return_attention") {
-      if (!py::isinstance<py::bool_>(value)) type_error("return_attention must be True or False");
-      call.decode.return_attention = value.cast<bool>();
+      call.decode.return_attention = bool_arg(value, name);
     } else if (name == "glossary") {
       call.decode.glossary = glossary_of(value);
     } else if (name == decode_option_spec(&DecodeOptions::target_prefix).name && py::isinstance<py::list>(value)) {
@@ -191,10 +247,8 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
       if (list.size() != inputs)
         throw Error("target_prefix has " + std::to_string(list.size()) + " entries for " + std::to_string(inputs) +
                     " inputs: one prefix per input (or one str for all)");
-      for (const py::handle& item : list) {
-        if (!item.is_none() && !py::isinstance<py::str>(item)) type_error("target_prefix entries must be str or None");
-        call.target_prefixes.push_back(item.is_none() ? std::string() : utf8_of(item));
-      }
+      for (const py::handle& item : list)
+        call.target_prefixes.push_back(item.is_none() ? std::string() : str_arg(item, "target_prefix's entries"));
     } else {
       const DecodeOptionSpec* spec = nullptr;
       for (const DecodeOptionSpec& s : decode_option_specs())
@@ -209,16 +263,6 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
   if (batch_size) call.batching.batch_size = *batch_size;
   if (batch_tokens) call.batching.batch_tokens = *batch_tokens;
   return call;
-}
-
-std::vector<std::string> strings_of(const py::handle& value, const char* what) {
-  if (py::isinstance<py::str>(value)) type_error(std::string(what) + " must be a list of str, not a str");
-  std::vector<std::string> out;
-  for (const py::handle& item : py::iter(value)) {
-    if (!py::isinstance<py::str>(item)) type_error(std::string(what) + " must hold str only");
-    out.push_back(utf8_of(item));
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------- the translator
@@ -243,14 +287,15 @@ struct PyTranslator {
   }
 };
 
-ModelOptions model_options_of(const std::string& compute_type, int threads, int inter_threads, bool weight_cache) {
+// threads as `ordo -t` takes them (0 = all cores); how many inter_threads the system can
+// start is the library's to say.
+ModelOptions model_options_of(const py::handle& compute_type, const py::handle& threads,
+                              const py::handle& inter_threads, const py::handle& weight_cache) {
   ModelOptions o;
-  o.compute_type = parse_compute_type(compute_type);
-  if (threads < 0) throw Error("threads must be 0 (all cores) or more");
-  if (inter_threads < 1) throw Error("inter_threads must be at least 1");
-  o.threads = threads;
-  o.inter_threads = inter_threads;
-  o.weight_cache = weight_cache;
+  o.compute_type = parse_compute_type(str_arg(compute_type, "compute_type"));
+  o.threads = int_arg(threads, "threads", 0, 1024);
+  o.inter_threads = int_arg(inter_threads, "inter_threads", 1, std::numeric_limits<int>::max());
+  o.weight_cache = bool_arg(weight_cache, "weight_cache");
   // Warnings go to Python's warnings module (the library never prints): collected during
   // loading, which runs without the GIL, and issued afterwards.
   return o;
@@ -396,15 +441,18 @@ PYBIND11_MODULE(_ordo, m) {
       "too): dicts with name, flag, type, min, max, help, in_preset.");
   m.def(
       "split_sentences",
-      [](const std::string& text, const std::string& language) {
+      [](const py::object& text_arg, const py::object& language) {
+        const std::string text = str_arg(text_arg, "text");
         std::vector<std::string> out;
-        for (const SentenceSpan& span : split_sentences(text, language))
+        for (const SentenceSpan& span : split_sentences(text, str_arg(language, "language")))
           out.push_back(text.substr(span.begin, span.end - span.begin));
         return out;
       },
       py::arg("text"), py::arg("language") = "",
       "The sentences of `text` (ICU's rules for `language`, e.g. \"en\"; \"\" = root rules), in order, trimmed.");
-  m.def("resolve_model_dir", &resolve_model_dir, py::arg("name_or_path"),
+  m.def(
+      "resolve_model_dir", [](const py::object& name) { return resolve_model_dir(path_arg(name, "name_or_path")); },
+      py::arg("name_or_path"),
         "The folder a model argument means: a path as given, or a bundled model by name (\"en-de\").");
 
   py::class_<Hypothesis>(m, "Hypothesis")
@@ -481,15 +529,16 @@ PYBIND11_MODULE(_ordo, m) {
       .def_property_readonly("produced", &TokenStream::produced);
 
   py::class_<PyTranslator>(m, "Translator")
-      .def(py::init([](const std::string& model_path, const std::string& compute_type, int threads, int inter_threads,
-                       bool weight_cache, const std::string& device) {
+      .def(py::init([](const py::object& model_path, const py::object& compute_type, const py::object& threads,
+                       const py::object& inter_threads, const py::object& weight_cache, const py::object& device_arg) {
              // CTranslate2's device argument, so that its code ports unchanged: ordo runs on the CPU.
+             const std::string device = str_arg(device_arg, "device");
              if (device != "cpu" && device != "auto")
                throw Error("device '" + device + "': ordo runs on the CPU only (device=\"cpu\")");
              ModelOptions options = model_options_of(compute_type, threads, inter_threads, weight_cache);
              auto warnings = std::make_shared<std::vector<std::string>>();
              options.on_warning = [warnings](const std::string& w) { warnings->push_back(w); };
-             const std::string dir = resolve_model_dir(model_path);
+             const std::string dir = resolve_model_dir(path_arg(model_path, "model_path"));
              std::shared_ptr<const Translator> model;
              {
                py::gil_scoped_release release;
@@ -507,15 +556,32 @@ PYBIND11_MODULE(_ordo, m) {
       .def(
           "translate_batch",
           [](const PyTranslator& t, const py::object& sources, const py::kwargs& kwargs) {
-            const std::vector<std::string> inputs = strings_of(sources, "sources");
+            const std::vector<std::string> inputs = strings_arg(sources, "sources");
             Call call = call_of(kwargs, "translation", inputs.size());
             return t.translate(inputs, call);
           },
           py::arg("sources"))
       .def(
+          "translate",
+          [](const PyTranslator& t, const py::object& text, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs{str_arg(text, "text")};
+            Call call = call_of(kwargs, "translation", 1);
+            return t.translate(inputs, call)[0].hypotheses[0].text;
+          },
+          py::arg("text"), "Translates one text; the best hypothesis' text.")
+      .def(
+          "summarize",
+          [](const PyTranslator& t, const py::object& document, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs{str_arg(document, "document")};
+            Call call = call_of(kwargs, "summarization", 1);
+            t.summarization_task(call);
+            return t.translate(inputs, call)[0].hypotheses[0].text;
+          },
+          py::arg("document"), "Summarizes one document; the best hypothesis' text.")
+      .def(
           "summarize_batch",
           [](const PyTranslator& t, const py::object& documents, const py::kwargs& kwargs) {
-            const std::vector<std::string> inputs = strings_of(documents, "documents");
+            const std::vector<std::string> inputs = strings_arg(documents, "documents");
             Call call = call_of(kwargs, "summarization", inputs.size());
             t.summarization_task(call);
             return t.translate(inputs, call);
@@ -524,8 +590,8 @@ PYBIND11_MODULE(_ordo, m) {
       .def(
           "score_batch",
           [](const PyTranslator& t, const py::object& sources, const py::object& targets, const py::kwargs& kwargs) {
-            const std::vector<std::string> in = strings_of(sources, "sources");
-            const std::vector<std::string> out = strings_of(targets, "targets");
+            const std::vector<std::string> in = strings_arg(sources, "sources");
+            const std::vector<std::string> out = strings_arg(targets, "targets");
             Call call = call_of(kwargs, "translation", in.size());
             auto flag = call.flag;
             call.decode.cancelled = [flag] { return flag->stop.load(); };
@@ -536,8 +602,9 @@ PYBIND11_MODULE(_ordo, m) {
           py::arg("sources"), py::arg("targets"))
       .def(
           "translate_documents",
-          [](const PyTranslator& t, const py::object& units, const std::string& language, const py::kwargs& kwargs) {
-            const std::vector<std::string> inputs = strings_of(units, "units");
+          [](const PyTranslator& t, const py::object& units, const py::object& language_arg, const py::kwargs& kwargs) {
+            const std::vector<std::string> inputs = strings_arg(units, "units");
+            const std::string language = str_arg(language_arg, "language");
             Call call = call_of(kwargs, "translation", inputs.size());
             if (!call.target_prefixes.empty()) throw Error("translate_documents takes no per-input target_prefix");
             auto flag = call.flag;
@@ -550,7 +617,8 @@ PYBIND11_MODULE(_ordo, m) {
           py::arg("units"), py::arg("language") = "")
       .def(
           "translate_html",
-          [](const PyTranslator& t, const std::string& html, const std::string& language, const py::kwargs& kwargs) {
+          [](const PyTranslator& t, const py::object& html_arg, const py::object& language_arg, const py::kwargs& kwargs) {
+            const std::string html = str_arg(html_arg, "html"), language = str_arg(language_arg, "language");
             Call call = call_of(kwargs, "translation", 1);
             if (!call.target_prefixes.empty()) throw Error("translate_html takes no per-input target_prefix");
             auto flag = call.flag;
@@ -564,7 +632,8 @@ PYBIND11_MODULE(_ordo, m) {
           "An HTML document or fragment translated sentence by sentence, its markup kept (ordo translate --format html)")
       .def(
           "_token_stream",
-          [](const PyTranslator& t, const std::string& source, bool summarize, const py::kwargs& kwargs) {
+          [](const PyTranslator& t, const py::object& source_arg, bool summarize, const py::kwargs& kwargs) {
+            std::string source = str_arg(source_arg, summarize ? "document" : "source");
             Call call = call_of(kwargs, summarize ? "summarization" : "translation", 1);
             if (summarize) t.summarization_task(call);
             if (!call.target_prefixes.empty()) call.decode.target_prefix = call.target_prefixes[0];

@@ -4,6 +4,7 @@ Face fixtures; every decoding option of the table reaches the engine (one test p
 the same setting as a flag of the CLI); errors raise ordo.Error with the CLI's message."""
 import atexit
 import os
+import re
 import shutil
 import tempfile
 
@@ -257,6 +258,76 @@ def test_errors_raise_ordo_error_with_the_cli_message(tmp_path):
         t.translate_batch(["a lone surrogate \udc80"])
     with pytest.raises(ordo.Error, match="target_prefix has 2 entries for 1 inputs"):
         t.translate_batch(["A dog runs."], target_prefix=["Ein", "Zwei"])
+
+
+# Every argument a caller gives, of a wrong type: the call (given the en-de translator) and the
+# argument's name. Each raises TypeError naming the argument, never pybind11's "Unable to cast"
+# or its list of signatures.
+WRONG_TYPES = {
+    "model_path=1": (lambda t: ordo.Translator(1), "model_path"),
+    "compute_type=None": (lambda t: ordo.Translator("en-de", compute_type=None), "compute_type"),
+    "threads='2'": (lambda t: ordo.Translator("en-de", threads="2"), "threads"),
+    "threads=1.5": (lambda t: ordo.Translator("en-de", threads=1.5), "threads"),
+    "threads=True": (lambda t: ordo.Translator("en-de", threads=True), "threads"),
+    "inter_threads=None": (lambda t: ordo.Translator("en-de", inter_threads=None), "inter_threads"),
+    "weight_cache=None": (lambda t: ordo.Translator("en-de", weight_cache=None), "weight_cache"),
+    "weight_cache=0": (lambda t: ordo.Translator("en-de", weight_cache=0), "weight_cache"),
+    "device=1": (lambda t: ordo.Translator("en-de", device=1), "device"),
+    "sources=None": (lambda t: t.translate_batch(None), "sources"),
+    "sources=dict": (lambda t: t.translate_batch({"A dog runs.": 1}), "sources"),
+    "targets=[1]": (lambda t: t.score_batch(["A dog."], [1]), "targets"),
+    "beam_size=[2]": (lambda t: t.translate_batch(EN, beam_size=[2]), "beam_size"),
+    "temperature='x'": (lambda t: t.translate_batch(EN, temperature="x"), "temperature"),
+    "sample=1": (lambda t: t.translate_batch(EN, sample=1), "sample"),
+    "target_lang=1": (lambda t: t.translate_batch(EN, target_lang=1), "target_lang"),
+    "batch_size=1.0": (lambda t: t.translate_batch(EN, batch_size=1.0), "batch_size"),
+    "glossary={1: 'x'}": (lambda t: t.translate_batch(EN, glossary={1: "x"}), "glossary"),
+    "glossary={'x': 2}": (lambda t: t.translate_batch(EN, glossary={"x": 2}), "glossary"),
+    "preset=[]": (lambda t: t.translate_batch(EN, preset=[]), "preset"),
+    "translate(1)": (lambda t: t.translate(1), "text"),
+    "summarize(None)": (lambda t: t.summarize(None), "document"),
+    "generate_tokens(1)": (lambda t: t.generate_tokens(1), "source"),
+    "language=None": (lambda t: t.translate_documents(EN, language=None), "language"),
+    "translate_html(1)": (lambda t: t.translate_html(1), "html"),
+    "split_sentences(1)": (lambda t: ordo.split_sentences(1), "text"),
+    "resolve_model_dir(None)": (lambda t: ordo.resolve_model_dir(None), "name_or_path"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_TYPES))
+def test_a_wrong_type_raises_type_error_naming_the_argument(case):
+    call, name = WRONG_TYPES[case]
+    with pytest.raises(TypeError) as error:
+        call(translator("en-de"))
+    assert re.match(re.escape(name) + r"\b", str(error.value)), str(error.value)
+    assert "Unable to cast" not in str(error.value) and "incompatible" not in str(error.value)
+
+
+# Values of the right type beyond what the argument takes, as far as an int too large for
+# int64 or a float: ordo.Error naming the argument and its range.
+@pytest.mark.parametrize("keywords, message", [
+    ({"threads": 2 ** 70}, "threads must be an integer from 0 to 1024"),
+    ({"threads": -1}, "threads must be an integer from 0 to 1024"),
+    ({"inter_threads": 2 ** 64}, "inter_threads must be an integer from 1 to"),
+])
+def test_a_translator_argument_out_of_range_raises_ordo_error_naming_it(keywords, message):
+    with pytest.raises(ordo.Error, match=message):
+        ordo.Translator("en-de", **keywords)
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"batch_size": 2 ** 70}, "batch_size must be an integer from 1 to 65536"),
+    ({"temperature": 10 ** 400, "sample": True}, "temperature must be a number from"),
+    ({"seed": 2 ** 64, "sample": True}, "seed must be an integer from 0 to"),
+])
+def test_an_option_out_of_range_raises_ordo_error_naming_it(keywords, message):
+    with pytest.raises(ordo.Error, match=message):
+        translator("en-de").translate_batch(EN, **keywords)
+
+
+def test_more_inter_threads_than_the_library_starts_raise_ordo_error():
+    with pytest.raises(ordo.Error, match="inter_threads"):
+        ordo.Translator("en-de", inter_threads=100000)
 
 
 def test_type_stubs_list_every_option():

@@ -142,14 +142,6 @@ class Translator(_ordo.Translator):
     Its methods may be called from several Python threads at once (the GIL is released while
     ordo computes)."""
 
-    def translate(self, text, **options):
-        """Translates one text; the best hypothesis' text."""
-        return self.translate_batch([text], **options)[0].hypotheses[0].text
-
-    def summarize(self, document, **options):
-        """Summarizes one document; the best hypothesis' text."""
-        return self.summarize_batch([document], **options)[0].hypotheses[0].text
-
     def generate_tokens(self, source, **options):
         """Translates `source` token by token: an iterator of GenerationStepResult, each as it is
         decoded (greedy search, or sampling with sample=True). Leaving the loop early stops the
