@@ -9,6 +9,7 @@
 #include <random>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ordo/error.h"
@@ -35,14 +36,44 @@ std::string request_id(const std::string& client_value) {
 namespace {
 
 // Writes all of `text` to `fd`, going on after a signal or a partial write; gives up on an error
-// (a full disk, a closed pipe): the log never stops the server.
-void write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
+// (a full disk, a closed pipe): the log never stops the server. Returns the bytes written.
+size_t write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
+  return done;
+}
+
+// Writes `lines` (each ending in a newline) in one write(2) and returns how many are not in the
+// log whole. When the write stops part way (a full disk: ENOSPC; a file size limit: EFBIG), a
+// regular file is cut back to the end of the last whole line written, so that no half line
+// stays for the next batch to be glued to. A pipe or a terminal cannot be cut: its reader has
+// the part written, and a closed pipe has no reader left to mind.
+size_t write_lines(int fd, const std::deque<std::string>& lines) {
+  std::string batch;
+  for (const std::string& text : lines) batch += text;
+  const size_t done = write_all(fd, batch);
+  if (done == batch.size()) return 0;
+  size_t whole = 0, whole_bytes = 0;
+  for (const std::string& text : lines) {
+    if (whole_bytes + text.size() > done) break;
+    whole_bytes += text.size();
+    ++whole;
+  }
+  struct stat st;
+  const size_t partial = done - whole_bytes;
+  if (partial > 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    // The write left the offset at its end (O_APPEND too); the offset is set back as well, for
+    // a stderr redirected without O_APPEND ("2>file"), which would otherwise leave a hole.
+    const off_t end = ::lseek(fd, 0, SEEK_CUR);
+    const off_t cut = end - static_cast<off_t>(partial);
+    if (end >= 0 && cut >= 0 && ::ftruncate(fd, cut) == 0) ::lseek(fd, cut, SEEK_SET);
+  }
+  return lines.size() - whole;
 }
 
 }  // namespace
@@ -98,10 +129,9 @@ void AccessLog::run(const std::shared_ptr<Shared>& shared) {
     lock.unlock();
     // One write(2) of whole lines: a reader of the file (tail -f, a log shipper) never meets a
     // line cut where stdio's buffer would have split it.
-    std::string batch;
-    for (const std::string& text : lines) batch += text;
-    write_all(shared->fd, batch);
+    const size_t unwritten = write_lines(shared->fd, lines);
     lock.lock();
+    shared->unwritten += unwritten;
   }
   shared->done = true;
   shared->wake.notify_all();

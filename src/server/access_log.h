@@ -5,7 +5,9 @@
 // X-Request-Id when it is sane, else a new one, and is sent back in X-Request-Id.
 // Lines go to a queue that a thread of the log writes out: a request never waits for a slow or
 // undrained stderr; past kMaxQueuedLines waiting, new lines are dropped and counted. What is
-// queued goes out in one write(2), whole lines only, so a reader of the file never sees half one.
+// queued goes out in one write(2), whole lines only, so a reader of the file never sees half one;
+// a write the disk cannot take whole (full, or over a size limit) is cut back to its last whole
+// line, and the lines after it are dropped and counted.
 #pragma once
 
 #include <atomic>
@@ -60,6 +62,11 @@ class AccessLog {
   void write(const nlohmann::ordered_json& line);
   // Lines dropped because kMaxQueuedLines were waiting.
   uint64_t dropped() const { return dropped_; }
+  // Lines dropped because they could not be written whole (ENOSPC, EFBIG, a closed pipe).
+  uint64_t unwritten() const {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    return shared_->unwritten;
+  }
   // The UTC time now as 2026-11-26T10:56:51.123Z.
   static std::string now_text();
 
@@ -73,6 +80,7 @@ class AccessLog {
     std::condition_variable wake;
     std::deque<std::string> queue;  // guarded by mutex
     bool stopping = false, done = false;  // guarded by mutex
+    uint64_t unwritten = 0;               // guarded by mutex
     ~Shared() {
       if (own) ::close(fd);
     }

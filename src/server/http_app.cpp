@@ -99,7 +99,7 @@ void Service::install(httplib::Server& http) {
       const KeyLimiter::Usage use = limiter_.usage(key);
       metrics_.key_window(key.id, use.requests, use.chars);
     }
-    metrics_.access_log_dropped(access_log_->dropped());
+    metrics_.access_log_dropped(access_log_->dropped(), access_log_->unwritten());
     res.set_content(metrics_.text(), Metrics::content_type());
   });
   // POST /admin/reload (reload.cpp) exists only with --admin-key: its key, as Bearer or api_key.

@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <utility>
+
 namespace ordo::server {
 namespace {
 
@@ -99,11 +101,12 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                            .Name("ordo_api_key_window_characters")
                            .Help("Characters of each API key in its current day window (daily_char_limit)")
                            .Register(*registry_);
-  log_dropped_ = &prometheus::BuildGauge()
-                      .Name("ordo_access_log_dropped_lines")
-                      .Help("Access-log lines dropped since start because 10000 were waiting to be written")
-                      .Register(*registry_)
-                      .Add({});
+  log_dropped_ = &prometheus::BuildCounter()
+                      .Name("ordo_access_log_dropped_lines_total")
+                      .Help("Access-log lines dropped, by reason: queue_full (10000 were waiting to be written), "
+                            "write_failed (the disk or a file size limit did not take them whole)")
+                      .Register(*registry_);
+  access_log_dropped(0, 0);
 }
 
 Metrics::~Metrics() = default;
@@ -132,7 +135,15 @@ void Metrics::key_limited(const std::string& key, const char* limit) {
   key_limited_->Add({{"key", key}, {"limit", limit}}).Increment();
 }
 
-void Metrics::access_log_dropped(uint64_t lines) { log_dropped_->Set(static_cast<double>(lines)); }
+void Metrics::access_log_dropped(uint64_t queue_full, uint64_t write_failed) {
+  std::lock_guard<std::mutex> lock(log_dropped_mutex_);
+  const std::pair<const char*, uint64_t> totals[] = {{"queue_full", queue_full}, {"write_failed", write_failed}};
+  for (const auto& [reason, lines] : totals) {
+    prometheus::Counter& counter = log_dropped_->Add({{"reason", reason}});
+    const double more = static_cast<double>(lines) - counter.Value();
+    if (more > 0) counter.Increment(more);
+  }
+}
 
 void Metrics::key_window(const std::string& key, int64_t requests, int64_t chars) {
   key_window_requests_->Add({{"key", key}}).Set(static_cast<double>(requests));

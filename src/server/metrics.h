@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "server/api_keys.h"
@@ -45,8 +46,9 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   void key_used(const std::string& key, int64_t chars);
   void key_limited(const std::string& key, const char* limit);
   void key_window(const std::string& key, int64_t requests, int64_t chars);
-  // Access-log lines dropped because the log could not keep up (access_log.h), set before each scrape.
-  void access_log_dropped(uint64_t lines);
+  // Access-log lines dropped since start (access_log.h), brought up to date before each scrape:
+  // reason "queue_full" (the log could not keep up), "write_failed" (not written whole).
+  void access_log_dropped(uint64_t queue_full, uint64_t write_failed);
 
   // The text format (version 0.0.4).
   std::string text() const;
@@ -74,7 +76,8 @@ class Metrics : public BatchObserver, public ConnectionObserver {
   prometheus::Family<prometheus::Counter>* key_limited_;
   prometheus::Family<prometheus::Gauge>* key_window_requests_;
   prometheus::Family<prometheus::Gauge>* key_window_chars_;
-  prometheus::Gauge* log_dropped_;
+  prometheus::Family<prometheus::Counter>* log_dropped_;
+  std::mutex log_dropped_mutex_;  // two scrapes at once add each difference once
 };
 
 }  // namespace ordo::server

@@ -1,12 +1,20 @@
 // API keys (server/api_keys.h): the one constant-time comparison and the lookup that goes
 // through it for every key, the keys file with its limit fields (old files read as before),
-// the limits' windows with an injected clock, and request ids (server/access_log.h).
+// the limits' windows with an injected clock, and the access log (server/access_log.h): request
+// ids, whole lines, and a disk that cannot take a write whole.
 // ctest-label: unit
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ordo/error.h"
@@ -201,6 +209,51 @@ TEST(AccessLog, LinesAreWrittenWholeInOrderByTheLogsThreadAndFlushedAtTheEnd) {
   off.write(nlohmann::ordered_json{{"id", "x"}});
   EXPECT_EQ(off.dropped(), 0u);
   EXPECT_THROW(AccessLog(dir.file("no/such/dir/access.log"), false), ordo::Error);
+}
+
+// A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) stands in for a full disk: the write that
+// crosses it stops part way, and every write after it fails (EFBIG), as on a full disk (ENOSPC).
+TEST(AccessLog, AWriteTheDiskCannotTakeWholeLeavesOnlyWholeLinesAndCountsTheRest) {
+  ordo::testing::TempDir dir;
+  const std::string path = dir.file("access.log");
+  const auto line = [](int i) {
+    char id[8];
+    std::snprintf(id, sizeof(id), "%03d", i);
+    return nlohmann::ordered_json{{"id", id}, {"status", 200}};
+  };
+  const size_t line_bytes = line(0).dump().size() + 1;
+  constexpr int kLines = 100;
+  constexpr rlim_t kLimit = 1000;
+  ASSERT_NE(kLimit % line_bytes, 0u);  // the limit falls inside a line
+  const uint64_t whole = kLimit / line_bytes;
+  uint64_t unwritten = 0;
+  {
+    struct rlimit before {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+    struct sigaction ignore {}, previous {};
+    ignore.sa_handler = SIG_IGN;
+    ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
+    struct rlimit low = before;
+    low.rlim_cur = kLimit;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);
+    {
+      AccessLog log(path, false);
+      for (int i = 0; i < kLines; ++i) log.write(line(i));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (log.unwritten() < kLines - whole && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      unwritten = log.unwritten();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    ::sigaction(SIGXFSZ, &previous, nullptr);
+  }
+  EXPECT_EQ(unwritten, kLines - whole);
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.size(), whole * line_bytes);
+  std::istringstream lines(text);
+  uint64_t n = 0;
+  for (std::string got; std::getline(lines, got); ++n) EXPECT_EQ(got, line(static_cast<int>(n)).dump());
+  EXPECT_EQ(n, whole);
 }
 
 }  // namespace

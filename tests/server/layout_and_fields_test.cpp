@@ -286,6 +286,22 @@ TEST(Metrics, PrometheusTextFormat) {
   EXPECT_STREQ(ordo::server::Metrics::content_type(), "text/plain; version=0.0.4; charset=utf-8");
 }
 
+// The access log's totals (access_log.h) become one counter family by reason, brought up to
+// each scrape's totals without counting a line twice.
+TEST(Metrics, AccessLogDropsAreOneCounterByReason) {
+  ordo::server::Metrics metrics;
+  metrics.access_log_dropped(2, 5);
+  metrics.access_log_dropped(3, 5);
+  const std::string text = metrics.text();
+  const auto value = [&](const std::string& series) {
+    const size_t at = text.find("\n" + series + " ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
+  };
+  EXPECT_NE(text.find("# TYPE ordo_access_log_dropped_lines_total counter"), std::string::npos) << text;
+  EXPECT_EQ(value(R"(ordo_access_log_dropped_lines_total{reason="queue_full"})"), 3);
+  EXPECT_EQ(value(R"(ordo_access_log_dropped_lines_total{reason="write_failed"})"), 5);
+}
+
 // A request's context (request_context.h) is found by its httplib::Request while its Scope
 // lasts, and not after; whether its client has gone is asked of the real socket.
 TEST(RequestContexts, FoundByTheRequestWhileRegisteredAndClientGoneAsksTheSocket) {
