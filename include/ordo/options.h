@@ -31,7 +31,9 @@ struct ModelOptions {
   // Batches translated at once, each on threads / inter_threads intra-op threads, by workers
   // that live as long as the Translator. Two one-thread workers use 2 cores better than one
   // two-thread call (more work per thread between synchronisations); the weights are shared.
+  // At most kMaxInterThreads; ordo::Error when the system cannot start them.
   int inter_threads = 1;
+  static constexpr int kMaxInterThreads = 256;
   ComputeType compute_type = ComputeType::kFloat32;
   // Packed weights cache (start-up of big models): the first load of a model for a compute
   // type keeps its packed weights in a file, and later loads read and check that file instead

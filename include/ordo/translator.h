@@ -80,6 +80,10 @@ class ORDO_API Translator {
   // (option, generation_config.json, preset, default): what `ordo --print-config` shows.
   std::vector<ResolvedSetting> resolved_settings(const DecodeOptions& options = {}) const;
 
+  // With DecodeOptions::return_attention, how many weights a hypothesis carries for each pair of
+  // a target and a source position (Attention::weights): the decoder's layers x heads. What a
+  // caller bounding attention's memory multiplies by target x source lengths.
+  int64_t attention_weights_per_pair() const;
   // Folder the model was loaded from.
   const std::string& model_dir() const;
 

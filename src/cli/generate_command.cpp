@@ -351,7 +351,7 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--inter-threads", args.inter_threads,
                   "Batches translated at once, sharing --threads (2 on 2 cores: best throughput)")
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, ModelOptions::kMaxInterThreads));
   cmd->add_option("--compute-type", args.compute_type,
                   "Arithmetic of the matrix products: float32 (exact, default), bfloat16 or int8 (faster)")
       ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
@@ -438,6 +438,17 @@ int run_generate(const Task& task, const GenerateArgs& args) {
 
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
+  if (!target_prefixes.empty()) {  // the longest prefix line must leave room to generate
+    const auto longest = std::max_element(target_prefixes.begin(), target_prefixes.end(),
+                                          [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    DecodeOptions with_prefix = decode;
+    with_prefix.target_prefix = *longest;
+    try {
+      model.resolved_settings(with_prefix);
+    } catch (const Error& e) {
+      throw Error(prefix_lines->where(static_cast<uint64_t>(longest - target_prefixes.begin()) + 1) + ": " + e.what());
+    }
+  }
   check_min_length(args, settings);
   const std::optional<int64_t> max_length = resolved_int(settings, &DecodeOptions::max_length);
   if (args.decode.max_new_tokens && !args.quiet && max_length && *max_length < *args.decode.max_new_tokens + 1)

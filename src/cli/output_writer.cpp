@@ -38,10 +38,11 @@ std::string OutputWriter::alignment_field(const TranslationResult& result, const
   return " ||| " + pharaoh(extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h));
 }
 
-nlohmann::ordered_json OutputWriter::hypothesis_json(const TranslationResult& result, const Hypothesis& h) const {
-  nlohmann::ordered_json out = text_json(h);
+void OutputWriter::write_hypothesis(server::JsonObjectWriter& out, const TranslationResult& result,
+                                    const Hypothesis& h) const {
+  const nlohmann::ordered_json fields = text_json(h);
+  for (const auto& [key, value] : fields.items()) out.field(key.c_str(), value);
   server::add_alignment_and_attention(out, result, h, {extras_.alignment, extras_.alignment_words, extras_.attention});
-  return out;
 }
 
 OutputWriter::OutputWriter(const std::string& path, OutputFormat format) : format_(format) {
@@ -76,16 +77,27 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
             << '\n';
       break;
     case OutputFormat::kJson: {
-      nlohmann::ordered_json line;
+      // Written as text (server/attention_json.h): a line with attention costs about its size.
+      std::string text;
+      server::JsonObjectWriter line(text);
       if (result.hypotheses.empty()) {
-        line = {{"text", ""}, {"tokens", nlohmann::ordered_json::array()}, {"score", 0.0}};
+        const nlohmann::ordered_json empty = text_json(Hypothesis());
+        for (const auto& [key, value] : empty.items()) line.field(key.c_str(), value);
       } else {
-        line = hypothesis_json(result, result.hypotheses[0]);
+        write_hypothesis(line, result, result.hypotheses[0]);
       }
-      if (extras_.attention && !result.source_tokens.empty()) line["source_tokens"] = result.source_tokens;
-      line["n_best"] = nlohmann::ordered_json::array();
-      for (const Hypothesis& h : result.hypotheses) line["n_best"].push_back(hypothesis_json(result, h));
-      out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+      if (extras_.attention && !result.source_tokens.empty()) line.field("source_tokens", result.source_tokens);
+      std::string& list = line.raw_field("n_best");
+      list += '[';
+      for (size_t k = 0; k < result.hypotheses.size(); ++k) {
+        if (k) list += ',';
+        server::JsonObjectWriter hypothesis(list);
+        write_hypothesis(hypothesis, result, result.hypotheses[k]);
+        hypothesis.close();
+      }
+      list += ']';
+      line.close();
+      out << text << '\n';
       break;
     }
   }

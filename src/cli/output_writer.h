@@ -12,6 +12,7 @@
 
 #include "ordo/document.h"
 #include "ordo/options.h"
+#include "server/attention_json.h"
 
 namespace ordo::cli {
 
@@ -55,7 +56,8 @@ class OutputWriter {
   std::string streamed_;  // what stream() wrote of the current line
   // " ||| <alignment>" for text and n-best lines ("" without --alignment).
   std::string alignment_field(const TranslationResult& result, const Hypothesis& h) const;
-  nlohmann::ordered_json hypothesis_json(const TranslationResult& result, const Hypothesis& h) const;
+  // "text", "tokens", "score" and the extras of one hypothesis.
+  void write_hypothesis(server::JsonObjectWriter& out, const TranslationResult& result, const Hypothesis& h) const;
 };
 
 }  // namespace ordo::cli

@@ -131,7 +131,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("-t,--threads", args.threads, "CPU threads in all (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--inter-threads", args.inter_threads,
                   "Batches translated at once, each on threads/inter-threads cores (2 on 2 cores: best throughput)")
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, ModelOptions::kMaxInterThreads));
   cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
       ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
   cmd->add_flag("--no-weight-cache", args.no_weight_cache,
@@ -159,6 +159,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "Most decoding work one request may ask for: sentences x beams x new tokens, each\n"
                   "sentence's tokens counted as its max new tokens but at most 256 unless min_new_tokens\n"
                   "or min_length force more (default 262144; 400 past it)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 40));
+  cmd->add_option("--max-attention-values", args.max_attention_values,
+                  "Most cross-attention weights one request may hold (\"attention\", \"alignment\",\n"
+                  "format=html): sentences x max(beams, n_best) x decoder layers x heads x new tokens x\n"
+                  "source tokens (default 16777216; 400 past it)")
       ->check(CLI::Range(size_t(1), size_t(1) << 40));
   cmd->add_option("--read-timeout", args.read_timeout,
                   "Seconds a request's head and body may take to arrive, from its first byte (default 10;\n"
@@ -239,6 +244,7 @@ int run_serve(const ServeArgs& args) {
   config.limits.timeout_seconds = args.timeout;
   config.limits.max_beam_size = args.max_beam_size;
   config.limits.max_request_cost = args.max_request_cost;
+  config.limits.max_attention_values = args.max_attention_values;
   config.limits.read_timeout_seconds = args.read_timeout;
   config.limits.max_client_connections = args.max_client_connections;
   if (!args.api_keys_file.empty()) config.api_keys = server::read_api_keys(args.api_keys_file);

@@ -27,6 +27,7 @@ struct ServeArgs {
   double timeout = 60;
   int max_beam_size = 16;
   size_t max_request_cost = size_t(1) << 18;
+  size_t max_attention_values = size_t(1) << 24;
   double read_timeout = 10;
   size_t max_client_connections = 256;
   std::string api_keys_file;

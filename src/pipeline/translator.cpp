@@ -114,6 +114,7 @@ struct Translator::Impl {
   std::string pair_source;  // a one-pair model's source language (tokenizer_config.json), "" if not named
   int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
   std::unique_ptr<pipeline::WorkerPool> workers;  // ModelOptions::inter_threads > 1
+  std::function<void(const std::string&)> warn;  // ModelOptions::on_warning
   // DecodeOptions::use_vmap: the folder's vmap.txt, read at its first use (a failed read is
   // tried again by the next call that asks).
   mutable std::mutex vmap_mutex;
@@ -222,6 +223,49 @@ struct Translator::Impl {
     return ids;
   }
 
+  // A target prefix of `length` ids counts in the target's lengths, as generate()'s
+  // decoder_input_ids do; throws when it leaves no room to generate.
+  void fit_prefix(search::GenerationSettings& settings, int64_t length) const {
+    if (settings.max_from_new_tokens) settings.max_length += length;
+    if (settings.min_new_tokens > 0) settings.min_new_tokens += length;
+    const int64_t cap = model->config().max_position_embeddings + 1;
+    if (!model->family().fairseq_positions) settings.max_length = std::min(settings.max_length, cap);
+    if (settings.max_length <= length + 1)
+      throw Error("target prefix of " + std::to_string(length) + " tokens leaves no room to generate (max_length " +
+                  std::to_string(settings.max_length) + ", the decoder start token included)");
+  }
+
+  // settings_for() and the checks of a call's options that need the model: force_words'
+  // phrases and search, the vocabulary map (read now), the room a target_prefix leaves, the
+  // options return_alternatives excludes. run() and resolved_settings() both pass here, so a
+  // face that resolves the settings once before its inputs (the command line, the server)
+  // fails once, not once per input.
+  search::GenerationSettings checked_settings(const DecodeOptions& options,
+                                              std::vector<ResolvedSetting>* trace = nullptr) const {
+    if (options.return_alternatives.value_or(false)) {
+      if (options.use_vmap.value_or(false))
+        throw Error("invalid decoding option: use_vmap with return_alternatives is not supported");
+      if (options.force_words)
+        throw Error("invalid decoding option: return_alternatives with force_words is not supported");
+    }
+    search::GenerationSettings settings = settings_for(options, trace);
+    if (options.force_words) {
+      settings.force_words_ids = pipeline::force_words_ids(*tokenizer, *options.force_words, model->config().decoder_vocab_size);
+      if (settings.num_beams <= 1 || settings.do_sample)
+        throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
+                    "as transformers' constrained beam search does");
+      if (options.target_prefix && !options.target_prefix->empty())
+        throw Error("invalid decoding option: force_words with a target prefix is not supported");
+    }
+    if (options.use_vmap.value_or(false)) vocab_map();
+    if (options.target_prefix) {
+      search::GenerationSettings room = settings;
+      const auto length = prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name).size();
+      if (length > 0) fit_prefix(room, static_cast<int64_t>(length));
+    }
+    return settings;
+  }
+
   // Per-input prefix ids from DecodeOptions::target_prefix (one text for all) or the per-input
   // texts; empty when neither is given.
   search::Prefixes prefixes_for(size_t inputs, const DecodeOptions& options,
@@ -282,7 +326,6 @@ struct Translator::Impl {
     greedy.beam_size = 1;
     greedy.n_best = 1;
     greedy.sample.reset();
-    if (greedy.force_words) throw Error("invalid decoding option: return_alternatives with force_words is not supported");
     const int64_t n = options.n_best.value_or(1);
     const search::GenerationSettings settings = settings_for(greedy);
     const int64_t vocab = model->config().decoder_vocab_size;
@@ -344,8 +387,7 @@ struct Translator::Impl {
                                      const BatchOptions& batching, const std::vector<int64_t>& dropped = {},
                                      const search::Prefixes& prefixes = {}) const {
     if (options.return_alternatives.value_or(false)) {
-      if (options.use_vmap.value_or(false))
-        throw Error("invalid decoding option: use_vmap with return_alternatives is not supported");
+      checked_settings(options);
       return alternatives(sources, options, batching, dropped, prefixes);
     }
     // Target prefixes of different lengths run apart: lengths count a prefix, as
@@ -389,16 +431,11 @@ struct Translator::Impl {
     const nn::ThreadCountScope call_threads(threads);
     const std::vector<int64_t> truncated = pipeline::truncate_sources(
         sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
-    search::GenerationSettings settings = settings_for(options);
+    search::GenerationSettings settings = checked_settings(options);
     settings.return_attention = options.return_attention;
-    if (options.force_words) {
-      settings.force_words_ids = pipeline::force_words_ids(*tokenizer, *options.force_words, model->config().decoder_vocab_size);
-      if (settings.num_beams <= 1 || settings.do_sample)
-        throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
-                    "as transformers' constrained beam search does");
+    if (options.force_words)
       for (const std::vector<int64_t>& prefix : prefixes)
         if (!prefix.empty()) throw Error("invalid decoding option: force_words with a target prefix is not supported");
-    }
     const int64_t prefix_length = prefixes.empty() ? 0 : static_cast<int64_t>(prefixes[0].size());
     if (prefix_length > 0) {
       for (const std::vector<int64_t>& prefix : prefixes)
@@ -407,13 +444,7 @@ struct Translator::Impl {
             throw Error("target prefix: token id " + std::to_string(id) +
                         (id == settings.eos_token_id ? " is the end of sequence (a prefix cannot end the output)"
                                                      : " is outside the target vocabulary"));
-      if (settings.max_from_new_tokens) settings.max_length += prefix_length;
-      if (settings.min_new_tokens > 0) settings.min_new_tokens += prefix_length;
-      const int64_t cap = model->config().max_position_embeddings + 1;
-      if (!model->family().fairseq_positions) settings.max_length = std::min(settings.max_length, cap);
-      if (settings.max_length <= prefix_length + 1)
-        throw Error("target prefix of " + std::to_string(prefix_length) + " tokens leaves no room to generate (max_length " +
-                    std::to_string(settings.max_length) + ", the decoder start token included)");
+      fit_prefix(settings, prefix_length);
     }
     for (size_t i = 0; i < sources.size(); ++i)
       for (int64_t id : sources[i])
@@ -445,7 +476,16 @@ struct Translator::Impl {
       if (options.cancelled && options.cancelled()) throw Error("cancelled");
       const at::Tensor encoded = model->encode(ids, mask);
       pipeline::ModelStep step(*model, model->start_decoding(encoded, mask));
-      if (vmap) step.restrict_output(model->shortlist(at::tensor(vmap->candidates(batch, vmap_specials))));
+      if (vmap) {
+        const std::vector<int64_t> candidates = vmap->candidates(batch, vmap_specials);
+        const auto special = [&](int64_t id) {
+          return std::find(vmap_specials.begin(), vmap_specials.end(), id) != vmap_specials.end();
+        };
+        if (warn && std::all_of(candidates.begin(), candidates.end(), special))
+          warn("use_vmap: " + vmap->path() + " maps none of the pieces of a batch of " + std::to_string(batch.size()) +
+               " inputs: their shortlist holds only special tokens, so their output is empty");
+        step.restrict_output(model->shortlist(at::tensor(candidates)));
+      }
       if (settings.return_attention) step.record_attention();
       CancellableStep cancellable(step, options.cancelled);
       search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
@@ -498,6 +538,10 @@ Translator::Translator(const std::string& model_dir, const ModelOptions& model_o
 void Translator::load(const std::string& model_dir, const ModelOptions& model_options) {
   if (model_options.threads < 0) throw Error("invalid model option: threads must not be negative");
   if (model_options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
+  if (model_options.inter_threads > ModelOptions::kMaxInterThreads)
+    throw Error("invalid model option: inter_threads " + std::to_string(model_options.inter_threads) + " is more than " +
+                std::to_string(ModelOptions::kMaxInterThreads) + " (each worker translates one batch at a time; more "
+                "workers than cores only add memory)");
   impl_->threads = model_options.threads > 0 ? usable_threads(model_options.threads) : 0;
   // Loading (packing the weights) runs on the model's threads too, and leaves the caller's as they were.
   at::internal::lazy_init_num_threads();
@@ -505,6 +549,7 @@ void Translator::load(const std::string& model_dir, const ModelOptions& model_op
   if (model_options.inter_threads > 1)
     impl_->workers = std::make_unique<pipeline::WorkerPool>(static_cast<size_t>(model_options.inter_threads));
   impl_->model_dir = model_dir;
+  impl_->warn = model_options.on_warning;
   // Everything small is read and checked before the weights: a bad id or size in a JSON file
   // fails in milliseconds, naming the file and field, and nothing is allocated from it.
   io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
@@ -723,8 +768,13 @@ std::vector<ScoreResult> Translator::score(const std::vector<std::string>& sourc
 
 std::vector<ResolvedSetting> Translator::resolved_settings(const DecodeOptions& options) const {
   std::vector<ResolvedSetting> trace;
-  guarded("resolving the decoding settings", [&] { checked_impl().settings_for(options, &trace); });
+  guarded("resolving the decoding settings", [&] { checked_impl().checked_settings(options, &trace); });
   return trace;
+}
+
+int64_t Translator::attention_weights_per_pair() const {
+  const io::ModelConfig& config = checked_impl().model->config();
+  return config.decoder_layers * config.decoder_attention_heads;
 }
 
 const std::string& Translator::model_dir() const { return checked_impl().model_dir; }

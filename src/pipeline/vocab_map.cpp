@@ -1,10 +1,12 @@
 #include "pipeline/vocab_map.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <unordered_map>
 
+#include "io/file.h"
 #include "ordo/error.h"
+#include "ordo/text.h"
 
 namespace ordo::pipeline {
 namespace {
@@ -49,13 +51,17 @@ PieceIds target_piece_ids(const text::Tokenizer& tokenizer, int64_t vocab) {
 
 VocabMap VocabMap::load(const std::string& path, const text::Tokenizer& tokenizer, int64_t source_vocab,
                         int64_t target_vocab) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the vocabulary map (use_vmap; build one with ordo-vmap)");
+  // A regular file only, opened without blocking: a FIFO would hang the call (and, in a server,
+  // the HTTP thread waiting for it past its timeout), a directory would read as no lines.
+  std::string content =
+      io::read_regular_file(io::require_regular_file(path, "use_vmap reads the model's vocabulary map; build one with ordo-vmap"));
+  drop_byte_order_mark(content);
   const PieceIds source_ids = source_piece_ids(tokenizer, source_vocab);
   const PieceIds target_ids = target_piece_ids(tokenizer, target_vocab);
   VocabMap map;
   map.path_ = path;
   map.target_vocab_ = target_vocab;
+  std::istringstream in(content);
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -79,7 +85,12 @@ VocabMap VocabMap::load(const std::string& path, const text::Tokenizer& tokenize
     std::vector<int64_t>& into = key.empty() ? map.always_ : map.targets_[key];
     into.insert(into.end(), targets.begin(), targets.end());
     map.longest_key_ = std::max(map.longest_key_, key.size());
+    ++map.entries_;
   }
+  // An empty map would leave every batch only the special tokens: every translation empty.
+  if (map.entries_ == 0)
+    throw Error(path + ": the vocabulary map has no entries (use_vmap needs lines 'source pieces TAB target pieces'; "
+                "build one with ordo-vmap)");
   return map;
 }
 

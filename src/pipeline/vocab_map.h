@@ -26,7 +26,8 @@ class VocabMap {
   // Reads CTranslate2's vmap.txt: per line "source pieces<TAB>target pieces", each side
   // separated by spaces; a key of several pieces is an n-gram of consecutive source pieces, an
   // empty key gives targets every batch gets. Pieces are the model's ("▁Haus"). Throws
-  // ordo::Error naming the file and line of a malformed line or a piece the model lacks.
+  // ordo::Error naming the file and line of a malformed line or a piece the model lacks, and
+  // naming the file when it is not a regular file (a directory, a FIFO) or has no entries.
   static VocabMap load(const std::string& path, const text::Tokenizer& tokenizer, int64_t source_vocab,
                        int64_t target_vocab);
 
@@ -43,6 +44,7 @@ class VocabMap {
   std::vector<int64_t> always_;
   std::map<std::vector<int64_t>, std::vector<int64_t>> targets_;  // source id n-gram -> target ids
   size_t longest_key_ = 0;
+  size_t entries_ = 0;  // lines read
 };
 
 }  // namespace ordo::pipeline

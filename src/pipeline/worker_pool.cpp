@@ -1,21 +1,35 @@
 #include "pipeline/worker_pool.h"
 
 #include <exception>
+#include <string>
+#include <system_error>
+
+#include "ordo/error.h"
 
 namespace ordo::pipeline {
 
 WorkerPool::WorkerPool(size_t workers) {
-  threads_.reserve(workers);
-  for (size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  try {
+    threads_.reserve(workers);
+    for (size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  } catch (const std::exception& e) {  // std::system_error (no thread to be had), std::bad_alloc
+    const size_t started = threads_.size();
+    stop();  // a destructor does not run for a constructor that throws: the started ones end here
+    throw Error("cannot start " + std::to_string(workers) + " inter_threads workers: the system gave " +
+                std::to_string(started) + " threads (" + e.what() + "); ask for fewer");
+  }
 }
 
-WorkerPool::~WorkerPool() {
+WorkerPool::~WorkerPool() { stop(); }
+
+void WorkerPool::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
 }
 
 void WorkerPool::work() {

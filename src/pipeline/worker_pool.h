@@ -15,6 +15,8 @@ namespace ordo::pipeline {
 
 class WorkerPool {
  public:
+  // Throws ordo::Error when the system cannot start them all (the ones started are ended
+  // first, so that no joinable thread is left to terminate the process).
   explicit WorkerPool(size_t workers);
   ~WorkerPool();  // waits for queued tasks, then ends the workers
   WorkerPool(const WorkerPool&) = delete;
@@ -28,6 +30,7 @@ class WorkerPool {
 
  private:
   void work();
+  void stop();  // waits for queued tasks, then ends and joins the workers
 
   std::mutex mutex_;
   std::condition_variable wake_;

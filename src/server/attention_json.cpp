@@ -1,5 +1,7 @@
 #include "server/attention_json.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -8,34 +10,75 @@
 
 namespace ordo::server {
 
-void add_alignment_and_attention(nlohmann::ordered_json& out, const TranslationResult& result,
-                                 const Hypothesis& h, const AttentionFields& fields) {
+namespace {
+
+std::string dump(const nlohmann::ordered_json& value) {
+  return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void JsonObjectWriter::field(const char* key, const nlohmann::ordered_json& value) {
+  raw_field(key) += dump(value);
+}
+
+std::string& JsonObjectWriter::raw_field(const char* key) {
+  if (!first_) out_ += ',';
+  first_ = false;
+  out_ += dump(key);
+  out_ += ':';
+  return out_;
+}
+
+void append_attention(std::string& out, const Attention& a) {
+  const float* w = a.weights.data();
+  char number[32];
+  out += '[';
+  for (int64_t l = 0; l < a.layers; ++l) {
+    out += l ? ",[" : "[";
+    for (int64_t head = 0; head < a.heads; ++head) {
+      out += head ? ",[" : "[";
+      for (int64_t t = 0; t < a.target_length; ++t) {
+        out += t ? ",[" : "[";
+        for (int64_t s = 0; s < a.source_length; ++s, ++w) {
+          if (s) out += ',';
+          if (!std::isfinite(*w)) {  // JSON has no NaN: null, as nlohmann writes it
+            out += "null";
+            continue;
+          }
+          const auto end = std::to_chars(number, number + sizeof number, *w).ptr;
+          out.append(number, end);
+        }
+        out += ']';
+      }
+      out += ']';
+    }
+    out += ']';
+  }
+  out += ']';
+}
+
+void add_alignment_and_attention(JsonObjectWriter& out, const TranslationResult& result, const Hypothesis& h,
+                                 const AttentionFields& fields) {
   using Json = nlohmann::ordered_json;
   if (fields.alignment == "soft") {
-    out["alignment"] = soft_alignment(result, h);
+    out.field("alignment", soft_alignment(result, h));
   } else if (!fields.alignment.empty()) {
     Json pairs = Json::array();
     for (const AlignmentLink& l : fields.words ? word_alignment(result, h) : hard_alignment(result, h))
       pairs.push_back({l.source, l.target});
-    out["alignment"] = std::move(pairs);
+    out.field("alignment", pairs);
   }
   if (!fields.attention || h.attention.empty()) return;
-  const Attention& a = h.attention;
-  Json layers = Json::array();
-  for (int64_t l = 0; l < a.layers; ++l) {
-    Json heads = Json::array();
-    for (int64_t head = 0; head < a.heads; ++head) {
-      Json rows = Json::array();
-      for (int64_t t = 0; t < a.target_length; ++t) {
-        const float* row = a.weights.data() + ((l * a.heads + head) * a.target_length + t) * a.source_length;
-        rows.push_back(std::vector<float>(row, row + a.source_length));
-      }
-      heads.push_back(std::move(rows));
-    }
-    layers.push_back(std::move(heads));
-  }
-  out["id_pieces"] = h.id_pieces;
-  out["attention"] = std::move(layers);
+  out.field("id_pieces", h.id_pieces);
+  append_attention(out.raw_field("attention"), h.attention);
+}
+
+size_t attention_weights(const std::vector<TranslationResult>& results) {
+  size_t n = 0;
+  for (const TranslationResult& r : results)
+    for (const Hypothesis& h : r.hypotheses) n += h.attention.weights.size();
+  return n;
 }
 
 }  // namespace ordo::server

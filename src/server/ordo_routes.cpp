@@ -27,24 +27,43 @@ AttentionFields attention_fields(const RequestFields& fields) {
   return f;
 }
 
-void add_attention(Json& out, const TranslationResult& r, const Hypothesis& h, const AttentionFields& f) {
+void add_attention(JsonObjectWriter& out, const TranslationResult& r, const Hypothesis& h, const AttentionFields& f) {
   add_alignment_and_attention(out, r, h, f);
   if (f.attention && !h.attention.empty()) {
-    out["token_positions"] = h.token_positions;  // the row of each entry of "tokens"
-    out["alignment_layer"] = h.attention.alignment_layer;
+    out.field("token_positions", h.token_positions);  // the row of each entry of "tokens"
+    out.field("alignment_layer", h.attention.alignment_layer);
   }
 }
 
-Json result_json(const TranslationResult& r, const AttentionFields& f) {
-  Json line = server::result_json(r);
-  if (!f.any()) return line;
-  if (!r.hypotheses.empty()) {
-    add_attention(line, r, r.hypotheses[0], f);
-    for (size_t k = 0; k < r.hypotheses.size(); ++k) add_attention(line["n_best"][k], r, r.hypotheses[k], f);
+// One entry of "results": server::result_json(r), with each hypothesis' alignment and
+// attention written as text (attention_json.h), in the fields' order of `ordo translate --json`.
+void append_result(std::string& out, const TranslationResult& r, const AttentionFields& f) {
+  const Json plain = server::result_json(r);
+  if (!f.any()) {
+    out += dump(plain);
+    return;
   }
-  line["source_tokens"] = r.source_tokens;
-  line["source_text_positions"] = r.source_text_positions;
-  return line;
+  JsonObjectWriter line(out);
+  for (const auto& [key, value] : plain.items()) {
+    if (key != "n_best") {
+      line.field(key.c_str(), value);
+      continue;
+    }
+    std::string& list = line.raw_field("n_best");
+    list += '[';
+    for (size_t k = 0; k < r.hypotheses.size(); ++k) {
+      if (k) list += ',';
+      JsonObjectWriter hypothesis(list);
+      for (const auto& [name, item] : value[k].items()) hypothesis.field(name.c_str(), item);
+      add_attention(hypothesis, r, r.hypotheses[k], f);
+      hypothesis.close();
+    }
+    list += ']';
+  }
+  if (!r.hypotheses.empty()) add_attention(line, r, r.hypotheses[0], f);
+  line.field("source_tokens", r.source_tokens);
+  line.field("source_text_positions", r.source_text_positions);
+  line.close();
 }
 
 }  // namespace
@@ -141,9 +160,21 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   // An empty or blank text is not run: one empty hypothesis, score 0 (the library's policy).
   if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
   const std::vector<TranslationResult> results = translate(*model, options, texts, context, deadline);
-  Json lines = Json::array();
-  for (const TranslationResult& r : results) lines.push_back(result_json(r, attention));
-  send_json(res, 200, Json{{"model", model->name}, {"results", lines}});
+  // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
+  // bound the answer.
+  if (attention.attention && attention_weights(results) > config_.limits.max_attention_values)
+    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(attention_weights(results)) +
+                            " attention weights, more than this server's limit of " +
+                            std::to_string(config_.limits.max_attention_values) +
+                            " (--max-attention-values): send fewer or shorter texts, or fewer new tokens");
+  // Written as text, not as a tree: an answer with attention costs about its own size.
+  std::string body = "{\"model\":" + dump(Json(model->name)) + ",\"results\":[";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) body += ',';
+    append_result(body, results[i], attention);
+  }
+  body += "]}\n";
+  send_json_text(res, 200, std::move(body));
 }
 
 // POST /v1/score {"model", "source": "..." or [...], "target": the same shape, "source_lang",

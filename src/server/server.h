@@ -36,6 +36,11 @@ struct Limits {
   int max_new_tokens = 1024;        // max_new_tokens, max_length
   // Decoding work: sentences x beams x new tokens (see request_cost()); 400 past it.
   size_t max_request_cost = size_t(1) << 18;
+  // Cross-attention weights a request may hold (asked by "attention", "alignment" or
+  // format=html): sentences x max(beams, n_best) x decoder layers x heads x new tokens (as the
+  // cost counts them) x source tokens; 400 past it, before decoding, and after it on the
+  // weights the hypotheses hold. 2^24 floats: 64 MB, and at most ~0.4 GB of JSON text.
+  size_t max_attention_values = size_t(1) << 24;
   double read_timeout_seconds = 10;  // a request's head and body must arrive within this: 408
   size_t max_client_connections = 256;  // open connections per client address (0: no cap)
 };

@@ -24,9 +24,13 @@ std::string route_of(const std::string& path) {
 
 std::string dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-void send_json(httplib::Response& res, int status, const Json& body) {
+void send_json(httplib::Response& res, int status, const Json& body) { send_json_text(res, status, dump(body) + "\n"); }
+
+void send_json_text(httplib::Response& res, int status, std::string&& body) {
   res.status = status;
-  res.set_content(dump(body) + "\n", "application/json");
+  res.body = std::move(body);  // httplib's set_content() would copy it
+  res.headers.erase("Content-Type");
+  res.set_header("Content-Type", "application/json");
 }
 
 void send_error(httplib::Response& res, const ApiError& e) {
@@ -202,16 +206,19 @@ std::vector<std::string> Service::checked_texts(const RequestFields& fields, con
   return *texts;
 }
 
-void Service::check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const {
-  int64_t beams = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
+void Service::check_work(const Translator& translator, const DecodeOptions& options,
+                         const std::vector<size_t>& source_lengths) const {
+  int64_t beams = 1, n_best = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
   const std::vector<ResolvedSetting> settings = translator.resolved_settings(options);
   beams = resolved_int(settings, &DecodeOptions::beam_size).value_or(beams);
+  n_best = resolved_int(settings, &DecodeOptions::n_best).value_or(options.n_best.value_or(n_best));
   max_length = resolved_int(settings, &DecodeOptions::max_length).value_or(max_length);
   min_length = resolved_int(settings, &DecodeOptions::min_length).value_or(min_length);
   min_new_tokens = resolved_int(settings, &DecodeOptions::min_new_tokens).value_or(min_new_tokens);
   // max_length and min_length count the decoder's start token.
   const int64_t forced = std::max(min_length - 1, min_new_tokens);
   const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});
+  const size_t sentences = source_lengths.size();
   const double cost = static_cast<double>(sentences) * static_cast<double>(std::max<int64_t>(1, beams)) * static_cast<double>(tokens);
   if (cost > static_cast<double>(config_.limits.max_request_cost))
     throw ApiError(400, "Invalid request: too much decoding work: " + std::to_string(sentences) + " sentences x " +
@@ -219,6 +226,22 @@ void Service::check_cost(const Translator& translator, const DecodeOptions& opti
                             std::to_string(static_cast<uint64_t>(cost)) + ", more than this server's limit of " +
                             std::to_string(config_.limits.max_request_cost) +
                             " (--max-request-cost); send fewer texts, a smaller beam_size or fewer new tokens");
+  if (!options.return_attention) return;
+  // Every hypothesis decoded (beams) or returned (n_best) holds its weights until the answer.
+  const int64_t hypotheses = std::max<int64_t>({1, beams, n_best});
+  const int64_t per_pair = translator.attention_weights_per_pair();
+  double values = 0;
+  for (const size_t length : source_lengths)
+    values += static_cast<double>(hypotheses) * static_cast<double>(per_pair) * static_cast<double>(tokens) *
+              static_cast<double>(length);
+  if (values > static_cast<double>(config_.limits.max_attention_values))
+    throw ApiError(400, "Invalid request: too many attention weights: " + std::to_string(sentences) + " sentences x " +
+                            std::to_string(hypotheses) + " hypotheses x " + std::to_string(per_pair) +
+                            " layers and heads x " + std::to_string(tokens) + " new tokens x their source tokens = " +
+                            std::to_string(static_cast<uint64_t>(values)) + ", more than this server's limit of " +
+                            std::to_string(config_.limits.max_attention_values) +
+                            " (--max-attention-values); \"attention\", \"alignment\" and format=html need them: " +
+                            "send fewer or shorter texts, a smaller beam_size or n_best, or fewer new tokens");
 }
 
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
@@ -258,7 +281,9 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
   }
   std::vector<TranslationResult> results = model.translator->translate_ids(blanks, options);  // none is run
   if (sources.empty()) return results;
-  check_cost(*model.translator, options, sources.size());  // before any decoding
+  std::vector<size_t> source_lengths;
+  for (const std::vector<int64_t>& source : sources) source_lengths.push_back(source.size());
+  check_work(*model.translator, options, source_lengths);  // before any decoding
   // Results do not depend on a batch's other sentences (batch-invariant kernels, and one
   // random generator per sampled hypothesis), so any requests with equal settings may share.
   // Two loads of one name (a reload) never share a batch: the instance is part of the key, and

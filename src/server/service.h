@@ -39,6 +39,8 @@ using Clock = std::chrono::steady_clock;
 std::string route_of(const std::string& path);
 std::string dump(const Json& json);
 void send_json(httplib::Response& res, int status, const Json& body);
+// The same for a body already written as JSON text (moved in: a large answer is not copied).
+void send_json_text(httplib::Response& res, int status, std::string&& body);
 void send_error(httplib::Response& res, const ApiError& e);
 // What `ordo translate --json` prints for one input.
 Json result_json(const TranslationResult& r);
@@ -99,8 +101,11 @@ class Service {
   // `empty_is_missing` and q is "" or []).
   std::vector<std::string> checked_texts(const RequestFields& fields, const std::string& name, bool& is_list,
                                          const std::string& missing, bool empty_is_missing) const;
-  // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost.
-  void check_cost(const Translator& translator, const DecodeOptions& options, size_t sentences) const;
+  // ApiError 400 when the request asks for more decoding work than Limits::max_request_cost,
+  // or with return_attention for more weights than Limits::max_attention_values: one entry of
+  // `source_lengths` (source tokens) per sentence run.
+  void check_work(const Translator& translator, const DecodeOptions& options,
+                  const std::vector<size_t>& source_lengths) const;
   // The sentences of one request (`context`) through the batcher, by `deadline`; 499 when its
   // client has gone, 504 past the deadline. A streaming request passes `on_token` (its events,
   // numbered by `sentences`) and `keep_going`, asked while it waits (every 100 ms): false ends

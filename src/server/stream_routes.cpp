@@ -32,7 +32,8 @@ void Service::stream_generate(const ServedModel& model, const DecodeOptions& opt
   // What can be refused is refused before the stream begins, with its status.
   size_t with_text = 0;
   for (const std::string& text : texts) with_text += has_text(text);
-  if (with_text > 0) check_cost(*model.translator, options, with_text);
+  // (Attention does not stream: the source lengths, which only it counts, are not needed.)
+  if (with_text > 0) check_work(*model.translator, options, std::vector<size_t>(with_text, 0));
   const ServedModel* served = &model;
   auto queue = std::make_shared<EventQueue>();
   res.set_chunked_content_provider(

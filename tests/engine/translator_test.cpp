@@ -8,8 +8,15 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "ordo/ordo.h"
+#include "pipeline/worker_pool.h"
+#include "support/sanitizer.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -99,6 +106,47 @@ TEST(Translator, BatchingAndInterThreadsDoNotChangeResults) {
   BatchOptions negative;
   negative.batch_tokens = -1;
   EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, beam, negative), Error);
+}
+
+TEST(Translator, InterThreadsPastTheLimitIsAnErrorNamingIt) {
+  ModelOptions many;
+  many.inter_threads = 100000;
+  try {
+    Translator translator(fixture_dir("marian_opus_en_mg"), many);
+    FAIL() << "100000 inter_threads were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inter_threads 100000 is more than 256"), std::string::npos) << e.what();
+  }
+}
+
+// A pool whose threads the system cannot all start (here: an address space too small for
+// their stacks) throws ordo::Error after ending the ones it started; a joinable std::thread
+// left behind would terminate the process instead.
+TEST(WorkerPoolStart, ThreadsTheSystemCannotStartAreAnErrorNotAnAbort) {
+#ifdef ORDO_SANITIZER_ALLOCATOR
+  GTEST_SKIP() << "a sanitizer's allocator aborts when the address space runs out";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto start_in_a_small_address_space = [] {
+    std::ifstream statm("/proc/self/statm");
+    size_t pages = 0;
+    statm >> pages;
+    const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20);
+    struct rlimit limit;
+    limit.rlim_cur = limit.rlim_max = room;
+    ::setrlimit(RLIMIT_AS, &limit);  // room for a few 8 MB thread stacks, not 1000
+    try {
+      pipeline::WorkerPool pool(1000);
+      std::fprintf(stderr, "started %zu\n", pool.size());
+      std::_Exit(2);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::_Exit(0);
+    }
+  };
+  EXPECT_EXIT(start_in_a_small_address_space(), ::testing::ExitedWithCode(0),
+              "cannot start 1000 inter_threads workers: the system gave [0-9]+ threads");
+#endif
 }
 
 TEST(Translator, EmptyBatchGivesNoResults) {

@@ -4,7 +4,13 @@
 // ctest-label: integration
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <set>
 
 #include "ordo/ordo.h"
@@ -115,7 +121,7 @@ TEST(VocabShortlist, OutputsUseOnlyTheTargetsOfTheSourcePiecesFound) {
 TEST(VocabShortlist, BadMapsAndOptionsAreNamed) {
   const Translator plain(fixture_dir("marian_opus_en_mg"));
   EXPECT_NE(error_of([&] { plain.translate(kSentences, decoding(1, true)); })
-                .find("marian_opus_en_mg/vmap.txt: cannot open the vocabulary map"),
+                .find("marian_opus_en_mg/vmap.txt: file not found (use_vmap reads the model's vocabulary map"),
             std::string::npos);
   {
     const ModelWithMap folder("\t▁the\n▁Where ▁is\n");
@@ -135,6 +141,74 @@ TEST(VocabShortlist, BadMapsAndOptionsAreNamed) {
     EXPECT_NE(error_of([&] { mapped.translate(kSentences, alternatives); }).find("use_vmap with return_alternatives"),
               std::string::npos);
   }
+}
+
+TEST(VocabShortlist, ALeadingByteOrderMarkIsNotPartOfTheFirstSourcePiece) {
+  const ModelWithMap folder("\xef\xbb\xbf▁Where\t▁the\n");
+  const Translator mapped(folder.dir.path());
+  EXPECT_EQ(mapped.translate(kSentences, decoding(1, true)).size(), kSentences.size());
+}
+
+TEST(VocabShortlist, AnEmptyMapIsRefusedNamingTheFile) {
+  const ModelWithMap folder("");
+  const Translator mapped(folder.dir.path());
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); })
+                .find("/vmap.txt: the vocabulary map has no entries"),
+            std::string::npos);
+}
+
+TEST(VocabShortlist, AMapOfOnlyBlankLinesIsRefusedAsEmpty) {
+  const ModelWithMap folder("\n\r\n\n");
+  const Translator mapped(folder.dir.path());
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("has no entries"), std::string::npos);
+}
+
+TEST(VocabShortlist, ADirectoryNamedVmapIsRefusedNamingIt) {
+  testing::TempDir dir;
+  testing::copy_dir(fixture_dir("marian_opus_en_mg"), dir.path());
+  ASSERT_EQ(::mkdir(dir.file("vmap.txt").c_str(), 0755), 0);
+  const Translator mapped(dir.path());
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("/vmap.txt: is a directory, not a file"),
+            std::string::npos);
+}
+
+TEST(VocabShortlist, AFifoNamedVmapIsRefusedWithoutWaitingForAWriter) {
+  testing::TempDir dir;
+  testing::copy_dir(fixture_dir("marian_opus_en_mg"), dir.path());
+  ASSERT_EQ(::mkfifo(dir.file("vmap.txt").c_str(), 0644), 0);
+  const Translator mapped(dir.path());
+  auto error = std::async(std::launch::async, [&] { return error_of([&] { mapped.translate(kSentences, decoding(1, true)); }); });
+  if (error.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    // Unblock the reader so that the test ends, then fail.
+    const int fd = ::open(dir.file("vmap.txt").c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+    FAIL() << "reading a FIFO named vmap.txt waited for a writer";
+  }
+  EXPECT_NE(error.get().find("/vmap.txt: is a FIFO, not a regular file"), std::string::npos);
+}
+
+TEST(VocabShortlist, OptionErrorsComeFromResolvingTheSettingsBeforeAnyInput) {
+  const ModelWithMap folder("");
+  const Translator mapped(folder.dir.path());
+  EXPECT_NE(error_of([&] { mapped.resolved_settings(decoding(1, true)); }).find("has no entries"), std::string::npos);
+  DecodeOptions alternatives = decoding(1, true);
+  alternatives.return_alternatives = true;
+  EXPECT_NE(error_of([&] { mapped.resolved_settings(alternatives); }).find("use_vmap with return_alternatives"),
+            std::string::npos);
+}
+
+TEST(VocabShortlist, ABatchWhoseShortlistHoldsOnlySpecialTokensIsWarnedAbout) {
+  std::vector<std::string> warnings;
+  ModelOptions model_options;
+  model_options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  const ModelWithMap mapped_folder("▁the\t▁the\n");
+  const Translator mapped(mapped_folder.dir.path(), model_options);
+  mapped.translate({"Zebras yawn."}, decoding(1, true));  // no piece of it is mapped: only the specials are left
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("maps none of the pieces of a batch of 1 inputs"), std::string::npos) << warnings[0];
+  warnings.clear();
+  mapped.translate({"Where is the train station?"}, decoding(1, true));  // "▁the" is mapped
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 }  // namespace

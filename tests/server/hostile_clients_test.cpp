@@ -12,7 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "server/server_process.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
 #include "support/sanitizer.h"
 
 namespace {
@@ -296,6 +300,97 @@ TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
                                "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;  // 1 x 4 beams x 255 tokens
+}
+
+// Texts of about 1,400 characters: each fills the en-de model's 256 source positions.
+std::vector<std::string> long_texts(size_t count) {
+  std::string text;
+  while (text.size() < 1400) text += "A man in a red jacket is riding a bicycle down the busy street near the old market. ";
+  return std::vector<std::string>(count, text);
+}
+
+// "attention": true on 16 long texts with 250 forced tokens: 16 x 1 x 24 x 255 x 256+ weights,
+// past the default limit of 2^24: refused before decoding, naming the limit.
+TEST(ServeAttentionLimits, ARequestForMoreWeightsThanTheLimitIs400NamingIt) {
+  ServerProcess server({"--model", "en-de", "--threads", "1"});
+  const json request = {{"model", "en-de"},     {"text", long_texts(16)},    {"beam_size", 1},
+                        {"min_new_tokens", 250}, {"max_new_tokens", 255}, {"attention", true}};
+  const auto res = server.client(120)->Post("/v1/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body.substr(0, 300);
+  const std::string error = json::parse(res->body)["error"];
+  EXPECT_NE(error.find("too many attention weights: 16 sentences x 1 hypotheses x 24 layers and heads x 255 new tokens"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("(--max-attention-values)"), std::string::npos) << error;
+}
+
+// The beams a search holds count, not only the hypotheses returned: what fits with one beam
+// is refused with eight.
+TEST(ServeAttentionLimits, EveryBeamOfTheSearchCounts) {
+  // 1 sentence x 24 x 256 tokens x ~13 source tokens = ~80,000 weights per hypothesis.
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--max-attention-values", "200000"});
+  json request = {{"model", "en-de"}, {"text", "A man is riding a bicycle down the street."}, {"attention", true}};
+  request["beam_size"] = 1;
+  auto res = server.client(60)->Post("/v1/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body.substr(0, 300);
+  request["beam_size"] = 8;
+  res = server.client(60)->Post("/v1/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body.substr(0, 300);
+  EXPECT_NE(res->body.find("1 sentences x 8 hypotheses"), std::string::npos) << res->body;
+}
+
+// format=html needs the weights too (its tags are placed by word alignment): the same limit.
+TEST(ServeAttentionLimits, HtmlTranslationCountsAgainstTheLimit) {
+  ServerProcess server({"--model", "en-de", "--threads", "1", "--max-attention-values", "1000"});
+  const json request = {{"q", "<p>A man is <b>riding</b> a bicycle.</p>"}, {"source", "en"}, {"target", "de"}, {"format", "html"}};
+  const auto res = server.client(60)->Post("/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("--max-attention-values"), std::string::npos) << res->body;
+}
+
+// An answer inside the limit is whole: every hypothesis' weights, [layer][head][target][source],
+// as many target rows as its id_pieces and source columns as source_tokens.
+TEST(ServeAttentionLimits, AnAnswerInsideTheLimitHoldsEveryWeight) {
+  ServerProcess server({"--model", "en-de", "--threads", "1"});
+  const json request = {{"model", "en-de"}, {"text", long_texts(2)}, {"beam_size", 2}, {"n_best", 2},
+                        {"min_new_tokens", 100}, {"max_new_tokens", 120}, {"attention", true}};
+  const auto res = server.client(300)->Post("/v1/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body.substr(0, 300);
+  const json answer = json::parse(res->body);
+  ASSERT_EQ(answer["results"].size(), 2u);
+  for (const json& result : answer["results"]) {
+    const size_t source = result["source_tokens"].size();
+    EXPECT_EQ(source, 256u);
+    ASSERT_EQ(result["n_best"].size(), 2u);
+    for (const json& h : result["n_best"]) {
+      const json& a = h["attention"];
+      ASSERT_EQ(a.size(), 6u);
+      ASSERT_EQ(a[5].size(), 4u);
+      ASSERT_EQ(a[5][3].size(), h["id_pieces"].size());
+      EXPECT_GE(h["id_pieces"].size(), 100u);
+      for (const json& row : a[5][3]) ASSERT_EQ(row.size(), source);
+    }
+    EXPECT_EQ(result["attention"], result["n_best"][0]["attention"]);
+  }
+}
+
+// A FIFO named vmap.txt is refused at once with a 400 naming it: the request's thread never
+// waits for a writer (it used to, past --timeout, holding an HTTP thread).
+TEST(ServeVocabularyMap, AFifoNamedVmapIs400AtOnce) {
+  ordo::testing::TempDir dir;
+  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir.path());
+  ASSERT_EQ(::mkfifo(dir.file("vmap.txt").c_str(), 0644), 0);
+  ServerProcess server({"--model", dir.path(), "--threads", "1", "--timeout", "600"});
+  const json request = {{"text", "Where is the train station?"}, {"use_vmap", true}};
+  const auto res = server.client(60)->Post("/v1/translate", request.dump(), "application/json");
+  ASSERT_TRUE(res) << "no answer within 60 s";
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("vmap.txt: is a FIFO, not a regular file"), std::string::npos) << res->body;
 }
 
 }  // namespace
