@@ -180,6 +180,31 @@ def test_bad_input_is_a_clear_error(tmp_path, options, status, message):
     assert not (tmp_path / "out.txt").exists()
 
 
+# The joined output is renamed over OUTPUT at the end and the parts go to OUTPUT.parts/: an
+# output that cannot take that is refused in one line before the cluster starts, and the run
+# leaves no part, temporary or probe file behind.
+@pytest.mark.parametrize("output, message", [
+    ("folder", "is a directory, not a file"),
+    ("fifo", "is not a regular file"),
+    ("/proc/ordo-distributed-out.txt", "/proc/ordo-distributed-out.txt: cannot create output file"),
+])
+def test_an_output_that_cannot_be_written_fails_at_once_and_leaves_nothing(tmp_path, output, message):
+    source = corpus(tmp_path / "in.txt", lines=6)
+    if output == "folder":
+        (tmp_path / output).mkdir()
+    elif output == "fifo":
+        os.mkfifo(tmp_path / output)
+    target = tmp_path / output
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run(command(source, target, "--local-workers", "1"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python3 -m ordo.distributed: error: ") and message in lines[0], \
+        done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not Path(str(target) + ".parts").exists()
+
+
 def test_invalid_utf8_names_the_line(tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes(b"A dog.\nA \xff cat.\n")

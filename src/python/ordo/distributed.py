@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 
@@ -267,6 +268,31 @@ def _read_input(path):
     return data, lines
 
 
+def _check_output(output, input_path):
+    """Refuses, before anything is translated or written, an output the run could not finish
+    with: the joined output is written beside it and renamed over it, and its parts go to
+    OUTPUT.parts/ in the same folder. The folder's writability is tried by creating (and
+    removing) a file there: permission bits do not say it for root, nor on /proc or /sys."""
+    if not output or output.endswith(os.sep):
+        raise UsageError("%s: the output must name a file" % (output or "''"))
+    if os.path.isdir(output):
+        raise UsageError("%s: is a directory, not a file" % output)
+    if os.path.exists(output) and not os.path.isfile(output):
+        raise UsageError("%s: is not a regular file (the output is written beside it and renamed over it)" % output)
+    if os.path.exists(output) and os.path.samefile(input_path, output):
+        raise UsageError("%s: the output file is the input file; writing it would erase the input (choose another "
+                         "--output)" % output)
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise UsageError("%s: cannot create output file (no folder %s)" % (output, folder))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=os.path.basename(output) + ".", suffix=".probe", dir=folder)
+    except OSError as e:
+        raise UsageError("%s: cannot create output file (%s)" % (output, e.strerror))
+    os.close(fd)
+    os.remove(probe)
+
+
 def _manifest(args, data, lines, options, load_options):
     return {
         "version": MANIFEST_VERSION,
@@ -368,11 +394,16 @@ def _close(client, cluster):
 
 def _assemble(parts, count, output):
     tmp = "%s.tmp-%d" % (output, os.getpid())
-    with open(tmp, "wb") as out:
-        for k in range(count):
-            with open(_part_path(parts, k), "rb") as part:
-                shutil.copyfileobj(part, out)
-    os.replace(tmp, output)
+    try:
+        with open(tmp, "wb") as out:
+            for k in range(count):
+                with open(_part_path(parts, k), "rb") as part:
+                    shutil.copyfileobj(part, out)
+        os.replace(tmp, output)
+    except OSError as e:  # the disk filled, or the output changed since it was checked: the parts stay
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise UsageError("%s: cannot write output file (%s); the parts are kept in %s" % (output, e.strerror, parts))
 
 
 def run(args, table):
@@ -384,13 +415,7 @@ def run(args, table):
     if args.local_workers is not None and args.local_workers < 1:
         raise UsageError("--local-workers must be at least 1", 2)
     data, lines = _read_input(args.input)
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise UsageError("%s: cannot create output file (%s)" % (args.output, "no folder " + folder if not
-                                                                 os.path.isdir(folder) else "the folder is not writable"))
-    if os.path.exists(args.output) and os.path.samefile(args.input, args.output):
-        raise UsageError("%s: the output file is the input file; writing it would erase the input (choose another "
-                         "--output)" % args.output)
+    _check_output(args.output, args.input)
     options = {}
     for spec in table:
         value = getattr(args, "opt_" + spec["name"], None)
