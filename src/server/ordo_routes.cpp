@@ -159,22 +159,41 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
 
   // An empty or blank text is not run: one empty hypothesis, score 0 (the library's policy).
   if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
-  const std::vector<TranslationResult> results = translate(*model, options, texts, context, deadline);
+  auto results = std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
   // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
   // bound the answer.
-  if (attention.attention && attention_weights(results) > config_.limits.max_attention_values)
-    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(attention_weights(results)) +
+  if (attention.attention && attention_weights(*results) > config_.limits.max_attention_values)
+    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(attention_weights(*results)) +
                             " attention weights, more than this server's limit of " +
                             std::to_string(config_.limits.max_attention_values) +
                             " (--max-attention-values): send fewer or shorter texts, or fewer new tokens");
-  // Written as text, not as a tree: an answer with attention costs about its own size.
-  std::string body = "{\"model\":" + dump(Json(model->name)) + ",\"results\":[";
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (i) body += ',';
-    append_result(body, results[i], attention);
+  const std::string head = "{\"model\":" + dump(Json(model->name)) + ",\"results\":[";
+  if (!attention.attention) {
+    std::string body = head;
+    for (size_t i = 0; i < results->size(); ++i) {
+      if (i) body += ',';
+      append_result(body, (*results)[i], attention);
+    }
+    body += "]}\n";
+    return send_json_text(res, 200, std::move(body));
   }
-  body += "]}\n";
-  send_json_text(res, 200, std::move(body));
+  // With the weights, the answer goes out one result at a time (chunked): besides the floats,
+  // memory holds the text of one result, not of the whole answer.
+  res.status = 200;
+  auto next = std::make_shared<size_t>(0);
+  res.set_chunked_content_provider("application/json", [results, next, head, attention](size_t, httplib::DataSink& sink) {
+    std::string text = *next == 0 ? head : std::string();
+    if (*next < results->size()) {
+      if (*next > 0) text += ',';
+      append_result(text, (*results)[*next], attention);
+      ++*next;
+    }
+    if (*next < results->size()) return sink.write(text.data(), text.size());
+    text += "]}\n";
+    if (!sink.write(text.data(), text.size())) return false;
+    sink.done();
+    return true;
+  });
 }
 
 // POST /v1/score {"model", "source": "..." or [...], "target": the same shape, "source_lang",
