@@ -224,6 +224,7 @@ std::string cache_file_name(const std::string& dir, const std::string& checkpoin
   if (!state) return "";
   XXH3_128bits_reset(state);
   const bool read = !checkpoint.empty() && hash_file(config_path, state);
+  nn::cap_onednn_isa();  // before the effective ISA is read (and fixed) below
   const dnnl_version_t* v = dnnl_version();
   const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + type_name(type) +
                               " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +

@@ -51,6 +51,7 @@ at::Tensor Linear::forward(const at::Tensor& x) const {
   at::Tensor output = at::empty({rows, out}, input.options());
   if (bias.defined()) output.copy_(bias.expand({rows, out}));
   const float beta = bias.defined() ? 1.0f : 0.0f;
+  cap_onednn_isa();
   const dnnl_status_t status =
       dnnl_sgemm('N', 'T', rows, out, in, 1.0f, input.data_ptr<float>(), in,
                  weight.data_ptr<float>(), in, beta, output.data_ptr<float>(), out);

@@ -34,7 +34,10 @@ using dt = dnnl::memory::data_type;
 // oneDNN's process-wide kernel cache is the program's to size (ordo::configure_process);
 // each PackedGemm keeps its own recent kernels (Impl::kernels) besides.
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = [] {
+    cap_onednn_isa();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 
@@ -289,6 +292,17 @@ struct PackedGemm::Impl {
     return made;
   }
 };
+
+void cap_onednn_isa() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return;
+    try {
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_bf16);  // lower ISAs stay as detected
+    } catch (const dnnl::error&) {  // asked too late (another library used oneDNN first): as it is
+    }
+  });
+}
 
 bool gemm_type_supported(GemmType type) {
   if (type == GemmType::kFloat32) return true;

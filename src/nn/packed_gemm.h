@@ -30,6 +30,14 @@ enum class GemmType {
 // fastest with AVX-512 VNNI). float32 is always supported.
 bool gemm_type_supported(GemmType type);
 
+// oneDNN picks a GEMM's kernel by its row count, and on CPUs with AMX (Intel Xeon since
+// Sapphire Rapids) runs bfloat16 GEMMs of 2+ rows on AMX tiles but one row on AVX-512: the two
+// sum in different orders, so a row's bits would depend on its batch. Capping oneDNN at AVX-512
+// with bfloat16 and VNNI (what the CPUs without AMX have) runs every row count on the same
+// arithmetic. It must come before oneDNN is first asked for its instruction set: every oneDNN
+// user in ordo calls this first (idempotent). A user's ONEDNN_MAX_CPU_ISA is left in force.
+void cap_onednn_isa();
+
 class PackedGemm {
  public:
   // weight [out, in] float32, bias [out] float32 or undefined. `activation`, when given, is
