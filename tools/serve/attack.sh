@@ -11,35 +11,63 @@
 #               limit), then 8 texts of that kind (within it) whose client hangs up after 5 s,
 #               then how long a one-sentence request takes (item 3)
 #   pipelining  three requests in one write; a request with a second appended after its body (item 7)
+#   attention   "attention": true on 16 texts of 1,400 characters x 250 forced tokens, and on 256 texts
+#               x beam 4 x n-best 4 (both past --max-attention-values: 400 at once), then 4 such
+#               texts x 100 tokens within it (answered whole, its size and time)
+#   vmap        "use_vmap": true on folders whose vmap.txt is missing, empty, a directory, a FIFO
+#               (each a 400 at once; the script serves those folders beside en-de when it starts
+#               the server, otherwise only the missing file is tried on en-de)
 #
 #   bash tools/serve/attack.sh                       # starts build/ordo serve (en-de) on a free port
 #   PORT=5000 PID=1234 bash tools/serve/attack.sh    # a server already running (PID: for its RSS)
 #
-#   PHASES  "html slowloris idle expensive pipelining" (default)   SLOW_SECONDS  slowloris length (default 30)
+#   PHASES  "html slowloris idle expensive pipelining attention vmap" (default)
+#   SLOW_SECONDS  slowloris length (default 30)
 #   SERVE_ARGS  extra `ordo serve` arguments when the script starts the server
-# Bounded: every phase has its own deadline and the whole run at most 180 s. Needs python3
+# Bounded: every phase has its own deadline and the whole run at most 300 s. Needs python3
 # (standard library only). Exit status 0 when /health always answered within 1 s and the
 # server is still alive, 1 otherwise.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${ORDO_BUILD_DIR:-$root/build}"
-phases="${PHASES:-html slowloris idle expensive pipelining}"
+phases="${PHASES:-html slowloris idle expensive pipelining attention vmap}"
 slow_seconds="${SLOW_SECONDS:-30}"
 port="${PORT:-}"
 pid="${PID:-}"
 log=""
 started=""
+scratch=""
 
 cleanup() {
   if [ -n "$started" ]; then kill "$started" 2> /dev/null || true; wait "$started" 2> /dev/null || true; fi
   [ -n "$log" ] && rm -f "$log"
+  [ -n "$scratch" ] && rm -rf "$scratch"
 }
 trap cleanup EXIT
+
+models=()
+if [ -z "$port" ] && [[ " $phases " == *" vmap "* ]]; then
+  # en-de's files (linked) with a bad vmap.txt each: missing, empty, a directory, a FIFO.
+  scratch=$(mktemp -d)
+  entries='{"name": "en-de", "path": "'"$root"'/models/en-de"}'
+  for kind in missing empty directory fifo; do
+    mkdir "$scratch/$kind"
+    ln -s "$root"/models/en-de/* "$scratch/$kind/"
+    case $kind in
+      empty) : > "$scratch/$kind/vmap.txt" ;;
+      directory) mkdir "$scratch/$kind/vmap.txt" ;;
+      fifo) mkfifo "$scratch/$kind/vmap.txt" ;;
+    esac
+    entries="$entries, {\"name\": \"vmap-$kind\", \"path\": \"$scratch/$kind\"}"
+  done
+  echo "{\"models\": [$entries]}" > "$scratch/models.json"
+  models=(--models "$scratch/models.json")
+fi
 
 if [ -z "$port" ]; then
   log=$(mktemp)
   # shellcheck disable=SC2086
-  "$build/ordo" serve --host 127.0.0.1 --port 0 ${SERVE_ARGS:-} > "$log" 2>&1 &
+  "$build/ordo" serve --host 127.0.0.1 --port 0 "${models[@]}" ${SERVE_ARGS:-} > "$log" 2>&1 &
   started=$!
   pid=$started
   for _ in $(seq 1 600); do  # 60 s at most
@@ -52,10 +80,11 @@ if [ -z "$port" ]; then
   echo "attack: ordo serve ${SERVE_ARGS:-} (pid $pid) on 127.0.0.1:$port"
 fi
 
-timeout 180 python3 - "$port" "${pid:-0}" "$phases" "$slow_seconds" << 'PY'
+timeout 300 python3 - "$port" "${pid:-0}" "$phases" "$slow_seconds" "${scratch:+yes}" << 'PY'
 import json, socket, sys, threading, time
 
 port, pid, phases, slow_seconds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(), float(sys.argv[4])
+bad_vmaps = sys.argv[5] == "yes"
 HOST = "127.0.0.1"
 probes = []  # (phase, seconds or None)
 phase = ["start"]
@@ -79,7 +108,7 @@ def request(method, path, body=None, timeout=10.0, headers=""):
 
 
 def read_all(s, deadline):
-    out = b""
+    out = []  # joined once: a 50 MB answer in 64 KB pieces is not copied 800 times
     while time.monotonic() < deadline:
         s.settimeout(max(0.01, deadline - time.monotonic()))
         try:
@@ -90,8 +119,8 @@ def read_all(s, deadline):
             break
         if not chunk:
             break
-        out += chunk
-    return out
+        out.append(chunk)
+    return b"".join(out)
 
 
 def prober():
@@ -222,12 +251,40 @@ def pipelining():
         print(f"  {name}: {answers} answers of {expected} ({'ok' if answers == expected else 'LOST'})")
 
 
+def attention():
+    text = ""
+    while len(text) < 1400:
+        text += "A man in a red jacket is riding a bicycle down the busy street near the old market. "
+    for name, request_body in [
+            ("16 texts x 250 forced tokens", {"model": "en-de", "text": [text] * 16, "beam_size": 1, "min_new_tokens": 250,
+                                              "max_new_tokens": 255, "attention": True}),
+            ("256 texts x beam 4 x n-best 4", {"model": "en-de", "text": [text[:400]] * 256, "beam_size": 4, "n_best": 4,
+                                               "attention": True}),
+            ("4 texts x 100 forced tokens", {"model": "en-de", "text": [text] * 4, "beam_size": 1, "min_new_tokens": 100,
+                                             "max_new_tokens": 100, "attention": True})]:
+        start = time.monotonic()
+        status, body = request("POST", "/v1/translate", json.dumps(request_body), timeout=120)
+        what = body[:150].decode(errors="replace").strip() if status != 200 else f"{len(body) / 1e6:.1f} MB"
+        print(f"  {name}, attention: {status} in {time.monotonic() - start:.2f} s: {what}; peak RSS {rss()[0]}")
+
+
+def vmap():
+    models = [f"vmap-{kind}" for kind in ("missing", "empty", "directory", "fifo")] if bad_vmaps else ["en-de"]
+    for model in models:
+        start = time.monotonic()
+        status, body = request("POST", "/v1/translate", json.dumps({"model": model, "text": "Hello.", "use_vmap": True}),
+                               timeout=30)
+        print(f"  {model}, use_vmap: {status} in {time.monotonic() - start:.2f} s: "
+              f"{body[:140].decode(errors='replace').strip()}")
+
+
 threading.Thread(target=prober, daemon=True).start()
 time.sleep(1)
 for name in phases:
     phase[0] = name
     print(f"{name}:")
-    {"html": html, "slowloris": slowloris, "idle": idle, "expensive": expensive, "pipelining": pipelining}[name]()
+    {"html": html, "slowloris": slowloris, "idle": idle, "expensive": expensive, "pipelining": pipelining,
+     "attention": attention, "vmap": vmap}[name]()
     time.sleep(1)
 phase[0] = "end"
 time.sleep(0.5)
