@@ -92,8 +92,7 @@ ORDO_API std::vector<DocumentTranslation> translate_documents(const Translator& 
 // scope checks walk the nesting), so a page is scanned before it is parsed and refused, with
 // an ordo::Error naming the limit ("HTML input: ... (limit max_depth 512)"), when it exceeds
 // one of these; the parse itself runs within a memory budget and a deadline. The defaults
-// pass ordinary pages with a wide margin (a 1.9 MB book-length page: 24,500 elements, depth
-// under 30, 12 MB of parser memory).
+// pass ordinary pages with a wide margin (a book-length page: 24,500 elements, depth under 30).
 struct HtmlLimits {
   size_t max_bytes = 16u << 20;           // size of the page
   size_t max_elements = 500000;           // start tags, implied ones included

@@ -21,12 +21,12 @@ struct ProcessOptions {
   bool keep_large_buffers_on_heap = true;
   // Kernels oneDNN keeps in its process-wide cache (oneDNN's default: 1024). Each packed GEMM
   // keeps its own recent kernels, so the cache only has to cover one forward pass's shapes;
-  // 1024 holds ~200 MB more than needed on a server meeting thousands of batch shapes. 0 leaves
+  // 1024 holds far more than needed on a server meeting thousands of batch shapes. 0 leaves
   // oneDNN's setting alone; ONEDNN_PRIMITIVE_CACHE_CAPACITY in the environment always wins.
   int onednn_primitive_cache_capacity = 128;
   // Once a model is loaded, the resident pages of shared libraries that hold only the file's
   // own bytes are dropped from the process (they come back from the page cache when used):
-  // ~100 MB of LibTorch's libraries that only start-up touched.
+  // the pages of LibTorch's libraries that only start-up touched.
   bool release_library_pages = true;
 };
 

@@ -57,9 +57,8 @@ int main(int argc, char** argv) {
   const int code = run(argc, argv);
   // Done: the command has closed its files. Leaving through exit() would run the static
   // destructors of the ~290 libraries LibTorch brings in, faulting in their pages on the way
-  // out: the peak resident set of `ordo translate` grew by 8 MB (the 74 M-parameter workload
-  // model) to 18 MB (tc-big) at exit alone. stdio (std::cout and std::cerr write through it)
-  // is flushed, then the process ends without them.
+  // out, and the peak resident set of a short run would be set at exit. stdio (std::cout and
+  // std::cerr write through it) is flushed, then the process ends without them.
   std::fflush(nullptr);
   std::_Exit(code);
 }

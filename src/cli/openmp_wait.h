@@ -4,8 +4,8 @@
 //
 // Why: by default a waiting libgomp thread spins for 300,000 iterations (milliseconds) before it
 // sleeps. On cores shared with another process (a server, a laptop, a build running) the two
-// intra-op threads end up spinning while the thread they wait for needs that very core: ordo
-// with 2 threads ran up to 18 times slower than with 1 (docs/benchmarks.md, "Shared cores").
+// intra-op threads end up spinning while the thread they wait for needs that very core, and
+// ordo with 2 threads runs many times slower than with 1 (docs/benchmarks.md, "Shared cores").
 //
 // Why here: libgomp reads these variables once, in its constructor, when it is loaded, which
 // is before any code of libordo (or main()) runs. So only a program can set them, before it

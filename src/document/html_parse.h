@@ -1,9 +1,9 @@
 // Gumbo on untrusted HTML. Gumbo 0.10 has no limits of its own, and its cost is not linear in
-// the input: it copies the stack of open elements into every parse error it records (40,000
-// unclosed <b> in 120 KB: 1 GB), it reopens every formatting element (<b>, <font>, ...) left
-// open whenever text follows a closed block (3,000 distinct <b x=i> then <p>x</p> repeated:
-// 15 million element clones), its scope checks walk the whole open-element stack (400,000
-// nested <div>: minutes), and it never checks an allocation (NULL from malloc is dereferenced
+// the input: it copies the stack of open elements into every parse error it records (memory
+// quadratic in the unclosed elements), it reopens every formatting element (<b>, <font>, ...)
+// left open whenever text follows a closed block (3,000 distinct <b x=i> then <p>x</p>
+// repeated: 15 million element clones), its scope checks walk the whole open-element stack
+// (time quadratic in the nesting), and it never checks an allocation (NULL from malloc is dereferenced
 // or asserted on: SIGSEGV or SIGABRT). So a page goes through three guards:
 //
 //   1. check_html_limits(): a linear pre-scan of the markup that models the tree builder's

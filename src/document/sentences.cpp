@@ -48,8 +48,8 @@ std::string icu_language(const std::string& code) {
 }
 
 // ICU's sentence iterator for `lang`, made once per thread and language: making one (with the
-// abbreviation suppressions) takes ~0.2 ms, which dominated pages of many short blocks (a
-// 1 MB page: 6 s).
+// abbreviation suppressions) costs far more than splitting a short block, so making one per
+// block would dominate pages of many short blocks.
 icu::BreakIterator* sentence_breaks(const std::string& lang) {
   thread_local std::map<std::string, std::unique_ptr<icu::BreakIterator>> made;
   auto it = made.find(lang);

@@ -99,8 +99,8 @@ namespace {
 // Memory of this process's own for a file's `size` bytes: anonymous, page-aligned, faulted in
 // by the threads that read into it (populate). Not in transparent huge pages: with the page
 // cache full (the usual state of a machine that has read a few models), the kernel's
-// compaction for them cost more than the faults they save (Pegasus-large int8, 578 MB on two
-// threads: 2.0 s instead of 0.35 s; docs/benchmarks.md, issue 36).
+// compaction for them costs more than the faults they save, several times the read itself
+// (docs/benchmarks.md, "Memory and start-up").
 std::shared_ptr<uint8_t> allocate_for(const std::string& path, size_t size) {
   const size_t length = align_up(size);
   void* memory = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -109,9 +109,9 @@ std::shared_ptr<uint8_t> allocate_for(const std::string& path, size_t size) {
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [length](uint8_t* p) { ::munmap(p, length); });
 }
 
-// Faults in [at, at + bytes) with one call instead of a trap per page as read() fills it (a
-// third less time on this machine's 4 KB faults; MADV_POPULATE_WRITE, Linux 5.14: older
-// kernels fault the pages in on the way).
+// Faults in [at, at + bytes) with one call instead of a trap per 4 KB page as read() fills it,
+// which is cheaper (MADV_POPULATE_WRITE, Linux 5.14: older kernels fault the pages in on the
+// way).
 void populate(uint8_t* at, size_t bytes) {
   constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE, not in every libc's headers
   const auto page = reinterpret_cast<uintptr_t>(at) / kVerifiedFileAlign * kVerifiedFileAlign;

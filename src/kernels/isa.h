@@ -23,8 +23,8 @@ inline Isa detected_isa() {
 // The ORDO_ISA environment variable (avx512 | avx2 | baseline) as a cap, or nothing: a CPU that
 // runs AVX-512 as two 256-bit halves (AMD Zen 4) may be as fast on the AVX2 bodies, so the
 // choice can be measured and fixed per machine. It caps ordo's own kernels only; oneDNN's GEMMs
-// have their own cap (ONEDNN_MAX_CPU_ISA=AVX2), which on a Zen 4 costs 2-10x (docs/
-// benchmarks.md). Any other value is ignored (the detected set stays).
+// have their own cap (ONEDNN_MAX_CPU_ISA=AVX2), which on a Zen 4 costs far more (docs/
+// benchmarks.md, "Instruction sets: ORDO_ISA"). Any other value is ignored (the detected set stays).
 inline bool isa_cap(Isa* cap) {
   const char* forced = std::getenv("ORDO_ISA");
   if (!forced) return false;

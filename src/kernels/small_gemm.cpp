@@ -17,9 +17,8 @@ constexpr int64_t kBlockK = 64;
 // How far ahead (in k rows) the panel's next rows are asked for. With at most 4 rows (one pass
 // per block) into L1, 48 rows ahead: the loads of a few rows are short next to the memory's
 // latency. With 5-8 rows (two passes per block) the next block is asked for into L2, half of
-// each row's cache lines in each pass, so that memory streams while rows 5-8 reread L1 (a
-// first pass alone asking into L1 left memory idle for half the time: 12 GB/s of this
-// machine's 19 on one core, 18 of 30 on two; spread into L2, 17.5 and 25).
+// each row's cache lines in each pass, so that memory streams while rows 5-8 reread L1 (asked
+// for by the first pass alone, memory would idle while the second pass runs).
 constexpr int64_t kPrefetchRows = 48;
 constexpr int64_t kPrefetchRowsL2 = 64;
 
@@ -151,7 +150,7 @@ bool small_gemm_available() {
 void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
                 int64_t k_chunk, const float* bias, bool relu, float* y) {
   const int64_t count = (n + layout.width - 1) / layout.width;
-  // One panel per claim (8 rows x 768 x 64: ~400k multiply-adds, ~10 us).
+  // One panel per claim (8 rows x 768 x 64: ~400k multiply-adds, far more than a claim costs).
   parallel_claim(0, count, grain_for(rows * k * layout.width), [&](int64_t begin, int64_t end) {
     panels_avx512(x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, relu, y, begin, end);
   });

@@ -119,7 +119,7 @@ std::vector<std::string> read_hash_index(const std::string& dir) {
 
 // The XXH3-128 hash of a checkpoint's bytes (hex), remembered in the cache folder's index by
 // the file's fingerprint: a later start whose file has the same fingerprint takes the hash
-// from there instead of reading the whole file (0.2-0.5 s for a 1-2 GB checkpoint). A file
+// from there instead of reading the whole file (gigabytes for a big model) at every start. A file
 // changed less than 2 s before it was hashed is not remembered: timestamps come from a
 // coarse clock, and a second write within the same tick would leave them as they were (git's
 // "racily clean" case). Failing to read or write the index only costs the read. "" if the

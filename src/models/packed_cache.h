@@ -1,14 +1,14 @@
 // A cache of packed weights on disk, for start-up. Packing a big model for a compute type
 // (int8 quantization, oneDNN's blocked layouts) costs every load a pass over all weights
-// (1-3 CPU s for NLLB-600M / Pegasus-large in int8 since issue 36, more in float32);
+// (CPU seconds for a big model, more in float32);
 // CTranslate2 avoids it by converting once, ahead of time. ordo does the
 // conversion itself on the first load and keeps the result, so a user never runs a converter.
 //
 // Keyed by content, never by name or date: the file's name is a hash of the checkpoint's bytes,
 // config.json's, the compute type, the oneDNN version and the CPU features it chose layouts
 // for, and ordo's cache format. A changed checkpoint therefore misses (stale files are never
-// read). Reading a 1-2 GB checkpoint for its hash took 0.2-0.5 s of every start, so the hash is
-// remembered in the cache folder (file `checkpoint-hashes`) under the checkpoint's stat()
+// read). Reading a checkpoint of gigabytes for its hash at every start would cost a good part
+// of what the cache saves, so the hash is remembered in the cache folder (file `checkpoint-hashes`) under the checkpoint's stat()
 // fingerprint: device, inode, size, modification and status-change times in ns, resolved
 // path. Any of them different and the file is read and hashed again; a write changes mtime
 // and ctime (ctime cannot be set back), a replaced file has another inode, and a file written
@@ -29,11 +29,9 @@
 // at load can prevent that later (a lock is advisory; a private mapping's untouched pages are
 // still the file's). The read runs on the loading threads, each faulting in and reading a
 // consecutive share, hashed as it comes (the checksum needs every byte anyway), and the floats
-// are scanned on them too. Measured on the bundled en-de (one thread, 2-core VM): a hit takes
-// 40-55 ms for its 53 MB float32 file and 15-20 ms for 15 MB int8 (the mapped format 1 took
-// 10 ms, paying its page faults later), against 100-190 ms packing from the checkpoint; most
-// of it is faulting in the anonymous pages (Pegasus-large int8, 578 MB: 0.33-0.55 s at load 4;
-// docs/benchmarks.md, "What a cached start does").
+// are scanned on them too. Most of a hit's time is faulting in those fresh anonymous pages,
+// which CTranslate2 pays as well when it reads its model into memory (docs/benchmarks.md,
+// "Memory and start-up").
 #pragma once
 
 #include <cstdint>

@@ -306,8 +306,8 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
   }
   // Packing, a GEMM's weight is not read here: its Linear packs it from the checkpoint a slice
   // of rows at a time (Linear::weight_rows), so a layer's float32 weights are never resident
-  // whole (tc-big int8 peaked 55 MB above its loaded size while a 4,096-wide fc2 and its int8
-  // temporaries were). The shape is checked here all the same, and each slice for NaN.
+  // whole (a 4,096-wide fc2 and its int8 temporaries would set the peak of loading). The shape
+  // is checked here all the same, and each slice for NaN.
   std::unordered_map<const at::Tensor*, nn::Linear*> gemm_weights;
   if (pack_as) {
     const nn::LinearVisitor collect = [&](const std::string&, nn::Linear& linear) {
@@ -334,8 +334,8 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     param = at::Tensor();
   };
   // After each packed layer its float32 copies are free chunks in malloc's heap (too small
-  // for their own mappings): trimmed there and then, they never add up (measured on tc-big
-  // int8: the resident set climbed to 990 MB while loading, 636 MB after one trim at the end).
+  // for their own mappings): trimmed there and then, they never add up (trimmed once at the
+  // end, the resident set would climb by every layer's float32 copies while loading).
   const auto trim = [] {
 #ifdef __GLIBC__
     ::malloc_trim(0);
@@ -349,8 +349,8 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     trim();
   }
   // Each part of a layer (self-attention, cross-attention, feed-forward) is packed as soon as it
-  // is read: one part's float32 weights at a time, not a whole layer's (tc-big int8 peaked 27 MB
-  // above CTranslate2 while a 64 MB decoder layer was resident in float32).
+  // is read: one part's float32 weights at a time, not a whole layer's (64 MB for a tc-big
+  // decoder layer), which would set the peak of loading.
   encoder_.visit("model.encoder", load, [&](size_t i, nn::LayerPart part) {
     if (!pack_as) return;
     encoder_.layers[i].pack(*pack_as, part);

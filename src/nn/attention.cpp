@@ -32,9 +32,9 @@ double MultiHeadAttention::scaling() const { return scaled ? 1.0 / std::sqrt(sta
 namespace {
 
 // A cache buffer of 1 MB or more in pages of its own, returned to the system when it is freed.
-// From malloc's heap (configure_process keeps large buffers there), each doubling left the
-// smaller buffers behind as resident holes that the larger ones never fit (the workload in
-// int8, 100 lines in batches of 32 x 4 beams x 64 tokens: peak 960 MB from the heap, 908 here).
+// From malloc's heap (configure_process keeps large buffers there), each doubling would leave
+// the smaller buffers behind as resident holes that the larger ones never fit, raising the
+// peak of long batches.
 at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options) {
   int64_t count = 1;
   for (const int64_t size : sizes) count *= size;

@@ -86,11 +86,10 @@ size_t direct_bytes(const dnnl_memory_desc_t& d);
 
 // Zeroed memory for a large float32 packed matrix, in a mapping of its own whose pages are
 // faulted in before the rows are written: MADV_POPULATE_WRITE, 2 MB per call, on all the
-// threads, instead of one trap per 4 KB page while writing (a 2.2 GB Pegasus-large: 550k
-// traps; -0.5 to -1 system s per start measured, issue 36). Transparent huge pages
-// (MADV_HUGEPAGE) were tried and dropped: with the page cache full, the kernel's synchronous
-// compaction cost +4 system s on Pegasus-large float32 (and int8 before). nullptr under 4 MB
-// or when mmap fails: oneDNN allocates then.
+// threads, instead of one trap per 4 KB page while writing (550k of them for a 2.2 GB float32
+// Pegasus-large). Not in transparent huge pages (MADV_HUGEPAGE): with the page cache full, the
+// kernel's synchronous compaction for them costs more system time than the faults they save.
+// nullptr under 4 MB or when mmap fails: oneDNN allocates then.
 constexpr size_t kPopulateChunk = size_t{2} << 20;
 std::shared_ptr<const void> map_zeroed(size_t bytes) {
   if (bytes < 2 * kPopulateChunk) return nullptr;
@@ -205,15 +204,14 @@ struct PackedGemm::Impl {
   };
   // The kernels of the most recently used (rows, threads) shapes (oneDNN fixes both when it
   // creates one), least recently used first out. Unbounded, a server that sees every batch
-  // shape kept one per shape forever (720 shapes: +1.8 GB). Few are needed: a decoder GEMM
-  // sees one row count per batch being decoded, an encoder GEMM a new one with each source
-  // length. Kept kernels cost more than their size (they pin the heap around them): NLLB-600M
-  // in int8, 10 lines of 10 different lengths one at a time, peaked at 975 MB keeping 8 per
-  // GEMM, 930 keeping 6, 909 keeping 4, 879 keeping 2 (857-861 and 856 with the heap released
-  // after each batch, pipeline/heap.h; docs/benchmarks.md, issue 36). A shape that comes back is
-  // rebuilt in ~3 us while oneDNN's own primitive cache (128 entries here, process-wide) still
-  // holds it, ~130 us otherwise. Row r's result does not depend on the row count (tests/
-  // engine/batch_invariance_test.cpp), so which kernel runs a batch never changes a bit.
+  // shape would keep one per shape forever. Few are needed: a decoder GEMM sees one row count
+  // per batch being decoded, an encoder GEMM a new one with each source length. Kept kernels
+  // cost more than their size: they pin the heap around them, so lines of many different
+  // lengths peak higher with each kernel kept (the heap is also released after each batch,
+  // pipeline/heap.h). A shape that comes back is rebuilt cheaply while oneDNN's own primitive
+  // cache (128 entries here, process-wide) still holds it, and JIT-compiled afresh otherwise.
+  // Row r's result does not depend on the row count (tests/engine/batch_invariance_test.cpp),
+  // so which kernel runs a batch never changes a bit.
   struct CachedKernel {
     int64_t rows;
     int threads;
@@ -347,8 +345,8 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   // Filled in slices of rows: whole-matrix temporaries would hold several float32 copies of a
   // 256k-vocabulary output projection at once (int8: scales, then values, per slice). A slice
   // holds about kSliceElements values (1 MB in float32), whatever the width: a 1,024-row slice
-  // of a 4,096-wide fc2 was the whole 16 MB matrix, and its int8 temporaries (|W|, W / scale)
-  // two more copies of it, the peak of loading a big model. The slices are filled on all the
+  // of a 4,096-wide fc2 would be the whole 16 MB matrix, and its int8 temporaries (|W|,
+  // W / scale) two more copies of it, the peak of loading a big model. The slices are filled on all the
   // threads (parallel_for: a contiguous run of slices per thread); each row's arithmetic is
   // the same however the rows are split.
   at::Tensor source;

@@ -2,7 +2,7 @@
 // layout its JIT kernels read ("prepacked"). dnnl_sgemm re-packs W on every call: at decode
 // shapes (M = 32 rows, K = 512) that halves the GEMM speed, and for the 58k-vocabulary output
 // projection it means copying 119 MB per step. The kernels' measured speeds are in
-// docs/benchmarks.md.
+// docs/benchmarks.md, "The decoding-step GEMM kernel".
 #pragma once
 
 #include <cstddef>

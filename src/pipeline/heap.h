@@ -2,9 +2,8 @@
 // heap (ProcessOptions::keep_large_buffers_on_heap: no fresh zeroed pages at every step); the
 // buffers of a batch whose sizes differ from the last one's (a new source length) then land in
 // free heap that was never touched, and the holes they leave stay resident. Released after
-// each batch, the next batch only touches what it uses: int8, 100 newstest lines one at a
-// time, tc-big peaked at 466 MB instead of 480, NLLB-600M (10 lines) at 857-861 instead of
-// 909 (docs/benchmarks.md, issue 36).
+// each batch, the next batch only touches what it uses, so lines of many lengths peak at what
+// their longest line needs (docs/benchmarks.md, "Memory and start-up").
 #pragma once
 
 #include <cstddef>
@@ -17,8 +16,8 @@ void release_free_heap();
 
 // Library pages that start-up touched and decoding does not need, out of the resident set.
 // Loading LibTorch (Debian's brings ~290 libraries) relocates them and runs their static
-// constructors: ~120 MB of their code and constants stay resident, most of them never used
-// again, as much as the rest of the loaded int8 workload model. The read-only segments of each
+// constructors: their code and constants stay resident, most of them never used again, as
+// much memory as a small model's weights. The read-only segments of each
 // loaded library (its program headers, read under the loader's lock: dl_iterate_phdr) whose
 // resident pages are all the file's own (no private copy, none swapped out:
 // /proc/self/pagemap) are dropped from this process (madvise MADV_DONTNEED): what is used

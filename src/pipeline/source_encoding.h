@@ -1,8 +1,8 @@
 #pragma once
 // A sentence's encoder input: its ids from the tokenizer, bounded by what the model takes.
 //
-// Tokenizing a 32 MB line whole takes ~80 bytes of memory per input byte, and all but the
-// first max_position_embeddings tokens are cut anyway. So a long text is tokenized from a
+// Tokenizing a long line whole takes many times its size in memory, and all but the first
+// max_position_embeddings tokens are cut anyway. So a long text is tokenized from a
 // prefix that surely holds more tokens than the model takes (64 bytes per position, as no
 // SentencePiece piece is longer; doubled while it yields too few, e.g. for runs of spaces),
 // cut at a space so the pieces before the cut are those of the whole text, and the rest is

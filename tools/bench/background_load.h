@@ -1,6 +1,6 @@
 // A neighbour for benchmarks: a niced busy loop on one core, in a child process, so that every
-// benchmark run can also measure how ordo's threads hold up when the cores are shared (issue 17:
-// a server or a laptop always has another process running). No LibTorch here.
+// benchmark run can also measure how ordo's threads hold up when the cores are shared (a
+// server or a laptop always has another process running). No LibTorch here.
 #pragma once
 
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Resident memory of `ordo serve` as it meets many distinct batch shapes (issue 18).
+"""Resident memory of `ordo serve` as it meets many distinct batch shapes.
 
 Each packed GEMM keeps oneDNN kernels per (row count, threads); a server meets every row
 count. This starts `ordo serve` on 127.0.0.1 (a free port), sends N requests whose sentence

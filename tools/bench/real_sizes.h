@@ -1,4 +1,4 @@
-// ordo-bench --shape: the real model sizes of issues 17 and 13 (tc-big, NLLB-600M, Pegasus-large,
+// ordo-bench --shape: real model sizes (tc-big, NLLB-600M, Pegasus-large,
 // BART-large-cnn, Flan-T5-base, mBART-large-50) with random weights, and the same checkpoints in CTranslate2 when --peer-python can import it.
 // Each figure is printed for ordo, the peer and their ratio, measured interleaved in one run.
 #pragma once
@@ -32,7 +32,7 @@ struct RealSizeOptions {
   std::string peer_python;     // "" = no peer column
   std::string peer_script;     // tools/bench/ct2_peer.py
   std::string ordo_binary;     // build/ordo
-  // Shape "workload": the issue-4 model in this folder (bench_main writes it), not a random
+  // Shape "workload": the workload model in this folder (bench_main writes it), not a random
   // checkpoint of train::big_shapes().
   std::string workload_dir;
   // CTranslate2 at its best: each cell runs once per OMP_WAIT_POLICY (active, passive) x

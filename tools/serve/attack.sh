@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Replays the denial-of-service cases of issue 29 against `ordo serve` on 127.0.0.1 and says
+# Replays denial-of-service cases (docs/serving.md, "Hostile clients") against `ordo serve` on 127.0.0.1 and says
 # whether the server stayed answerable: GET /health is probed every 100 ms on a fresh
 # connection throughout (p50 / p99 / worst latency and failures, per phase), and the server's
 # peak RSS (VmHWM of /proc/PID/status) is read at the end.
 #
-#   html        80 concurrent 10 KB format=html requests of 3,330 unclosed <b> (item 1)
-#   slowloris   130 connections sending a request one byte a second (item 2)
-#   idle        500 connections that send nothing, then how long a one-sentence request takes (item 2)
+#   html        80 concurrent 10 KB format=html requests of 3,330 unclosed <b>
+#   slowloris   130 connections sending a request one byte a second
+#   idle        500 connections that send nothing, then how long a one-sentence request takes
 #   expensive   32 texts x beam 16 x n-best 16 x min = max 1024 new tokens (refused by the cost
 #               limit), then 8 texts of that kind (within it) whose client hangs up after 5 s,
-#               then how long a one-sentence request takes (item 3)
-#   pipelining  three requests in one write; a request with a second appended after its body (item 7)
+#               then how long a one-sentence request takes
+#   pipelining  three requests in one write; a request with a second appended after its body
 #   attention   "attention": true on 16 texts of 1,400 characters x 250 forced tokens, and on 256 texts
 #               x beam 4 x n-best 4 (both past --max-attention-values: 400 at once), then 4 such
 #               texts x 100 tokens within it (answered whole, its size and time)

@@ -6,7 +6,7 @@
 // first N lines, the same ones `ordo translate` is timed on. Throughput is N / (time from the
 // first request to the last answer), as for the offline run, so both include the same tail.
 // (A fixed-duration load generator such as wrk loses the requests in flight at its deadline:
-// with 64 clients and batches of 32 that is a whole batch, 10-20 % of a 15 s cell.)
+// with 64 clients and batches of 32 that is a whole batch, a large part of a short cell.)
 //
 //   ordo-serve-load --url http://127.0.0.1:5000 --clients 64 --requests 256 --sentences news.en
 //

@@ -5,7 +5,7 @@
 // at the larger size does not fit a 2-core budget; from a trained model the copy begins near
 // what it knows (ALBERT shares one layer across a whole stack; here neighbours start equal and
 // then drift apart), so continued training needs a fraction of the steps. Side by side is the
-// nearer start: the 3 + 3 en-de of 2026-11-25 grown to 6 + 6 this way has a validation loss
+// nearer start: the bundled 3 + 3 en-de grown to 6 + 6 this way had a validation loss
 // of 2.86 before any training (as it was: 1.52), stacked the other way (layers 0 1 2 0 1 2, as
 // in progressive stacking, Gong et al., 2019) 5.85, near a random model.
 #pragma once

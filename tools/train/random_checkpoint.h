@@ -23,7 +23,7 @@ struct BigShape {
   std::vector<std::pair<std::string, int64_t>> generation;
 };
 
-// The shapes of issues 17 and 13, and their names for --shape.
+// The real model sizes ordo-bench measures, and their names for --shape.
 std::vector<BigShape> big_shapes();
 BigShape big_shape(const std::string& name);  // ordo::Error listing the names when unknown
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Goldens for issue 14 (interactive and controlled decoding), made by Hugging Face transformers 4.31.
+"""Goldens for interactive and controlled decoding, made by Hugging Face transformers 4.31.
 
 For each fixture folder in tests/data/hf given on the command line (default: marian_opus_en_mg,
 m2m100, pegasus) this writes <fixture>/interactive.json with what transformers itself computes:
