@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   params.inter_threads = 0;
   CHECK(ordo_translator_new(argv[1], &params, &error) == NULL);
   EXPECT_ERROR(error, "inter_threads");
+  params.inter_threads = 100000; /* more workers than the library starts: an error, not an abort */
+  CHECK(ordo_translator_new(argv[1], &params, &error) == NULL);
+  EXPECT_ERROR(error, "inter_threads 100000 is more than 256");
 
   /* Options: names and values through the table, each error naming the option. */
   ordo_options* options = ordo_options_new();
