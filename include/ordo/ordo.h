@@ -1,4 +1,5 @@
-// ordo — C++ inference for encoder-decoder transformers (Marian, Pegasus, M2M100/NLLB).
+// ordo — C++ inference for encoder-decoder transformers (Marian, Pegasus, M2M100, NLLB, FSMT,
+// BART, mBART, T5: supported_model_types()).
 // The whole public API; no LibTorch type appears in it.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include "ordo/error.h"
 #include "ordo/glossary.h"
 #include "ordo/model_location.h"
+#include "ordo/model_types.h"
 #include "ordo/options.h"
 #include "ordo/positions.h"
 #include "ordo/process.h"

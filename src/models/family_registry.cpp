@@ -2,6 +2,7 @@
 
 #include "models/family.h"
 #include "ordo/error.h"
+#include "ordo/model_types.h"
 
 namespace ordo::models {
 
@@ -54,9 +55,7 @@ FamilySpec family_for(const io::ModelConfig& config) {
       if (contains(family.architectures, architecture)) return with_tokenizer(family, config);
 
   std::string supported;
-  for (const FamilySpec& family : families)
-    for (const std::string& type : family.model_types)
-      supported += (supported.empty() ? "" : ", ") + type;
+  for (const std::string& type : ordo::supported_model_types()) supported += (supported.empty() ? "" : ", ") + type;
   std::string architectures;
   for (const std::string& a : config.architectures) architectures += (architectures.empty() ? "" : ", ") + a;
   throw Error(config.path + ": unsupported model_type '" + config.model_type + "' (architectures: " +
@@ -64,3 +63,14 @@ FamilySpec family_for(const io::ModelConfig& config) {
 }
 
 }  // namespace ordo::models
+
+namespace ordo {
+
+std::vector<std::string> supported_model_types() {
+  std::vector<std::string> types;
+  for (const models::FamilySpec& family : models::all_families())
+    types.insert(types.end(), family.model_types.begin(), family.model_types.end());
+  return types;
+}
+
+}  // namespace ordo

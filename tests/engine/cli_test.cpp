@@ -14,6 +14,7 @@
 #include "models/checkpoint.h"
 #include "nn/packed_gemm.h"
 #include "ordo/alignment.h"
+#include "ordo/model_types.h"
 #include "support/fixtures.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
@@ -200,6 +201,15 @@ TEST(Cli, OptionErrorsAndHelp) {
                            "--min-length", "--batch-size", "--threads", "--json", "--compute-type",
                            "--inter-threads", "--batch-tokens"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+// The help (and the man page made from it) names every model type the library reads.
+TEST(Cli, HelpNamesEverySupportedModelType) {
+  const CliRun run = ordo("--help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> types = ordo::supported_model_types();
+  EXPECT_GE(types.size(), 8u);
+  for (const std::string& type : types) EXPECT_NE(run.out.find(" " + type), std::string::npos) << type;
 }
 
 // Runs a shell command line (for redirections the ordo() helper does not make).
