@@ -1,0 +1,200 @@
+// Greedy search (search::greedy_search) over a scripted StepModel: which token each step takes,
+// when it stops, what it streams, and which rows it keeps asking the model about, with the
+// expected ids and scores worked out from the script.
+// ctest-label: unit
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "search/search.h"
+#include "support/scripted_step_model.h"
+
+namespace ordo::search {
+namespace {
+
+using testing::ScriptedStepModel;
+using Ids = std::vector<int64_t>;
+
+// Vocabulary of 8: 0 decoder start and pad, 1 EOS, 2..7 words.
+constexpr int64_t kVocab = 8, kEos = 1;
+constexpr double kTolerance = 1e-5;
+
+GenerationSettings greedy_settings() {
+  GenerationSettings s;
+  s.num_beams = 1;
+  s.max_length = 10;
+  s.eos_token_id = kEos;
+  s.pad_token_id = 0;
+  s.decoder_start_token_id = 0;
+  return s;
+}
+
+// After anything the script does not name: EOS, nearly surely.
+ScriptedStepModel::Distribution ends() { return {{kEos, 0.9}}; }
+
+TEST(GreedySearch, PicksTheMostLikelyTokenEachStepAndStopsAtEos) {
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({}, {{3, 0.5}, {4, 0.3}, {kEos, 0.1}})
+      .after({3}, {{5, 0.6}, {kEos, 0.3}})
+      .after({3, 5}, {{kEos, 0.7}, {2, 0.2}});
+  const auto out = greedy_search(model, 1, greedy_settings());
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].size(), 1u);
+  EXPECT_EQ(out[0][0].ids, (Ids{3, 5, kEos}));
+  EXPECT_NEAR(out[0][0].score, std::log(0.5) + std::log(0.6) + std::log(0.7), kTolerance);
+  // One row a step, the decoder start fed first, and asked about exactly the chosen prefixes.
+  EXPECT_EQ(model.rows_per_call(), (Ids{1, 1, 1}));
+  ASSERT_EQ(model.calls.size(), 3u);
+  EXPECT_EQ(model.calls[2].histories[0], (Ids{3, 5}));
+  EXPECT_TRUE(model.selects.empty());
+}
+
+TEST(GreedySearch, StopsAtMaxLengthCountingTheDecoderStart) {
+  ScriptedStepModel model(1, kVocab, {{2, 0.8}});  // never EOS first
+  GenerationSettings s = greedy_settings();
+  s.max_length = 4;  // the start token + 3 new ones
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{2, 2, 2}));  // no EOS appended
+  EXPECT_NEAR(out[0][0].score, 3 * std::log(0.8), kTolerance);
+  EXPECT_EQ(model.calls.size(), 3u);
+}
+
+// EOS is the most likely token at every step; min_new_tokens = 2 bans it for two steps. The
+// score is the log-probability after the ban (log_softmax of the processed logits): 0.3 / 0.4.
+ScriptedStepModel eos_first_model() {
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({}, {{kEos, 0.6}, {3, 0.3}}).after({3}, {{kEos, 0.6}, {4, 0.3}}).after({3, 4}, {{kEos, 0.9}});
+  return model;
+}
+
+TEST(GreedySearch, MinNewTokensBansEosUntilThatManyTokens) {
+  ScriptedStepModel model = eos_first_model();
+  GenerationSettings s = greedy_settings();
+  s.min_new_tokens = 2;
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{3, 4, kEos}));
+  EXPECT_NEAR(out[0][0].score, 2 * std::log(0.3 / 0.4) + std::log(0.9), kTolerance);
+}
+
+TEST(GreedySearch, MinLengthCountsTheDecoderStart) {
+  ScriptedStepModel model = eos_first_model();
+  GenerationSettings s = greedy_settings();
+  s.min_length = 2;  // start + 1 token: EOS banned at the first step only
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{3, kEos}));
+}
+
+TEST(GreedySearch, WithoutMinLengthEosMayComeFirst) {
+  ScriptedStepModel model = eos_first_model();
+  const auto out = greedy_search(model, 1, greedy_settings());
+  EXPECT_EQ(out[0][0].ids, (Ids{kEos}));
+  EXPECT_NEAR(out[0][0].score, std::log(0.6), kTolerance);
+}
+
+TEST(GreedySearch, TargetPrefixIsForcedAndAddsNothingToTheScore) {
+  // The prefix 6 7 is unlikely at every step; the search takes it anyway, then goes on greedily.
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({}, {{3, 0.9}}).after({6}, {{3, 0.9}}).after({6, 7}, {{kEos, 0.8}});
+  const auto out = greedy_search(model, 1, greedy_settings(), Prefixes{{6, 7}});
+  EXPECT_EQ(out[0][0].ids, (Ids{6, 7, kEos}));
+  EXPECT_NEAR(out[0][0].score, std::log(0.8), kTolerance);
+  // Streaming sees the prefix tokens at log-probability 0.
+  ASSERT_EQ(model.streamed.size(), 3u);
+  EXPECT_EQ(model.streamed[0].id, 6);
+  EXPECT_EQ(model.streamed[0].log_prob, 0.0f);
+  EXPECT_EQ(model.streamed[1].log_prob, 0.0f);
+  EXPECT_NEAR(model.streamed[2].log_prob, std::log(0.8), kTolerance);
+}
+
+TEST(GreedySearch, FinishedInputsLeaveTheBatch) {
+  // Input 0 ends at once; input 1 takes three steps.
+  ScriptedStepModel model(2, kVocab, ends());
+  model.after(0, {}, {{kEos, 0.7}})
+      .after(1, {}, {{2, 0.7}})
+      .after(1, {2}, {{3, 0.7}})
+      .after(1, {2, 3}, {{kEos, 0.7}});
+  const auto out = greedy_search(model, 2, greedy_settings());
+  EXPECT_EQ(out[0][0].ids, (Ids{kEos}));
+  EXPECT_EQ(out[1][0].ids, (Ids{2, 3, kEos}));
+  EXPECT_EQ(model.rows_per_call(), (Ids{2, 1, 1}));
+  ASSERT_EQ(model.selects.size(), 1u);
+  EXPECT_EQ(model.selects[0], (Ids{1}));
+  EXPECT_EQ(model.calls[1].inputs, (Ids{1}));
+}
+
+TEST(GreedySearch, StreamsEachTokenToItsHypothesisAndStopsWhereOnTokenSaysSo) {
+  ScriptedStepModel model(2, kVocab, {{2, 0.9}});  // never EOS
+  model.stop_at = [](int64_t hypothesis, int64_t) { return hypothesis == 1; };
+  GenerationSettings s = greedy_settings();
+  s.max_length = 4;
+  const auto out = greedy_search(model, 2, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{2, 2, 2}));
+  EXPECT_EQ(out[1][0].ids, (Ids{2}));  // ended there, no EOS added
+  std::vector<int64_t> hypotheses;
+  for (const auto& t : model.streamed) hypotheses.push_back(t.hypothesis);
+  EXPECT_EQ(hypotheses, (Ids{0, 1, 0, 0}));
+  EXPECT_EQ(model.rows_per_call(), (Ids{2, 1, 1}));
+}
+
+TEST(GreedySearch, NoRepeatNgramSizeBansTheTokenThatWouldRepeatAnNgram) {
+  // 2 and 3 call each other: 2 3 2 3 ... ; with bigrams unique the second "2 3" is banned.
+  ScriptedStepModel model(1, kVocab, ends());
+  model.rule = [](int64_t, const ScriptedStepModel::Tokens& h) -> ScriptedStepModel::Distribution {
+    if (h.empty() || h.back() == 3) return {{2, 0.7}, {5, 0.2}};
+    if (h.back() == 2) return {{3, 0.6}, {4, 0.3}};
+    return ends();
+  };
+  GenerationSettings s = greedy_settings();
+  s.max_length = 7;
+  EXPECT_EQ(greedy_search(model, 1, s)[0][0].ids, (Ids{2, 3, 2, 3, 2, 3}));
+  ScriptedStepModel again(1, kVocab, ends());
+  again.rule = model.rule;
+  s.no_repeat_ngram_size = 2;
+  const auto out = greedy_search(again, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{2, 3, 2, 4, kEos}));
+  // The banned 3 leaves 4 with 0.3 of the remaining 0.4.
+  EXPECT_NEAR(out[0][0].score, std::log(0.7) + std::log(0.6) + std::log(0.7) + std::log(0.3 / 0.4) + std::log(0.9),
+              kTolerance);
+}
+
+TEST(GreedySearch, RepetitionPenaltyMakesASeenTokenLessLikely) {
+  // After 2, repeating it (0.45) beats 4 (0.35); penalty 2 doubles its negative logit.
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({}, {{2, 0.5}, {3, 0.4}}).after({2}, {{2, 0.45}, {4, 0.35}});
+  GenerationSettings s = greedy_settings();
+  EXPECT_EQ(greedy_search(model, 1, s)[0][0].ids, (Ids{2, 2, kEos}));
+  ScriptedStepModel again(1, kVocab, ends());
+  again.after({}, {{2, 0.5}, {3, 0.4}}).after({2}, {{2, 0.45}, {4, 0.35}});
+  s.repetition_penalty = 2.0;
+  EXPECT_EQ(greedy_search(again, 1, s)[0][0].ids, (Ids{2, 4, kEos}));
+}
+
+TEST(GreedySearch, ForcedBosTokenIsTheFirstTokenAtNoCost) {
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({}, {{3, 0.9}}).after({7}, {{kEos, 0.8}});
+  GenerationSettings s = greedy_settings();
+  s.forced_bos_token_id = 7;
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{7, kEos}));
+  EXPECT_NEAR(out[0][0].score, std::log(0.8), kTolerance);
+}
+
+TEST(GreedySearch, AttentionFollowsEachHypothesisWhenRowsLeave) {
+  ScriptedStepModel model(2, kVocab, ends());
+  model.after(0, {}, {{kEos, 0.7}}).after(1, {}, {{2, 0.7}}).after(1, {2}, {{3, 0.7}}).after(1, {2, 3}, {{kEos, 0.7}});
+  GenerationSettings s = greedy_settings();
+  s.return_attention = true;
+  const auto out = greedy_search(model, 2, s);
+  const at::Tensor a = out[1][0].attention;  // [3 tokens, 1, 1, 2]
+  ASSERT_EQ(a.size(0), 3);
+  for (int64_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(a[t][0][0][0].item<float>(), 1.0f) << t;  // input 1's row at every step
+    const Ids history(out[1][0].ids.begin(), out[1][0].ids.begin() + t);
+    EXPECT_EQ(a[t][0][0][1].item<float>(), static_cast<float>(model.code(history))) << t;
+  }
+  EXPECT_EQ(out[0][0].attention.size(0), 1);
+}
+
+}  // namespace
+}  // namespace ordo::search
