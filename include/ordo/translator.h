@@ -88,7 +88,6 @@ class ORDO_API Translator {
   const std::string& model_dir() const;
 
  private:
-  void load(const std::string& model_dir, const ModelOptions& model_options);
   struct Impl;
   // impl_, or an ordo::Error when this Translator was moved from.
   const Impl& checked_impl() const;

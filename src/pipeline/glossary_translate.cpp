@@ -5,6 +5,7 @@
 
 #include "ordo/text.h"
 #include "ordo/translator.h"
+#include "pipeline/partition.h"
 
 namespace ordo {
 
@@ -14,24 +15,15 @@ std::vector<TranslationResult> translate_with_glossary(const Translator& transla
                                                        const BatchOptions& batching) {
   for (size_t i = 0; i < sentences.size(); ++i) check_utf8(sentences[i], "input " + std::to_string(i + 1));
   const std::vector<Glossary::Group> groups = glossary.groups(sentences, options.force_words);
-  std::vector<TranslationResult> results(sentences.size());
-  for (const Glossary::Group& g : groups) {
-    DecodeOptions o = options;
-    o.glossary.reset();
-    o.force_words = g.force_words;
-    const std::vector<size_t>& group = g.inputs;
-    if (options.on_token)
-      o.on_token = [&options, &group](const TokenEvent& event) {
-        TokenEvent e = event;
-        e.input = group[event.input];
-        return options.on_token(e);
-      };
-    std::vector<std::string> part;
-    for (size_t i : group) part.push_back(sentences[i]);
-    std::vector<TranslationResult> done = translator.translate(part, o, batching);
-    for (size_t k = 0; k < group.size(); ++k) results[group[k]] = std::move(done[k]);
-  }
-  return results;
+  std::vector<pipeline::Part> parts;
+  for (const Glossary::Group& g : groups) parts.push_back(g.inputs);
+  return pipeline::run_parts<TranslationResult>(
+      sentences.size(), parts, options, [&](size_t p, const pipeline::Part& part, const DecodeOptions& part_options) {
+        DecodeOptions o = part_options;
+        o.glossary.reset();
+        o.force_words = groups[p].force_words;
+        return translator.translate(pipeline::gather(sentences, part), o, batching);
+      });
 }
 
 }  // namespace ordo

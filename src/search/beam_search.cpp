@@ -10,7 +10,6 @@
 #include "ordo/error.h"
 #include "search/attention_history.h"
 #include "search/beam_step.h"
-#include "search/constrained_beam_search.h"
 #include "search/finished_list.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
@@ -20,7 +19,6 @@ namespace ordo::search {
 
 std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
                                                        const GenerationSettings& s, const Prefixes& prefixes) {
-  if (!s.force_words_ids.empty()) return constrained_beam_search(model, batch_size, s);
   const int64_t beams = s.num_beams;
   const LogitsProcessorList processors(s);
   std::vector<FinishedList> finished(batch_size, FinishedList(beams, s.length_penalty, s.early_stopping));

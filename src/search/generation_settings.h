@@ -38,6 +38,9 @@ struct GenerationSettings {
   bool beam_never_pad = false;
   // Carry each hypothesis' cross-attention weights (StepModel::step_attention).
   bool return_attention = false;
+  // DecodeOptions::return_alternatives: > 0 asks alternatives_search() for this many next
+  // tokens after each input's prefix instead of whole outputs (search/search.h).
+  int64_t alternatives = 0;
 
   // Sampling (HF do_sample): logits processors, then temperature, top-k, top-p warpers.
   bool do_sample = false;

@@ -54,13 +54,20 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
 std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t batch_size,
                                                        const GenerationSettings& settings,
                                                        const Prefixes& prefixes = {});
+// The first step of DecodeOptions::return_alternatives: after the decoder start and each
+// input's prefix (all of one length), its settings.alternatives likeliest next tokens by the
+// model's own log-softmax (no logits processor), the end and padding tokens excluded, best
+// first. Each hypothesis is the prefix and one of them, scored with its log-probability; the
+// pipeline then continues each greedily with it as the prefix.
+std::vector<std::vector<SearchHypothesis>> alternatives_search(StepModel& model, int64_t batch_size,
+                                                               const GenerationSettings& settings,
+                                                               const Prefixes& prefixes = {});
 
-inline std::vector<std::vector<SearchHypothesis>> search(StepModel& model, int64_t batch_size,
-                                                         const GenerationSettings& settings,
-                                                         const Prefixes& prefixes = {}) {
-  return settings.num_beams > 1 ? beam_search(model, batch_size, settings, prefixes)
-                                : greedy_search(model, batch_size, settings, prefixes);
-}
+// The searches, chosen from the settings in this one place (search()).
+enum class SearchKind { kGreedy, kSample, kBeam, kConstrainedBeam, kAlternatives };
+SearchKind search_kind(const GenerationSettings& settings);
+std::vector<std::vector<SearchHypothesis>> search(StepModel& model, int64_t batch_size,
+                                                  const GenerationSettings& settings, const Prefixes& prefixes = {});
 
 // The prefix token input `input` must take at step `step` (0 = the first after the decoder
 // start), or -1 when its prefix is over.
