@@ -29,15 +29,6 @@
 namespace ordo::models {
 namespace {
 
-const char* type_name(nn::GemmType type) {
-  switch (type) {
-    case nn::GemmType::kFloat32: return "float32";
-    case nn::GemmType::kBFloat16: return "bfloat16";
-    case nn::GemmType::kInt8: return "int8";
-  }
-  return "?";
-}
-
 // Adds a file's bytes to the hash, read (not mapped: no page faults in this process, nothing
 // added to its resident set) in 8 MB chunks. False if it cannot be read. `before` / `after`,
 // when given, get the file's stat() from before and after the read.
@@ -226,7 +217,7 @@ std::string cache_file_name(const std::string& dir, const std::string& checkpoin
   const bool read = !checkpoint.empty() && hash_file(config_path, state);
   nn::cap_onednn_isa();  // before the effective ISA is read (and fixed) below
   const dnnl_version_t* v = dnnl_version();
-  const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + type_name(type) +
+  const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + compute_type_name(type) +
                               " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                               std::to_string(v->patch) + " " + v->hash + " isa " +
                               std::to_string(static_cast<int>(dnnl_get_effective_cpu_isa())) + " md " +
@@ -235,7 +226,7 @@ std::string cache_file_name(const std::string& dir, const std::string& checkpoin
   const XXH128_hash_t digest = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   if (!read) return "";
-  return dir + "/" + hex(digest).substr(0, 32) + "-" + type_name(type) + ".ordo-packed";
+  return dir + "/" + hex(digest).substr(0, 32) + "-" + compute_type_name(type) + ".ordo-packed";
 }
 
 // Everything save_packed writes, collected from the model (which must outlive it: the packed
@@ -347,7 +338,7 @@ namespace {
 
 bool collect_packed(Seq2SeqModel& model, nn::GemmType type, CollectedWeights* out, std::string* problem_out) {
   io::PackedWeights& weights = out->weights;
-  weights.compute_type = type_name(type);
+  weights.compute_type = compute_type_name(type);
   std::string problem;  // a part the cache cannot hold
   std::vector<at::Tensor>& keep = out->keep;
   model.visit([&](const std::string& name, at::Tensor& param) {
@@ -415,7 +406,7 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
     // Checked there: size, checksum, ranges, byte counts, every float finite.
     // Read and scanned on the threads the model loads with.
     const io::PackedWeights file =
-        io::read_packed_weights(path, type_name(type), max_cache_bytes(model), std::max(1, at::get_num_threads()));
+        io::read_packed_weights(path, compute_type_name(type), max_cache_bytes(model), std::max(1, at::get_num_threads()));
     const auto fail = [&](const std::string& problem) { throw Error(path + ": " + problem); };
     const std::shared_ptr<const void> owner = file.owner;
 

@@ -15,16 +15,16 @@
 #include <ATen/ATen.h>
 
 #include "nn/activation.h"
+#include "ordo/options.h"
 
 namespace ordo::nn {
 
-// How the GEMMs of a loaded model compute. Chosen once per model (weights are packed for it).
-enum class GemmType {
-  kFloat32,   // exact: the same results as the reference up to summation order
-  kBFloat16,  // weights and activations rounded to bfloat16, float32 accumulation and output
-  kInt8,      // weights int8 per output channel, activations int8 per row (dynamic), int32
-              // accumulation, rescaled to float32
-};
+// How the GEMMs of a loaded model compute: the public ComputeType itself (one enum, not a
+// mirror to keep in step). Chosen once per model (weights are packed for it). kFloat32 gives
+// the reference's results up to summation order; kBFloat16 rounds weights and activations to
+// bfloat16, accumulating and writing float32; kInt8 has int8 weights per output channel and
+// int8 activations per row (dynamic), int32 accumulation, rescaled to float32.
+using GemmType = ComputeType;
 
 // Whether oneDNN has a kernel for `type` on this CPU (bfloat16 needs AVX-512; int8 runs
 // fastest with AVX-512 VNNI). float32 is always supported.

@@ -21,15 +21,6 @@
 namespace ordo::pipeline {
 namespace {
 
-nn::GemmType gemm_type(ComputeType type) {
-  switch (type) {
-    case ComputeType::kFloat32: return nn::GemmType::kFloat32;
-    case ComputeType::kBFloat16: return nn::GemmType::kBFloat16;
-    case ComputeType::kInt8: return nn::GemmType::kInt8;
-  }
-  return nn::GemmType::kFloat32;
-}
-
 io::GenerationConfig load_generation_defaults(const std::string& dir) {
   const std::string path = dir + "/generation_config.json";
   if (io::path_exists(path)) return io::load_generation_config(path);
@@ -103,7 +94,7 @@ void LoadedModel::load(const std::string& dir, const ModelOptions& options) {
   release_library_pages();
   std::exception_ptr weights_error;
   try {
-    model = models::Seq2SeqModel::load(dir, std::move(config), std::move(family), gemm_type(options.compute_type), &cache);
+    model = models::Seq2SeqModel::load(dir, std::move(config), std::move(family), options.compute_type, &cache);
   } catch (...) {
     weights_error = std::current_exception();
   }

@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   // already, so set it and start again (GOMP_SPINCOUNT=300000 measures libgomp's default).
   if (ordo::cli::choose_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
   ordo::configure_process();  // as `ordo` does: the same allocator and oneDNN settings
-  CLI::App app{"ordo-bench: decoding speed on the issue-4 workload and on real sentences"};
+  CLI::App app{"ordo-bench: decoding speed on the benchmark workload and on real sentences"};
   int runs = 5;
   std::string work = "runs/bench";
   std::string data = std::string(ORDO_SOURCE_DIR) + "/../shared/data";
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   bench::RealSizeOptions real;
   app.add_option("--shape", real.shapes,
                  "Real model sizes instead of the workload: tc-big, nllb-600m, pegasus-large, bart-large-cnn, "
-                 "flan-t5-base, mbart-large-50, workload (the issue-4 model)")
+                 "flan-t5-base, mbart-large-50, workload (the benchmark workload's model)")
       ->delimiter(',');
   app.add_option("--report", real.reports, "With --shape: throughput, memory, startup, latency")->delimiter(',');
   app.add_option("--beams", real.beams, "With --shape: beam sizes (1 = greedy)")->delimiter(',');
