@@ -15,19 +15,12 @@ namespace ordo::search {
 namespace {
 
 using testing::ScriptedStepModel;
-using Ids = std::vector<int64_t>;
-
-// Vocabulary of 8: 0 decoder start and pad, 1 EOS, 2..7 words.
-constexpr int64_t kVocab = 8, kEos = 1;
-constexpr double kTolerance = 1e-5;
+using namespace testing::script;
 
 GenerationSettings alternatives(int64_t n) {
-  GenerationSettings s;
+  GenerationSettings s = settings();
   s.num_beams = 1;
   s.max_length = 10;
-  s.eos_token_id = kEos;
-  s.pad_token_id = 0;
-  s.decoder_start_token_id = 0;
   s.alternatives = n;
   return s;
 }

@@ -16,22 +16,15 @@ namespace ordo::search {
 namespace {
 
 using testing::ScriptedStepModel;
-using Ids = std::vector<int64_t>;
-
-// Vocabulary of 8: 0 decoder start and pad, 1 EOS, 2..7 words.
-constexpr int64_t kVocab = 8, kEos = 1;
-constexpr double kTolerance = 1e-5;
+using namespace testing::script;
 
 GenerationSettings beam_settings(int64_t beams = 2, int64_t n_best = 2) {
-  GenerationSettings s;
+  GenerationSettings s = settings();
   s.num_beams = beams;
   s.num_return_sequences = n_best;
   s.max_length = 10;
   s.length_penalty = 1.0;
   s.early_stopping = false;
-  s.eos_token_id = kEos;
-  s.pad_token_id = 0;
-  s.decoder_start_token_id = 0;
   return s;
 }
 

@@ -15,20 +15,14 @@ namespace ordo::search {
 namespace {
 
 using testing::ScriptedStepModel;
-using Ids = std::vector<int64_t>;
-
-// Vocabulary of 8: 0 decoder start and pad, 1 EOS, 2..7 words.
-constexpr int64_t kVocab = 8, kEos = 1;
+using namespace testing::script;
 
 GenerationSettings sampling_settings(uint64_t seed) {
-  GenerationSettings s;
+  GenerationSettings s = settings();
   s.num_beams = 1;
   s.do_sample = true;
   s.seed = seed;
   s.max_length = 9;
-  s.eos_token_id = kEos;
-  s.pad_token_id = 0;
-  s.decoder_start_token_id = 0;
   return s;
 }
 

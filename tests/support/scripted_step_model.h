@@ -171,4 +171,22 @@ class ScriptedStepModel : public search::StepModel {
   at::Tensor attention_;
 };
 
+// What the search tests share: the scripts' vocabulary of 8 (0 the decoder start and padding,
+// 1 EOS, 2..7 words), the tolerance of a score worked out by hand, and settings over that
+// vocabulary (greedy, max_length 10) that each test changes where it tests something.
+namespace script {
+using Ids = std::vector<int64_t>;
+constexpr int64_t kVocab = 8, kEos = 1;
+constexpr double kTolerance = 1e-5;
+inline search::GenerationSettings settings() {
+  search::GenerationSettings s;
+  s.num_beams = 1;
+  s.max_length = 10;
+  s.eos_token_id = kEos;
+  s.pad_token_id = 0;
+  s.decoder_start_token_id = 0;
+  return s;
+}
+}  // namespace script
+
 }  // namespace ordo::testing
