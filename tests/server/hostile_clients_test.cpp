@@ -23,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 using ordo::testing::kTimeScale;
+using ordo::testing::MetricsWatch;
 using ordo::testing::RawSocket;
 using ordo::testing::ServerProcess;
 using ordo::testing::split_answers;
@@ -97,10 +98,18 @@ TEST(ServeHostileClients, TricklingClientsHoldNoThreadAndAreClosedAtTheReadDeadl
   EXPECT_LT(seconds_since(start), 6.0 * kTimeScale);
 
   // The per-address cap (40): 40 idle connections, then a 41st with a request is answered and
-  // the oldest idle one is closed.
+  // the oldest idle one is closed. The tricklers hang up first (their refusals linger, counted
+  // at the cap, until then): the server's open connections are then the watch's own alone, and
+  // 41 of them mean that it has seen all 40 idle ones.
+  MetricsWatch watch(server.port());
+  tricklers.clear();
+  double open = 0;
+  ASSERT_TRUE(watch.wait_until("ordo_http_connections", [](double n) { return n <= 1; }, 30 * kTimeScale, &open))
+      << open << " connections still open after the tricklers hung up";
   std::vector<std::unique_ptr<RawSocket>> idle;
   for (int i = 0; i < 40; ++i) idle.push_back(std::make_unique<RawSocket>(server.port()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all seen by the server
+  ASSERT_TRUE(watch.wait_until("ordo_http_connections", [](double n) { return n >= 41; }, 30 * kTimeScale, &open))
+      << "the server saw " << open << " connections of the 40 idle ones and the watch's";
   RawSocket fresh(server.port());
   ASSERT_TRUE(fresh.send("GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
   const auto answers = split_answers(fresh.read_until_closed(3));
@@ -255,7 +264,11 @@ TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
     huge_status = answer ? answer->status : -1;
     huge_body = answer ? answer->body : "";
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The huge request holds the one request thread (it is being answered) before /health is probed.
+  MetricsWatch watch(server.port());
+  const auto busy_now = [](double n) { return n >= 1; };
+  EXPECT_TRUE(watch.wait_until("ordo_http_requests_in_flight", busy_now, 30 * kTimeScale))
+      << "the huge request was not being answered";
   double worst_probe = 0;
   for (int i = 0; i < 5; ++i) {
     const auto [status, seconds] = probe_health(server);
@@ -273,11 +286,12 @@ TEST(ServeHostileClients, AbandonedWorkIsCancelledAndCostIsBounded) {
   EXPECT_EQ(res->status, 200) << res->body;
   EXPECT_LT(seconds_since(start), 1.5 * kTimeScale) << "the timed-out request's decoding went on";
 
-  // A client that sends the huge request and hangs up after 0.5 s.
+  // A client that sends the huge request and hangs up once it is being answered.
   {
     RawSocket socket(server.port());
     ASSERT_TRUE(socket.send(post_request("/v1/translate", huge.dump())));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(watch.wait_until("ordo_http_requests_in_flight", busy_now, 30 * kTimeScale))
+        << "the huge request of the client about to hang up was not being answered";
   }
   start = Clock::now();
   res = server.client(30)->Post("/v1/translate", small.dump(), "application/json");

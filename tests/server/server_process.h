@@ -12,10 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -148,8 +151,18 @@ class ServerProcess {
 // (pipelined requests, duplicate headers, a request trickled byte by byte). Every read bounded.
 class RawSocket {
  public:
-  explicit RawSocket(int port) {
+  // `source`: the local address to connect from ("": the system's choice, 127.0.0.1).
+  explicit RawSocket(int port, const std::string& source = "") {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ >= 0 && !source.empty()) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+          ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+        ::close(fd_);
+        throw std::runtime_error("cannot bind a socket to " + source);
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -193,6 +206,32 @@ class RawSocket {
       if (!or_text.empty() && out.find(or_text) != std::string::npos) return out;
     }
   }
+  // One whole answer framed by Content-Length (head and body), or "" when the connection closes
+  // or `seconds` pass before it is whole.
+  std::string read_answer(double seconds) {
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    while (true) {
+      const size_t head_end = out.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        size_t length = 0;
+        const std::string head = out.substr(0, head_end);
+        for (const char* name : {"\r\nContent-Length: ", "\r\ncontent-length: "}) {
+          const size_t h = head.find(name);
+          if (h != std::string::npos) length = std::stoul(head.substr(h + std::strlen(name)));
+        }
+        if (out.size() >= head_end + 4 + length) return out;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return "";
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return "";
+      out.append(buffer, static_cast<size_t>(n));
+    }
+  }
   int fd() const { return fd_; }
 
  private:
@@ -224,6 +263,62 @@ inline std::vector<RawAnswer> split_answers(const std::string& bytes) {
   }
   return out;
 }
+
+// The value of one sample in a /metrics text, `sample` as printed before the value ("name" or
+// "name{labels}"); NaN when it is not there.
+inline double metric_value(const std::string& text, const std::string& sample) {
+  const std::string key = sample + " ";
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, key.size(), key) == 0) return std::strtod(text.c_str() + at + key.size(), nullptr);
+    at = end + 1;
+  }
+  return std::nan("");
+}
+
+// Waits on what a server counts instead of sleeping in the hope that it happened: GET /metrics
+// every 20 ms until a sample says so, bounded. Its one keep-alive connection (made again when
+// the server closed it) comes from another loopback address, 127.0.0.2, so that it counts
+// against no per-address cap of the clients under test; it is one of ordo_http_connections.
+class MetricsWatch {
+ public:
+  explicit MetricsWatch(int port, std::string source = "127.0.0.2") : port_(port), source_(std::move(source)) {}
+
+  // The /metrics text ("" when there was no answer).
+  std::string text() {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        if (!socket_) socket_ = std::make_unique<RawSocket>(port_, source_);
+      } catch (const std::exception&) {
+        return "";
+      }
+      const std::string answer = socket_->send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n") ? socket_->read_answer(10) : "";
+      const auto answers = split_answers(answer);
+      if (answers.size() == 1 && answers[0].status == 200) return answers[0].body;
+      socket_.reset();
+    }
+    return "";
+  }
+
+  // Until `done` holds for the sample's value (NaN while it is not there), at most `seconds`;
+  // false then. `last`: the value last read.
+  bool wait_until(const std::string& sample, const std::function<bool(double)>& done, double seconds,
+                  double* last = nullptr) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    while (true) {
+      const double value = metric_value(text(), sample);
+      if (last) *last = value;
+      if (done(value)) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+ private:
+  int port_;
+  std::string source_;
+  std::unique_ptr<RawSocket> socket_;
+};
 
 struct CommandRun {
   int exit_code;
