@@ -9,15 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ordo/alignment.h"
-#include "server/attention_json.h"
+#include "faces/result_json.h"
 #include "ordo/error.h"
 
 namespace ordo::cli {
 namespace {
-
-nlohmann::ordered_json text_json(const Hypothesis& h) {
-  return {{"text", h.text}, {"tokens", h.tokens}, {"score", h.score}};
-}
 
 // Marian's soft alignment: one comma-separated row of weights per target piece.
 std::string soft_text(const std::vector<std::vector<float>>& rows) {
@@ -38,11 +34,11 @@ std::string OutputWriter::alignment_field(const TranslationResult& result, const
   return " ||| " + pharaoh(extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h));
 }
 
-void OutputWriter::write_hypothesis(server::JsonObjectWriter& out, const TranslationResult& result,
+void OutputWriter::write_hypothesis(faces::JsonObjectWriter& out, const TranslationResult& result,
                                     const Hypothesis& h) const {
-  const nlohmann::ordered_json fields = text_json(h);
+  const nlohmann::ordered_json fields = faces::hypothesis_json(h);
   for (const auto& [key, value] : fields.items()) out.field(key.c_str(), value);
-  server::add_alignment_and_attention(out, result, h, {extras_.alignment, extras_.alignment_words, extras_.attention});
+  faces::add_alignment_and_attention(out, result, h, {extras_.alignment, extras_.alignment_words, extras_.attention});
 }
 
 OutputWriter::OutputWriter(const std::string& path, OutputFormat format) : format_(format) {
@@ -77,11 +73,11 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
             << '\n';
       break;
     case OutputFormat::kJson: {
-      // Written as text (server/attention_json.h): a line with attention costs about its size.
+      // Written as text (faces/result_json.h): a line with attention costs about its size.
       std::string text;
-      server::JsonObjectWriter line(text);
+      faces::JsonObjectWriter line(text);
       if (result.hypotheses.empty()) {
-        const nlohmann::ordered_json empty = text_json(Hypothesis());
+        const nlohmann::ordered_json empty = faces::hypothesis_json(Hypothesis());
         for (const auto& [key, value] : empty.items()) line.field(key.c_str(), value);
       } else {
         write_hypothesis(line, result, result.hypotheses[0]);
@@ -91,7 +87,7 @@ void OutputWriter::write(uint64_t index, const TranslationResult& result) {
       list += '[';
       for (size_t k = 0; k < result.hypotheses.size(); ++k) {
         if (k) list += ',';
-        server::JsonObjectWriter hypothesis(list);
+        faces::JsonObjectWriter hypothesis(list);
         write_hypothesis(hypothesis, result, result.hypotheses[k]);
         hypothesis.close();
       }
@@ -116,7 +112,7 @@ void OutputWriter::write(uint64_t index, const DocumentTranslation& document, co
     const SentenceSpan& span = document.sentences[i];
     nlohmann::ordered_json sentence = {{"source", unit.substr(span.begin, span.end - span.begin)}};
     const TranslationResult& result = document.results[i];
-    if (!result.hypotheses.empty()) sentence.update(text_json(result.hypotheses[0]));
+    if (!result.hypotheses.empty()) sentence.update(faces::hypothesis_json(result.hypotheses[0]));
     line["sentences"].push_back(std::move(sentence));
   }
   out << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';

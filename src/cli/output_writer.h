@@ -12,7 +12,7 @@
 
 #include "ordo/document.h"
 #include "ordo/options.h"
-#include "server/attention_json.h"
+#include "faces/result_json.h"
 
 namespace ordo::cli {
 
@@ -57,7 +57,7 @@ class OutputWriter {
   // " ||| <alignment>" for text and n-best lines ("" without --alignment).
   std::string alignment_field(const TranslationResult& result, const Hypothesis& h) const;
   // "text", "tokens", "score" and the extras of one hypothesis.
-  void write_hypothesis(server::JsonObjectWriter& out, const TranslationResult& result, const Hypothesis& h) const;
+  void write_hypothesis(faces::JsonObjectWriter& out, const TranslationResult& result, const Hypothesis& h) const;
 };
 
 }  // namespace ordo::cli

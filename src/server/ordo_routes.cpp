@@ -3,13 +3,15 @@
 // (service.h).
 #include "server/service.h"
 
-#include "server/attention_json.h"
 
 #include "ordo/alignment.h"
 
 namespace ordo::server {
 
 namespace {
+
+using faces::AttentionFields;
+using faces::JsonObjectWriter;
 
 // /v1/translate's "alignment" ("hard" | "soft"), "alignment_words" and "attention" fields:
 // what `ordo translate --json --alignment ... [--alignment-words] --attention` adds to each
@@ -28,17 +30,17 @@ AttentionFields attention_fields(const RequestFields& fields) {
 }
 
 void add_attention(JsonObjectWriter& out, const TranslationResult& r, const Hypothesis& h, const AttentionFields& f) {
-  add_alignment_and_attention(out, r, h, f);
+  faces::add_alignment_and_attention(out, r, h, f);
   if (f.attention && !h.attention.empty()) {
     out.field("token_positions", h.token_positions);  // the row of each entry of "tokens"
     out.field("alignment_layer", h.attention.alignment_layer);
   }
 }
 
-// One entry of "results": server::result_json(r), with each hypothesis' alignment and
-// attention written as text (attention_json.h), in the fields' order of `ordo translate --json`.
+// One entry of "results": faces::result_json(r), with each hypothesis' alignment and
+// attention written as text (faces/result_json.h), in the fields' order of `ordo translate --json`.
 void append_result(std::string& out, const TranslationResult& r, const AttentionFields& f) {
-  const Json plain = server::result_json(r);
+  const Json plain = faces::result_json(r);
   if (!f.any()) {
     out += dump(plain);
     return;
@@ -162,8 +164,8 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   auto results = std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
   // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
   // bound the answer.
-  if (attention.attention && attention_weights(*results) > config_.limits.max_attention_values)
-    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(attention_weights(*results)) +
+  if (attention.attention && faces::attention_weights(*results) > config_.limits.max_attention_values)
+    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(faces::attention_weights(*results)) +
                             " attention weights, more than this server's limit of " +
                             std::to_string(config_.limits.max_attention_values) +
                             " (--max-attention-values): send fewer or shorter texts, or fewer new tokens");

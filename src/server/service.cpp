@@ -38,21 +38,6 @@ void send_error(httplib::Response& res, const ApiError& e) {
   send_json(res, e.status, Json{{"error", e.what()}});
 }
 
-namespace {
-
-Json hypothesis_json(const Hypothesis& h) { return Json{{"text", h.text}, {"tokens", h.tokens}, {"score", h.score}}; }
-
-}  // namespace
-
-Json result_json(const TranslationResult& r) {
-  Json line = r.hypotheses.empty() ? Json{{"text", ""}, {"tokens", Json::array()}, {"score", 0.0}}
-                                   : hypothesis_json(r.hypotheses[0]);
-  line["n_best"] = Json::array();
-  for (const Hypothesis& h : r.hypotheses) line["n_best"].push_back(hypothesis_json(h));
-  if (r.truncated_tokens > 0) line["truncated_tokens"] = r.truncated_tokens;
-  return line;
-}
-
 // The canonical text of decoding options: requests with equal texts may share a batch. Every
 // option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
 std::string settings_key(const DecodeOptions& o) {

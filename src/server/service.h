@@ -22,6 +22,7 @@
 
 #include "ordo/decode_option_table.h"
 #include "ordo/document.h"
+#include "faces/result_json.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/connections.h"
@@ -42,8 +43,6 @@ void send_json(httplib::Response& res, int status, const Json& body);
 // The same for a body already written as JSON text (moved in: a large answer is not copied).
 void send_json_text(httplib::Response& res, int status, std::string&& body);
 void send_error(httplib::Response& res, const ApiError& e);
-// What `ordo translate --json` prints for one input.
-Json result_json(const TranslationResult& r);
 // The canonical text of decoding options: requests with equal texts may share a batch. Every
 // option of the table that splits batches is in it (DecodeOptionSpec::splits_batches).
 std::string settings_key(const DecodeOptions& o);

@@ -60,7 +60,7 @@ void Service::stream_generate(const ServedModel& model, const DecodeOptions& opt
               *served, options, texts, context, deadline, on_token, [&] { return write_pending() && sink.is_writable(); });
           if (!write_pending()) return false;
           Json lines = Json::array();
-          for (const TranslationResult& r : results) lines.push_back(result_json(r));
+          for (const TranslationResult& r : results) lines.push_back(faces::result_json(r));
           last = sse_event("done", Json{{"model", served->name}, {"results", lines}});
         } catch (const ApiError& e) {
           if (e.status == 499 || !write_pending()) return false;  // nobody reads it

@@ -1,4 +1,4 @@
-#include "server/attention_json.h"
+#include "faces/result_json.h"
 
 #include <charconv>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "ordo/alignment.h"
 
-namespace ordo::server {
+namespace ordo::faces {
 
 namespace {
 
@@ -17,6 +17,20 @@ std::string dump(const nlohmann::ordered_json& value) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json hypothesis_json(const Hypothesis& h) {
+  return nlohmann::ordered_json{{"text", h.text}, {"tokens", h.tokens}, {"score", h.score}};
+}
+
+nlohmann::ordered_json result_json(const TranslationResult& r) {
+  using Json = nlohmann::ordered_json;
+  Json line = r.hypotheses.empty() ? Json{{"text", ""}, {"tokens", Json::array()}, {"score", 0.0}}
+                                   : hypothesis_json(r.hypotheses[0]);
+  line["n_best"] = Json::array();
+  for (const Hypothesis& h : r.hypotheses) line["n_best"].push_back(hypothesis_json(h));
+  if (r.truncated_tokens > 0) line["truncated_tokens"] = r.truncated_tokens;
+  return line;
+}
 
 void JsonObjectWriter::field(const char* key, const nlohmann::ordered_json& value) {
   raw_field(key) += dump(value);
@@ -81,4 +95,4 @@ size_t attention_weights(const std::vector<TranslationResult>& results) {
   return n;
 }
 
-}  // namespace ordo::server
+}  // namespace ordo::faces

@@ -1,7 +1,10 @@
-// The word alignment and cross-attention of one hypothesis as JSON: what `ordo translate --json
-// --alignment hard|soft [--alignment-words] --attention` adds to each hypothesis and what
-// /v1/translate answers for its "alignment", "alignment_words" and "attention" fields. One
-// writer for both faces, so the two cannot drift apart (the page's test compares them).
+// Results as JSON, for the faces that answer in it: `ordo translate --json` and `ordo serve`'s
+// /v1 routes. The hypotheses' text, tokens and score, and their word alignment and
+// cross-attention: what `--alignment hard|soft [--alignment-words] --attention` adds to each
+// hypothesis and what /v1/translate answers for its "alignment", "alignment_words" and
+// "attention" fields. One writer for both faces, so the two cannot drift apart (the page's test
+// compares them). An internal layer over the public API, linked by the CLI and the server, never
+// part of libordo.
 //
 // The weights are many (layers x heads x target x source per hypothesis: 1.5 million for one
 // 256-token sentence of a small 6-layer model) and are written as text straight from their
@@ -14,7 +17,13 @@
 
 #include "ordo/options.h"
 
-namespace ordo::server {
+namespace ordo::faces {
+
+// {"text", "tokens", "score"} of one hypothesis.
+nlohmann::ordered_json hypothesis_json(const Hypothesis& h);
+// What /v1/translate answers for one input without alignments: its best hypothesis' fields,
+// "n_best" with every hypothesis, and "truncated_tokens" when its source was cut.
+nlohmann::ordered_json result_json(const TranslationResult& r);
 
 struct AttentionFields {
   std::string alignment;  // "", "hard" or "soft"
@@ -51,4 +60,4 @@ void append_attention(std::string& out, const Attention& a);
 // How many cross-attention weights the hypotheses of `results` hold.
 size_t attention_weights(const std::vector<TranslationResult>& results);
 
-}  // namespace ordo::server
+}  // namespace ordo::faces

@@ -1,4 +1,4 @@
-// The attention weights as JSON text (server/attention_json.h), written straight from their
+// The attention weights as JSON text (faces/result_json.h), written straight from their
 // floats for `ordo translate --json --attention` and /v1/translate: valid JSON, the
 // [layer][head][target][source] shape, each weight read back as the very same float.
 // ctest-label: unit
@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/attention_json.h"
+#include "faces/result_json.h"
 
-namespace ordo::server {
+namespace ordo::faces {
 namespace {
 
 Attention attention_of(int64_t layers, int64_t heads, int64_t target, int64_t source, const std::vector<float>& values) {
@@ -76,4 +76,4 @@ TEST(AttentionJson, FieldsAreWrittenInTheOrderOfTheCalls) {
 }
 
 }  // namespace
-}  // namespace ordo::server
+}  // namespace ordo::faces
