@@ -22,10 +22,11 @@ std::vector<Part> group_by(size_t count, Key&& key) {
   std::vector<Part> parts;
   std::vector<decltype(key(size_t{0}))> keys;
   for (size_t i = 0; i < count; ++i) {
+    const auto this_key = key(i);
     size_t k = 0;
-    while (k < keys.size() && !(keys[k] == key(i))) ++k;
+    while (k < keys.size() && !(keys[k] == this_key)) ++k;
     if (k == keys.size()) {
-      keys.push_back(key(i));
+      keys.push_back(this_key);
       parts.emplace_back();
     }
     parts[k].push_back(i);

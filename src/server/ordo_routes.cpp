@@ -164,8 +164,9 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   auto results = std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
   // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
   // bound the answer.
-  if (attention.attention && faces::attention_weights(*results) > config_.limits.max_attention_values)
-    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(faces::attention_weights(*results)) +
+  const size_t weights = attention.attention ? faces::attention_weights(*results) : 0;
+  if (weights > config_.limits.max_attention_values)
+    throw ApiError(400, "Invalid request: the translations hold " + std::to_string(weights) +
                             " attention weights, more than this server's limit of " +
                             std::to_string(config_.limits.max_attention_values) +
                             " (--max-attention-values): send fewer or shorter texts, or fewer new tokens");
