@@ -118,8 +118,9 @@ std::vector<std::string> read_hash_index(const std::string& dir) {
 // `remembered_only`: "" instead of reading a file the index does not know. `expected`, when
 // given: the file's state when it was loaded; "" if the file read differs from it (it changed
 // since, and the hash would not name what was packed).
-std::string content_hash(const std::string& dir, const std::string& path, bool remembered_only = false,
-                         const struct stat* expected = nullptr) {
+// `clock` says what "now" is for the 2 s.
+std::string content_hash(const std::string& dir, const std::string& path, const PackedCacheClock& clock,
+                         bool remembered_only = false, const struct stat* expected = nullptr) {
   char* resolved = ::realpath(path.c_str(), nullptr);
   const std::string real_path = resolved ? resolved : "";
   std::free(resolved);
@@ -142,9 +143,7 @@ std::string content_hash(const std::string& dir, const std::string& path, bool r
   const std::string digest = hex(XXH3_128bits_digest(state));
   XXH3_freeState(state);
   if (!read || (expected && (!same_file_state(before, *expected) || !same_file_state(before, after)))) return "";
-  struct timespec clock;
-  ::clock_gettime(CLOCK_REALTIME, &clock);
-  const int64_t now = static_cast<int64_t>(clock.tv_sec) * 1000000000 + clock.tv_nsec;
+  const int64_t now = clock.now_ns ? clock.now_ns() : system_clock_ns();
   const auto settled = [&](const struct timespec& t) {
     return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec < now - kSettledNs;
   };
@@ -196,6 +195,12 @@ std::string default_packed_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/ordo";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/ordo";
   return "";
+}
+
+int64_t system_clock_ns() {
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 PackedCacheEnvironment packed_cache_environment() {
@@ -266,13 +271,13 @@ struct WaitAtExit {
 }  // namespace
 
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
-                              const std::string& config_path, nn::GemmType type) {
-  return cache_file_name(dir, content_hash(dir, checkpoint_path), config_path, type);
+                              const std::string& config_path, nn::GemmType type, const PackedCacheClock& clock) {
+  return cache_file_name(dir, content_hash(dir, checkpoint_path, clock), config_path, type);
 }
 
 std::string remembered_packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
                                          const std::string& config_path, nn::GemmType type) {
-  return cache_file_name(dir, content_hash(dir, checkpoint_path, /*remembered_only=*/true), config_path, type);
+  return cache_file_name(dir, content_hash(dir, checkpoint_path, PackedCacheClock{}, /*remembered_only=*/true), config_path, type);
 }
 
 PackedCacheWriter::PackedCacheWriter(std::function<void()> work) {
@@ -309,7 +314,8 @@ std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& 
                                                              const std::string& checkpoint_path,
                                                              const std::string& config_path, Seq2SeqModel& model,
                                                              nn::GemmType type,
-                                                             std::function<void(const std::string&)> warn) {
+                                                             std::function<void(const std::string&)> warn,
+                                                             PackedCacheClock clock) {
   // The checkpoint as it is now, just packed: if it has changed by the time it is hashed, the
   // hash would name other weights, and nothing is written. (A change while it was being packed
   // is not seen, as when the hash was read before packing.)
@@ -324,7 +330,7 @@ std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& 
   return std::unique_ptr<PackedCacheWriter>(new PackedCacheWriter([=] {
     std::string target = path;  // given: it was looked up and missed or was refused: (re)written
     if (target.empty()) {
-      target = cache_file_name(dir, content_hash(dir, checkpoint_path, false, &loaded), config_path, type);
+      target = cache_file_name(dir, content_hash(dir, checkpoint_path, clock, false, &loaded), config_path, type);
       if (target.empty()) return;  // unreadable, or changed since it was packed
       struct stat st;
       if (::lstat(target.c_str(), &st) == 0) return;  // not looked up, there already: the next start reads it

@@ -89,9 +89,19 @@ std::string default_packed_cache_dir();
 enum class PackedCacheEnvironment { kDefault, kOff, kAlways };
 PackedCacheEnvironment packed_cache_environment();
 
+// The wall clock a checkpoint's timestamps are compared with when its hash is about to be
+// remembered (a file written less than 2 s before it was hashed is not). A plain struct so
+// that a test can age a file by moving its own clock on instead of waiting; everyone else
+// leaves it as it is, the system's real-time clock.
+int64_t system_clock_ns();  // CLOCK_REALTIME, ns since the epoch
+struct PackedCacheClock {
+  std::function<int64_t()> now_ns = system_clock_ns;
+};
+
 // The cache file for a checkpoint (its bytes hashed) and config packed for `type`.
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
-                              const std::string& config_path, nn::GemmType type);
+                              const std::string& config_path, nn::GemmType type,
+                              const PackedCacheClock& clock = {});
 
 // The same from the cache folder's hash index only: "" when the index does not remember the
 // checkpoint as it is now (nothing is read but the index).
@@ -112,7 +122,8 @@ std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& 
                                                              const std::string& checkpoint_path,
                                                              const std::string& config_path, Seq2SeqModel& model,
                                                              nn::GemmType type,
-                                                             std::function<void(const std::string&)> warn);
+                                                             std::function<void(const std::string&)> warn,
+                                                             PackedCacheClock clock = {});
 
 // Fills a freshly constructed (unloaded) `model` from the cache file. False when the file is
 // missing (`why` left empty: an ordinary miss) or fails any check above (`why` says which,

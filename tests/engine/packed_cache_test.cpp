@@ -268,35 +268,60 @@ void write_bytes(const std::string& path, const std::string& content) {
 // The checkpoint's hash is remembered in the cache folder by the file's stat() fingerprint
 // (a start does not read the whole checkpoint again), and only while that fingerprint holds:
 // a byte changed in place with the modification time put back still gives another name (its
-// ctime moved), and a file written just now is not remembered at all.
-TEST(PackedCacheFiles, TheCheckpointHashIsRememberedOnlyForAnUnchangedFile) {
-  testing::TempDir tmp;
-  const std::string model = tmp.file("model"), cache = tmp.file("cache"), index = cache + "/checkpoint-hashes";
-  std::system(("cp -r '" + fixture_dir("marian_opus_en_mg") + "' '" + model + "'").c_str());
-  const std::string checkpoint = model + "/model.safetensors", config = model + "/config.json";
-  const auto name = [&](const std::string& dir) {
-    return models::packed_cache_path(dir, checkpoint, config, nn::GemmType::kInt8);
-  };
-  const std::string fresh = name(cache);
-  ASSERT_FALSE(fresh.empty());
-  EXPECT_FALSE(io::path_exists(index)) << "a file written less than 2 s ago was remembered";
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
-  EXPECT_EQ(name(cache), fresh);
-  const std::string remembered = read_bytes(index);
-  ASSERT_EQ(std::count(remembered.begin(), remembered.end(), '\n'), 1) << remembered;
-  ASSERT_NE(remembered.find(model), std::string::npos) << remembered;
-  EXPECT_EQ(name(cache), fresh);
-  // It is read: another hash under the same fingerprint gives another name.
-  write_bytes(index, std::string(32, '0') + remembered.substr(32));
-  EXPECT_NE(name(cache), fresh);
-  write_bytes(index, remembered);
-  EXPECT_EQ(name(cache), fresh);
+// ctime moved), and a file written just now is not remembered at all. The file is aged by a
+// clock of the test's own (PackedCacheClock), not by waiting.
+class PackedCacheHashIndex : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::system(("cp -r '" + fixture_dir("marian_opus_en_mg") + "' '" + model_ + "'").c_str());
+    ASSERT_TRUE(io::path_exists(checkpoint_));
+  }
+  // The cache file's name in `dir`, "now" being `later_ns` past the real time.
+  std::string name(const std::string& dir, int64_t later_ns = 0) const {
+    models::PackedCacheClock clock;
+    clock.now_ns = [later_ns] { return models::system_clock_ns() + later_ns; };
+    return models::packed_cache_path(dir, checkpoint_, config_, nn::GemmType::kInt8, clock);
+  }
+  // The name once the checkpoint has settled, by a clock past the 2 s: its hash is remembered.
+  std::string aged_name() const { return name(cache_, kPastTheSettlingTime); }
 
-  // One byte changed in place, same size, the modification time set back.
+  static constexpr int64_t kPastTheSettlingTime = int64_t{2100} * 1000000;
+  testing::TempDir tmp_;
+  const std::string model_ = tmp_.file("model"), cache_ = tmp_.file("cache"), index_ = cache_ + "/checkpoint-hashes";
+  const std::string checkpoint_ = model_ + "/model.safetensors", config_ = model_ + "/config.json";
+};
+
+TEST_F(PackedCacheHashIndex, AFileWrittenJustNowIsNotRemembered) {
+  ASSERT_FALSE(name(cache_).empty());
+  EXPECT_FALSE(io::path_exists(index_)) << "a file written less than 2 s ago was remembered";
+}
+
+TEST_F(PackedCacheHashIndex, ASettledFileIsRememberedUnderItsPath) {
+  const std::string fresh = name(cache_);
+  EXPECT_EQ(aged_name(), fresh);
+  const std::string remembered = read_bytes(index_);
+  ASSERT_EQ(std::count(remembered.begin(), remembered.end(), '\n'), 1) << remembered;
+  EXPECT_NE(remembered.find(model_), std::string::npos) << remembered;
+  EXPECT_EQ(name(cache_), fresh);
+}
+
+TEST_F(PackedCacheHashIndex, TheRememberedHashIsWhatNamesTheFile) {
+  const std::string fresh = aged_name();
+  const std::string remembered = read_bytes(index_);
+  ASSERT_EQ(std::count(remembered.begin(), remembered.end(), '\n'), 1) << remembered;
+  write_bytes(index_, std::string(32, '0') + remembered.substr(32));
+  EXPECT_NE(name(cache_), fresh) << "another hash under the same fingerprint gives another name";
+  write_bytes(index_, remembered);
+  EXPECT_EQ(name(cache_), fresh);
+}
+
+TEST_F(PackedCacheHashIndex, AByteChangedInPlaceWithItsTimeSetBackGivesAnotherName) {
+  const std::string fresh = aged_name();
+  ASSERT_TRUE(io::path_exists(index_));
   struct stat before;
-  ASSERT_EQ(::stat(checkpoint.c_str(), &before), 0);
+  ASSERT_EQ(::stat(checkpoint_.c_str(), &before), 0);
   {
-    std::fstream f(checkpoint, std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(checkpoint_, std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(-2, std::ios::end);
     char c;
     f.get(c);
@@ -304,10 +329,11 @@ TEST(PackedCacheFiles, TheCheckpointHashIsRememberedOnlyForAnUnchangedFile) {
     f.put(static_cast<char>(c ^ 0x01));
   }
   const struct timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(::utimensat(AT_FDCWD, checkpoint.c_str(), times, 0), 0);
-  const std::string changed = name(cache);
+  ASSERT_EQ(::utimensat(AT_FDCWD, checkpoint_.c_str(), times, 0), 0);
+  const std::string changed = name(cache_);
   EXPECT_NE(changed, fresh);
-  EXPECT_EQ(changed, name(tmp.file("no-index")).replace(0, tmp.file("no-index").size(), cache));
+  const std::string unindexed = tmp_.file("no-index");
+  EXPECT_EQ(changed, name(unindexed).replace(0, unindexed.size(), cache_)) << "the changed bytes were not read";
 }
 
 // The damages of issue 29's probe, done to a cache file in place.
