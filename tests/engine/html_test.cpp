@@ -56,39 +56,65 @@ std::vector<AlignedTranslation> identity(const HtmlDocument& doc) {
   return out;
 }
 
-TEST(HtmlLayout, BlocksAreSentencesAndInlineTagsFollowTheAlignment) {
-  const std::string html = "<p class=intro>Hello <b>brave</b> new world.</p>";
-  const HtmlDocument doc(html, "en");
+// A paragraph with one inline element, <b> around "brave" (word 1 of 4).
+HtmlDocument brave_new_world() { return HtmlDocument("<p class=intro>Hello <b>brave</b> new world.</p>", "en"); }
+
+TEST(HtmlLayout, ABlockIsOneSentenceThatNeedsAnAlignment) {
+  const HtmlDocument doc = brave_new_world();
   EXPECT_EQ(doc.sentences(), Sentences{"Hello brave new world."});
   EXPECT_TRUE(doc.needs_alignment());
-  // Word order changes: <b> follows "brave" to where its translation is.
-  EXPECT_EQ(doc.rebuild({aligned("Hallo neue mutige Welt.", {{0, 0}, {1, 2}, {2, 1}, {3, 3}}, 4)}),
+}
+
+TEST(HtmlLayout, AnInlineTagFollowsItsWordWhenTheWordOrderChanges) {
+  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo neue mutige Welt.", {{0, 0}, {1, 2}, {2, 1}, {3, 3}}, 4)}),
             "<p class=intro>Hallo neue <b>mutige</b> Welt.</p>");
-  // One source word to two target words: the element wraps both.
-  EXPECT_EQ(doc.rebuild({aligned("Hallo du tapfere neue Welt.", {{0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}}, 4)}),
+}
+
+TEST(HtmlLayout, AnInlineTagWrapsEveryTargetWordOfItsSourceWord) {
+  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo du tapfere neue Welt.", {{0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}}, 4)}),
             "<p class=intro>Hallo <b>du tapfere</b> neue Welt.</p>");
-  // No alignment at all: by relative position.
-  EXPECT_EQ(doc.rebuild({aligned("Hallo mutige neue Welt.", {}, 0)}), "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
-  // Its word aligned nowhere (the alignment is only as good as the model's attention): the
-  // element wraps the target word at the same relative place, rather than nothing.
-  EXPECT_EQ(doc.rebuild({aligned("Hallo mutige neue Welt.", {{0, 0}, {2, 2}, {3, 3}}, 4)}),
+}
+
+TEST(HtmlLayout, WithoutAnAlignmentAnInlineTagGoesByRelativePosition) {
+  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo mutige neue Welt.", {}, 0)}),
             "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
-  // The same when the sentence is shorter: the place is relative (word 1 of 4 -> word 0 of 3).
-  EXPECT_EQ(doc.rebuild({aligned("Hallo neue Welt.", {{0, 0}, {2, 1}, {3, 2}}, 4)}),
+}
+
+// The alignment is only as good as the model's attention: an element whose word is aligned
+// nowhere wraps the target word at the same relative place, rather than nothing.
+TEST(HtmlLayout, AnUnalignedWordsTagWrapsTheWordAtTheSameRelativePlace) {
+  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo mutige neue Welt.", {{0, 0}, {2, 2}, {3, 3}}, 4)}),
+            "<p class=intro>Hallo <b>mutige</b> neue Welt.</p>");
+}
+
+TEST(HtmlLayout, AnUnalignedWordsPlaceIsRelativeToAShorterTranslation) {
+  // Word 1 of 4 -> word 0 of 3.
+  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo neue Welt.", {{0, 0}, {2, 1}, {3, 2}}, 4)}),
             "<p class=intro><b>Hallo</b> neue Welt.</p>");
 }
 
-TEST(HtmlLayout, NestedTagsLinksAndPunctuation) {
-  const std::string html =
-      "<li>Read <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>the <i>new <b>book</b></i></a>.</li>";
-  const HtmlDocument doc(html, "en");
-  ASSERT_EQ(doc.sentences(), Sentences{"Read the new book."});
+// A list item with a link holding nested <i> and <b>, the full stop after the link.
+const std::string kNestedLink =
+    "<li>Read <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>the <i>new <b>book</b></i></a>.</li>";
+
+TEST(HtmlLayout, NestedInlineTagsAndALinkAreOneSentence) {
+  EXPECT_EQ(HtmlDocument(kNestedLink, "en").sentences(), Sentences{"Read the new book."});
+}
+
+TEST(HtmlLayout, PunctuationAfterALinkStaysOutsideIt) {
   // "book." carries the full stop the link does not: it stays outside </a>.
-  EXPECT_EQ(doc.rebuild(identity(doc)), html);
-  EXPECT_EQ(doc.rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
+  const HtmlDocument doc(kNestedLink, "en");
+  EXPECT_EQ(doc.rebuild(identity(doc)), kNestedLink);
+}
+
+TEST(HtmlLayout, NestedTagsAndLinkAttributesAreKeptAroundTheirWords) {
+  EXPECT_EQ(HtmlDocument(kNestedLink, "en").rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
             "<li>Lies <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>das <i>neue <b>Buch</b></i></a>.</li>");
-  // Reordered: each element wraps the hull of its words' translations, children inside parents.
-  EXPECT_EQ(doc.rebuild({aligned("Buch lies das neue.", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, 4)}),
+}
+
+TEST(HtmlLayout, ReorderedWordsKeepChildElementsInsideTheirParents) {
+  // Each element wraps the hull of its words' translations.
+  EXPECT_EQ(HtmlDocument(kNestedLink, "en").rebuild({aligned("Buch lies das neue.", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, 4)}),
             "<li><a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3><i><b>Buch</b> lies das neue</i></a>.</li>");
 }
 
@@ -125,16 +151,33 @@ TEST(HtmlLayout, MarkupOutsideTextIsKeptByteForByte) {
             "</body></html>\n");
 }
 
-TEST(HtmlLayout, FragmentsWhitespaceAndLineEnds) {
+TEST(HtmlLayout, TextWithoutTagsIsReplacedWhole) {
   EXPECT_EQ(HtmlDocument("Just text, no tags.", "en").rebuild({aligned("X", {}, 0)}), "X");
-  const HtmlDocument lines("<p>\n  First line.\r\n  Second <i>line</i>.\n</p>", "en");
-  EXPECT_EQ(lines.sentences(), (Sentences{"First line.", "Second line."}));
-  EXPECT_EQ(lines.rebuild({aligned("1", {}, 0), aligned("2 3", {{0, 0}, {1, 1}}, 2)}),
+}
+
+const std::string kTwoLines = "<p>\n  First line.\r\n  Second <i>line</i>.\n</p>";
+
+TEST(HtmlLayout, EachLineOfABlockIsASentence) {
+  EXPECT_EQ(HtmlDocument(kTwoLines, "en").sentences(), (Sentences{"First line.", "Second line."}));
+}
+
+TEST(HtmlLayout, LineEndsAndIndentationAroundSentencesAreKept) {
+  EXPECT_EQ(HtmlDocument(kTwoLines, "en").rebuild({aligned("1", {}, 0), aligned("2 3", {{0, 0}, {1, 1}}, 2)}),
             "<p>\r\n  1\r\n  2 <i>3</i>\n</p>");
-  // Sentences of only symbols are not sent; a fragment with one inline element.
+}
+
+TEST(HtmlLayout, SentencesOfOnlySymbolsAreNotSent) {
   EXPECT_EQ(HtmlDocument("<p> · </p><p>—</p><p>123</p>", "en").sentences(), Sentences{"123"});
-  const HtmlDocument span("<span>Hello</span> <em>world</em>", "en");
-  EXPECT_EQ(span.sentences(), Sentences{"Hello world"});
+}
+
+const std::string kInlineFragment = "<span>Hello</span> <em>world</em>";
+
+TEST(HtmlLayout, InlineElementsOfAFragmentAreOneSentence) {
+  EXPECT_EQ(HtmlDocument(kInlineFragment, "en").sentences(), Sentences{"Hello world"});
+}
+
+TEST(HtmlLayout, InlineElementsOfAFragmentFollowTheirWords) {
+  const HtmlDocument span(kInlineFragment, "en");
   EXPECT_EQ(span.rebuild({aligned("Hallo Welt", {{0, 0}, {1, 1}}, 2)}), "<span>Hallo</span> <em>Welt</em>");
   EXPECT_EQ(span.rebuild({aligned("Welt Hallo", {{0, 1}, {1, 0}}, 2)}), "<em>Welt</em> <span>Hallo</span>");
 }
@@ -164,18 +207,30 @@ TEST(HtmlLayout, MalformedHtmlKeepsTheSourceBytes) {
   }
 }
 
-TEST(HtmlLayout, DeepNestingAndTagCount) {
+// Text inside 5000 unclosed <span>s.
+std::string deep_spans() {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<span>";
-  deep += "Deep text.";
-  // Beyond the default depth: refused (the parser's scope checks walk the nesting).
-  EXPECT_THROW(HtmlDocument(deep, "en"), Error);
+  return deep + "Deep text.";
+}
+
+TEST(HtmlLayout, NestingBeyondTheDefaultDepthIsRefused) {
+  // The parser's scope checks walk the nesting.
+  EXPECT_THROW(HtmlDocument(deep_spans(), "en"), Error);
+}
+
+TEST(HtmlLayout, NestingWithinARaisedDepthLimitIsTranslated) {
+  const std::string deep = deep_spans();
   HtmlLimits deeper;
   deeper.max_depth = 6000;
   const HtmlDocument doc(deep, "en", deeper);
   EXPECT_EQ(doc.sentences(), Sentences{"Deep text."});
   EXPECT_EQ(doc.rebuild({aligned("X", {}, 0)}), deep.substr(0, deep.size() - 10) + "X");
-  EXPECT_EQ(html_tag_count(deep), 5000u);
+}
+
+TEST(HtmlLayout, TagCountCountsEveryElement) { EXPECT_EQ(html_tag_count(deep_spans()), 5000u); }
+
+TEST(HtmlLayout, TagCountSkipsLessThanSignsAndComments) {
   EXPECT_EQ(html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
 }
 
@@ -232,40 +287,74 @@ TEST(HtmlLimits, HostilePagesAreRefusedNamingTheLimit) {
 
 // The parse itself runs within a memory budget and a deadline, whatever the pre-scan lets
 // through: an allocation past them ends the parse with an Error, not an abort.
-TEST(HtmlLimits, ParserMemoryAndTimeAreBounded) {
+
+// 2000 paragraphs, each with a distinct attribute.
+std::string numbered_page() {
   std::string page;
   for (int i = 0; i < 2000; ++i) page += "<p class=c" + std::to_string(i) + ">Sentence number " + std::to_string(i) + ".</p>\n";
-  HtmlLimits tight;
-  tight.max_memory = 256 << 10;
-  EXPECT_NE(refusal(page, tight).find("max_memory"), std::string::npos);
-  // The budget all parses of the process share (concurrent requests): refused past it, and
-  // released afterwards (the next parse under it succeeds).
-  tight = {};
-  tight.max_memory_all_parses = 1 << 20;
-  EXPECT_NE(refusal(page, tight).find("max_memory_all_parses"), std::string::npos);
-  EXPECT_EQ(refusal("<p>A small page.</p>", tight), "");
-  tight = {};
-  tight.max_seconds = 1e-9;
-  EXPECT_NE(refusal(repeat(page, 10), tight).find("max_seconds"), std::string::npos);
-  // Many formatting elements reopened after each block: the work the pre-scan allows, within
-  // the default budget (100 reopened per paragraph).
+  return page;
+}
+
+// Many formatting elements reopened after each block: the work the pre-scan allows (100
+// reopened per paragraph).
+std::string reopening_page() {
   std::string reopen = "<p>";
   for (int i = 0; i < 99; ++i) reopen += "<b x=" + std::to_string(i) + ">";
-  reopen += "</p>" + repeat("<p>x</p>", 300);
-  EXPECT_EQ(refusal(reopen), "");
-  tight = {};
+  return reopen + "</p>" + repeat("<p>x</p>", 300);
+}
+
+TEST(HtmlLimits, AParsePastItsMemoryBudgetIsRefused) {
+  HtmlLimits tight;
+  tight.max_memory = 256 << 10;
+  EXPECT_NE(refusal(numbered_page(), tight).find("max_memory"), std::string::npos);
+}
+
+// The budget all parses of the process share (concurrent requests).
+TEST(HtmlLimits, AParsePastTheBudgetOfAllParsesIsRefused) {
+  HtmlLimits tight;
+  tight.max_memory_all_parses = 1 << 20;
+  EXPECT_NE(refusal(numbered_page(), tight).find("max_memory_all_parses"), std::string::npos);
+}
+
+TEST(HtmlLimits, ARefusedParseReleasesItsShareOfTheBudgetOfAllParses) {
+  HtmlLimits tight;
+  tight.max_memory_all_parses = 1 << 20;
+  ASSERT_NE(refusal(numbered_page(), tight).find("max_memory_all_parses"), std::string::npos);
+  EXPECT_EQ(refusal("<p>A small page.</p>", tight), "");
+}
+
+TEST(HtmlLimits, AParsePastItsDeadlineIsRefused) {
+  HtmlLimits tight;
+  tight.max_seconds = 1e-9;
+  EXPECT_NE(refusal(repeat(numbered_page(), 10), tight).find("max_seconds"), std::string::npos);
+}
+
+TEST(HtmlLimits, ReopenedFormattingElementsParseWithinTheDefaultBudget) {
+  EXPECT_EQ(refusal(reopening_page()), "");
+}
+
+TEST(HtmlLimits, ReopenedFormattingElementsAreRefusedPastASmallerMemoryBudget) {
+  HtmlLimits tight;
   tight.max_memory = 1 << 20;
-  EXPECT_NE(refusal(reopen, tight).find("max_memory"), std::string::npos);
-  // A block with thousands of inline tags (placing them costs tags x words) is translated text
-  // node by text node: linear, and still every byte kept.
+  EXPECT_NE(refusal(reopening_page(), tight).find("max_memory"), std::string::npos);
+}
+
+// Placing thousands of inline tags in one block would cost tags x words: such a block is
+// translated text node by text node, and still every byte kept.
+TEST(HtmlLimits, ABlockOfThousandsOfInlineTagsIsTranslatedInLinearTime) {
   const std::string dense = "<p>" + repeat("<b>w</b> ", 20000) + "</p>";
   const auto start = std::chrono::steady_clock::now();
   const HtmlDocument nodes(dense, "en");
   EXPECT_EQ(nodes.sentences().size(), 20000u);
   EXPECT_EQ(nodes.rebuild(identity(nodes)), dense);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0 * testing::kTimeScale);
-  // A page of a megabyte parses with the defaults, and again after a refusal (nothing leaks
-  // into the next parse).
+}
+
+// Nothing of a refused parse leaks into the next one.
+TEST(HtmlLimits, AMegabytePageParsesWithTheDefaultsAfterARefusal) {
+  HtmlLimits tight;
+  tight.max_memory = 256 << 10;
+  ASSERT_NE(refusal(numbered_page(), tight).find("max_memory"), std::string::npos);
   std::string normal = "<!DOCTYPE html><html><head><title>A page</title></head><body>";
   while (normal.size() < (1u << 20))
     normal += "<div class=\"section\"><h2>A heading</h2><p>A man is riding a <b>red</b> bicycle down "
@@ -311,57 +400,103 @@ std::string without(std::string text, const Sentences& tags) {
   return text;
 }
 
-TEST(HtmlCli, TranslatesTheTextAndKeepsTheMarkup) {
-  const Sentences source = {"A Small Test Page",          "Two men are playing soccer in a park.",
-                            "A dog runs through the grass.", "A woman is reading a book.",
-                            "A man is riding a red bicycle down the street.", "A child is eating an apple."};
-  const Sentences german = plain(source);
-  const std::string page =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + source[0] +
-      "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
-      "<p class='x' data-a=\"1&amp;2\">" + source[1] + " " + source[2] + "</p>\n<ul>\n  <li>" + source[3] +
-      "</li>\n</ul>\n<p>A man is riding a <b>red</b> bicycle down the street.</p>\n"
-      "<div>A child is eating <a href=\"/apple?id=1&amp;x=2\">an apple</a>.</div>\n<pre>A man is here.</pre>\n"
-      "</body></html>\n";
-  const CliRun run = ordo_cli("translate --format html " + model_arg(), page);
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  // Blocks without inline tags: exactly the page with each sentence replaced by its plain translation.
-  const std::string head = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escaped(german[0]) +
-                           "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
-                           "<p class='x' data-a=\"1&amp;2\">" + escaped(german[1]) + " " + escaped(german[2]) +
-                           "</p>\n<ul>\n  <li>" + escaped(german[3]) + "</li>\n</ul>\n<p>";
-  ASSERT_EQ(run.out.substr(0, head.size()), head);
-  const std::string tail = "</div>\n<pre>A man is here.</pre>\n</body></html>\n";
-  ASSERT_GE(run.out.size(), head.size() + tail.size());
-  EXPECT_EQ(run.out.substr(run.out.size() - tail.size()), tail);
-  // Sentences with inline tags: the same words as without them, the tags around some of them.
-  const std::string middle = run.out.substr(head.size(), run.out.size() - head.size() - tail.size());
+// A page with blocks of plain sentences, one with <b> and one with a link, translated once
+// by `ordo translate --format html` for the tests below, and the plain translation of its
+// sentences.
+struct TranslatedPage {
+  Sentences german;  // plain translations of the page's six sentences
+  CliRun run;
+  std::string head, tail;  // what the output must start and end with
+};
+
+const TranslatedPage& translated_page() {
+  static const TranslatedPage page = [] {
+    const Sentences source = {"A Small Test Page",          "Two men are playing soccer in a park.",
+                              "A dog runs through the grass.", "A woman is reading a book.",
+                              "A man is riding a red bicycle down the street.", "A child is eating an apple."};
+    TranslatedPage out;
+    out.german = plain(source);
+    const std::string html =
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + source[0] +
+        "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
+        "<p class='x' data-a=\"1&amp;2\">" + source[1] + " " + source[2] + "</p>\n<ul>\n  <li>" + source[3] +
+        "</li>\n</ul>\n<p>A man is riding a <b>red</b> bicycle down the street.</p>\n"
+        "<div>A child is eating <a href=\"/apple?id=1&amp;x=2\">an apple</a>.</div>\n<pre>A man is here.</pre>\n"
+        "</body></html>\n";
+    out.run = ordo_cli("translate --format html " + model_arg(), html);
+    const Sentences& german = out.german;
+    out.head = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escaped(german[0]) +
+               "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
+               "<p class='x' data-a=\"1&amp;2\">" + escaped(german[1]) + " " + escaped(german[2]) +
+               "</p>\n<ul>\n  <li>" + escaped(german[3]) + "</li>\n</ul>\n<p>";
+    out.tail = "</div>\n<pre>A man is here.</pre>\n</body></html>\n";
+    return out;
+  }();
+  return page;
+}
+
+// The output between the blocks without inline tags: the <b> paragraph's sentence and the
+// link's, split at the block between them.
+void sentences_with_inline_tags(std::string* bold, std::string* link) {
+  const TranslatedPage& page = translated_page();
+  ASSERT_EQ(page.run.exit_code, 0) << page.run.err;
+  const std::string& out = page.run.out;
+  ASSERT_GE(out.size(), page.head.size() + page.tail.size());
+  const std::string middle = out.substr(page.head.size(), out.size() - page.head.size() - page.tail.size());
   const size_t p_end = middle.find("</p>\n<div>");
   ASSERT_NE(p_end, std::string::npos) << middle;
-  const std::string bold = middle.substr(0, p_end), link = middle.substr(p_end + 10);
-  EXPECT_EQ(without(bold, {"<b>", "</b>"}), escaped(german[4]));
-  EXPECT_EQ(without(link, {"<a href=\"/apple?id=1&amp;x=2\">", "</a>"}), escaped(german[5]));
+  *bold = middle.substr(0, p_end);
+  *link = middle.substr(p_end + 10);
+}
+
+TEST(HtmlCli, TheMarkupAndBlocksWithoutInlineTagsAreThePageWithThePlainTranslation) {
+  const TranslatedPage& page = translated_page();
+  ASSERT_EQ(page.run.exit_code, 0) << page.run.err;
+  EXPECT_EQ(page.run.out.substr(0, page.head.size()), page.head);
+  ASSERT_GE(page.run.out.size(), page.head.size() + page.tail.size());
+  EXPECT_EQ(page.run.out.substr(page.run.out.size() - page.tail.size()), page.tail);
+}
+
+TEST(HtmlCli, SentencesWithInlineTagsHaveThePlainTranslationsWords) {
+  std::string bold, link;
+  ASSERT_NO_FATAL_FAILURE(sentences_with_inline_tags(&bold, &link));
+  EXPECT_EQ(without(bold, {"<b>", "</b>"}), escaped(translated_page().german[4]));
+  EXPECT_EQ(without(link, {"<a href=\"/apple?id=1&amp;x=2\">", "</a>"}), escaped(translated_page().german[5]));
+}
+
+TEST(HtmlCli, InlineTagsWrapAWordOfTheTranslation) {
+  std::string bold, link;
+  ASSERT_NO_FATAL_FAILURE(sentences_with_inline_tags(&bold, &link));
   EXPECT_NE(bold.find("<b>"), std::string::npos);
-  EXPECT_LT(bold.find("<b>") + 3, bold.find("</b>")) << bold;  // wraps a word
+  EXPECT_LT(bold.find("<b>") + 3, bold.find("</b>")) << bold;
   EXPECT_NE(link.find("<a href=\"/apple?id=1&amp;x=2\">"), std::string::npos);
   EXPECT_LT(link.find("\">") + 2, link.find("</a>")) << link;
 }
 
-TEST(HtmlCli, FilesAndErrors) {
+TEST(HtmlCli, TranslatesAPageFileIntoAnOutputFile) {
   testing::TempDir dir;
   const std::string in = dir.write("page.html", "<p>A dog runs.</p>");
-  CliRun run = ordo_cli("translate --format html " + model_arg() + " -i '" + in + "' -o '" + dir.file("out.html") + "'", "");
+  const CliRun run =
+      ordo_cli("translate --format html " + model_arg() + " -i '" + in + "' -o '" + dir.file("out.html") + "'", "");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(read_file(dir.file("out.html")), "<p>" + escaped(plain({"A dog runs."})[0]) + "</p>");
+}
+
+TEST(HtmlCli, OptionsForPlainTextAreRefusedNamingTheFormat) {
   for (const std::string option : {"--json", "--paragraphs", "--document", "--split-sentences", "--alignment hard",
                                    "--beam-size 2 --n-best 2"}) {
-    run = ordo_cli("translate --format html " + model_arg() + " " + option, "<p>Hi.</p>");
+    const CliRun run = ordo_cli("translate --format html " + model_arg() + " " + option, "<p>Hi.</p>");
     EXPECT_EQ(run.exit_code, 1) << option;
     EXPECT_NE(run.err.find("--format html"), std::string::npos) << option << ": " << run.err;
   }
-  run = ordo_cli("translate --format xml " + model_arg(), "");
-  EXPECT_NE(run.exit_code, 0);
-  run = ordo_cli("translate --format html " + model_arg(), "<p>bad \xff byte</p>");
+}
+
+TEST(HtmlCli, AnUnknownFormatIsRefused) {
+  EXPECT_NE(ordo_cli("translate --format xml " + model_arg(), "").exit_code, 0);
+}
+
+TEST(HtmlCli, InvalidUtf8InAPageIsAnErrorNamingUtf8) {
+  const CliRun run = ordo_cli("translate --format html " + model_arg(), "<p>bad \xff byte</p>");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("UTF-8"), std::string::npos) << run.err;
 }
