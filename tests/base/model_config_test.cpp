@@ -213,7 +213,7 @@ namespace {
 // FSMT: src_vocab_size / tgt_vocab_size, tie_word_embeddings = shared source/target embeddings
 // (default false), the output projection always the decoder embedding, and FSMTConfig's
 // defaults for the keys a config.json leaves out (the WMT19 configs rely on them).
-TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
+TEST(ModelConfigFsmt, ReadsItsOwnVocabularySizeNames) {
   const ModelConfig c = load_model_config(ordo::testing::fixture_dir("fsmt") + "/config.json");
   EXPECT_EQ(c.model_type, "fsmt");
   EXPECT_EQ(c.vocab_size, 2449);
@@ -222,13 +222,17 @@ TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
   EXPECT_FALSE(c.share_encoder_decoder_embeddings);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_EQ(c.decoder_start_token_id, 2);
+}
 
+// A config.json of FSMT's sizes only, with forced_eos_token_id null (None, as in HF).
+const char* const kSparseFsmtConfig = R"({"model_type": "fsmt", "src_vocab_size": 100,
+    "tgt_vocab_size": 90, "d_model": 32, "encoder_layers": 1, "decoder_layers": 1,
+    "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 8,
+    "decoder_ffn_dim": 8, "forced_eos_token_id": null})";
+
+TEST(ModelConfigFsmt, WhatTheFileLeavesOutIsFsmtConfigsDefault) {
   TempDir dir;
-  const std::string path = dir.write("config.json", R"({"model_type": "fsmt", "src_vocab_size": 100,
-      "tgt_vocab_size": 90, "d_model": 32, "encoder_layers": 1, "decoder_layers": 1,
-      "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 8,
-      "decoder_ffn_dim": 8, "forced_eos_token_id": null})");
-  const ModelConfig d = load_model_config(path);
+  const ModelConfig d = load_model_config(dir.write("config.json", kSparseFsmtConfig));
   EXPECT_EQ(d.pad_token_id, 1);
   EXPECT_EQ(d.eos_token_id, 2);
   EXPECT_EQ(d.decoder_start_token_id, 2);
@@ -236,19 +240,26 @@ TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
   EXPECT_EQ(d.activation_function, "relu");
   EXPECT_TRUE(d.scale_embedding);
   EXPECT_FALSE(d.forced_eos_token_id.has_value());  // null in the file means None, as in HF
-  const GenerationConfig g = generation_config_from_model_config(path);
+}
+
+TEST(ModelConfigFsmt, GenerationDefaultsComeFromTheModelConfig) {
+  TempDir dir;
+  const GenerationConfig g = generation_config_from_model_config(dir.write("config.json", kSparseFsmtConfig));
   EXPECT_EQ(g.num_beams, 5);
   EXPECT_EQ(g.max_length, 200);
   EXPECT_EQ(g.decoder_start_token_id, 2);
   EXPECT_EQ(g.early_stopping, false);
+}
 
-  // Shared embeddings need equal vocabularies; the message names FSMT's keys.
-  nlohmann::json shared = read_json_file(path);
+TEST(ModelConfigFsmt, SharedEmbeddingsOfUnequalVocabulariesAreRefusedNamingFsmtsKeys) {
+  nlohmann::json shared = nlohmann::json::parse(kSparseFsmtConfig);
   shared["tie_word_embeddings"] = true;
   const std::string message = config_error(shared);
   EXPECT_NE(message.find("'tgt_vocab_size'"), std::string::npos) << message;
   EXPECT_NE(message.find("tie_word_embeddings"), std::string::npos) << message;
-  // Other families are untouched by FSMT's defaults.
+}
+
+TEST(ModelConfigFsmt, OtherFamiliesKeepTheirOwnVocabularySizeName) {
   nlohmann::json marian = fixture_config("marian_opus_en_mg");
   marian.erase("vocab_size");
   EXPECT_NE(config_error(marian).find("'vocab_size'"), std::string::npos);
@@ -257,7 +268,7 @@ TEST(ModelConfig, ReadsFsmtFieldNamesAndDefaults) {
 // T5: its own names for the sizes (num_layers, num_heads, d_ff, d_kv), feed_forward_proj,
 // relative position buckets, T5Config's defaults for what a config.json leaves out, and errors
 // naming T5's fields.
-TEST(ModelConfig, ReadsT5FieldNamesAndDefaults) {
+TEST(ModelConfigT5, ReadsAGatedV11Config) {
   const ModelConfig v11 = load_model_config(ordo::testing::fixture_dir("t5") + "/config.json");
   EXPECT_EQ(v11.encoder_layers, 2);
   EXPECT_EQ(v11.decoder_layers, 2);
@@ -270,13 +281,18 @@ TEST(ModelConfig, ReadsT5FieldNamesAndDefaults) {
   EXPECT_EQ(v11.relative_attention_num_buckets, 32);
   EXPECT_EQ(v11.relative_attention_max_distance, 128);
   EXPECT_DOUBLE_EQ(v11.layer_norm_epsilon, 1e-6);
+}
+
+TEST(ModelConfigT5, ReadsAV1ConfigAsReluAndTied) {
   const ModelConfig v1 = load_model_config(ordo::testing::fixture_dir("t5_v1") + "/config.json");
   EXPECT_FALSE(v1.gated_activation);
   EXPECT_EQ(v1.activation_function, "relu");
   EXPECT_TRUE(v1.tie_word_embeddings);
+}
 
-  // A config.json with little but the type: T5Config's defaults (t5-base-like), decoder layers
-  // = num_layers, decoding from pad 0.
+// A config.json with little but the type: T5Config's defaults (t5-base-like), decoder layers
+// = num_layers, decoding from pad 0.
+TEST(ModelConfigT5, WhatTheFileLeavesOutIsT5ConfigsDefault) {
   TempDir dir;
   const ModelConfig d = load_model_config(dir.write("config.json", R"({"model_type": "t5", "num_layers": 3})"));
   EXPECT_EQ(d.d_model, 512);
@@ -291,33 +307,49 @@ TEST(ModelConfig, ReadsT5FieldNamesAndDefaults) {
   EXPECT_EQ(d.pad_token_id, 0);
   EXPECT_EQ(d.eos_token_id, 1);
   EXPECT_EQ(d.decoder_start_token_id, 0);
+}
+
+TEST(ModelConfigT5, FieldsAreKnownByT5sOwnNames) {
+  TempDir dir;
+  const ModelConfig d = load_model_config(dir.write("config.json", R"({"model_type": "t5", "num_layers": 3})"));
   EXPECT_EQ(config_key(d, "encoder_layers"), "num_layers");
   EXPECT_EQ(config_key(d, "decoder_ffn_dim"), "d_ff");
-  // feed_forward_proj "gated-silu": gated, silu; mT5's defaults are gated-gelu, untied.
+}
+
+TEST(ModelConfigT5, GatedSiluIsGatedWithSilu) {
+  TempDir dir;
   const ModelConfig silu = load_model_config(dir.write("config.json", R"({"model_type": "t5", "feed_forward_proj": "gated-silu"})"));
   EXPECT_TRUE(silu.gated_activation);
   EXPECT_EQ(silu.activation_function, "silu");
+}
+
+TEST(ModelConfigT5, Mt5DefaultsToGatedGeluUntied) {
+  TempDir dir;
   const ModelConfig mt5 = load_model_config(dir.write("config.json", R"({"model_type": "mt5"})"));
   EXPECT_TRUE(mt5.gated_activation);
   EXPECT_EQ(mt5.activation_function, "gelu_new");
   EXPECT_FALSE(mt5.tie_word_embeddings);
   EXPECT_EQ(mt5.vocab_size, 250112);
+}
 
-  // Errors name config.json's own T5 fields.
-  const nlohmann::json base = fixture_config("t5");
-  const auto error_with = [&](const char* key, const nlohmann::json& value) {
-    nlohmann::json bad = base;
-    bad[key] = value;
-    return config_error(bad);
-  };
+TEST(ModelConfigT5, AMalformedFeedForwardProjIsNamed) {
   for (const char* proj : {"gated-gelu-new", "relu-gated", "gated-", ""}) {
-    nlohmann::json bad = base;
+    nlohmann::json bad = fixture_config("t5");
     bad["feed_forward_proj"] = proj;
     bad.erase("dense_act_fn");
     bad.erase("is_gated_act");
     const std::string message = config_error(bad);
     EXPECT_NE(message.find("'feed_forward_proj'"), std::string::npos) << proj << ": " << message;
   }
+}
+
+// Errors name config.json's own T5 fields.
+TEST(ModelConfigT5, AnOutOfRangeSizeIsNamedByItsT5Field) {
+  const auto error_with = [](const char* key, const nlohmann::json& value) {
+    nlohmann::json bad = fixture_config("t5");
+    bad[key] = value;
+    return config_error(bad);
+  };
   EXPECT_NE(error_with("d_kv", 0).find("'d_kv'"), std::string::npos);
   EXPECT_NE(error_with("num_heads", -1).find("'num_heads'"), std::string::npos);
   EXPECT_NE(error_with("num_decoder_layers", 0).find("'num_decoder_layers'"), std::string::npos);
