@@ -28,6 +28,7 @@ struct FakeModel {
   std::chrono::milliseconds delay{0};
   std::mutex mutex;
   std::condition_variable gate;
+  std::condition_variable started;  // told each time a batch starts (batches grew)
   bool held = false;  // guarded by mutex
   std::vector<std::vector<std::vector<int64_t>>> batches;
   std::atomic<int> running{0}, most_running{0};
@@ -52,6 +53,7 @@ struct FakeModel {
       {
         std::unique_lock<std::mutex> lock(mutex);
         batches.push_back(sources);
+        started.notify_all();
         if (batches.size() == 1) gate.wait_for(lock, 10s, [&] { return !held; });
       }
       std::this_thread::sleep_for(delay);
@@ -73,14 +75,9 @@ struct FakeModel {
 
 // Waits (bounded) until the model has started `n` batches.
 void wait_for_batches(FakeModel& model, size_t n) {
-  for (int i = 0; i < 2000; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(model.mutex);
-      if (model.batches.size() >= n) return;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  FAIL() << "the batcher did not start " << n << " batches";
+  std::unique_lock<std::mutex> lock(model.mutex);
+  if (!model.started.wait_for(lock, 10s, [&] { return model.batches.size() >= n; }))
+    FAIL() << "the batcher did not start " << n << " batches";
 }
 
 std::vector<std::vector<int64_t>> sentences(int n, int64_t first, size_t length = 3) {
@@ -248,41 +245,82 @@ TEST(Batcher, OneBadSentenceFailsOnlyItself) {
   EXPECT_EQ(t->result(2).hypotheses[0].ids, sources[2]);
 }
 
-TEST(Batcher, FullQueueTimeoutAndShutdown) {
-  FakeModel model;
-  model.delay = 50ms;
-  BatchingOptions options;
-  options.max_batch_size = 1;
-  options.max_queue = 6;
-  Batcher batcher(options);
-  model.hold();
-  auto a = batcher.submit("m", "s", model.fn(), {}, sentences(6, 0));
-  wait_for_batches(model, 1);  // 1 running (held), 5 queued
+// A queue of 6 sentences, full: one request of six, its first sentence held in the model
+// (one worker, one sentence per batch), the other five queued.
+class BatcherFullQueue : public ::testing::Test {
+ protected:
+  static BatchingOptions full_options() {
+    BatchingOptions options;
+    options.max_batch_size = 1;
+    options.max_queue = 6;
+    return options;
+  }
+  void SetUp() override {
+    model_.delay = 50ms;
+    model_.hold();
+    first_ = batcher_.submit("m", "s", model_.fn(), {}, sentences(6, 0));
+    wait_for_batches(model_, 1);
+  }
+  void TearDown() override { model_.release(); }
+
+  // The first request timed out: what had not started left the queue.
+  void time_out_the_first() { ASSERT_FALSE(batcher_.wait(*first_, Clock::now() + 20ms)); }
+
+  FakeModel model_;  // outlives the batcher's workers
+  Batcher batcher_{full_options()};
+  std::shared_ptr<ordo::server::Ticket> first_;
+};
+
+TEST_F(BatcherFullQueue, MoreWorkIsRefusedWith503AndRetryAfter) {
   try {
-    batcher.submit("m", "s", model.fn(), {}, sentences(2, 10));
+    batcher_.submit("m", "s", model_.fn(), {}, sentences(2, 10));
     FAIL() << "no 503";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 503);
     EXPECT_GE(e.retry_after, 1);
     EXPECT_NE(std::string(e.what()).find("limit 6"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(BatcherFullQueue, ARequestLargerThanTheWholeQueueIs400) {
   try {
-    batcher.submit("m", "s", model.fn(), {}, sentences(7, 10));
+    batcher_.submit("m", "s", model_.fn(), {}, sentences(7, 10));
     FAIL() << "no 400";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);
   }
-  // Timed out: what has not started is dropped from the queue, which takes new work again.
-  EXPECT_FALSE(batcher.wait(*a, Clock::now() + 20ms));
-  EXPECT_LE(batcher.queued(), 0u);
-  model.release();
-  auto b = batcher.submit("m", "s", model.fn(), {}, sentences(2, 20));
-  batcher.shutdown();  // translates what is queued first
-  EXPECT_TRUE(batcher.wait(*b, Clock::now() + 10s));
-  EXPECT_EQ(b->result(1).hypotheses[0].ids, std::vector<int64_t>(3, 21));
-  EXPECT_LT(model.batches.size(), 6u);
+}
+
+TEST_F(BatcherFullQueue, ATimedOutRequestsUnstartedSentencesLeaveTheQueue) {
+  time_out_the_first();
+  EXPECT_LE(batcher_.queued(), 0u);
+  model_.release();
+  batcher_.shutdown();
+  EXPECT_EQ(model_.batches.size(), 1u) << "a timed-out request's queued sentences were translated";
+}
+
+TEST_F(BatcherFullQueue, TheQueueTakesNewWorkOnceATimedOutRequestLeftIt) {
+  time_out_the_first();
+  model_.release();
+  auto next = batcher_.submit("m", "s", model_.fn(), {}, sentences(2, 20));
+  EXPECT_TRUE(batcher_.wait(*next, Clock::now() + 10s));
+  EXPECT_EQ(next->result(1).hypotheses[0].ids, std::vector<int64_t>(3, 21));
+}
+
+TEST_F(BatcherFullQueue, ShutdownTranslatesWhatIsQueuedFirst) {
+  time_out_the_first();
+  auto queued = batcher_.submit("m", "s", model_.fn(), {}, sentences(2, 20));
+  model_.release();
+  batcher_.shutdown();  // returns once the workers have stopped
+  EXPECT_TRUE(batcher_.wait(*queued, Clock::now() + 10s));
+  EXPECT_EQ(queued->result(1).hypotheses[0].ids, std::vector<int64_t>(3, 21));
+}
+
+TEST_F(BatcherFullQueue, NothingIsAcceptedAfterShutdown) {
+  model_.release();
+  batcher_.shutdown();
   try {
-    batcher.submit("m", "s", model.fn(), {}, sentences(1, 10));
+    batcher_.submit("m", "s", model_.fn(), {}, sentences(1, 10));
     FAIL() << "accepted after shutdown";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 503);

@@ -25,6 +25,7 @@ using ordo::testing::TempDir;
 
 using ordo::testing::Answer;
 using ordo::testing::answer_of;
+using ordo::testing::MetricsWatch;
 
 Answer post(const ServerProcess& server, const std::string& path, const std::string& body,
             const std::string& type = "application/json", const httplib::Headers& headers = {}) {
@@ -117,9 +118,13 @@ class Serve : public ::testing::Test {
 };
 ServerProcess* Serve::server_ = nullptr;
 
-TEST_F(Serve, HealthReadyModelsAndLanguages) {
-  EXPECT_EQ(get(server(), "/health").body, json({{"status", "ok"}}));
+TEST_F(Serve, HealthSaysOk) { EXPECT_EQ(get(server(), "/health").body, json({{"status", "ok"}})); }
+
+TEST_F(Serve, ReadySaysReadyOnceTheModelsAreLoaded) {
   EXPECT_EQ(get(server(), "/ready").body, json({{"status", "ready"}}));
+}
+
+TEST_F(Serve, V1ModelsDescribesEveryServedModel) {
   const Answer models = get(server(), "/v1/models");
   ASSERT_EQ(models.status, 200);
   std::map<std::string, json> by_name;
@@ -132,7 +137,9 @@ TEST_F(Serve, HealthReadyModelsAndLanguages) {
   EXPECT_EQ(by_name["m2m100"]["model_type"], "m2m_100");
   EXPECT_EQ(by_name["en-de"]["folder"], "en-de");  // the folder's name, no server path
   EXPECT_GT(by_name["m2m100"]["languages"].size(), 50u);
+}
 
+TEST_F(Serve, LanguagesNamesEachLanguageAndTheTargetsItTranslatesInto) {
   const Answer languages = get(server(), "/languages");
   ASSERT_EQ(languages.status, 200);
   ASSERT_TRUE(languages.body.is_array());
@@ -217,33 +224,43 @@ TEST_F(Serve, AlternativesAreTheNBestTranslations) {
   EXPECT_FALSE(post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}}).body.contains("alternatives"));
 }
 
-TEST_F(Serve, HtmlKeepsTheMarkupAndTranslatesTheText) {
+std::string html_escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  return out;
+}
+
+// A document of kHtmlRuns' first three in markup, and what translating it must give.
+const std::string kHtmlDocument =
+    "<div class=\"card\" data-x='1'>\n  <p>A man is sleeping on a couch.</p><!-- not text -->\n"
+    "  <ul><li title=\"A title\">Two dogs &amp; a cat play in the snow.</li></ul>"
+    "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>A boy</em></div>";
+std::string translated_html_document() {
   const std::vector<std::string> t = reference_texts(kHtmlRuns);
-  const auto esc = [](std::string s) {
-    std::string out;
-    for (char c : s) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
-    return out;
-  };
-  const std::string html =
-      "<div class=\"card\" data-x='1'>\n  <p>A man is sleeping on a couch.</p><!-- not text -->\n"
-      "  <ul><li title=\"A title\">Two dogs &amp; a cat play in the snow.</li></ul>"
-      "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>A boy</em></div>";
   // <br> ends a sentence; the full stop the model adds to "A boy" stays outside <em>, which did
   // not cover one in the source.
-  ASSERT_EQ(t[2].back(), '.') << t[2];
-  const std::string expected =
-      "<div class=\"card\" data-x='1'>\n  <p>" + esc(t[0]) + "</p><!-- not text -->\n"
-      "  <ul><li title=\"A title\">" + esc(t[1]) + "</li></ul>"
-      "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>" +
-      esc(t[2].substr(0, t[2].size() - 1)) + "</em>.</div>";
-  Answer a = post(server(), "/translate", json{{"q", html}, {"source", "en"}, {"target", "de"}, {"format", "html"}});
+  EXPECT_EQ(t[2].back(), '.') << t[2];
+  return "<div class=\"card\" data-x='1'>\n  <p>" + html_escaped(t[0]) + "</p><!-- not text -->\n"
+         "  <ul><li title=\"A title\">" + html_escaped(t[1]) + "</li></ul>"
+         "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>" +
+         html_escaped(t[2].substr(0, t[2].size() - 1)) + "</em>.</div>";
+}
+
+TEST_F(Serve, HtmlKeepsTheMarkupAndTranslatesTheText) {
+  Answer a = post(server(), "/translate", json{{"q", kHtmlDocument}, {"source", "en"}, {"target", "de"}, {"format", "html"}});
   ASSERT_EQ(a.status, 200) << a.text;
-  EXPECT_EQ(a.body["translatedText"], expected);
+  EXPECT_EQ(a.body["translatedText"], translated_html_document());
+}
+
+TEST_F(Serve, AnHtmlDocumentGetsNoAlternatives) {
   Answer alts = post(server(), "/translate",
-                     json{{"q", {html}}, {"source", "en"}, {"target", "de"}, {"format", "html"}, {"alternatives", 1}});
-  EXPECT_EQ(alts.body, json({{"translatedText", {expected}}, {"alternatives", {json::array()}}}));
-  // A sentence with an inline tag is translated whole (the same words as without the tag), and
-  // the tag goes around some of them (placed by the word alignment).
+                     json{{"q", {kHtmlDocument}}, {"source", "en"}, {"target", "de"}, {"format", "html"}, {"alternatives", 1}});
+  EXPECT_EQ(alts.body, json({{"translatedText", {translated_html_document()}}, {"alternatives", {json::array()}}}));
+}
+
+// A sentence with an inline tag is translated whole (the same words as without the tag), and
+// the tag goes around some of them (placed by the word alignment).
+TEST_F(Serve, AnInlineTagGoesAroundSomeWordsOfTheWholeSentencesTranslation) {
   Answer inline_tag = post(server(), "/translate",
                            json{{"q", "<p>A man is riding a <b>red</b> bicycle.</p>"}, {"source", "en"}, {"target", "de"},
                                 {"format", "html"}});
@@ -253,7 +270,7 @@ TEST_F(Serve, HtmlKeepsTheMarkupAndTranslatesTheText) {
   ASSERT_TRUE(open != std::string::npos && close != std::string::npos && open + 3 < close) << answer;
   answer.erase(close, 4);
   answer.erase(open, 3);
-  EXPECT_EQ(answer, "<p>" + esc(t[3]) + "</p>");
+  EXPECT_EQ(answer, "<p>" + html_escaped(reference_texts(kHtmlRuns)[3]) + "</p>");
 }
 
 TEST_F(Serve, MultilingualModelsServeEveryPairTheyKnow) {
@@ -470,10 +487,11 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
       EXPECT_EQ(error, c.error);
     EXPECT_EQ(a.body.size(), 1u) << a.text;  // LibreTranslate's shape: {"error": "..."}
   }
-  EXPECT_EQ(get(server(), "/nowhere").status, 404);
   // Still serving after all that.
   EXPECT_EQ(post(server(), "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}}).status, 200);
 }
+
+TEST_F(Serve, AGetOfAnUnknownPathIs404) { EXPECT_EQ(get(server(), "/nowhere").status, 404); }
 
 // Exactness through batching: concurrent clients' sentences are batched together and each
 // still gets what `ordo translate` gives for it.
@@ -566,12 +584,10 @@ TEST(ServeLimits, FullQueueAnswers503WithRetryAfter) {
   // Six long sentences, translated one at a time; while two or more wait, six more are over.
   Answer first;
   std::thread busy([&] { first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}}); });
-  // Bounded: until the server holds the first request's sentences in its queue.
-  for (int i = 0; i < 2000; ++i) {
-    const auto res = server.client()->Get("/metrics");
-    if (res && metric(res->body, "ordo_queue_sentences") >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  // Until the server holds the first request's sentences in its queue.
+  MetricsWatch watch(server.port());
+  EXPECT_TRUE(watch.wait_until("ordo_queue_sentences", [](double n) { return n >= 2; }, 60))
+      << "the first request's sentences were never queued";
   const Answer full =
       post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
   busy.join();
@@ -594,58 +610,110 @@ TEST(ServeLimits, SlowRequestsAre504AndLeaveTheQueue) {
   EXPECT_EQ(first.status, 504) << first.text;
   EXPECT_EQ(first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
   EXPECT_EQ(get(server, "/health").status, 200);
-  // The timed-out request's sentences left the queue: a short request is answered again.
+  // The timed-out request's sentences left the queue.
+  MetricsWatch watch(server.port());
+  double queued = -1;
+  EXPECT_TRUE(watch.wait_until("ordo_queue_sentences", [](double n) { return n == 0; }, 10, &queued))
+      << queued << " sentences still queued";
+  // A short request is answered again, once the sentence being translated when the first one
+  // timed out is done: each attempt that comes too soon waits out its own 0.5 s.
   Answer again;
-  for (int i = 0; i < 50 && again.status != 200; ++i) {
+  for (int i = 0; i < 20 && again.status != 200; ++i)
     again = post(server, "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}});
-    if (again.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
   EXPECT_EQ(again.status, 200) << again.text;
-  EXPECT_EQ(metric(get(server, "/metrics").text, "ordo_queue_sentences"), 0);
 }
 
-TEST(ServeAccess, ApiKeysAndCors) {
-  TempDir dir;
-  const std::string keys = dir.write("keys.txt", "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n");
-  // Models from a file: names, languages given for a folder, compute type, threads.
-  const std::string models = dir.write(
-      "models.json", R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
-                                    {"name": "tiny", "path": ")" + ordo::testing::fixture_dir("marian_opus_en_mg") +
-                         R"(", "source": "en", "target": "xx"}]})");
-  ServerProcess server({"--models", models, "--api-keys", keys, "--cors-origin", "https://app.example"});
-  const json request = {{"q", "Hello"}, {"source", "en"}, {"target", "de"}};
-  Answer none = post(server, "/translate", request);
+// One server for the access tests: API keys from a file (a comment after a key is no part of
+// it), models from a file (names, languages given for a folder, compute type, threads), and
+// one allowed CORS origin.
+class ServeAccess : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    const std::string keys =
+        dir_->write("keys.txt", "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n");
+    const std::string models = dir_->write(
+        "models.json", R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
+                                      {"name": "tiny", "path": ")" + ordo::testing::fixture_dir("marian_opus_en_mg") +
+                           R"(", "source": "en", "target": "xx"}]})");
+    server_ = new ServerProcess({"--models", models, "--api-keys", keys, "--cors-origin", "https://app.example"});
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static const ServerProcess& server() { return *server_; }
+  // A translation without a key, and with one in the api_key field.
+  static json request() { return {{"q", "Hello"}, {"source", "en"}, {"target", "de"}}; }
+  static json with_key(json request, const std::string& key = "key-two") {
+    request["api_key"] = key;
+    return request;
+  }
+  static Answer post_with_header(const std::string& path, const json& body, const std::string& authorization) {
+    return post(server(), path, body.dump(), "application/json", {{"Authorization", authorization}});
+  }
+  static TempDir* dir_;
+  static ServerProcess* server_;
+};
+TempDir* ServeAccess::dir_ = nullptr;
+ServerProcess* ServeAccess::server_ = nullptr;
+
+TEST_F(ServeAccess, ATranslationWithoutAKeyIs403SayingHowToGiveOne) {
+  const Answer none = post(server(), "/translate", request());
   EXPECT_EQ(none.status, 403);
   EXPECT_EQ(none.body["error"],
             "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
-  json wrong = request;
-  wrong["api_key"] = "key-three # the note is no part of it";
-  EXPECT_EQ(post(server, "/translate", wrong).body, json({{"error", "Invalid API key"}}));
-  EXPECT_EQ(post(server, "/translate", wrong).status, 403);
-  json right = request;
-  right["api_key"] = "key-two";
-  EXPECT_EQ(post(server, "/translate", right).status, 200);
-  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "Bearer key-one"}}).status, 200);
-  // The scheme in any case (RFC 9110); a comment after a key is no part of it.
-  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "bearer key-three"}}).status,
-            200);
-  EXPECT_EQ(post(server, "/translate", request.dump(), "application/json", {{"Authorization", "BEARER  key-two "}}).status,
-            200);
-  const Answer tiny = post(server, "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}}.dump(),
-                           "application/json", {{"Authorization", "Bearer key-one"}});
+}
+
+TEST_F(ServeAccess, AKeyWithTheFilesCommentIsAWrongKey) {
+  const Answer wrong = post(server(), "/translate", with_key(request(), "key-three # the note is no part of it"));
+  EXPECT_EQ(wrong.status, 403);
+  EXPECT_EQ(wrong.body, json({{"error", "Invalid API key"}}));
+}
+
+TEST_F(ServeAccess, AKeyInTheApiKeyFieldIsAccepted) {
+  EXPECT_EQ(post(server(), "/translate", with_key(request())).status, 200);
+}
+
+TEST_F(ServeAccess, AKeyInABearerHeaderIsAccepted) {
+  EXPECT_EQ(post_with_header("/translate", request(), "Bearer key-one").status, 200);
+}
+
+// The scheme in any case (RFC 9110); a comment after a key in the file is no part of it.
+TEST_F(ServeAccess, TheBearerSchemeIsReadInAnyCase) {
+  EXPECT_EQ(post_with_header("/translate", request(), "bearer key-three").status, 200);
+  EXPECT_EQ(post_with_header("/translate", request(), "BEARER  key-two ").status, 200);
+}
+
+TEST_F(ServeAccess, AKeyInAFormFieldIsAccepted) {
+  const httplib::Params form = {{"q", "Hello"}, {"source", "en"}, {"target", "de"}, {"api_key", "key-one"}};
+  EXPECT_EQ(answer_of(server().client()->Post("/translate", form)).status, 200);
+}
+
+TEST_F(ServeAccess, AModelOfTheModelsFileTranslatesUnderItsName) {
+  const Answer tiny = post_with_header("/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}},
+                                       "Bearer key-one");
   EXPECT_EQ(tiny.status, 200) << tiny.text;
   EXPECT_LE(tiny.body["results"][0]["tokens"].size(), 3u);  // at most 3 generated, </s> not shown
-  EXPECT_EQ(post(server, "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}}).status, 403);
-  EXPECT_EQ(answer_of(server.client()->Post("/translate", httplib::Params{{"q", "Hello"}, {"source", "en"},
-                                                                          {"target", "de"}, {"api_key", "key-one"}}))
-                .status,
-            200);
-  EXPECT_EQ(get(server, "/languages").status, 200);  // as LibreTranslate: no key needed
-  // /v1/models needs a key too (a header, or the api_key parameter), and shows no server paths.
-  EXPECT_EQ(get(server, "/v1/models").status, 403);
-  EXPECT_EQ(get(server, "/v1/models?api_key=key-nine").status, 403);
-  EXPECT_EQ(get(server, "/v1/models?api_key=key-two").status, 200);
-  const Answer m = answer_of(server.client()->Get("/v1/models", {{"Authorization", "Bearer key-one"}}));
+}
+
+TEST_F(ServeAccess, V1TranslateNeedsAKey) {
+  EXPECT_EQ(post(server(), "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}}).status, 403);
+}
+
+TEST_F(ServeAccess, LanguagesNeedsNoKeyAsOnLibreTranslate) { EXPECT_EQ(get(server(), "/languages").status, 200); }
+
+// A header, or the api_key parameter.
+TEST_F(ServeAccess, V1ModelsNeedsAKey) {
+  EXPECT_EQ(get(server(), "/v1/models").status, 403);
+  EXPECT_EQ(get(server(), "/v1/models?api_key=key-nine").status, 403);
+  EXPECT_EQ(get(server(), "/v1/models?api_key=key-two").status, 200);
+}
+
+TEST_F(ServeAccess, V1ModelsShowsTheModelsFileWithoutServerPaths) {
+  const Answer m = answer_of(server().client()->Get("/v1/models", {{"Authorization", "Bearer key-one"}}));
   ASSERT_EQ(m.status, 200) << m.text;
   for (const json& model : m.body["models"]) EXPECT_EQ(model["folder"].get<std::string>().find('/'), std::string::npos) << model;
   EXPECT_EQ(m.body["models"][1]["folder"], "marian_opus_en_mg");
@@ -653,32 +721,57 @@ TEST(ServeAccess, ApiKeysAndCors) {
   EXPECT_EQ(m.body["models"][0]["compute_type"], "float32");
   EXPECT_EQ(m.body["models"][0]["threads"], 1);
   EXPECT_EQ(m.body["models"][1]["target"], "xx");
-  // "auto" detects the language (tests/server/detect_http_test.cpp); /detect needs a key too.
-  json automatic = right;
+}
+
+// "auto" detects the language (tests/server/detect_http_test.cpp).
+TEST_F(ServeAccess, AnAutoSourceIsDetected) {
+  json automatic = with_key(request());
   automatic["source"] = "auto";
-  const Answer a = post(server, "/translate", automatic);
+  const Answer a = post(server(), "/translate", automatic);
   EXPECT_EQ(a.status, 200) << a.text;
   EXPECT_EQ(a.body["detectedLanguage"]["language"], "en");
+}
+
+TEST_F(ServeAccess, AnAutoSourceWithNothingServedIntoTheTargetNamesTheServedPairs) {
+  json automatic = with_key(request());
+  automatic["source"] = "auto";
   automatic["target"] = "en";
-  EXPECT_EQ(post(server, "/translate", automatic).body["error"],
+  EXPECT_EQ(post(server(), "/translate", automatic).body["error"],
             "source 'auto': no served language translates into English (en) (served pairs: en->de, en->xx)");
-  EXPECT_EQ(post(server, "/detect", json{{"q", "Hello"}}).status, 403);
-  EXPECT_EQ(post(server, "/detect", json{{"q", "Hello"}, {"api_key", "key-two"}}).status, 200);
+}
+
+TEST_F(ServeAccess, AnAutoSourceOfAnEmptyTextIsAMissingQ) {
+  json automatic = with_key(request());
+  automatic["source"] = "auto";
   automatic["target"] = "xx";
   automatic["q"] = "";
-  EXPECT_EQ(post(server, "/translate", automatic).body["error"], "Invalid request: missing q parameter");
+  EXPECT_EQ(post(server(), "/translate", automatic).body["error"], "Invalid request: missing q parameter");
+}
 
-  // A browser at the allowed origin: preflight and answer carry the CORS headers; others do not.
-  auto client = server.client();
-  auto preflight = client->Options("/translate", {{"Origin", "https://app.example"},
-                                                  {"Access-Control-Request-Method", "POST"}});
+TEST_F(ServeAccess, DetectNeedsAKey) {
+  EXPECT_EQ(post(server(), "/detect", json{{"q", "Hello"}}).status, 403);
+  EXPECT_EQ(post(server(), "/detect", json{{"q", "Hello"}, {"api_key", "key-two"}}).status, 200);
+}
+
+// A browser at the allowed origin: preflight and answer carry the CORS headers; others do not.
+TEST_F(ServeAccess, APreflightFromTheAllowedOriginIs204WithTheCorsHeaders) {
+  auto preflight = server().client()->Options(
+      "/translate", {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "POST"}});
   ASSERT_TRUE(preflight);
   EXPECT_EQ(preflight->status, 204);
   EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
   EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
-  auto allowed = client->Get("/languages", {{"Origin", "https://app.example"}});
+}
+
+TEST_F(ServeAccess, AnAnswerToTheAllowedOriginAllowsIt) {
+  auto allowed = server().client()->Get("/languages", {{"Origin", "https://app.example"}});
+  ASSERT_TRUE(allowed);
   EXPECT_EQ(allowed->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
-  auto other = client->Get("/languages", {{"Origin", "https://evil.example"}});
+}
+
+TEST_F(ServeAccess, AnAnswerToAnotherOriginAllowsNothing) {
+  auto other = server().client()->Get("/languages", {{"Origin", "https://evil.example"}});
+  ASSERT_TRUE(other);
   EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
 }
 
@@ -688,10 +781,10 @@ TEST(ServeShutdown, SigtermFinishesWhatIsInFlightAndExitsZero) {
   const std::vector<std::string> expected = reference_texts(lines);
   Answer in_flight;
   std::thread client([&] { in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
-  for (int i = 0; i < 2000; ++i) {
-    const auto res = server.client()->Get("/metrics");
-    if (res && metric(res->body, "ordo_http_requests_in_flight") >= 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  {
+    MetricsWatch watch(server.port());  // its connection closed before the signal
+    EXPECT_TRUE(watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 60))
+        << "the request was never in flight";
   }
   EXPECT_EQ(server.stop(SIGTERM), 0) << server.stderr_text();
   client.join();
