@@ -4,6 +4,8 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -34,25 +36,39 @@ DecodeOptions greedy20() {
   return options;
 }
 
-class TranslatorText : public ::testing::TestWithParam<std::string> {};
+class TranslatorText : public ::testing::TestWithParam<std::string> {
+ protected:
+  // The fixture's Translator, loaded once for all tests of this suite.
+  const Translator& translator() const {
+    static std::map<std::string, std::unique_ptr<Translator>> loaded;
+    std::unique_ptr<Translator>& t = loaded[GetParam()];
+    if (!t) t = std::make_unique<Translator>(fixture_dir(GetParam()));
+    return *t;
+  }
+};
 
-TEST_P(TranslatorText, TextsAndTokensMatchGoldenGreedy) {
+TEST_P(TranslatorText, GreedyTextsMatchTheGolden) {
   const json golden = load_golden(GetParam());
-  const Translator translator(fixture_dir(GetParam()));
   const auto sentences = golden["sentences"].get<std::vector<std::string>>();
   DecodeOptions options = greedy20();
   const json& kwargs = golden["generation"]["greedy"]["kwargs"];
   if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
-  const auto results = translator.translate(sentences, options);
+  const auto results = translator().translate(sentences, options);
   ASSERT_EQ(results.size(), sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     const json& expected = golden["generation"]["greedy"]["per_sentence"][i];
-    // An input with no text is not run (issue 29: HF's model makes text up for it).
+    // An input with no text is not run (HF's model makes text up for it).
     const std::string want = has_text(sentences[i]) ? expected["texts"][0].get<std::string>() : "";
     EXPECT_EQ(results[i].hypotheses[0].text, want) << "sentence " << i;
-    EXPECT_EQ(translator.encode(sentences[i]),
-              golden["tokenization"][i]["input_ids"].get<std::vector<int64_t>>());
   }
+}
+
+TEST_P(TranslatorText, EncodedTokensMatchTheGolden) {
+  const json golden = load_golden(GetParam());
+  const auto sentences = golden["sentences"].get<std::vector<std::string>>();
+  for (size_t i = 0; i < sentences.size(); ++i)
+    EXPECT_EQ(translator().encode(sentences[i]), golden["tokenization"][i]["input_ids"].get<std::vector<int64_t>>())
+        << "sentence " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TranslatorText, ::testing::ValuesIn(testing::seq2seq_fixtures()),
@@ -75,37 +91,57 @@ TEST(Translator, ConcurrentCallsGiveTheSameResultsAsSerialOnes) {
   }
 }
 
-// Small batches by sentences or by tokens, decoded one after another or by two workers, give
-// the results of one big batch (padding does not change a sentence's translation).
-TEST(Translator, BatchingAndInterThreadsDoNotChangeResults) {
-  const json golden = load_golden("marian_opus_en_mg");
-  const auto sentences = golden["sentences"].get<std::vector<std::string>>();
+// Small batches by sentences or by tokens, decoded one after another or by several workers,
+// give the results of one big batch (padding does not change a sentence's translation).
+struct Batching {
+  int batch_size, batch_tokens, inter_threads;
+};
+
+const std::vector<std::string>& golden_sentences() {
+  static const auto sentences = load_golden("marian_opus_en_mg")["sentences"].get<std::vector<std::string>>();
+  return sentences;
+}
+
+DecodeOptions beam4() {
   DecodeOptions beam = greedy20();
   beam.beam_size = 4;
-  const auto reference = Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, beam);
-  struct Setting { int batch_size, batch_tokens, inter_threads; };
-  for (const Setting setting : {Setting{2, 0, 1}, Setting{2, 0, 2}, Setting{32, 20, 2}, Setting{32, 1, 3}}) {
-    ModelOptions model_options;
-    model_options.inter_threads = setting.inter_threads;
-    BatchOptions batching;
-    batching.batch_size = setting.batch_size;
-    batching.batch_tokens = setting.batch_tokens;
-    const auto results =
-        Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(sentences, beam, batching);
-    ASSERT_EQ(results.size(), sentences.size());
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      EXPECT_EQ(results[i].hypotheses[0].ids, reference[i].hypotheses[0].ids)
-          << "sentence " << i << ", batch " << setting.batch_size << "/" << setting.batch_tokens << " tokens, "
-          << setting.inter_threads << " workers";
-      EXPECT_NEAR(results[i].hypotheses[0].score, reference[i].hypotheses[0].score, 1e-4);
-    }
+  return beam;
+}
+
+void expect_the_results_of_one_batch(const Batching setting) {
+  static const auto reference = Translator(fixture_dir("marian_opus_en_mg")).translate(golden_sentences(), beam4());
+  ModelOptions model_options;
+  model_options.inter_threads = setting.inter_threads;
+  BatchOptions batching;
+  batching.batch_size = setting.batch_size;
+  batching.batch_tokens = setting.batch_tokens;
+  const auto results =
+      Translator(fixture_dir("marian_opus_en_mg"), model_options).translate(golden_sentences(), beam4(), batching);
+  ASSERT_EQ(results.size(), golden_sentences().size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].hypotheses[0].ids, reference[i].hypotheses[0].ids) << "sentence " << i;
+    EXPECT_NEAR(results[i].hypotheses[0].score, reference[i].hypotheses[0].score, 1e-4) << "sentence " << i;
   }
+}
+
+TEST(Translator, BatchesOfTwoSentencesGiveTheResultsOfOneBatch) { expect_the_results_of_one_batch({2, 0, 1}); }
+
+TEST(Translator, TwoWorkersOnBatchesOfTwoGiveTheResultsOfOneBatch) { expect_the_results_of_one_batch({2, 0, 2}); }
+
+TEST(Translator, BatchesByTokensOnTwoWorkersGiveTheResultsOfOneBatch) { expect_the_results_of_one_batch({32, 20, 2}); }
+
+TEST(Translator, OneTokenBatchesOnThreeWorkersGiveTheResultsOfOneBatch) { expect_the_results_of_one_batch({32, 1, 3}); }
+
+TEST(Translator, ZeroInterThreadsIsAnError) {
   ModelOptions bad;
   bad.inter_threads = 0;
   EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg"), bad), Error);
+}
+
+TEST(Translator, NegativeBatchTokensIsAnError) {
   BatchOptions negative;
   negative.batch_tokens = -1;
-  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(sentences, beam, negative), Error);
+  EXPECT_THROW(Translator(fixture_dir("marian_opus_en_mg")).translate(golden_sentences(), beam4(), negative), Error);
 }
 
 TEST(Translator, InterThreadsPastTheLimitIsAnErrorNamingIt) {
@@ -296,55 +332,96 @@ std::string setting(const std::vector<ResolvedSetting>& settings, const std::str
   return "unset";
 }
 
-TEST(Translator, TaskPrefixAndSettingsComeFromTaskSpecificParams) {
-  testing::TempDir dir;
-  write_with_tasks(dir, {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"length_penalty", 1.5},
-                                            {"max_length", 12}, {"min_length", 3}}},
-                         {"translation_en_to_de", {{"prefix", "translate English to German: "}, {"num_beams", 3}}}});
-  const Translator translator(dir.path());
-  EXPECT_EQ(translator.tasks(), (std::vector<std::string>{"summarization", "translation_en_to_de"}));
+// The bart fixture with a summarization and a translation task, loaded once for the tests below.
+const Translator& with_tasks() {
+  static const testing::TempDir dir;
+  static const Translator translator = [] {
+    write_with_tasks(dir, {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"length_penalty", 1.5},
+                                              {"max_length", 12}, {"min_length", 3}}},
+                           {"translation_en_to_de", {{"prefix", "translate English to German: "}, {"num_beams", 3}}}});
+    return Translator(dir.path());
+  }();
+  return translator;
+}
 
-  // Without a task: generation_config.json (bart's: 4 beams, length penalty 2, no-repeat 3).
-  std::vector<ResolvedSetting> settings = translator.resolved_settings();
+// The bart fixture as it is, without task_specific_params.
+const Translator& without_tasks() {
+  static const Translator translator(fixture_dir("bart"));
+  return translator;
+}
+
+DecodeOptions summarize() {
+  DecodeOptions options;
+  options.task = "summarization";
+  return options;
+}
+
+const std::string kFromTask = " (config.json task_specific_params.summarization)";
+const std::string kTowerText = "The tower is 324 metres tall.";
+
+TEST(Translator, TasksAreTheKeysOfTaskSpecificParams) {
+  EXPECT_EQ(with_tasks().tasks(), (std::vector<std::string>{"summarization", "translation_en_to_de"}));
+}
+
+TEST(Translator, WithoutATaskTheSettingsComeFromGenerationConfig) {
+  // bart's: 4 beams, length penalty 2, no-repeat 3.
+  const std::vector<ResolvedSetting> settings = with_tasks().resolved_settings();
   EXPECT_EQ(setting(settings, "beam_size"), "4 (generation_config.json)");
   EXPECT_EQ(setting(settings, "task"), "unset");
-  // With one: its settings over generation_config.json, the caller's over both, as in the
-  // transformers pipelines; what the task leaves out stays the model's.
-  DecodeOptions summarize;
-  summarize.task = "summarization";
-  settings = translator.resolved_settings(summarize);
-  const std::string from_task = " (config.json task_specific_params.summarization)";
+}
+
+// As in the transformers pipelines: the task's settings over generation_config.json, the
+// caller's over both.
+TEST(Translator, ATasksSettingsOverrideGenerationConfig) {
+  const std::vector<ResolvedSetting> settings = with_tasks().resolved_settings(summarize());
   EXPECT_EQ(setting(settings, "task"), "summarization (option)");
-  EXPECT_EQ(setting(settings, "prefix"), "\"summarize: \"" + from_task);
-  EXPECT_EQ(setting(settings, "beam_size"), "2" + from_task);
-  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + from_task);
-  EXPECT_EQ(setting(settings, "max_length"), "12" + from_task);
-  EXPECT_EQ(setting(settings, "min_length"), "3" + from_task);
-  EXPECT_EQ(setting(settings, "no_repeat_ngram_size"), "3 (generation_config.json)");
-  DecodeOptions flags = summarize;
+  EXPECT_EQ(setting(settings, "prefix"), "\"summarize: \"" + kFromTask);
+  EXPECT_EQ(setting(settings, "beam_size"), "2" + kFromTask);
+  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + kFromTask);
+  EXPECT_EQ(setting(settings, "max_length"), "12" + kFromTask);
+  EXPECT_EQ(setting(settings, "min_length"), "3" + kFromTask);
+}
+
+TEST(Translator, WhatATaskLeavesOutStaysTheModels) {
+  EXPECT_EQ(setting(with_tasks().resolved_settings(summarize()), "no_repeat_ngram_size"), "3 (generation_config.json)");
+}
+
+TEST(Translator, TheCallersOptionsOverrideTheTasksSettings) {
+  DecodeOptions flags = summarize();
   flags.beam_size = 1;
   flags.max_new_tokens = 5;
-  settings = translator.resolved_settings(flags);
+  const std::vector<ResolvedSetting> settings = with_tasks().resolved_settings(flags);
   EXPECT_EQ(setting(settings, "beam_size"), "1 (option)");
   EXPECT_EQ(setting(settings, "max_length"), "6 (option)");
-  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + from_task);
+  EXPECT_EQ(setting(settings, "length_penalty"), "1.5" + kFromTask);
+}
 
-  // The prefix goes before each input, in translate() and in encode(..., options).
-  const std::string text = "The tower is 324 metres tall.";
-  EXPECT_EQ(translator.encode(text, summarize), translator.encode("summarize: " + text));
-  EXPECT_NE(translator.encode(text, summarize), translator.encode(text));
-  const TranslationResult prefixed = translator.translate({text}, summarize).at(0);
-  const TranslationResult by_ids = translator.translate_ids({translator.encode("summarize: " + text)}, summarize).at(0);
+TEST(Translator, EncodeWithATaskPutsItsPrefixBeforeTheInput) {
+  const Translator& translator = with_tasks();
+  EXPECT_EQ(translator.encode(kTowerText, summarize()), translator.encode("summarize: " + kTowerText));
+  EXPECT_NE(translator.encode(kTowerText, summarize()), translator.encode(kTowerText));
+}
+
+TEST(Translator, TranslateWithATaskPutsItsPrefixBeforeTheInput) {
+  const Translator& translator = with_tasks();
+  const TranslationResult prefixed = translator.translate({kTowerText}, summarize()).at(0);
+  const TranslationResult by_ids = translator.translate_ids({translator.encode("summarize: " + kTowerText)}, summarize()).at(0);
   EXPECT_EQ(prefixed.hypotheses.at(0).ids, by_ids.hypotheses.at(0).ids);
-  EXPECT_EQ(prefixed.hypotheses.size(), 1u);
-  EXPECT_LE(prefixed.hypotheses[0].ids.size(), 11u);  // the task's max_length 12, start token included
+}
 
-  // A task the folder lacks: an error listing the ones it has.
+TEST(Translator, ATasksMaxLengthBoundsTheTranslation) {
+  const TranslationResult prefixed = with_tasks().translate({kTowerText}, summarize()).at(0);
+  EXPECT_EQ(prefixed.hypotheses.size(), 1u);
+  EXPECT_LE(prefixed.hypotheses.at(0).ids.size(), 11u);  // max_length 12, start token included
+}
+
+TEST(Translator, ATaskTheFolderLacksIsAnErrorListingTheTasksItHas) {
+  const Translator& translator = with_tasks();
   DecodeOptions unknown;
   unknown.task = "translation_en_to_fr";
-  for (const auto& call : std::vector<std::function<void()>>{[&] { translator.translate({text}, unknown); },
+  for (const auto& call : std::vector<std::function<void()>>{[&] { translator.translate({kTowerText}, unknown); },
                                                              [&] { translator.resolved_settings(unknown); },
-                                                             [&] { translator.encode(text, unknown); }}) {
+                                                             [&] { translator.encode(kTowerText, unknown); }}) {
     try {
       call();
       FAIL() << "expected an error";
@@ -353,11 +430,13 @@ TEST(Translator, TaskPrefixAndSettingsComeFromTaskSpecificParams) {
       EXPECT_NE(std::string(e.what()).find("summarization, translation_en_to_de"), std::string::npos) << e.what();
     }
   }
-  // A folder without task_specific_params has no tasks.
-  const Translator plain(fixture_dir("bart"));
-  EXPECT_TRUE(plain.tasks().empty());
+}
+
+TEST(Translator, AFolderWithoutTaskSpecificParamsHasNoTasks) { EXPECT_TRUE(without_tasks().tasks().empty()); }
+
+TEST(Translator, ATaskForAFolderWithoutTaskSpecificParamsIsAnErrorSayingSo) {
   try {
-    plain.resolved_settings(summarize);
+    without_tasks().resolved_settings(summarize());
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no task_specific_params"), std::string::npos) << e.what();
