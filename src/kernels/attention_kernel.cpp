@@ -10,7 +10,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 using namespace lanes;
@@ -442,4 +442,4 @@ at::Tensor fixed_order_attention(const at::Tensor& q_in, const at::Tensor& key_i
   return out;
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

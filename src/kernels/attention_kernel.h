@@ -21,7 +21,7 @@
 
 #include <ATen/ATen.h>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // How a score q . k is summed. Each order is fixed (the same for every query and key, whatever
 // the batch, padding or thread count); a call site keeps one order, so its results stay
@@ -67,4 +67,4 @@ at::Tensor fixed_order_attention(const at::Tensor& q, const at::Tensor& key, con
 at::Tensor keys_by_dimension(const at::Tensor& key);
 bool is_by_dimension(const at::Tensor& key);
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

@@ -7,7 +7,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 using namespace lanes;
@@ -133,4 +133,4 @@ at::Tensor gated_rows(const at::Tensor& fused, Activation activation) {
   return out;
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

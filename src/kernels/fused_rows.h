@@ -10,9 +10,9 @@
 // LibTorch's (Sleef, its own blocking), so results may differ from it in the last bits.
 #include <ATen/ATen.h>
 
-#include "nn/activation.h"
+#include "kernels/activation.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // T5LayerNorm: weight * (x * rsqrt(mean(x^2) + eps)) per row, the mean in float32.
 // x: [..., dim] float32, weight: [dim] float32 -> a new tensor shaped as x.
@@ -26,4 +26,4 @@ bool gated_rows_supported(Activation activation);
 // 0.5 a (1 + tanh(sqrt(2/pi) (a + 0.044715 a^3))).
 at::Tensor gated_rows(const at::Tensor& fused, Activation activation);
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

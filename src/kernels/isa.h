@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 enum class Isa { kAvx512, kAvx2, kBaseline };
 
@@ -57,4 +57,4 @@ T pick_for_isa(T avx512, T avx2, T baseline) {
   return baseline;
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

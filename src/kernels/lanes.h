@@ -18,7 +18,7 @@
 // The vector type only travels between always-inlined helpers: no call ABI is involved.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-namespace ordo::nn::lanes {
+namespace ordo::kernels::lanes {
 
 // 16 floats, one AVX-512 register (two AVX2 or four SSE registers on smaller machines).
 // GCC/Clang vector extensions: lane-wise IEEE arithmetic, never reassociated.
@@ -82,8 +82,8 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
 }
 
 // The instruction set each kernel's body is picked for (kernels/isa.h).
-using nn::Isa;
-using nn::best_isa;
-using nn::pick_for_isa;
+using kernels::Isa;
+using kernels::best_isa;
+using kernels::pick_for_isa;
 
-}  // namespace ordo::nn::lanes
+}  // namespace ordo::kernels::lanes

@@ -8,7 +8,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 using namespace lanes;
@@ -114,4 +114,4 @@ at::Tensor log_softmax_at(const at::Tensor& x, const at::Tensor& ids) {
   return out;
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

@@ -14,7 +14,7 @@
 // vector blocking), so the results may differ from it in the last bit.
 #include <ATen/ATen.h>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // x: [rows, n] float32, contiguous; each row replaced by its log_softmax.
 void log_softmax_rows_(at::Tensor& x);
@@ -23,4 +23,4 @@ void log_softmax_rows_(at::Tensor& x);
 // without writing x. ids: [rows] int64.
 at::Tensor log_softmax_at(const at::Tensor& x, const at::Tensor& ids);
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

@@ -33,7 +33,7 @@ extern "C" void __tsan_release(void* addr);
 #define ORDO_TSAN_RELEASE(p) ((void)(p))
 #endif
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 // The first exception any thread's work threw, kept for the calling thread to rethrow.
@@ -130,4 +130,4 @@ ThreadCountScope::~ThreadCountScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

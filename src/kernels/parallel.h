@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // Work (multiply-adds or elements touched) one task should hold at least.
 constexpr int64_t kMinTaskWork = 1 << 17;
@@ -60,4 +60,4 @@ class SerialScope : public ThreadCountScope {
   explicit SerialScope(bool serial) : ThreadCountScope(serial ? 1 : 0) {}
 };
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

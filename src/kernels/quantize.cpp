@@ -12,7 +12,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 // Symmetric per-row int8 quantization in two passes (absolute maximum, then scale and round):
@@ -123,4 +123,4 @@ at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales) {
   return q;
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

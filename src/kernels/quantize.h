@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // x [rows, cols] float32, contiguous -> x_q [rows, cols] int8 with x[r] ~ x_q[r] * scales[r]
 // (scales: [rows] float32, written), scales[r] = max(max_j |x[r][j]|, 1e-12) / 127 and
@@ -20,4 +20,4 @@ at::Tensor quantize_rows(const at::Tensor& x, at::Tensor& scales);
 // inverse) rounded half to even, within [-127, 127]. One row at a time, no threads of its own.
 void quantize_weight_rows(const float* w, int64_t rows, int64_t cols, int8_t* q, float* scales);
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

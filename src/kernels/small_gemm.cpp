@@ -8,7 +8,7 @@
 #include "kernels/lanes.h"
 #include "kernels/parallel.h"
 
-namespace ordo::nn {
+namespace ordo::kernels {
 namespace {
 
 // k rows of a panel per pass: 64 rows x 256 bytes stay in L1 while rows 5-8 (the registers
@@ -156,4 +156,4 @@ void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, Pa
   });
 }
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

@@ -12,7 +12,7 @@
 // the chunking that gives oneDNN's bits on a probe, and uses this kernel only then.
 #include <cstdint>
 
-namespace ordo::nn {
+namespace ordo::kernels {
 
 // W [K, N] packed in panels of `width` columns (16, 32, 48 or 64): panel p holds columns
 // [p * width, (p + 1) * width) as K rows of `width` consecutive floats, and starts `stride`
@@ -31,4 +31,4 @@ bool small_gemm_available();
 void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
                 int64_t k_chunk, const float* bias, bool relu, float* y);
 
-}  // namespace ordo::nn
+}  // namespace ordo::kernels

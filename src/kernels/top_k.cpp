@@ -7,10 +7,10 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 
-namespace ordo::search {
+namespace ordo::kernels {
 namespace {
 
-using namespace nn::lanes;
+using namespace kernels::lanes;
 
 // Offers v (column `column`) to the k-slot list: inserted after every entry >= v (ties keep the
 // lower column first); once the list is full, only a v greater than its last entry (never NaN).
@@ -89,10 +89,10 @@ TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64
   const float* data = input.data_ptr<float>();
   static const Kernel with_offsets = pick_kernel(true), without = pick_kernel(false);
   const Kernel kernel = offsets ? with_offsets : without;
-  nn::parallel_for(0, rows, nn::grain_for(n), [&](int64_t begin, int64_t end) {
+  kernels::parallel_for(0, rows, kernels::grain_for(n), [&](int64_t begin, int64_t end) {
     kernel(data, n, segment, offsets, k, top.values.data(), top.indices.data(), begin, end);
   });
   return top;
 }
 
-}  // namespace ordo::search
+}  // namespace ordo::kernels

@@ -10,7 +10,7 @@
 
 #include <ATen/ATen.h>
 
-namespace ordo::search {
+namespace ordo::kernels {
 
 struct TopK {
   std::vector<float> values;     // [rows * k], row-major, descending within a row
@@ -24,4 +24,4 @@ struct TopK {
 // that writes the sums.
 TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets = nullptr, int64_t segment = 0);
 
-}  // namespace ordo::search
+}  // namespace ordo::kernels

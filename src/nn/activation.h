@@ -5,9 +5,12 @@
 
 #include <ATen/ATen.h>
 
+#include "kernels/activation.h"
+
 namespace ordo::nn {
 
-enum class Activation { kRelu, kGelu, kGeluTanh, kSilu, kTanh };
+// The kernels name the activations (kernels/activation.h); the layers use the same enum.
+using kernels::Activation;
 
 // "relu", "gelu", "gelu_new"/"gelu_fast"/"gelu_pytorch_tanh", "swish"/"silu", "tanh".
 // Throws ordo::Error listing the supported names.

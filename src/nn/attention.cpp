@@ -65,7 +65,7 @@ KeyValue KeyValue::gather(const int64_t* source, int64_t count, int64_t capacity
   const at::Tensor* outputs[2] = {&out.key_buffer, &out.value_buffer};
   // A unit is one row of keys or of values; positions that come from the same row are copied
   // as one run per head.
-  parallel_for(0, 2 * count, grain_for(heads * used * head_dim), [&](int64_t begin, int64_t end) {
+  kernels::parallel_for(0, 2 * count, kernels::grain_for(heads * used * head_dim), [&](int64_t begin, int64_t end) {
     for (int64_t unit = begin; unit < end; ++unit) {
       const at::Tensor& in = *inputs[unit / count];
       const at::Tensor& to = *outputs[unit / count];
@@ -91,7 +91,7 @@ KeyValue KeyValue::select(const at::Tensor& indices) const {
   if (!key_buffer.defined()) {
     // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
     const at::Tensor keys =
-        is_by_dimension(key) ? keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
+        kernels::is_by_dimension(key) ? kernels::keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
     return {keys, value.index_select(0, indices), {}, {}, {}};
   }
   const at::Tensor index = indices.to(at::kLong).contiguous();
@@ -170,24 +170,24 @@ KeyValue MultiHeadAttention::project_key_value(const at::Tensor& x) const {
   // Keys by dimension: the layout forward() reads in place (ScoreOrder::kKeyChain).
   if (kv_proj.packed) {
     const at::Tensor kv = kv_proj.forward(x);
-    return {keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}, {}};
+    return {kernels::keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}, {}};
   }
-  return {keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}, {}};
+  return {kernels::keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}, {}};
 }
 
 at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
                                        const at::Tensor& additive_mask) const {
-  return attend(q_proj.forward(x), kv, additive_mask, ScoreOrder::kKeyChain);
+  return attend(q_proj.forward(x), kv, additive_mask, kernels::ScoreOrder::kKeyChain);
 }
 
 at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask,
                                             const at::Tensor& position_bias) const {
   if (!qkv_proj.packed)
-    return attend(q_proj.forward(x), project_key_value(x), additive_mask, ScoreOrder::kKeyChain, position_bias);
+    return attend(q_proj.forward(x), project_key_value(x), additive_mask, kernels::ScoreOrder::kKeyChain, position_bias);
   const at::Tensor qkv = qkv_proj.forward(x);
   // Views into the fused projection (the keys are transposed once, for all the queries).
   const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}, {}};
-  return attend(part(qkv, 0), kv, additive_mask, ScoreOrder::kKeyChain, position_bias);
+  return attend(part(qkv, 0), kv, additive_mask, kernels::ScoreOrder::kKeyChain, position_bias);
 }
 
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
@@ -201,7 +201,7 @@ void MultiHeadAttention::pack(GemmType type, bool self_attention) {
 }
 
 at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv, const at::Tensor& additive_mask,
-                                      ScoreOrder order, const at::Tensor& position_bias) const {
+                                      kernels::ScoreOrder order, const at::Tensor& position_bias) const {
   const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
   const double scaling = this->scaling();
   // Inference: the kernel whose rows do not depend on the batch (attention_kernel.h). The
@@ -209,7 +209,7 @@ at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyVa
   const bool needs_grad = at::GradMode::is_enabled() &&
                           (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
   if (!needs_grad)
-    return out_proj.forward(fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
+    return out_proj.forward(kernels::fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
                                                   static_cast<float>(scaling), order, position_bias, kv.origin));
   if (kv.origin.defined()) throw Error("attention with gradients over a reordered cache");
   const at::Tensor q = split_heads(scaled ? projected_q * scaling : projected_q);
@@ -228,11 +228,11 @@ at::Tensor MultiHeadAttention::forward_cached(const at::Tensor& x, KeyValue& cac
   // The cache keeps one key per row (appending a position writes one row): kDimensionTree.
   if (!qkv_proj.packed) {
     cache.append(project_key_value(x));
-    return attend(q_proj.forward(x), cache, additive_mask, ScoreOrder::kDimensionTree);
+    return attend(q_proj.forward(x), cache, additive_mask, kernels::ScoreOrder::kDimensionTree);
   }
   const at::Tensor qkv = qkv_proj.forward(x);
   cache.append({split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}, {}});
-  return attend(part(qkv, 0), cache, additive_mask, ScoreOrder::kDimensionTree);
+  return attend(part(qkv, 0), cache, additive_mask, kernels::ScoreOrder::kDimensionTree);
 }
 
 void MultiHeadAttention::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {

@@ -91,7 +91,7 @@ struct MultiHeadAttention {
   // `order`: how the kernel sums scores (kernels/attention_kernel.h), fixed per call site so that
   // every call of that site sums alike: forward() and forward_self() kKeyChain, forward_cached()
   // kDimensionTree.
-  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, ScoreOrder order,
+  at::Tensor attend(const at::Tensor& q, const KeyValue& kv, const at::Tensor& additive_mask, kernels::ScoreOrder order,
                     const at::Tensor& position_bias = at::Tensor()) const;
   double scaling() const;  // what q is multiplied by
   // Splits the fused projection `qkv` [b, t, parts x dim] into its `parts`.

@@ -30,14 +30,14 @@ struct FeedForward {
   }
 
   at::Tensor forward(const at::Tensor& x) const {
-    if (fc1_gate.packed) return fc2.forward(gated_rows(fc1_gate.forward(x), activation));
+    if (fc1_gate.packed) return fc2.forward(kernels::gated_rows(fc1_gate.forward(x), activation));
     at::Tensor hidden = fc1.forward(x);
     if (!fc1.applies_activation()) hidden = apply(activation, hidden);
     if (gated) hidden = hidden * gate.forward(x);
     return fc2.forward(hidden);
   }
   void pack(GemmType type) {
-    if (gated && gated_rows_supported(activation)) {
+    if (gated && kernels::gated_rows_supported(activation)) {
       fc1_gate = fuse_and_pack({&fc1, &gate}, type);
     } else {
       fc1.pack(type, activation);

@@ -25,9 +25,9 @@ struct LayerNorm {
     // Inference in float32: one pass per row (kernels/fused_rows.h) instead of six LibTorch ops.
     if (rms && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
         !(at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())))
-      return rms_norm_rows(x, weight, eps);
+      return kernels::rms_norm_rows(x, weight, eps);
     // A decoding step's few rows: one thread (kernels/parallel.h); a long input: LibTorch's split.
-    SerialScope serial(x.numel() < 2 * kMinTaskWork);
+    kernels::SerialScope serial(x.numel() < 2 * kernels::kMinTaskWork);
     if (rms) {  // as T5LayerNorm: the variance in float32, then weight * (x * rsqrt(variance + eps))
       const at::Tensor variance = x.to(at::kFloat).pow(2).mean(-1, /*keepdim=*/true);
       return weight * (x * at::rsqrt(variance + eps));

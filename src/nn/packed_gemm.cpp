@@ -68,7 +68,7 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
   float* data = y.data_ptr<float>();
   const float* scale = scales.data_ptr<float>();
   const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
+  kernels::parallel_for(0, rows, kernels::grain_for(cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       float* row = data + r * cols;
       const float s = scale[r];
@@ -100,7 +100,7 @@ std::shared_ptr<const void> map_zeroed(size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   // Advice only: a kernel without it (before 5.14) faults the pages in as they are written.
   const int64_t chunks = static_cast<int64_t>((length + kPopulateChunk - 1) / kPopulateChunk);
-  parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+  kernels::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     const size_t from = static_cast<size_t>(first) * kPopulateChunk;
     const size_t to = std::min(length, static_cast<size_t>(last) * kPopulateChunk);
     ::madvise(static_cast<char*>(start) + from, to - from, MADV_POPULATE_WRITE);
@@ -148,7 +148,7 @@ __attribute__((target("avx2"))) void write_group16_avx2(const float* rows, int64
 using WriteGroup16 = void (*)(const float*, int64_t, const int64_t*, float*);
 // No AVX-512 body: 8 x 8 tiles already store whole cache lines in pairs (and Zen 4 runs
 // 512-bit shuffles as two 256-bit halves); baseline x86-64: the scalar loop.
-WriteGroup16 pick_write_group16() { return pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr); }
+WriteGroup16 pick_write_group16() { return kernels::pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr); }
 
 }  // namespace
 
@@ -170,9 +170,9 @@ struct PackedGemm::Impl {
   // float32, 1-8 rows: kernels/small_gemm.h over the packed panels, where it gives oneDNN's
   // bits (small_chunking). Found at the first such call; width 0: not this layout.
   mutable std::once_flag panels_found;
-  mutable PanelLayout panels;
+  mutable kernels::PanelLayout panels;
   bool probing = false;  // small_chunking's own GEMM: oneDNN always
-  PanelLayout find_panels() const;
+  kernels::PanelLayout find_panels() const;
   static int64_t small_chunking(int64_t k, int64_t rows, std::optional<Activation> activation, bool bias);
   // The k chunk small_gemm runs `rows` rows with; 0: oneDNN runs them.
   int64_t small_rows_chunk(int64_t rows) const;
@@ -356,7 +356,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   // W's rows in slices (put(first row, count, [count, in] float32 contiguous)), on all the threads.
   const auto for_each_slice = [&](const std::function<void(int64_t, int64_t, const at::Tensor&)>& put) {
     const int64_t slices = (m.out + slice_rows - 1) / slice_rows;
-    parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
+    kernels::parallel_for(0, slices, 1, [&](int64_t first, int64_t last) {
       for (int64_t r = first * slice_rows; r < std::min(m.out, last * slice_rows); r += slice_rows) {
         const int64_t n = std::min(slice_rows, m.out - r);
         const at::Tensor slice = rows(r, n).to(at::kFloat).contiguous();
@@ -386,7 +386,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
       for_each_slice([&](int64_t r, int64_t n, const at::Tensor& slice) {
         if (type == GemmType::kInt8) {
           std::vector<int8_t> q(static_cast<size_t>(n * m.in));
-          quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
+          kernels::quantize_weight_rows(slice.data_ptr<float>(), n, m.in, q.data(), m.weight_scales.data() + r);
           m.write_rows(r, q.data(), n, packed);
         } else {
           m.write_rows(r, slice.data_ptr<float>(), n, packed);
@@ -412,7 +412,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
   if (!float32_whole.defined() && (type != GemmType::kFloat32 || m.out > slice_rows)) {
     for_each_slice([&](int64_t r, int64_t n, const at::Tensor& slice) {
       if (type == GemmType::kInt8)
-        quantize_weight_rows(slice.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
+        kernels::quantize_weight_rows(slice.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
                              m.weight_scales.data() + r);
       else
         source.narrow(0, r, n).copy_(slice);
@@ -639,7 +639,7 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
   float* target = out.data_ptr<float>();
   const int64_t* k_offsets = m.k_offsets.data();
   const void* packed = m.weights.get_data_handle();
-  parallel_for(0, count, grain_for(m.in), [&](int64_t begin, int64_t end) {
+  kernels::parallel_for(0, count, kernels::grain_for(m.in), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t base = m.n_offset(id[i]);
       float* row = target + i * m.in;
@@ -673,7 +673,7 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
 
 // The panels small_gemm reads, when the layout is plain panels of 16-64 columns: for every k
 // the panel's columns consecutive, panels a fixed stride apart (oneDNN's BA16a64b and kin).
-PanelLayout PackedGemm::Impl::find_panels() const {
+kernels::PanelLayout PackedGemm::Impl::find_panels() const {
   if (type != GemmType::kFloat32 || k_offsets.empty() || n_offset(0) != 0) return {};
   int64_t width = 1;
   while (width < out && width <= 64 && n_offset(width) == width) ++width;
@@ -726,7 +726,7 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
   const at::Tensor x = fill(at::empty({rows, k}, at::kFloat));
   const PackedGemm probe(w, b, GemmType::kFloat32, activation);
   probe.impl_->probing = true;
-  const PanelLayout layout = probe.impl_->find_panels();
+  const kernels::PanelLayout layout = probe.impl_->find_panels();
   int64_t chosen = 0;
   if (layout.width > 0) {
     const at::Tensor expected = probe.forward(x);
@@ -751,20 +751,20 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
 
 int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
   // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
-  static const bool enabled = small_gemm_available() && !(std::getenv("ORDO_SMALL_GEMM") &&
+  static const bool enabled = kernels::small_gemm_available() && !(std::getenv("ORDO_SMALL_GEMM") &&
                                                           std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
-  if (!enabled || rows < 1 || rows > kSmallGemmMaxRows || type != GemmType::kFloat32 || probing) return 0;
+  if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kFloat32 || probing) return 0;
   std::call_once(panels_found, [this] { panels = find_panels(); });
   return panels.width > 0 ? small_chunking(in, rows, activation, bias.defined()) : 0;
 }
 
 void PackedGemm::Impl::small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const {
   const bool relu = activation == Activation::kRelu;
-  small_gemm(x, rows, in, static_cast<const float*>(weights.get_data_handle()), panels, out, chunk,
+  kernels::small_gemm(x, rows, in, static_cast<const float*>(weights.get_data_handle()), panels, out, chunk,
              bias.defined() ? bias.data_ptr<float>() : nullptr, relu, y);
   if (!activation || relu) return;
   // 8 x 4,096 values: less work than waking a thread for (kernels/parallel.h).
-  const SerialScope serial(true);
+  const kernels::SerialScope serial(true);
   const memory data({{rows, out}, dt::f32, tag::ab}, cpu_engine(), y);
   dnnl::stream stream(cpu_engine());
   activation_kernel(rows)->execute(stream, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
@@ -817,7 +817,7 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
     case GemmType::kBFloat16: input = input.to(at::kBFloat16).contiguous(); break;
     case GemmType::kInt8: {
       row_scales = at::empty({rows}, at::kFloat);
-      input = quantize_rows(input.to(at::kFloat).contiguous(), row_scales);
+      input = kernels::quantize_rows(input.to(at::kFloat).contiguous(), row_scales);
       break;
     }
   }

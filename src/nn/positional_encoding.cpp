@@ -38,7 +38,7 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
       divisor[static_cast<size_t>(j)] = std::pow(spec.base, 2.0 * (j / 2) / static_cast<double>(dim));
   }
   // Rows on the loading threads: each row's values do not depend on which thread computes it.
-  parallel_for(0, num_positions, grain_for(32 * dim), [&](int64_t first, int64_t last) {
+  kernels::parallel_for(0, num_positions, kernels::grain_for(32 * dim), [&](int64_t first, int64_t last) {
     for (int64_t pos = first; pos < last; ++pos) {
       double* row = table.data() + pos * dim;
       if (pos == spec.zero_row) continue;

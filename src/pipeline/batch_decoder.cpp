@@ -105,7 +105,7 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
     const int intra = std::max(1, at::get_num_threads() / static_cast<int>(tasks));
     m.workers->run(tasks, [&] {
       at::internal::lazy_init_num_threads();
-      const nn::ThreadCountScope worker_threads(intra);
+      const kernels::ThreadCountScope worker_threads(intra);
       try {
         for (size_t b; (b = next++) < batches.size();) translate_batch(batches[b].first, batches[b].second);
       } catch (...) {

@@ -48,7 +48,7 @@ void LoadedModel::load(const std::string& dir, const ModelOptions& options) {
   threads = options.threads > 0 ? usable_threads(options.threads) : 0;
   // Loading (packing the weights) runs on the model's threads too, and leaves the caller's as they were.
   at::internal::lazy_init_num_threads();
-  const nn::ThreadCountScope load_threads(threads);
+  const kernels::ThreadCountScope load_threads(threads);
   if (options.inter_threads > 1)
     workers = std::make_unique<WorkerPool>(static_cast<size_t>(options.inter_threads));
   model_dir = dir;

@@ -44,7 +44,7 @@ std::vector<ScoreResult> score_targets(const LoadedModel& m, const CallSettings&
     labels.push_back(std::move(ids));
   }
   at::internal::lazy_init_num_threads();
-  const nn::ThreadCountScope call_threads(m.threads);
+  const kernels::ThreadCountScope call_threads(m.threads);
   truncate_sources(encoded, dropped, m.model->config().max_position_embeddings,
                              static_cast<size_t>(m.tokenizer->framing().after));
   const BatchPlan plan = plan_batches(encoded, batching.batch_size, batching.batch_tokens);

@@ -139,7 +139,7 @@ struct Translator::Impl : pipeline::LoadedModel {
     // thread count is restored on return. ATen's first-use setting of this thread's count
     // comes first, so that it cannot override ours inside the call.
     at::internal::lazy_init_num_threads();
-    const nn::ThreadCountScope call_threads(threads);
+    const kernels::ThreadCountScope call_threads(threads);
     const std::vector<int64_t> truncated = pipeline::truncate_sources(
         sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
     search::GenerationSettings settings = call.checked_settings(options);

@@ -51,7 +51,7 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
           rows.select(1, token).fill_(0.0f);
         }
     const int64_t vocab = scores.size(1);
-    const TopK top = top_k_rows(scores.contiguous().view({live, beams * vocab}), 2 * beams,
+    const kernels::TopK top = kernels::top_k_rows(scores.contiguous().view({live, beams * vocab}), 2 * beams,
                                 beam_scores.data_ptr<float>(), vocab);
     const float* top_score = top.values.data();
     const int64_t* top_id = top.indices.data();

@@ -24,7 +24,7 @@ inline at::Tensor beam_step_log_probs(StepModel& model, const at::Tensor& sequen
   if (s.return_attention) attention.add_step(model.step_attention());
   if (s.beam_never_pad) logits.select(1, s.pad_token_id).fill_(-std::numeric_limits<float>::infinity());
   at::Tensor scores = logits.to(at::kFloat).contiguous();
-  nn::log_softmax_rows_(scores);
+  kernels::log_softmax_rows_(scores);
   processors.apply(sequences, scores);
   return scores;
 }

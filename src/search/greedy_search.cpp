@@ -80,7 +80,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       for (size_t row = 0; row < owner.size(); ++row)
         if (forced[row] >= 0) picked[row] = forced[row];
     }
-    const at::Tensor log_probs = nn::log_softmax_at(scores.to(at::kFloat).contiguous(), next);
+    const at::Tensor log_probs = kernels::log_softmax_at(scores.to(at::kFloat).contiguous(), next);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
 
     const int64_t* next_ids = next.data_ptr<int64_t>();

@@ -14,57 +14,9 @@
 // (src/cli/serve_command.cpp) fills a ServerConfig and calls run_server().
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "ordo/options.h"
-#include "server/api_keys.h"
-#include "server/batcher.h"
-#include "server/models.h"
+#include "server/server_config.h"
 
 namespace ordo::server {
-
-// What one request may ask for. Past a limit the answer is an error, never a stall.
-struct Limits {
-  size_t max_body_bytes = 1 << 20;  // 413 past it
-  size_t max_chars = 10000;         // characters per text (q element); 400 past it
-  size_t max_texts = 256;           // texts per request; 400 past it
-  double timeout_seconds = 60;      // a request not answered by then: 504
-  int max_beam_size = 16;           // beam_size, n_best; alternatives < this
-  int max_new_tokens = 1024;        // max_new_tokens, max_length
-  // Decoding work: sentences x beams x new tokens (see request_cost()); 400 past it.
-  size_t max_request_cost = size_t(1) << 18;
-  // Cross-attention weights a request may hold (asked by "attention", "alignment" or
-  // format=html): sentences x max(beams, n_best) x decoder layers x heads x new tokens (as the
-  // cost counts them) x source tokens; 400 past it, before decoding, and after it on the
-  // weights the hypotheses hold. 2^24 floats: 64 MB, and at most ~0.4 GB of JSON text.
-  size_t max_attention_values = size_t(1) << 24;
-  double read_timeout_seconds = 10;  // a request's head and body must arrive within this: 408
-  size_t max_client_connections = 256;  // open connections per client address (0: no cap)
-};
-
-struct ServerConfig {
-  std::string host = "127.0.0.1";
-  int port = 0;  // 0: any free port (printed)
-  std::vector<ModelSpec> models;
-  std::shared_ptr<const DecodeOptions> translation_preset, summarization_preset;
-  BatchingOptions batching;
-  Limits limits;
-  std::vector<ApiKey> api_keys;           // non-empty: every translation needs one of them
-  std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
-  // Operating it (docs/serving.md): POST /admin/reload exists with admin keys (--admin-key);
-  // SIGHUP and that route re-read the models with `reread_models` (unset: `models` again).
-  std::vector<ApiKey> admin_keys;
-  std::function<std::vector<ModelSpec>()> reread_models;
-  double key_minute_seconds = 60, key_day_seconds = 86400;  // the windows of the keys' limits
-  std::string access_log;  // "" or "-": stderr; "off": none; else a file (access_log.h)
-  bool log_text = false;   // the access log also holds the texts
-  int http_threads = 128;                 // requests answered at once (GET /health, /ready and
-                                          // /metrics have threads of their own)
-  bool page = true;                       // GET / serves the translation page (src/web); false: 404
-};
 
 // Binds, prints "ordo serve: listening on http://HOST:PORT" on stdout, loads the models
 // (GET /ready answers 503 until then), prints "ordo serve: ready", and serves until SIGTERM

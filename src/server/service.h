@@ -29,7 +29,7 @@
 #include "server/language_codes.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
-#include "server/server.h"
+#include "server/server_config.h"
 
 namespace ordo::server {
 

@@ -51,14 +51,14 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
   at::manual_seed(3);
   struct Shape {
     int64_t in, out;
-    std::optional<nn::Activation> activation;
+    std::optional<kernels::Activation> activation;
   };
   const std::vector<Shape> shapes = {{256, 768, std::nullopt},      // en-de fused q/k/v
-                                     {256, 1024, nn::Activation::kRelu},
-                                     {512, 2048, nn::Activation::kSilu},
+                                     {256, 1024, kernels::Activation::kRelu},
+                                     {512, 2048, kernels::Activation::kSilu},
                                      {1024, 256, std::nullopt},
                                      {64, 8001, std::nullopt},       // an output projection
-                                     {32, 96, nn::Activation::kGelu}};
+                                     {32, 96, kernels::Activation::kGelu}};
   const std::vector<int64_t> row_counts = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 300};
   for (const GemmType type : {GemmType::kFloat32, GemmType::kBFloat16, GemmType::kInt8}) {
     if (!nn::gemm_type_supported(type)) continue;
@@ -87,24 +87,24 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
 // rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
 // with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
 TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
-  if (!nn::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
+  if (!kernels::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
   ThreadCount restore;
   at::manual_seed(6);
   struct Shape {
     int64_t in, out;
     bool bias;
-    std::optional<nn::Activation> activation;
+    std::optional<kernels::Activation> activation;
   };
   const std::vector<Shape> shapes = {{768, 2304, false, std::nullopt},   // Flan-T5 fused q/k/v
                                      {2048, 768, false, std::nullopt},   // Flan-T5 wo
-                                     {1024, 4096, true, nn::Activation::kRelu},  // tc-big fc1
+                                     {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
                                      {4096, 1024, true, std::nullopt},   // tc-big fc2
                                      {512, 4001, true, std::nullopt},    // a last panel cut short
-                                     {40, 80, true, nn::Activation::kRelu},
-                                     {1024, 4096, true, nn::Activation::kGelu},      // BART/mBART fc1
-                                     {512, 2048, true, nn::Activation::kSilu},       // Marian fc1
-                                     {768, 3072, true, nn::Activation::kGeluTanh},
-                                     {256, 512, false, nn::Activation::kTanh}};
+                                     {40, 80, true, kernels::Activation::kRelu},
+                                     {1024, 4096, true, kernels::Activation::kGelu},      // BART/mBART fc1
+                                     {512, 2048, true, kernels::Activation::kSilu},       // Marian fc1
+                                     {768, 3072, true, kernels::Activation::kGeluTanh},
+                                     {256, 512, false, kernels::Activation::kTanh}};
   for (const Shape& shape : shapes) {
     const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
                           GemmType::kFloat32, shape.activation);
@@ -159,14 +159,14 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
   return at::matmul(at::softmax(scores, -1), v.to(at::kDouble)).transpose(1, 2).reshape({batch, q_len, heads * head_dim});
 }
 
-constexpr nn::ScoreOrder kOrders[] = {nn::ScoreOrder::kDimensionTree, nn::ScoreOrder::kKeyChain};
-const char* order_name(nn::ScoreOrder order) {
-  return order == nn::ScoreOrder::kKeyChain ? "key chain" : "dimension tree";
+constexpr kernels::ScoreOrder kOrders[] = {kernels::ScoreOrder::kDimensionTree, kernels::ScoreOrder::kKeyChain};
+const char* order_name(kernels::ScoreOrder order) {
+  return order == kernels::ScoreOrder::kKeyChain ? "key chain" : "dimension tree";
 }
 
 TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
   at::manual_seed(5);
-  for (const nn::ScoreOrder order : kOrders)
+  for (const kernels::ScoreOrder order : kOrders)
     for (const int64_t kv_len : {11, 45})  // key chain: one partial block of 16; 32 + 13
       for (const int64_t head_dim : {4, 8, 16, 40, 64, 80, 128}) {
         const int64_t batch = 3, heads = 2, q_len = 5, dim = heads * head_dim;
@@ -179,12 +179,12 @@ TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
         attention[1].narrow(0, 6, 5).fill_(0);  // row 1 has 6 real positions
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         for (const at::Tensor& mask : {at::Tensor(), nn::padding_mask(attention), nn::causal_mask(q_len, kv_len - q_len)}) {
-          const at::Tensor got = nn::fixed_order_attention(q, k, v, mask, heads, scale, order);
+          const at::Tensor got = kernels::fixed_order_attention(q, k, v, mask, heads, scale, order);
           const at::Tensor want = reference_attention(q, k, v, mask, heads, scale);
           EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-6)
               << order_name(order) << ", head_dim " << head_dim << ", kv_len " << kv_len;
           // The keys' layout changes speed, never a bit (key chain: read in place or transposed).
-          EXPECT_TRUE(same_bits(nn::fixed_order_attention(q, nn::keys_by_dimension(k), v, mask, heads, scale, order), got))
+          EXPECT_TRUE(same_bits(kernels::fixed_order_attention(q, kernels::keys_by_dimension(k), v, mask, heads, scale, order), got))
               << order_name(order) << ", head_dim " << head_dim;
         }
       }
@@ -197,7 +197,7 @@ TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
 // position 6 against 7 keys, causal buckets).
 TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
   at::manual_seed(9);
-  for (const nn::ScoreOrder order : kOrders)
+  for (const kernels::ScoreOrder order : kOrders)
     for (const int64_t head_dim : {8, 64, 80}) {
       const int64_t batch = 3, heads = 4, len = 19, dim = heads * head_dim;
       const at::Tensor q = at::randn({batch, len, dim});
@@ -207,17 +207,17 @@ TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
       nn::RelativePositionBias table(32, 128, heads, /*bidirectional=*/true);
       table.weight = at::randn({32, heads}) * 3;
       const at::Tensor bias = table.forward(0, len, len), mask = nn::padding_mask(attention);
-      const at::Tensor got = nn::fixed_order_attention(q, k, v, mask, heads, 1.0f, order, bias);
+      const at::Tensor got = kernels::fixed_order_attention(q, k, v, mask, heads, 1.0f, order, bias);
       const at::Tensor want = reference_attention(q, k, v, bias + mask, heads, 1.0);
       EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-5) << order_name(order) << ", head_dim " << head_dim;
-      EXPECT_TRUE(same_bits(got, nn::fixed_order_attention(q, k, v, bias + mask, heads, 1.0f, order)))
+      EXPECT_TRUE(same_bits(got, kernels::fixed_order_attention(q, k, v, bias + mask, heads, 1.0f, order)))
           << order_name(order) << ", head_dim " << head_dim;
-      EXPECT_FALSE(same_bits(got, nn::fixed_order_attention(q, k, v, mask, heads, 1.0f, order)));  // the bias counts
+      EXPECT_FALSE(same_bits(got, kernels::fixed_order_attention(q, k, v, mask, heads, 1.0f, order)));  // the bias counts
       nn::RelativePositionBias causal(32, 128, heads, /*bidirectional=*/false);
       causal.weight = table.weight;
       const at::Tensor step_bias = causal.forward(6, 1, 7);
       const at::Tensor q1 = q.narrow(1, 6, 1), k7 = k.narrow(2, 0, 7), v7 = v.narrow(2, 0, 7);
-      EXPECT_LT((nn::fixed_order_attention(q1, k7, v7, at::Tensor(), heads, 1.0f, order, step_bias).to(at::kDouble) -
+      EXPECT_LT((kernels::fixed_order_attention(q1, k7, v7, at::Tensor(), heads, 1.0f, order, step_bias).to(at::kDouble) -
                  reference_attention(q1, k7, v7, step_bias, heads, 1.0))
                     .abs()
                     .max()
@@ -232,14 +232,14 @@ TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
 TEST(FixedOrderAttention, TheTwoOrdersAreDifferentSums) {
   at::manual_seed(8);
   const at::Tensor q = at::randn({2, 7, 4 * 64}), k = at::randn({2, 4, 50, 64}), v = at::randn({2, 4, 50, 64});
-  const at::Tensor tree = nn::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, nn::ScoreOrder::kDimensionTree);
-  const at::Tensor chain = nn::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, nn::ScoreOrder::kKeyChain);
+  const at::Tensor tree = kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kDimensionTree);
+  const at::Tensor chain = kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kKeyChain);
   EXPECT_FALSE(same_bits(tree, chain));
   EXPECT_LT((tree - chain).abs().max().item<float>(), 1e-5);
 }
 
 TEST(FixedOrderAttention, PaddingCompanionsAndThreadsChangeNoBit) {
-  for (const nn::ScoreOrder order : kOrders) {
+  for (const kernels::ScoreOrder order : kOrders) {
     ThreadCount restore;
     at::manual_seed(6);
     const int64_t heads = 4, head_dim = 64, dim = heads * head_dim, q_len = 3, real = 9;
@@ -248,7 +248,7 @@ TEST(FixedOrderAttention, PaddingCompanionsAndThreadsChangeNoBit) {
                      v = at::randn({1, heads, real, head_dim});
     at::set_num_threads(1);
     const at::Tensor alone =
-        nn::fixed_order_attention(q, k, v, nn::padding_mask(at::ones({1, real}, at::kLong)), heads, scale, order);
+        kernels::fixed_order_attention(q, k, v, nn::padding_mask(at::ones({1, real}, at::kLong)), heads, scale, order);
     for (const int64_t padded : {9, 10, 16, 17, 40, 200})
       for (const int threads : {1, 2}) {
         at::set_num_threads(threads);
@@ -261,7 +261,7 @@ TEST(FixedOrderAttention, PaddingCompanionsAndThreadsChangeNoBit) {
         at::Tensor attention = at::ones({3, padded}, at::kLong);
         attention[1].narrow(0, real, padded - real).fill_(0);
         attention[2].narrow(0, 0, padded / 2).fill_(1);
-        const at::Tensor out = nn::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale, order);
+        const at::Tensor out = kernels::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale, order);
         EXPECT_TRUE(same_bits(out.narrow(0, 1, 1), alone))
             << order_name(order) << ", padded to " << padded << ", " << threads << " threads";
       }
@@ -275,8 +275,8 @@ TEST(FixedOrderAttention, RowThatSeesNothingAttendsToPositionZero) {
   at::Tensor attention = at::ones({2, 5}, at::kLong);
   attention[0].fill_(0);
   const at::Tensor position0 = v[0].select(1, 0).reshape({1, 8});  // heads' position 0, concatenated
-  for (const nn::ScoreOrder order : kOrders) {
-    const at::Tensor out = nn::fixed_order_attention(q, k, v, nn::padding_mask(attention), 2, 0.5f, order);
+  for (const kernels::ScoreOrder order : kOrders) {
+    const at::Tensor out = kernels::fixed_order_attention(q, k, v, nn::padding_mask(attention), 2, 0.5f, order);
     EXPECT_TRUE(same_bits(out[0], position0)) << order_name(order);
   }
 }

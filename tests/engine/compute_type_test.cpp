@@ -137,7 +137,7 @@ TEST(Int8Quantization, RowsAreTheDefinitionBitForBit) {
     x[3] = (at::arange(cols, at::kFloat).remainder(255) - 127).div(2);
     x[3][0] = 127;
     at::Tensor scales = at::empty({5});
-    const at::Tensor q = nn::quantize_rows(x, scales);
+    const at::Tensor q = kernels::quantize_rows(x, scales);
     const at::Tensor expected_scales = x.abs().amax(1).clamp_min(1e-12f) / 127.0f;
     EXPECT_TRUE(at::equal(scales, expected_scales)) << cols;
     const at::Tensor expected = at::round(x * at::reciprocal(expected_scales).unsqueeze(1)).to(at::kChar);
@@ -148,8 +148,8 @@ TEST(Int8Quantization, RowsAreTheDefinitionBitForBit) {
     }
   }
   at::Tensor scales = at::empty({2});
-  EXPECT_THROW(nn::quantize_rows(at::zeros({2, 3}, at::kDouble), scales), Error);
-  EXPECT_THROW(nn::quantize_rows(at::zeros({3, 3}), scales), Error);
+  EXPECT_THROW(kernels::quantize_rows(at::zeros({2, 3}, at::kDouble), scales), Error);
+  EXPECT_THROW(kernels::quantize_rows(at::zeros({3, 3}), scales), Error);
 }
 
 // int8 and float32 weights are written straight into oneDNN's blocked layout (PackedGemm; int8

@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Families, PackWhileLoading,
 // resident at a time): a part is announced after all of its parameters and before any of the
 // next part's.
 TEST(LoadingLayerParts, EachIsAnnouncedRightAfterItsParameters) {
-  nn::DecoderLayer layer(nn::LayerShape{16, 2, 32, nn::Activation::kRelu, false});
+  nn::DecoderLayer layer(nn::LayerShape{16, 2, 32, kernels::Activation::kRelu, false});
   std::vector<std::string> seen;
   layer.visit(
       "l", [&](const std::string& name, at::Tensor&) { seen.push_back(name); },

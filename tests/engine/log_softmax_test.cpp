@@ -23,7 +23,7 @@ TEST(LogSoftmaxRows, MatchesDoublePrecisionReference) {
     const at::Tensor logits = at::randn({3, n}) * 6;
     const at::Tensor expected = at::log_softmax(logits.to(at::kDouble), -1);
     at::Tensor ours = logits.clone();
-    nn::log_softmax_rows_(ours);
+    kernels::log_softmax_rows_(ours);
     const double error = (ours.to(at::kDouble) - expected).abs().max().item<double>();
     EXPECT_LT(error, 2e-5) << "n = " << n;
     // Not a copy of the input: the rows' probabilities sum to 1.
@@ -36,12 +36,12 @@ TEST(LogSoftmaxRows, MinusInfinityStaysOutAndARowDoesNotDependOnItsBatch) {
   at::Tensor logits = at::randn({4, 300});
   logits[1][5] = -kInf;  // as beam search's never-pad mask leaves the pad column
   at::Tensor all = logits.clone();
-  nn::log_softmax_rows_(all);
+  kernels::log_softmax_rows_(all);
   EXPECT_EQ(all[1][5].item<float>(), -kInf);
   EXPECT_TRUE(at::isfinite(all[1].narrow(0, 6, 294)).all().item<bool>());
   for (int64_t r = 0; r < 4; ++r) {
     at::Tensor alone = logits[r].unsqueeze(0).clone();
-    nn::log_softmax_rows_(alone);
+    kernels::log_softmax_rows_(alone);
     EXPECT_TRUE(at::equal(alone[0], all[r])) << r;
   }
 }
@@ -50,9 +50,9 @@ TEST(LogSoftmaxAt, IsTheValueTheInPlaceRowsHold) {
   at::manual_seed(13);
   const at::Tensor logits = at::randn({6, 58101}) * 4;
   const at::Tensor ids = at::tensor({0L, 1L, 58100L, 17L, 4242L, 31337L}, at::kLong);
-  const at::Tensor picked = nn::log_softmax_at(logits, ids);
+  const at::Tensor picked = kernels::log_softmax_at(logits, ids);
   at::Tensor rows = logits.clone();
-  nn::log_softmax_rows_(rows);
+  kernels::log_softmax_rows_(rows);
   for (int64_t r = 0; r < 6; ++r)
     EXPECT_EQ(picked[r].item<float>(), rows[r][ids[r].item<int64_t>()].item<float>()) << r;
   EXPECT_TRUE(at::equal(logits, logits.clone()));  // unchanged
@@ -60,11 +60,11 @@ TEST(LogSoftmaxAt, IsTheValueTheInPlaceRowsHold) {
 
 TEST(LogSoftmaxRows, RejectsWhatItCannotRead) {
   at::Tensor strided = at::randn({4, 8}).t();
-  EXPECT_THROW(nn::log_softmax_rows_(strided), Error);
+  EXPECT_THROW(kernels::log_softmax_rows_(strided), Error);
   at::Tensor doubles = at::randn({2, 8}, at::kDouble);
-  EXPECT_THROW(nn::log_softmax_rows_(doubles), Error);
-  EXPECT_THROW(nn::log_softmax_at(at::randn({2, 8}), at::tensor({0L, 8L})), Error);
-  EXPECT_THROW(nn::log_softmax_at(at::randn({2, 8}), at::tensor({0L})), Error);
+  EXPECT_THROW(kernels::log_softmax_rows_(doubles), Error);
+  EXPECT_THROW(kernels::log_softmax_at(at::randn({2, 8}), at::tensor({0L, 8L})), Error);
+  EXPECT_THROW(kernels::log_softmax_at(at::randn({2, 8}), at::tensor({0L})), Error);
 }
 
 TEST(TopKRowsWithOffsets, RanksTheSumsAsAMatrixHoldingThemWould) {
@@ -79,15 +79,15 @@ TEST(TopKRowsWithOffsets, RanksTheSumsAsAMatrixHoldingThemWould) {
   offsets[5] = offsets[6].item<float>();
   const at::Tensor sums = (scores + offsets.unsqueeze(1)).view({sentences, beams * vocab});
   for (int64_t k : {1, 8, 13}) {
-    const search::TopK expected = search::top_k_rows(sums, k);
-    const search::TopK ours =
-        search::top_k_rows(scores.view({sentences, beams * vocab}), k, offsets.data_ptr<float>(), vocab);
+    const kernels::TopK expected = kernels::top_k_rows(sums, k);
+    const kernels::TopK ours =
+        kernels::top_k_rows(scores.view({sentences, beams * vocab}), k, offsets.data_ptr<float>(), vocab);
     EXPECT_EQ(ours.values, expected.values) << k;
     EXPECT_EQ(ours.indices, expected.indices) << k;
   }
-  EXPECT_THROW(search::top_k_rows(scores.view({sentences, beams * vocab}), 2, offsets.data_ptr<float>(), 3), Error);
-  EXPECT_THROW(search::top_k_rows(scores, 0), Error);
-  EXPECT_THROW(search::top_k_rows(scores, vocab + 1), Error);
+  EXPECT_THROW(kernels::top_k_rows(scores.view({sentences, beams * vocab}), 2, offsets.data_ptr<float>(), 3), Error);
+  EXPECT_THROW(kernels::top_k_rows(scores, 0), Error);
+  EXPECT_THROW(kernels::top_k_rows(scores, vocab + 1), Error);
 }
 
 }  // namespace

@@ -36,13 +36,13 @@ auto with_threads(int threads, F f) {
 TEST(ParallelKernels, AttentionIsBitIdenticalOnOneAndTwoThreads) {
   at::manual_seed(11);
   const int64_t batch = 6, heads = 8, q_len = 4, kv_len = 96, head_dim = 64;
-  ASSERT_LT(grain_for(2 * q_len * kv_len * head_dim), batch * heads) << "the shape must be split";
+  ASSERT_LT(kernels::grain_for(2 * q_len * kv_len * head_dim), batch * heads) << "the shape must be split";
   const at::Tensor q = at::randn({batch, q_len, heads * head_dim});
   const at::Tensor k = at::randn({batch, heads, kv_len, head_dim}), v = at::randn({batch, heads, kv_len, head_dim});
   at::Tensor mask = at::zeros({batch, 1, 1, kv_len});
   mask.narrow(3, 80, 16).fill_(-1e9f);  // padded positions
-  for (const ScoreOrder order : {ScoreOrder::kDimensionTree, ScoreOrder::kKeyChain}) {
-    const auto run = [&] { return fixed_order_attention(q, k, v, mask, heads, 0.125f, order); };
+  for (const kernels::ScoreOrder order : {kernels::ScoreOrder::kDimensionTree, kernels::ScoreOrder::kKeyChain}) {
+    const auto run = [&] { return kernels::fixed_order_attention(q, k, v, mask, heads, 0.125f, order); };
     const at::Tensor one = with_threads(1, run), two = with_threads(2, run);
     EXPECT_TRUE(at::equal(one, two)) << static_cast<int>(order);
   }
@@ -51,9 +51,9 @@ TEST(ParallelKernels, AttentionIsBitIdenticalOnOneAndTwoThreads) {
 TEST(ParallelKernels, TopKIsIdenticalOnOneAndTwoThreads) {
   at::manual_seed(12);
   const at::Tensor scores = at::randn({32, 50000});
-  ASSERT_LT(grain_for(50000), 32);
-  const auto run = [&] { return search::top_k_rows(scores, 8); };
-  const search::TopK one = with_threads(1, run), two = with_threads(2, run);
+  ASSERT_LT(kernels::grain_for(50000), 32);
+  const auto run = [&] { return kernels::top_k_rows(scores, 8); };
+  const kernels::TopK one = with_threads(1, run), two = with_threads(2, run);
   EXPECT_EQ(one.values, two.values);
   EXPECT_EQ(one.indices, two.indices);
 }
@@ -89,9 +89,9 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
         // Attention through the origin gives the bits attention over the copied rows gives.
         if (type == at::kFloat) {
           const at::Tensor q = at::randn({rows, 1, heads * head_dim});
-          const at::Tensor through = fixed_order_attention(q, cache.key, cache.value, {}, heads, 0.125f,
-                                                           ScoreOrder::kDimensionTree, {}, cache.origin);
-          EXPECT_TRUE(at::equal(through, fixed_order_attention(q, expected.key, expected.value, {}, heads, 0.125f)));
+          const at::Tensor through = kernels::fixed_order_attention(q, cache.key, cache.value, {}, heads, 0.125f,
+                                                           kernels::ScoreOrder::kDimensionTree, {}, cache.origin);
+          EXPECT_TRUE(at::equal(through, kernels::fixed_order_attention(q, expected.key, expected.value, {}, heads, 0.125f)));
         }
       }
       // More positions after a reorder, past the capacity (64): the rows keep their histories.
@@ -119,23 +119,23 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
 TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   const char* set = std::getenv("ORDO_ISA");
   const std::string saved = set ? set : "";
-  const auto name = [](Isa isa) { return isa == Isa::kAvx512 ? "avx512" : isa == Isa::kAvx2 ? "avx2" : "baseline"; };
-  const auto picked = [] { return std::string(pick_for_isa<const char*>("avx512", "avx2", "baseline")); };
+  const auto name = [](kernels::Isa isa) { return isa == kernels::Isa::kAvx512 ? "avx512" : isa == kernels::Isa::kAvx2 ? "avx2" : "baseline"; };
+  const auto picked = [] { return std::string(kernels::pick_for_isa<const char*>("avx512", "avx2", "baseline")); };
   ::unsetenv("ORDO_ISA");
-  const Isa detected = detected_isa();
-  EXPECT_EQ(best_isa(), detected);
+  const kernels::Isa detected = kernels::detected_isa();
+  EXPECT_EQ(kernels::best_isa(), detected);
   EXPECT_EQ(picked(), name(detected));
   ::setenv("ORDO_ISA", "avx2", 1);
-  EXPECT_EQ(best_isa(), detected == Isa::kBaseline ? Isa::kBaseline : Isa::kAvx2);
-  EXPECT_EQ(picked(), detected == Isa::kBaseline ? "baseline" : "avx2");
+  EXPECT_EQ(kernels::best_isa(), detected == kernels::Isa::kBaseline ? kernels::Isa::kBaseline : kernels::Isa::kAvx2);
+  EXPECT_EQ(picked(), detected == kernels::Isa::kBaseline ? "baseline" : "avx2");
   ::setenv("ORDO_ISA", "baseline", 1);
-  EXPECT_EQ(best_isa(), Isa::kBaseline);
+  EXPECT_EQ(kernels::best_isa(), kernels::Isa::kBaseline);
   EXPECT_EQ(picked(), "baseline");
   ::setenv("ORDO_ISA", "avx512", 1);
-  EXPECT_EQ(best_isa(), detected);
+  EXPECT_EQ(kernels::best_isa(), detected);
   EXPECT_EQ(picked(), name(detected));
   ::setenv("ORDO_ISA", "sse9", 1);
-  EXPECT_EQ(best_isa(), detected);
+  EXPECT_EQ(kernels::best_isa(), detected);
   EXPECT_EQ(picked(), name(detected));
   if (set) ::setenv("ORDO_ISA", saved.c_str(), 1);
   else ::unsetenv("ORDO_ISA");
@@ -145,12 +145,12 @@ TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
   testing::ThreadCount restore;
   at::set_num_threads(2);
   {
-    SerialScope serial(true);
+    kernels::SerialScope serial(true);
     EXPECT_EQ(at::get_num_threads(), 1);
   }
   EXPECT_EQ(at::get_num_threads(), 2);
   {
-    SerialScope not_serial(false);
+    kernels::SerialScope not_serial(false);
     EXPECT_EQ(at::get_num_threads(), 2);
   }
 }
@@ -170,9 +170,9 @@ TEST(ParallelKernels, AnExceptionInASliceReachesTheCallerOnEitherThread) {
       };
       try {
         if (claim)
-          parallel_claim(0, 64, 4, body);
+          kernels::parallel_claim(0, 64, 4, body);
         else
-          parallel_for(0, 64, 4, body);
+          kernels::parallel_for(0, 64, 4, body);
         FAIL() << "no exception, claim " << claim << ", bad unit " << bad;
       } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()), "unit " + std::to_string(bad));
@@ -186,9 +186,9 @@ TEST(ParallelKernels, AnExceptionInASliceReachesTheCallerOnEitherThread) {
       for (int64_t i = b; i < e; ++i) sum += i;
     };
     if (claim)
-      parallel_claim(0, 64, 4, add);
+      kernels::parallel_claim(0, 64, 4, add);
     else
-      parallel_for(0, 64, 4, add);
+      kernels::parallel_for(0, 64, 4, add);
     EXPECT_EQ(sum.load(), 64 * 63 / 2);
   }
 }
@@ -202,11 +202,11 @@ TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
   const at::Tensor x = at::randn({70, 771}) * 3, w = at::randn({771});
   const at::Tensor xd = x.to(at::kDouble);
   const at::Tensor rms_ref = w.to(at::kDouble) * (xd * at::rsqrt(xd.pow(2).mean(-1, true) + eps));
-  const at::Tensor rms = with_threads(1, [&] { return rms_norm_rows(x, w, eps); });
+  const at::Tensor rms = with_threads(1, [&] { return kernels::rms_norm_rows(x, w, eps); });
   EXPECT_TRUE(at::allclose(rms.to(at::kDouble), rms_ref, 1e-5, 1e-5)) << (rms.to(at::kDouble) - rms_ref).abs().max();
-  EXPECT_TRUE(at::equal(rms_norm_rows(x.narrow(0, 5, 1), w, eps), rms.narrow(0, 5, 1)));
-  ASSERT_LT(grain_for(3 * 771), 70) << "the shape must be split";
-  EXPECT_TRUE(at::equal(with_threads(2, [&] { return rms_norm_rows(x, w, eps); }), rms));
+  EXPECT_TRUE(at::equal(kernels::rms_norm_rows(x.narrow(0, 5, 1), w, eps), rms.narrow(0, 5, 1)));
+  ASSERT_LT(kernels::grain_for(3 * 771), 70) << "the shape must be split";
+  EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::rms_norm_rows(x, w, eps); }), rms));
 
   const int64_t hidden = 1000;
   at::Tensor fused = at::randn({70, 2 * hidden}) * 4;
@@ -219,16 +219,16 @@ TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
                                               std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
                                               std::pair{Activation::kRelu, at::relu(a) * b}}) {
     const Activation activation = each_activation;  // a structured binding cannot be captured in C++17 (clang)
-    const at::Tensor out = with_threads(1, [&] { return gated_rows(fused, activation); });
+    const at::Tensor out = with_threads(1, [&] { return kernels::gated_rows(fused, activation); });
     EXPECT_TRUE(at::allclose(out.to(at::kDouble), ref, 1e-5, 1e-5))
         << static_cast<int>(activation) << " " << (out.to(at::kDouble) - ref).abs().max();
-    EXPECT_TRUE(at::equal(gated_rows(fused.narrow(0, 5, 1), activation), out.narrow(0, 5, 1)));
-    ASSERT_LT(grain_for(4 * hidden), 70) << "the shape must be split";
-    EXPECT_TRUE(at::equal(with_threads(2, [&] { return gated_rows(fused, activation); }), out));
+    EXPECT_TRUE(at::equal(kernels::gated_rows(fused.narrow(0, 5, 1), activation), out.narrow(0, 5, 1)));
+    ASSERT_LT(kernels::grain_for(4 * hidden), 70) << "the shape must be split";
+    EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::gated_rows(fused, activation); }), out));
   }
-  EXPECT_FALSE(gated_rows_supported(Activation::kGelu));
-  EXPECT_THROW(gated_rows(fused, Activation::kGelu), Error);
-  EXPECT_THROW(gated_rows(fused.narrow(1, 0, 2 * hidden - 1), Activation::kGeluTanh), Error);
+  EXPECT_FALSE(kernels::gated_rows_supported(Activation::kGelu));
+  EXPECT_THROW(kernels::gated_rows(fused, Activation::kGelu), Error);
+  EXPECT_THROW(kernels::gated_rows(fused.narrow(1, 0, 2 * hidden - 1), Activation::kGeluTanh), Error);
 }
 
 }  // namespace

@@ -18,12 +18,12 @@ namespace {
 // Every float of [begin, end) read once, 32 at a time (two 64-byte lines), summed so that the
 // reads cannot be dropped.
 ORDO_TARGET_AVX512 float read_all(const float* data, int64_t begin, int64_t end) {
-  nn::lanes::V16 a = {}, b = {};
+  kernels::lanes::V16 a = {}, b = {};
   for (int64_t i = begin; i < end; i += 32) {
-    a += nn::lanes::load(data + i);
-    b += nn::lanes::load(data + i + 16);
+    a += kernels::lanes::load(data + i);
+    b += kernels::lanes::load(data + i + 16);
   }
-  return nn::lanes::lane_sum(a + b);
+  return kernels::lanes::lane_sum(a + b);
 }
 
 // GB/s of a read of 1 GB on the current thread count, split in one slice per thread.
@@ -34,7 +34,7 @@ double read_bandwidth(const std::vector<float>& data, int runs) {
     const auto start = Clock::now();
     std::vector<float> sums(2, 0.0f);
     const int64_t blocks = static_cast<int64_t>(data.size()) / 32;
-    nn::parallel_for(0, blocks, 1, [&](int64_t b, int64_t e) {
+    kernels::parallel_for(0, blocks, 1, [&](int64_t b, int64_t e) {
       sums[b == 0 ? 0 : 1] = read_all(data.data(), b * 32, e * 32);
     });
     rates.push_back(static_cast<double>(data.size()) * sizeof(float) / seconds_since(start) / 1e9);
@@ -47,7 +47,7 @@ double read_bandwidth(const std::vector<float>& data, int runs) {
 }  // namespace
 
 int run_gemm_report(int runs) {
-  if (!nn::small_gemm_available()) {
+  if (!kernels::small_gemm_available()) {
     std::printf("ordo-bench --gemm: the small-rows kernel has no body on this CPU (no AVX-512, or ORDO_ISA)\n");
     return 1;
   }
@@ -69,7 +69,7 @@ int run_gemm_report(int runs) {
     for (const Shape& shape : shapes) {
       // Panels of 64 columns, as oneDNN packs them; enough copies of the weights (512 MB) that
       // each GEMM reads them from memory, not from a cache.
-      const nn::PanelLayout layout{64, shape.k * 64};
+      const kernels::PanelLayout layout{64, shape.k * 64};
       const int64_t panels = (shape.n + 63) / 64, floats = panels * layout.stride;
       const int copies = static_cast<int>(std::max<int64_t>(2, (int64_t{512} << 20) / (floats * 4)));
       std::vector<std::vector<float>> weights(static_cast<size_t>(copies), std::vector<float>(floats, 0.01f));
@@ -80,7 +80,7 @@ int run_gemm_report(int runs) {
         for (int r = 0; r < runs; ++r) {
           const auto start = Clock::now();
           for (const std::vector<float>& w : weights)
-            nn::small_gemm(x.data(), rows, shape.k, w.data(), layout, shape.n, shape.k, nullptr, false, y.data());
+            kernels::small_gemm(x.data(), rows, shape.k, w.data(), layout, shape.n, shape.k, nullptr, false, y.data());
           seconds.push_back(seconds_since(start) / copies);
         }
         const double s = median(seconds), bytes = static_cast<double>(shape.k) * shape.n * sizeof(float);
