@@ -96,76 +96,165 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-TEST(ServeReload, InFlightRequestsFinishOnTheOldModelNewOnesUseTheNewAndABrokenFolderKeepsTheOld) {
-  TempDir dir;
-  const std::string models = dir.file("models.json");
-  dir.write("models.json", R"({"models": [{"name": "m", "path": "en-de"}, {"name": "ende", "path": "en-de"}]})");
-  dir.write("admin.txt", "admin-secret-5d1e name=ops\n");
-  ServerProcess server({"--models", models, "--admin-key", dir.file("admin.txt"), "--threads", "1", "--batch-size", "4",
-                        "--log-text"});
+// Reloading under load, run once for the suite (two model loads per start and a long
+// request make a server start the costly part) and looked at by one test per behaviour:
+//   1. m and ende are en-de; a long request to m is in flight when SIGHUP makes m de-en,
+//      adds deen and keeps ende;
+//   2. the admin route is asked without the right key;
+//   3. m is pointed at a broken folder and ende removed (POST /admin/reload); then SIGTERM.
+// What each step gave is kept in `Seen`; no test changes the server.
+class ServeReloadUnderLoad : public ::testing::Test {
+ protected:
+  struct Seen {
+    std::vector<std::string> lines;                   // the long request's
+    json german, to_m;                                // a de-en request, and the same to m
+    bool in_flight_before_reload = false, done_before_reload = false, sighup_reported = false;
+    std::string stderr_after_sighup;
+    Answer new_m, new_deen, in_flight, ende;
+    bool old_m_unloaded = false;
+    std::string stderr_after_first_stage;
+    int no_key = 0, wrong_key = 0, name_as_key = 0;  // POST /admin/reload's statuses
+    std::string broken;                               // the broken folder
+    Answer broken_report, m_after_broken, ende_after_removal, languages_after_removal;
+    std::string stderr_after_broken;
+    bool ende_unloaded = false;
+    double rss_before = 0, rss_after = 0;
+    bool rss_returned = false;
+    std::string metrics;
+    int exit_status = -1;
+  };
 
-  // A long request to m (en-de): 200 sentences, 4 per batch.
-  std::vector<std::string> lines = sample_lines(100);
-  lines.insert(lines.end(), lines.begin(), lines.end());
-  Answer in_flight;
-  std::atomic<bool> in_flight_done{false};
-  std::thread client([&] {
-    in_flight = post(server, "/v1/translate", json{{"model", "m"}, {"text", lines}, {"beam_size", 1}});
-    in_flight_done = true;
-  });
-  EXPECT_TRUE(eventually(30, [&] {
-    const auto res = server.client()->Get("/metrics");
-    return res && metric(res->body, "ordo_http_requests_in_flight") >= 1;
-  }));
+  static void SetUpTestSuite() {
+    seen_ = new Seen;
+    dir_ = new TempDir;
+    Seen& seen = *seen_;
+    TempDir& dir = *dir_;
+    const std::string models = dir.file("models.json");
+    dir.write("models.json", R"({"models": [{"name": "m", "path": "en-de"}, {"name": "ende", "path": "en-de"}]})");
+    dir.write("admin.txt", "admin-secret-5d1e name=ops\n");
+    ServerProcess server({"--models", models, "--admin-key", dir.file("admin.txt"), "--threads", "1", "--batch-size",
+                          "4", "--log-text"});
 
-  // SIGHUP: m becomes de-en (a new load beside the old one), deen is added, ende is kept.
-  dir.write("models.json", R"({"models": [{"name": "m", "path": "de-en"}, {"name": "ende", "path": "en-de"},
-                                          {"name": "deen", "path": "de-en"}]})");
-  ASSERT_EQ(::kill(server.pid(), SIGHUP), 0);
-  ASSERT_TRUE(eventually(60, [&] { return server.stderr_text().find("reload (SIGHUP): ") != std::string::npos; }))
-      << server.stderr_text();
-  EXPECT_NE(server.stderr_text().find("ordo serve: reload (SIGHUP): ok; loaded m, deen; kept ende"), std::string::npos)
-      << server.stderr_text();
-  EXPECT_FALSE(in_flight_done) << "the long request ended before the reload: the test proves nothing; make it longer";
+    // 1. A long request to m (en-de): 200 sentences, 4 per batch.
+    seen.lines = sample_lines(100);
+    seen.lines.insert(seen.lines.end(), seen.lines.begin(), seen.lines.end());
+    std::atomic<bool> in_flight_done{false};
+    std::thread client([&] {
+      seen.in_flight = post(server, "/v1/translate", json{{"model", "m"}, {"text", seen.lines}, {"beam_size", 1}});
+      in_flight_done = true;
+    });
+    {
+      ordo::testing::MetricsWatch watch(server.port());
+      seen.in_flight_before_reload =
+          watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30);
+    }
+    dir.write("models.json", R"({"models": [{"name": "m", "path": "de-en"}, {"name": "ende", "path": "en-de"},
+                                            {"name": "deen", "path": "de-en"}]})");
+    ::kill(server.pid(), SIGHUP);
+    seen.sighup_reported =
+        eventually(60, [&] { return server.stderr_text().find("reload (SIGHUP): ") != std::string::npos; });
+    seen.stderr_after_sighup = server.stderr_text();
+    seen.done_before_reload = in_flight_done;
+    seen.german = {{"text", "Ein Mann fährt mit dem Fahrrad die Straße entlang."}, {"beam_size", 1}};
+    seen.to_m = seen.german;
+    seen.to_m["model"] = "m";
+    json to_deen = seen.german;
+    to_deen["model"] = "deen";
+    seen.new_m = post(server, "/v1/translate", seen.to_m, {{"X-Request-Id", "reload-new-m"}});
+    seen.new_deen = post(server, "/v1/translate", to_deen);
+    client.join();
+    seen.ende = post(server, "/v1/translate", json{{"model", "ende"}, {"text", seen.lines}, {"beam_size", 1}});
+    seen.old_m_unloaded =
+        eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded m") != std::string::npos; });
+    seen.stderr_after_first_stage = server.stderr_text();
 
-  // New requests to m use the new model (de-en, as deen answers), while the old one finishes.
-  const json german = {{"text", "Ein Mann fährt mit dem Fahrrad die Straße entlang."}, {"beam_size", 1}};
-  json to_m = german, to_deen = german;
-  to_m["model"] = "m";
-  to_deen["model"] = "deen";
-  const Answer new_m = post(server, "/v1/translate", to_m, {{"X-Request-Id", "reload-new-m"}});
-  ASSERT_EQ(new_m.status, 200) << new_m.text;
-  EXPECT_EQ(new_m.header("X-Request-Id"), "reload-new-m");
-  EXPECT_EQ(new_m.body["results"], post(server, "/v1/translate", to_deen).body["results"]);
-  client.join();
-  ASSERT_EQ(in_flight.status, 200) << in_flight.text;
-  // The request in flight was answered by the old m, en-de, all of it: ende gives the same.
-  const Answer ende = post(server, "/v1/translate", json{{"model", "ende"}, {"text", lines}, {"beam_size", 1}});
-  ASSERT_EQ(ende.status, 200) << ende.text;
-  EXPECT_EQ(texts_of(in_flight), texts_of(ende));
-  EXPECT_NE(texts_of(in_flight)[0], lines[0]);
-  EXPECT_TRUE(eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded m") != std::string::npos; }))
-      << server.stderr_text();
-  // --log-text: the access-log line holds the texts; the model is the one that answered.
-  const json logged = log_line_with_id(server.stderr_text(), "reload-new-m");
-  ASSERT_TRUE(logged.is_object()) << server.stderr_text().substr(0, 2000);
+    // 2. POST /admin/reload without the admin key.
+    seen.no_key = post(server, "/admin/reload", json::object()).status;
+    seen.wrong_key = post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e0"}}).status;
+    seen.name_as_key = post(server, "/admin/reload", json{{"api_key", "ops"}}).status;
+
+    // 3. m points at a broken folder, ende is removed.
+    seen.broken = dir.file("broken");
+    ::mkdir(seen.broken.c_str(), 0755);
+    dir.write("broken/config.json", R"({"model_type": "marian"})");
+    dir.write("models.json",
+              R"({"models": [{"name": "m", "path": ")" + seen.broken + R"("}, {"name": "deen", "path": "de-en"}]})");
+    seen.rss_before = rss_mb(server.pid());
+    seen.broken_report = post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e"}});
+    seen.stderr_after_broken = server.stderr_text();
+    seen.m_after_broken = post(server, "/v1/translate", seen.to_m);
+    seen.ende_after_removal = post(server, "/v1/translate", json{{"model", "ende"}, {"text", "A dog."}});
+    seen.languages_after_removal = get(server, "/languages");
+    seen.ende_unloaded =
+        eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded ende") != std::string::npos; });
+    seen.rss_after = seen.rss_before;
+    seen.rss_returned = eventually(10, [&] { return (seen.rss_after = rss_mb(server.pid())) < seen.rss_before - 25; });
+    std::cout << "RSS before removing en-de " << seen.rss_before << " MB, after " << seen.rss_after << " MB\n";
+    seen.metrics = get(server, "/metrics").text;
+    seen.exit_status = server.stop(SIGTERM);
+  }
+  static void TearDownTestSuite() {
+    delete seen_;
+    seen_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static const Seen& seen() { return *seen_; }
+  static Seen* seen_;
+  static TempDir* dir_;
+};
+ServeReloadUnderLoad::Seen* ServeReloadUnderLoad::seen_ = nullptr;
+TempDir* ServeReloadUnderLoad::dir_ = nullptr;
+
+TEST_F(ServeReloadUnderLoad, SighupLoadsTheChangedAndNewModelsAndKeepsTheOthers) {
+  ASSERT_TRUE(seen().sighup_reported) << seen().stderr_after_sighup;
+  EXPECT_NE(seen().stderr_after_sighup.find("ordo serve: reload (SIGHUP): ok; loaded m, deen; kept ende"),
+            std::string::npos)
+      << seen().stderr_after_sighup;
+}
+
+TEST_F(ServeReloadUnderLoad, TheLongRequestWasStillInFlightAtTheReload) {
+  EXPECT_TRUE(seen().in_flight_before_reload) << "the long request was never in flight";
+  EXPECT_FALSE(seen().done_before_reload)
+      << "the long request ended before the reload: the test proves nothing; make it longer";
+}
+
+// New requests to m use the new model (de-en, as deen answers), while the old one finishes.
+TEST_F(ServeReloadUnderLoad, NewRequestsUseTheNewModel) {
+  ASSERT_EQ(seen().new_m.status, 200) << seen().new_m.text;
+  EXPECT_EQ(seen().new_m.header("X-Request-Id"), "reload-new-m");
+  EXPECT_EQ(seen().new_m.body["results"], seen().new_deen.body["results"]);
+}
+
+// The request in flight was answered by the old m, en-de, all of it: ende gives the same.
+TEST_F(ServeReloadUnderLoad, TheRequestInFlightFinishesOnTheOldModel) {
+  ASSERT_EQ(seen().in_flight.status, 200) << seen().in_flight.text;
+  ASSERT_EQ(seen().ende.status, 200) << seen().ende.text;
+  EXPECT_EQ(texts_of(seen().in_flight), texts_of(seen().ende));
+  EXPECT_NE(texts_of(seen().in_flight)[0], seen().lines[0]);
+}
+
+TEST_F(ServeReloadUnderLoad, TheOldModelIsUnloadedOnceItsLastRequestIsAnswered) {
+  EXPECT_TRUE(seen().old_m_unloaded) << seen().stderr_after_first_stage;
+}
+
+// --log-text: the access-log line holds the texts; the model is the one that answered.
+TEST_F(ServeReloadUnderLoad, TheAccessLogLineNamesTheModelAndHoldsTheText) {
+  const json logged = log_line_with_id(seen().stderr_after_first_stage, "reload-new-m");
+  ASSERT_TRUE(logged.is_object()) << seen().stderr_after_first_stage.substr(0, 2000);
   EXPECT_EQ(logged["model"], "m");
-  EXPECT_EQ(logged["text"], json::array({german["text"]}));
+  EXPECT_EQ(logged["text"], json::array({seen().german["text"]}));
   EXPECT_EQ(logged["chars"], 50);
+}
 
-  // POST /admin/reload needs the admin key.
-  EXPECT_EQ(post(server, "/admin/reload", json::object()).status, 403);
-  EXPECT_EQ(post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e0"}}).status, 403);
-  EXPECT_EQ(post(server, "/admin/reload", json{{"api_key", "ops"}}).status, 403);  // the name is not the key
+TEST_F(ServeReloadUnderLoad, AdminReloadNeedsTheAdminKey) {
+  EXPECT_EQ(seen().no_key, 403);
+  EXPECT_EQ(seen().wrong_key, 403);
+  EXPECT_EQ(seen().name_as_key, 403);  // the name is not the key
+}
 
-  // m now points at a broken folder, ende is removed: m keeps serving de-en and says why,
-  // ende leaves /languages (nothing translates en -> de any more) and its memory is returned.
-  const std::string broken = dir.file("broken");
-  ASSERT_EQ(::mkdir(broken.c_str(), 0755), 0);
-  dir.write("broken/config.json", R"({"model_type": "marian"})");
-  dir.write("models.json", R"({"models": [{"name": "m", "path": ")" + broken + R"("}, {"name": "deen", "path": "de-en"}]})");
-  const double before = rss_mb(server.pid());
-  const Answer report = post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e"}});
+TEST_F(ServeReloadUnderLoad, ABrokenFolderIs422NamingTheModelAndItsFile) {
+  const Answer& report = seen().broken_report;
   EXPECT_EQ(report.status, 422) << report.text;
   EXPECT_EQ(report.body["result"], "failed");
   EXPECT_EQ(report.body["kept"], json::array({"m", "deen"}));
@@ -173,34 +262,49 @@ TEST(ServeReload, InFlightRequestsFinishOnTheOldModelNewOnesUseTheNewAndABrokenF
   ASSERT_EQ(report.body["errors"].size(), 1u) << report.text;
   EXPECT_EQ(report.body["errors"][0]["model"], "m");
   EXPECT_EQ(report.body["errors"][0]["serving"], "old");
-  EXPECT_NE(report.body["errors"][0]["error"].get<std::string>().find(broken + "/config.json"), std::string::npos)
-      << report.text;
-  EXPECT_NE(server.stderr_text().find("reload (POST /admin/reload): failed; kept m, deen; removed ende; model 'm': "),
+  EXPECT_NE(report.body["errors"][0]["error"].get<std::string>().find(seen().broken + "/config.json"),
             std::string::npos)
-      << server.stderr_text();
-  EXPECT_EQ(post(server, "/v1/translate", to_m).body["results"], new_m.body["results"]);
-  EXPECT_EQ(post(server, "/v1/translate", json{{"model", "ende"}, {"text", "A dog."}}).status, 400);
-  for (const json& language : get(server, "/languages").body)
-    if (language["code"] == "en") EXPECT_EQ(language["targets"], json::array()) << language;
-  EXPECT_TRUE(eventually(10, [&] { return server.stderr_text().find("ordo serve: unloaded ende") != std::string::npos; }))
-      << server.stderr_text();
-  // The bundled en-de holds ~52 MB of float32 weights: most of it goes back to the system.
-  // (Not under a sanitizer: its allocator keeps freed memory in quarantine, and the server
-  // under test is built as this test is.)
-  double after = before;
-#ifndef ORDO_SANITIZER_ALLOCATOR
-  EXPECT_TRUE(eventually(10, [&] { return (after = rss_mb(server.pid())) < before - 25; }))
-      << "RSS before " << before << " MB, after " << after << " MB";
-#endif
-  std::cout << "RSS before removing en-de " << before << " MB, after " << after << " MB\n";
-
-  const std::string metrics = get(server, "/metrics").text;
-  EXPECT_EQ(metric(metrics, "ordo_reload_total{result=\"ok\"}"), 1);
-  EXPECT_EQ(metric(metrics, "ordo_reload_total{result=\"failed\"}"), 1);
-  EXPECT_EQ(metric(metrics, "ordo_model_load_errors_total{model=\"m\"}"), 1);
-  EXPECT_EQ(metric(metrics, "ordo_models"), 2);
-  EXPECT_EQ(server.stop(SIGTERM), 0);
+      << report.text;
 }
+
+TEST_F(ServeReloadUnderLoad, AFailedReloadIsLoggedWithWhatWasKeptAndRemoved) {
+  EXPECT_NE(seen().stderr_after_broken.find(
+                "reload (POST /admin/reload): failed; kept m, deen; removed ende; model 'm': "),
+            std::string::npos)
+      << seen().stderr_after_broken;
+}
+
+TEST_F(ServeReloadUnderLoad, AModelWhoseNewFolderIsBrokenKeepsServingTheOld) {
+  EXPECT_EQ(seen().m_after_broken.body["results"], seen().new_m.body["results"]);
+}
+
+TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnknown) { EXPECT_EQ(seen().ende_after_removal.status, 400); }
+
+// Nothing translates en -> de any more.
+TEST_F(ServeReloadUnderLoad, ARemovedModelLeavesLanguages) {
+  ASSERT_EQ(seen().languages_after_removal.status, 200);
+  for (const json& language : seen().languages_after_removal.body)
+    if (language["code"] == "en") EXPECT_EQ(language["targets"], json::array()) << language;
+}
+
+// The bundled en-de holds ~52 MB of float32 weights: most of it goes back to the system.
+// (Not under a sanitizer: its allocator keeps freed memory in quarantine, and the server
+// under test is built as this test is.)
+TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnloadedAndItsMemoryReturned) {
+  EXPECT_TRUE(seen().ende_unloaded) << seen().stderr_after_broken;
+#ifndef ORDO_SANITIZER_ALLOCATOR
+  EXPECT_TRUE(seen().rss_returned) << "RSS before " << seen().rss_before << " MB, after " << seen().rss_after << " MB";
+#endif
+}
+
+TEST_F(ServeReloadUnderLoad, MetricsCountTheReloadsAndTheLoadErrors) {
+  EXPECT_EQ(metric(seen().metrics, "ordo_reload_total{result=\"ok\"}"), 1);
+  EXPECT_EQ(metric(seen().metrics, "ordo_reload_total{result=\"failed\"}"), 1);
+  EXPECT_EQ(metric(seen().metrics, "ordo_model_load_errors_total{model=\"m\"}"), 1);
+  EXPECT_EQ(metric(seen().metrics, "ordo_models"), 2);
+}
+
+TEST_F(ServeReloadUnderLoad, SigtermAfterTheReloadsExitsZero) { EXPECT_EQ(seen().exit_status, 0); }
 
 TEST(ServeReload, UnchangedModelsAreKeptAFolderReplacedInPlaceLoadsAgainABadFileChangesNothing) {
   TempDir dir;
