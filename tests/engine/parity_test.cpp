@@ -2,6 +2,8 @@
 // first-step and teacher-forced logits, greedy / beam / no-repeat-ngram / batched generation.
 // ctest-label: integration
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -35,13 +37,32 @@ double max_abs_diff(const at::Tensor& actual, const json& expected_rows) {
 
 class Parity : public ::testing::TestWithParam<std::string> {
  protected:
+  // The fixture's golden and models, loaded once for the suite's tests (each test sees them
+  // const) and released after them.
+  struct Loaded {
+    json golden;
+    std::shared_ptr<models::Seq2SeqModel> model, unpacked;
+    std::unique_ptr<Translator> translator;
+  };
   void SetUp() override {
-    golden_ = load_golden(GetParam());
-    // model_ as the Translator runs it (GEMMs packed for oneDNN, float32); unpacked_ as the
-    // trainer runs it (at::linear, autograd-capable).
-    model_ = models::Seq2SeqModel::load(fixture_dir(GetParam()));
-    model_->pack(nn::GemmType::kFloat32);
-    unpacked_ = models::Seq2SeqModel::load(fixture_dir(GetParam()));
+    Loaded& loaded = loaded_[GetParam()];
+    if (!loaded.model) {
+      loaded.golden = load_golden(GetParam());
+      // model as the Translator runs it (GEMMs packed for oneDNN, float32); unpacked as the
+      // trainer runs it (at::linear, autograd-capable).
+      loaded.model = models::Seq2SeqModel::load(fixture_dir(GetParam()));
+      loaded.model->pack(nn::GemmType::kFloat32);
+      loaded.unpacked = models::Seq2SeqModel::load(fixture_dir(GetParam()));
+    }
+    golden_ = loaded.golden;
+    model_ = loaded.model;
+    unpacked_ = loaded.unpacked;
+  }
+  static void TearDownTestSuite() { loaded_.clear(); }
+  const Translator& translator() const {
+    std::unique_ptr<Translator>& t = loaded_[GetParam()].translator;
+    if (!t) t = std::make_unique<Translator>(fixture_dir(GetParam()));
+    return *t;
   }
   std::vector<int64_t> input_ids(int sentence) const {
     return golden_["tokenization"][sentence]["input_ids"].get<std::vector<int64_t>>();
@@ -52,7 +73,12 @@ class Parity : public ::testing::TestWithParam<std::string> {
   }
   json golden_;
   std::shared_ptr<models::Seq2SeqModel> model_, unpacked_;
+
+ private:
+  static std::map<std::string, Loaded> loaded_;
 };
+
+std::map<std::string, Parity::Loaded> Parity::loaded_;
 
 TEST_P(Parity, EncoderStates) {
   at::InferenceMode guard;
@@ -79,40 +105,56 @@ TEST_P(Parity, FirstStepLogits) {
   }
 }
 
-TEST_P(Parity, TeacherForcedTop5MatchesBothInOnePassAndStepByStep) {
+// Hugging Face's FSMT decodes only the LAST token when called with use_cache=True (its
+// config's default), also when given a whole sequence: that token at its position in the
+// sequence, attending to nothing before it. Its golden holds that one row.
+bool holds_the_last_row_only(const json& teacher_forced) {
+  return teacher_forced["top5_ids"].size() == 1 && teacher_forced["decoder_input_ids"][0].size() > 1;
+}
+
+// `logits` (of target position `pos`) against row `row` of the golden top 5.
+void expect_top5(const json& teacher_forced, const at::Tensor& logits, size_t row, size_t pos) {
+  const auto [values, indices] = at::topk(logits, 5);
+  const auto ref_ids = teacher_forced["top5_ids"][row].get<std::vector<int64_t>>();
+  const auto ref_logits = teacher_forced["top5_logits"][row].get<std::vector<float>>();
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_NEAR(values[k].item<float>(), ref_logits[k], kTolerance) << "position " << pos;
+    if (k == 0) EXPECT_EQ(indices[k].item<int64_t>(), ref_ids[k]) << "position " << pos;
+  }
+}
+
+TEST_P(Parity, TeacherForcedTop5MatchesHuggingFaces) {
   at::InferenceMode guard;
   const json& tf = golden_["teacher_forced"];
   const at::Tensor ids = ids_tensor(input_ids(tf["sentence_index"]));
   const at::Tensor mask = at::ones_like(ids);
   const at::Tensor encoded = model_->encode(ids, mask);
   const auto target = tf["decoder_input_ids"][0].get<std::vector<int64_t>>();
+  if (holds_the_last_row_only(tf)) {
+    nn::DecoderState alone = model_->start_decoding(encoded, mask);
+    alone.length = static_cast<int64_t>(target.size()) - 1;
+    expect_top5(tf, model_->next_logits(ids_tensor({target.back()}), alone)[0], 0, target.size() - 1);
+    return;
+  }
+  ASSERT_EQ(tf["top5_ids"].size(), target.size());
+  nn::DecoderState one_pass = model_->start_decoding(encoded, mask);
+  const at::Tensor all = model_->all_logits(ids_tensor(target), one_pass)[0];
+  for (size_t pos = 0; pos < target.size(); ++pos) expect_top5(tf, all[pos], pos, pos);
+}
 
+TEST_P(Parity, StepByStepLogitsEqualTheOnePassOnes) {
+  at::InferenceMode guard;
+  const json& tf = golden_["teacher_forced"];
+  const at::Tensor ids = ids_tensor(input_ids(tf["sentence_index"]));
+  const at::Tensor mask = at::ones_like(ids);
+  const at::Tensor encoded = model_->encode(ids, mask);
+  const auto target = tf["decoder_input_ids"][0].get<std::vector<int64_t>>();
   nn::DecoderState one_pass = model_->start_decoding(encoded, mask);
   const at::Tensor all = model_->all_logits(ids_tensor(target), one_pass)[0];
   nn::DecoderState incremental = model_->start_decoding(encoded, mask);
-  const auto expect_top5 = [&](const at::Tensor& logits, size_t row, size_t pos) {
-    const auto [values, indices] = at::topk(logits, 5);
-    const auto ref_ids = tf["top5_ids"][row].get<std::vector<int64_t>>();
-    const auto ref_logits = tf["top5_logits"][row].get<std::vector<float>>();
-    for (int k = 0; k < 5; ++k) {
-      EXPECT_NEAR(values[k].item<float>(), ref_logits[k], kTolerance) << "position " << pos;
-      if (k == 0) EXPECT_EQ(indices[k].item<int64_t>(), ref_ids[k]) << "position " << pos;
-    }
-  };
-  // Hugging Face's FSMT decodes only the LAST token when called with use_cache=True (its
-  // config's default), also when given a whole sequence: that token at its position in the
-  // sequence, attending to nothing before it. Its golden holds that one row.
-  const bool last_only = tf["top5_ids"].size() == 1 && target.size() > 1;
-  if (!last_only) ASSERT_EQ(tf["top5_ids"].size(), target.size());
   for (size_t pos = 0; pos < target.size(); ++pos) {
     const at::Tensor step = model_->next_logits(ids_tensor({target[pos]}), incremental)[0];
     EXPECT_LE((step - all[pos]).abs().max().item<double>(), kTolerance) << "position " << pos;
-    if (!last_only) expect_top5(all[pos], pos, pos);
-  }
-  if (last_only) {
-    nn::DecoderState alone = model_->start_decoding(encoded, mask);
-    alone.length = static_cast<int64_t>(target.size()) - 1;
-    expect_top5(model_->next_logits(ids_tensor({target.back()}), alone)[0], 0, target.size() - 1);
   }
 }
 
@@ -150,25 +192,34 @@ TEST_P(Generation, MatchesGenerate) {
   }
 }
 
-TEST_P(Parity, BatchedGreedyMatchesAndEqualsOneByOne) {
-  const json& gcase = golden_["generation"]["batched_greedy"];
-  const Translator translator(fixture_dir(GetParam()));
-  const DecodeOptions options = options_for(gcase["kwargs"]);
+std::vector<std::vector<int64_t>> golden_sources(const json& golden) {
   std::vector<std::vector<int64_t>> sources;
-  for (const json& t : golden_["tokenization"]) sources.push_back(t["input_ids"].get<std::vector<int64_t>>());
+  for (const json& t : golden["tokenization"]) sources.push_back(t["input_ids"].get<std::vector<int64_t>>());
+  return sources;
+}
 
-  const auto batched = translator.translate_ids(sources, options);
-  ASSERT_EQ(batched.size(), sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
+TEST_P(Parity, BatchedGreedyMatchesGenerate) {
+  const json& gcase = golden_["generation"]["batched_greedy"];
+  const auto batched = translator().translate_ids(golden_sources(golden_), options_for(gcase["kwargs"]));
+  ASSERT_EQ(batched.size(), golden_sources(golden_).size());
+  for (size_t i = 0; i < batched.size(); ++i)
     EXPECT_EQ(batched[i].hypotheses.at(0).ids, generated(gcase["sequences"][i], gcase["lengths"][i]))
         << "sentence " << i;
-    const auto alone = translator.translate_ids({sources[i]}, options);
-    EXPECT_EQ(alone[0].hypotheses.at(0).ids, batched[i].hypotheses[0].ids) << "sentence " << i;
+}
+
+TEST_P(Parity, BatchedGreedyEqualsOneByOne) {
+  const DecodeOptions options = options_for(golden_["generation"]["batched_greedy"]["kwargs"]);
+  const auto sources = golden_sources(golden_);
+  const auto batched = translator().translate_ids(sources, options);
+  ASSERT_EQ(batched.size(), sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto alone = translator().translate_ids({sources[i]}, options);
+    EXPECT_EQ(alone[0].hypotheses.at(0).ids, batched[i].hypotheses.at(0).ids) << "sentence " << i;
   }
 }
 
 TEST_P(Parity, BeamBatchEqualsOneByOne) {
-  const Translator translator(fixture_dir(GetParam()));
+  const Translator& translator = this->translator();
   DecodeOptions options;
   options.beam_size = 4;
   options.n_best = 2;
