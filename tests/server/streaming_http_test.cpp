@@ -104,53 +104,125 @@ json post_json(const ServerProcess& server, const std::string& path, const json&
   return json::parse(res->body);
 }
 
-TEST(ServeStreaming, EventsInOrderAndTheDoneEventIsTheAnswer) {
-  ServerProcess server({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--model",
-                        ordo::testing::fixture_dir("pegasus"), "--threads", "1"});
-  const json texts = {"My neighbour planted three apple trees in the garden last spring.", "",
-                      "Where is the train station?"};
-  for (const std::string path : {"/v1/translate", "/v1/summarize"}) {
-    for (const int beams : {1, 2}) {
-      const json request = {{"text", texts}, {"beam_size", beams}, {"max_new_tokens", 40}};
-      const json plain = post_json(server, path, request);
-      ASSERT_TRUE(plain.contains("results")) << path << ": " << plain.dump();
-      json streaming = request;
-      streaming["stream"] = true;
-      const int fd = send_request(server, path, streaming);
-      const auto [head, body] = split_answer(read_until(fd, [](const std::string&) { return false; }));
-      ::close(fd);
-      EXPECT_NE(head.find("Content-Type: text/event-stream"), std::string::npos) << head;
-      const std::vector<SseEvent> events = parse_events(body);
-      ASSERT_FALSE(events.empty()) << head << body;
-      EXPECT_EQ(events.back().name, "done");
-      EXPECT_EQ(events.back().data, plain) << path;  // the non-streamed answer
-      std::map<size_t, std::string> joined;
-      size_t tokens = 0;
-      for (size_t k = 0; k + 1 < events.size(); ++k) {
-        ASSERT_EQ(events[k].name, "token");
-        const json& d = events[k].data;
-        const size_t index = d["index"];
-        EXPECT_NE(index, 1u) << "the empty text is not run";
-        joined[index] += d["delta"].get<std::string>();
-        EXPECT_EQ(d["text"], joined[index]) << path << " event " << k;  // in order
-        ++tokens;
-      }
-      if (beams == 1) {
-        // One event per generated token (</s> included), each text a prefix of the answer's.
-        size_t generated = 0;
-        for (size_t i : {size_t(0), size_t(2)}) {
-          const std::string answer = plain["results"][i]["text"];
-          EXPECT_EQ(answer.compare(0, joined[i].size(), joined[i]), 0) << path << ": " << joined[i];
-          generated += plain["results"][i]["tokens"].size();
-        }
-        EXPECT_GE(tokens, generated) << path;
-      } else {
-        EXPECT_EQ(tokens, 0u) << path << ": beam search streams only the done event";
-      }
-    }
+// One server for the event tests (a translation and a summarization fixture); each route is
+// asked once per beam size, plainly and streamed, and the answers kept for the tests.
+class ServeStreamingEvents : public ::testing::Test {
+ protected:
+  struct Streamed {
+    json plain;                  // the non-streamed answer
+    std::string head;            // the streamed answer's head
+    std::vector<SseEvent> events;
+  };
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--model",
+                                 ordo::testing::fixture_dir("pegasus"), "--threads", "1"});
   }
-  // A bad "stream" names the field.
-  const auto bad = server.client()->Post("/v1/translate", json{{"text", "x"}, {"stream", "yes"}}.dump(), "application/json");
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    answers().clear();
+  }
+  static std::map<std::pair<std::string, int>, Streamed>& answers() {
+    static std::map<std::pair<std::string, int>, Streamed> kept;
+    return kept;
+  }
+  // The second text is empty.
+  static const Streamed& streamed(const std::string& path, int beams) {
+    auto& kept = answers();
+    const auto key = std::make_pair(path, beams);
+    if (const auto it = kept.find(key); it != kept.end()) return it->second;
+    const json texts = {"My neighbour planted three apple trees in the garden last spring.", "",
+                        "Where is the train station?"};
+    const json request = {{"text", texts}, {"beam_size", beams}, {"max_new_tokens", 40}};
+    Streamed out;
+    out.plain = post_json(*server_, path, request);
+    json streaming = request;
+    streaming["stream"] = true;
+    const int fd = send_request(*server_, path, streaming);
+    const auto [head, body] = split_answer(read_until(fd, [](const std::string&) { return false; }));
+    ::close(fd);
+    out.head = head;
+    out.events = parse_events(body);
+    return kept[key] = out;
+  }
+  // The token events of a stream that ended with "done": the text of each one's index so far.
+  struct Tokens {
+    std::map<size_t, std::string> joined;
+    size_t count = 0;
+  };
+  static Tokens tokens_of(const Streamed& s, const std::string& path) {
+    Tokens t;
+    for (size_t k = 0; k + 1 < s.events.size(); ++k) {
+      EXPECT_EQ(s.events[k].name, "token") << path << " event " << k;
+      const json& d = s.events[k].data;
+      const size_t index = d["index"];
+      t.joined[index] += d["delta"].get<std::string>();
+      EXPECT_EQ(d["text"], t.joined[index]) << path << " event " << k;  // in order
+      ++t.count;
+    }
+    return t;
+  }
+  static const std::vector<std::string>& paths() {
+    static const std::vector<std::string> both = {"/v1/translate", "/v1/summarize"};
+    return both;
+  }
+  static ServerProcess* server_;
+};
+ServerProcess* ServeStreamingEvents::server_ = nullptr;
+
+TEST_F(ServeStreamingEvents, AStreamIsAnEventStream) {
+  for (const std::string& path : paths())
+    EXPECT_NE(streamed(path, 1).head.find("Content-Type: text/event-stream"), std::string::npos) << streamed(path, 1).head;
+}
+
+TEST_F(ServeStreamingEvents, TheLastEventIsDoneWithTheNonStreamedAnswer) {
+  for (const std::string& path : paths())
+    for (const int beams : {1, 2}) {
+      const Streamed& s = streamed(path, beams);
+      ASSERT_TRUE(s.plain.contains("results")) << path << ": " << s.plain.dump();
+      ASSERT_FALSE(s.events.empty()) << path << " " << s.head;
+      EXPECT_EQ(s.events.back().name, "done") << path;
+      EXPECT_EQ(s.events.back().data, s.plain) << path << " beams " << beams;
+    }
+}
+
+TEST_F(ServeStreamingEvents, EachTokenEventsTextIsItsDeltasSoFar) {
+  for (const std::string& path : paths()) {
+    const Tokens t = tokens_of(streamed(path, 1), path);
+    EXPECT_GT(t.count, 0u) << path;
+  }
+}
+
+TEST_F(ServeStreamingEvents, AnEmptyTextGetsNoTokenEvents) {
+  for (const std::string& path : paths()) EXPECT_EQ(tokens_of(streamed(path, 1), path).joined.count(1), 0u) << path;
+}
+
+// One event per generated token (</s> included), each text a prefix of the answer's.
+TEST_F(ServeStreamingEvents, GreedyDecodingStreamsEveryGeneratedToken) {
+  for (const std::string& path : paths()) {
+    const Streamed& s = streamed(path, 1);
+    ASSERT_TRUE(s.plain.contains("results")) << path << ": " << s.plain.dump();
+    Tokens t = tokens_of(s, path);
+    size_t generated = 0;
+    for (size_t i : {size_t(0), size_t(2)}) {
+      const std::string answer = s.plain["results"][i]["text"];
+      EXPECT_EQ(answer.compare(0, t.joined[i].size(), t.joined[i]), 0) << path << ": " << t.joined[i];
+      generated += s.plain["results"][i]["tokens"].size();
+    }
+    EXPECT_GE(t.count, generated) << path;
+  }
+}
+
+TEST_F(ServeStreamingEvents, BeamSearchStreamsOnlyTheDoneEvent) {
+  for (const std::string& path : paths()) {
+    const Streamed& s = streamed(path, 2);
+    ASSERT_FALSE(s.events.empty()) << path;
+    EXPECT_EQ(s.events.size(), 1u) << path << ": beam search streams only the done event";
+  }
+}
+
+TEST_F(ServeStreamingEvents, ABadStreamFieldIsNamed) {
+  const auto bad = server_->client()->Post("/v1/translate", json{{"text", "x"}, {"stream", "yes"}}.dump(), "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_NE(bad->body.find("stream"), std::string::npos) << bad->body;
