@@ -118,35 +118,60 @@ TEST(Sampling, TemperatureOutOfRangeIsAnOptionError) {
   EXPECT_FALSE(translator.translate({"Hello."}, sample)[0].hypotheses[0].ids.empty());
 }
 
-TEST(Sampling, SameSeedSameOutputAndTopK1IsGreedy) {
-  const Translator translator(fixture_dir("marian_tcbig_en_pt"));
-  const auto sentences = load_golden("marian_tcbig_en_pt")["sentences"].get<std::vector<std::string>>();
+const Translator& tcbig() {
+  static const Translator translator(fixture_dir("marian_tcbig_en_pt"));
+  return translator;
+}
+
+const std::vector<std::string>& tcbig_sentences() {
+  static const auto sentences = load_golden("marian_tcbig_en_pt")["sentences"].get<std::vector<std::string>>();
+  return sentences;
+}
+
+DecodeOptions sampling(uint64_t seed) {
   DecodeOptions sample = greedy();
   sample.sample = true;
   sample.temperature = 1.5f;
-  sample.seed = 42;
-  const auto a = translator.translate(sentences, sample);
-  const auto b = translator.translate(sentences, sample);
-  sample.seed = 7;
-  const auto c = translator.translate(sentences, sample);
-  int differing = 0;
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    EXPECT_EQ(a[i].hypotheses[0].ids, b[i].hypotheses[0].ids) << i;
-    differing += a[i].hypotheses[0].ids != c[i].hypotheses[0].ids;
-  }
-  EXPECT_GT(differing, 0) << "different seeds gave identical samples for every sentence";
+  sample.seed = seed;
+  return sample;
+}
 
+// The golden sentences sampled with seed 42.
+const std::vector<TranslationResult>& sampled_with_seed_42() {
+  static const auto results = tcbig().translate(tcbig_sentences(), sampling(42));
+  return results;
+}
+
+TEST(Sampling, TheSameSeedGivesTheSameSamples) {
+  const auto again = tcbig().translate(tcbig_sentences(), sampling(42));
+  ASSERT_EQ(again.size(), sampled_with_seed_42().size());
+  for (size_t i = 0; i < again.size(); ++i)
+    EXPECT_EQ(sampled_with_seed_42()[i].hypotheses[0].ids, again[i].hypotheses[0].ids) << i;
+}
+
+TEST(Sampling, AnotherSeedGivesOtherSamples) {
+  const auto other = tcbig().translate(tcbig_sentences(), sampling(7));
+  ASSERT_EQ(other.size(), sampled_with_seed_42().size());
+  int differing = 0;
+  for (size_t i = 0; i < other.size(); ++i)
+    differing += sampled_with_seed_42()[i].hypotheses[0].ids != other[i].hypotheses[0].ids;
+  EXPECT_GT(differing, 0) << "different seeds gave identical samples for every sentence";
+}
+
+TEST(Sampling, SamplingFromTheTop1IsGreedy) {
   DecodeOptions top1 = greedy();
   top1.sample = true;
   top1.top_k = 1;
-  const auto sampled = translator.translate(sentences, top1);
-  const auto argmax = translator.translate(sentences, greedy());
-  for (size_t i = 0; i < sentences.size(); ++i) EXPECT_EQ(sampled[i].hypotheses[0].ids, argmax[i].hypotheses[0].ids);
+  const auto sampled = tcbig().translate(tcbig_sentences(), top1);
+  const auto argmax = tcbig().translate(tcbig_sentences(), greedy());
+  ASSERT_EQ(sampled.size(), argmax.size());
+  for (size_t i = 0; i < sampled.size(); ++i) EXPECT_EQ(sampled[i].hypotheses[0].ids, argmax[i].hypotheses[0].ids);
+}
 
-  DecodeOptions several = sample;
+TEST(Sampling, NBestSamplingGivesThatManyHypotheses) {
+  DecodeOptions several = sampling(7);
   several.n_best = 3;
-  const auto three = translator.translate({sentences[0]}, several);
-  EXPECT_EQ(three[0].hypotheses.size(), 3u);
+  EXPECT_EQ(tcbig().translate({tcbig_sentences()[0]}, several)[0].hypotheses.size(), 3u);
 }
 
 std::string source_of(const std::vector<ResolvedSetting>& settings, const std::string& name, std::string* value) {
@@ -180,68 +205,108 @@ TEST(Presets, OptionsBeatGenerationConfigBeatsPresetBeatsDefault) {
   EXPECT_EQ(source_of(settings, "repetition_penalty", &value), "default");
 }
 
-TEST(Presets, BundledPresetsLoadAndBadOnesNameTheField) {
+TEST(Presets, BundledPresetsLoad) {
   for (const char* name : {"translation", "summarization"}) {
     const DecodeOptions p = load_preset(std::string(ORDO_SOURCE_DIR) + "/configs/" + name + ".json");
     EXPECT_TRUE(p.beam_size.has_value()) << name;
     EXPECT_TRUE(p.max_new_tokens.has_value()) << name;
   }
+}
+
+TEST(Presets, AFieldOfTheWrongTypeIsAnErrorNamingIt) {
   testing::TempDir dir;
   const std::string bad = dir.write("p.json", R"({"decoding": {"beam_size": "four"}})");
   EXPECT_NE(error_of([&] { load_preset(bad); }).find("field 'beam_size' must be an integer"), std::string::npos);
+}
+
+TEST(Presets, AnUnknownFieldIsAnErrorNamingIt) {
+  testing::TempDir dir;
   const std::string unknown = dir.write("q.json", R"({"decoding": {"beam_width": 4}})");
   EXPECT_NE(error_of([&] { load_preset(unknown); }).find("field 'beam_width' is not a decoding option"),
             std::string::npos);
 }
 
-TEST(Truncation, LongInputIsCutToTheModelsPositionsAndReported) {
-  const Translator translator(fixture_dir("marian_opus_en_mg"));
+const Translator& marian() {
+  static const Translator translator(fixture_dir("marian_opus_en_mg"));
+  return translator;
+}
+
+TEST(Truncation, LongInputIsCutToTheModelsPositionsCountingTheDroppedTokens) {
   std::string text;
   for (int i = 0; i < 700; ++i) text += "apple ";
-  const auto ids = translator.encode(text);
+  const auto ids = marian().encode(text);
   ASSERT_GT(ids.size(), 512u);
-  const auto results = translator.translate({text}, greedy(5));
+  const auto results = marian().translate({text}, greedy(5));
   EXPECT_EQ(results[0].truncated_tokens, static_cast<int64_t>(ids.size()) - 512);
   EXPECT_FALSE(results[0].hypotheses[0].ids.empty());
-  EXPECT_EQ(translator.translate({"apple"}, greedy(5))[0].truncated_tokens, 0);
+}
+
+TEST(Truncation, InputWithinThePositionsIsNotCut) {
+  EXPECT_EQ(marian().translate({"apple"}, greedy(5))[0].truncated_tokens, 0);
 }
 
 // The ids a tokenizer puts around the text survive truncation and are no text positions:
 // mbart-large-cc25's "pieces </s> en_XX" keeps both after the cut (HF truncates the pieces
 // before adding them), mBART-50 keeps its leading code, BART its <s>.
-TEST(Truncation, TheTokenizersFramingIsKeptAndLeftOutOfTextPositions) {
+
+// 1100 words: more tokens than mBART's 1024 positions.
+std::string too_long_for_mbart() {
   std::string text;
   for (int i = 0; i < 1100; ++i) text += "apple ";
+  return text;
+}
+
+DecodeOptions two_steps_with_attention() {
   DecodeOptions options = greedy(2);
   options.return_attention = true;
+  return options;
+}
 
-  ordo::testing::TempDir cc25_dir;
-  ordo::testing::copy_dir(fixture_dir("mbart50"), cc25_dir.path());
-  for (const char* file : {"config.json", "tokenizer_config.json"}) {
-    std::ifstream in(cc25_dir.file(file));
-    json config = json::parse(in);
-    config["tokenizer_class"] = "MBartTokenizer";
-    std::ofstream(cc25_dir.file(file)) << config.dump(2);
+const Translator& mbart50() {
+  static const Translator translator(fixture_dir("mbart50"));
+  return translator;
+}
+
+// The mbart50 fixture as mbart-large-cc25 (tokenizer_class MBartTokenizer).
+struct Cc25Folder {
+  ordo::testing::TempDir dir;
+  Cc25Folder() {
+    ordo::testing::copy_dir(fixture_dir("mbart50"), dir.path());
+    for (const char* file : {"config.json", "tokenizer_config.json"}) {
+      std::ifstream in(dir.file(file));
+      json config = json::parse(in);
+      config["tokenizer_class"] = "MBartTokenizer";
+      std::ofstream(dir.file(file)) << config.dump(2);
+    }
   }
-  const Translator mbart50(fixture_dir("mbart50")), cc25(cc25_dir.path()), bart(fixture_dir("bart"));
-  const int64_t en = *mbart50.encode("", "en_XX").begin();
+};
 
-  const auto cut = cc25.translate({text}, options)[0];
+TEST(Truncation, Cc25KeepsItsClosingIdsAfterTheCut) {
+  const Cc25Folder folder;
+  const Translator cc25(folder.dir.path());
+  const int64_t en = *mbart50().encode("", "en_XX").begin();
+  const auto cut = cc25.translate({too_long_for_mbart()}, two_steps_with_attention())[0];
   ASSERT_EQ(cut.source_ids.size(), 1024u);
   EXPECT_GT(cut.truncated_tokens, 0);
   EXPECT_EQ(std::vector<int64_t>(cut.source_ids.end() - 2, cut.source_ids.end()), (std::vector<int64_t>{2, en}));
   ASSERT_EQ(cut.source_text_positions.size(), 1022u);
   EXPECT_EQ(cut.source_text_positions.front(), 0);
   EXPECT_EQ(cut.source_text_positions.back(), 1021);
+}
 
-  const auto fifty = mbart50.translate({text}, options)[0];
+TEST(Truncation, MBart50KeepsItsLeadingLanguageCodeAfterTheCut) {
+  const int64_t en = *mbart50().encode("", "en_XX").begin();
+  const auto fifty = mbart50().translate({too_long_for_mbart()}, two_steps_with_attention())[0];
   ASSERT_EQ(fifty.source_ids.size(), 1024u);
   EXPECT_EQ(fifty.source_ids.front(), en);
   EXPECT_EQ(fifty.source_ids.back(), 2);
   EXPECT_EQ(fifty.source_text_positions.front(), 1);
   EXPECT_EQ(fifty.source_text_positions.back(), 1022);
+}
 
-  const auto short_bart = bart.translate({"Where is the train station?"}, options)[0];
+TEST(Truncation, BartsFramingIdsAreNoTextPositions) {
+  const Translator bart(fixture_dir("bart"));
+  const auto short_bart = bart.translate({"Where is the train station?"}, two_steps_with_attention())[0];
   ASSERT_EQ(short_bart.source_ids.size(), 8u);  // <s> Where Ġis Ġthe Ġtrain Ġstation ? </s>
   EXPECT_EQ(short_bart.source_text_positions, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
 }

@@ -48,11 +48,16 @@ TEST(SentenceSplitting, LanguageCodesAsModelsWriteThem) {
   EXPECT_EQ(sentences_of("Mr. Smith is here. Good.", "").size(), 3u);
 }
 
-TEST(SentenceSplitting, LineBreaksSoftWrapsAndBlankLines) {
-  // A single line break inside a sentence is a wrap; a blank line always ends a unit.
+TEST(SentenceSplitting, ASingleLineBreakInsideASentenceIsAWrap) {
   EXPECT_EQ(sentences_of("A line that wraps\nhere. Next one.", "en"),
             (Sentences{"A line that wraps\nhere.", "Next one."}));
+}
+
+TEST(SentenceSplitting, ABlankLineAlwaysEndsAUnit) {
   EXPECT_EQ(sentences_of("A heading\n\nThe body text.", "en"), (Sentences{"A heading", "The body text."}));
+}
+
+TEST(SentenceSplitting, CrLfLineBreaksWrapAndEndUnitsAsLfOnesDo) {
   EXPECT_EQ(sentences_of("Windows lines\r\nwrap too.\r\n\r\nNew paragraph.", "en"),
             (Sentences{"Windows lines\r\nwrap too.", "New paragraph."}));
 }
@@ -60,22 +65,44 @@ TEST(SentenceSplitting, LineBreaksSoftWrapsAndBlankLines) {
 // SentenceLayout, the one split-and-rejoin of plain text (translate_documents and the server's
 // format=text): the same text cut as paragraphs (soft wraps) or line by line, every byte
 // between sentences kept.
-TEST(SentenceLayout, SoftWrapsOrLinesAndTheTextAroundKept) {
-  const std::string text = "  A line that wraps\r\nhere. Next one.\n\n\tLast";
-  const SentenceLayout paragraphs(text, "en");
-  EXPECT_EQ(paragraphs.sentences(), (Sentences{"A line that wraps  here.", "Next one.", "Last"}));
-  EXPECT_EQ(paragraphs.rebuild({"1", "2", "3"}), "  1 2\n\n\t3");
-  const SentenceLayout lines(text, "en", LineBreaks::kEndLine);
-  EXPECT_EQ(lines.sentences(), (Sentences{"A line that wraps", "here.", "Next one.", "Last"}));
-  EXPECT_EQ(lines.rebuild({"1", "2", "3", "4"}), "  1\r\n2 3\n\n\t4");
-  EXPECT_EQ(lines.rebuild({"1"}), "  1\r\n \n\n\t");  // missing translations are empty
-  for (const SentenceLayout* layout : {&paragraphs, &lines}) {
+const std::string kWrappedText = "  A line that wraps\r\nhere. Next one.\n\n\tLast";
+
+SentenceLayout as_paragraphs() { return SentenceLayout(kWrappedText, "en"); }
+
+SentenceLayout line_by_line() { return SentenceLayout(kWrappedText, "en", LineBreaks::kEndLine); }
+
+TEST(SentenceLayout, AParagraphsSoftWrapIsASpaceInsideItsSentence) {
+  EXPECT_EQ(as_paragraphs().sentences(), (Sentences{"A line that wraps  here.", "Next one.", "Last"}));
+}
+
+TEST(SentenceLayout, ParagraphTranslationsAreRejoinedAroundTheTextBetweenSentences) {
+  EXPECT_EQ(as_paragraphs().rebuild({"1", "2", "3"}), "  1 2\n\n\t3");
+}
+
+TEST(SentenceLayout, LineByLineEachLineBreakEndsASentence) {
+  EXPECT_EQ(line_by_line().sentences(), (Sentences{"A line that wraps", "here.", "Next one.", "Last"}));
+}
+
+TEST(SentenceLayout, LineByLineTranslationsKeepEachLineBreak) {
+  EXPECT_EQ(line_by_line().rebuild({"1", "2", "3", "4"}), "  1\r\n2 3\n\n\t4");
+}
+
+TEST(SentenceLayout, MissingTranslationsAreEmpty) { EXPECT_EQ(line_by_line().rebuild({"1"}), "  1\r\n \n\n\t"); }
+
+TEST(SentenceLayout, TheSentencesOwnSpansGiveTheTextBack) {
+  for (const SentenceLayout& layout : {as_paragraphs(), line_by_line()}) {
     std::vector<std::string> same;
-    for (const SentenceSpan& span : layout->spans()) same.push_back(text.substr(span.begin, span.end - span.begin));
-    EXPECT_EQ(layout->rebuild(same), text);
+    for (const SentenceSpan& span : layout.spans()) same.push_back(kWrappedText.substr(span.begin, span.end - span.begin));
+    EXPECT_EQ(layout.rebuild(same), kWrappedText);
   }
+}
+
+TEST(SentenceLayout, AnEmptyTextHasNoSentences) {
   EXPECT_TRUE(SentenceLayout("", "en").sentences().empty());
   EXPECT_EQ(SentenceLayout("", "en").rebuild({}), "");
+}
+
+TEST(SentenceLayout, InvalidUtf8IsAnError) {
   EXPECT_NE(testing::error_of([] { SentenceLayout("bad \xff byte.", "en", LineBreaks::kEndLine); }).find("invalid UTF-8"),
             std::string::npos);
 }
@@ -84,30 +111,51 @@ TEST(SentenceSplitting, InvalidUtf8IsAnError) {
   EXPECT_NE(testing::error_of([] { split_sentences("bad \xff byte.", "en"); }).find("invalid UTF-8"), std::string::npos);
 }
 
-TEST(DocumentTranslation, SentencesAreTranslatedAsOneStreamAndRejoinedAroundTheSeparators) {
-  const Translator translator(testing::fixture_dir("marian_opus_en_mg"));
-  DecodeOptions options;
-  options.beam_size = 2;
-  options.max_new_tokens = 6;
-  const std::vector<std::string> units = {"  Hello there.   How are you?\n", "One line only", "",
-                                          "A wrapped\nsentence. And another."};
-  const std::vector<DocumentTranslation> docs = translate_documents(translator, units, options, "en");
-  ASSERT_EQ(docs.size(), units.size());
+// Four units (leading spaces and three between sentences, one line, an empty one, a wrapped
+// sentence) translated as documents, and their five sentences translated in one call.
+struct TranslatedUnits {
+  std::vector<DocumentTranslation> docs;
+  std::vector<TranslationResult> direct;
+  TranslatedUnits() {
+    const Translator translator(testing::fixture_dir("marian_opus_en_mg"));
+    DecodeOptions options;
+    options.beam_size = 2;
+    options.max_new_tokens = 6;
+    docs = translate_documents(translator,
+                               {"  Hello there.   How are you?\n", "One line only", "", "A wrapped\nsentence. And another."},
+                               options, "en");
+    direct = translator.translate({"Hello there.", "How are you?", "One line only", "A wrapped sentence.", "And another."},
+                                  options);
+  }
+};
+
+const TranslatedUnits& translated_units() {
+  static const TranslatedUnits made;
+  return made;
+}
+
+TEST(DocumentTranslation, SentencesAreTranslatedAsOneStream) {
+  const TranslatedUnits& units = translated_units();
+  ASSERT_EQ(units.docs.size(), 4u);
   // The same sentences translated in one call give the same hypotheses.
-  std::vector<std::string> sentences = {"Hello there.", "How are you?", "One line only", "A wrapped sentence.",
-                                        "And another."};
-  const std::vector<TranslationResult> direct = translator.translate(sentences, options);
   std::vector<const TranslationResult*> joined;
-  for (const DocumentTranslation& doc : docs)
+  for (const DocumentTranslation& doc : units.docs)
     for (const TranslationResult& r : doc.results) joined.push_back(&r);
-  ASSERT_EQ(joined.size(), direct.size());
-  for (size_t i = 0; i < direct.size(); ++i) EXPECT_EQ(joined[i]->hypotheses[0].ids, direct[i].hypotheses[0].ids) << i;
-  // Separators are the unit's own: leading spaces, three spaces between, the final newline.
-  const auto text = [&](size_t i) { return direct[i].hypotheses[0].text; };
-  EXPECT_EQ(docs[0].text, "  " + text(0) + "   " + text(1) + "\n");
-  EXPECT_EQ(docs[1].text, text(2));
-  EXPECT_EQ(docs[2].text, "");
-  EXPECT_EQ(docs[3].text, text(3) + " " + text(4));
+  ASSERT_EQ(joined.size(), units.direct.size());
+  for (size_t i = 0; i < units.direct.size(); ++i)
+    EXPECT_EQ(joined[i]->hypotheses[0].ids, units.direct[i].hypotheses[0].ids) << i;
+}
+
+// Leading spaces, three spaces between, the final newline.
+TEST(DocumentTranslation, TranslationsAreRejoinedAroundTheUnitsOwnSeparators) {
+  const TranslatedUnits& units = translated_units();
+  ASSERT_EQ(units.docs.size(), 4u);
+  ASSERT_EQ(units.direct.size(), 5u);
+  const auto text = [&](size_t i) { return units.direct[i].hypotheses[0].text; };
+  EXPECT_EQ(units.docs[0].text, "  " + text(0) + "   " + text(1) + "\n");
+  EXPECT_EQ(units.docs[1].text, text(2));
+  EXPECT_EQ(units.docs[2].text, "");
+  EXPECT_EQ(units.docs[3].text, text(3) + " " + text(4));
 }
 
 }  // namespace
