@@ -1,8 +1,5 @@
 #include "nn/packed_gemm.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -16,9 +13,9 @@
 
 #include <ATen/Parallel.h>
 #include <dnnl.hpp>
-#include <immintrin.h>
 
 #include "kernels/isa.h"
+#include "kernels/pack.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
 #include "kernels/small_gemm.h"
@@ -83,72 +80,6 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
 }
 
 size_t direct_bytes(const dnnl_memory_desc_t& d);
-
-// Zeroed memory for a large float32 packed matrix, in a mapping of its own whose pages are
-// faulted in before the rows are written: MADV_POPULATE_WRITE, 2 MB per call, on all the
-// threads, instead of one trap per 4 KB page while writing (550k of them for a 2.2 GB float32
-// Pegasus-large). Not in transparent huge pages (MADV_HUGEPAGE): with the page cache full, the
-// kernel's synchronous compaction for them costs more system time than the faults they save.
-// nullptr under 4 MB or when mmap fails: oneDNN allocates then.
-constexpr size_t kPopulateChunk = size_t{2} << 20;
-std::shared_ptr<const void> map_zeroed(size_t bytes) {
-  if (bytes < 2 * kPopulateChunk) return nullptr;
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t length = (bytes + page - 1) / page * page;
-  void* start = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (start == MAP_FAILED) return nullptr;
-#ifdef MADV_POPULATE_WRITE
-  // Advice only: a kernel without it (before 5.14) faults the pages in as they are written.
-  const int64_t chunks = static_cast<int64_t>((length + kPopulateChunk - 1) / kPopulateChunk);
-  kernels::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    const size_t from = static_cast<size_t>(first) * kPopulateChunk;
-    const size_t to = std::min(length, static_cast<size_t>(last) * kPopulateChunk);
-    ::madvise(static_cast<char*>(start) + from, to - from, MADV_POPULATE_WRITE);
-  });
-#endif
-  return std::shared_ptr<const void>(start, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
-}
-
-// float32 rows n0..n0+15 of W (`rows`: 16 x in, row-major) into a layout where, for every k,
-// columns n0..n0+15 are 16 consecutive floats at column + k_offset[k]: 8 x 8 tiles transposed
-// in registers and stored 8 floats at a time, instead of one float per store 256 bytes apart.
-// Only moves bits (the same bytes as the scalar loop).
-__attribute__((target("avx2"))) void write_group16_avx2(const float* rows, int64_t in, const int64_t* k_offset,
-                                                         float* column) {
-  int64_t k = 0;
-  for (; k + 8 <= in; k += 8) {
-    for (int half = 0; half < 2; ++half) {
-      const float* r = rows + half * 8 * in + k;
-      const __m256 r0 = _mm256_loadu_ps(r), r1 = _mm256_loadu_ps(r + in), r2 = _mm256_loadu_ps(r + 2 * in),
-                   r3 = _mm256_loadu_ps(r + 3 * in), r4 = _mm256_loadu_ps(r + 4 * in), r5 = _mm256_loadu_ps(r + 5 * in),
-                   r6 = _mm256_loadu_ps(r + 6 * in), r7 = _mm256_loadu_ps(r + 7 * in);
-      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-      // s_j: rows 0-3 (or 4-7) of columns j and j + 4.
-      const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-                   s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-                   s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-                   s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      float* out = column + half * 8;
-      _mm256_storeu_ps(out + k_offset[k + 0], _mm256_permute2f128_ps(s0, s4, 0x20));
-      _mm256_storeu_ps(out + k_offset[k + 1], _mm256_permute2f128_ps(s1, s5, 0x20));
-      _mm256_storeu_ps(out + k_offset[k + 2], _mm256_permute2f128_ps(s2, s6, 0x20));
-      _mm256_storeu_ps(out + k_offset[k + 3], _mm256_permute2f128_ps(s3, s7, 0x20));
-      _mm256_storeu_ps(out + k_offset[k + 4], _mm256_permute2f128_ps(s0, s4, 0x31));
-      _mm256_storeu_ps(out + k_offset[k + 5], _mm256_permute2f128_ps(s1, s5, 0x31));
-      _mm256_storeu_ps(out + k_offset[k + 6], _mm256_permute2f128_ps(s2, s6, 0x31));
-      _mm256_storeu_ps(out + k_offset[k + 7], _mm256_permute2f128_ps(s3, s7, 0x31));
-    }
-  }
-  for (; k < in; ++k)
-    for (int64_t i = 0; i < 16; ++i) column[k_offset[k] + i] = rows[i * in + k];
-}
-
-using WriteGroup16 = void (*)(const float*, int64_t, const int64_t*, float*);
-// No AVX-512 body: 8 x 8 tiles already store whole cache lines in pairs (and Zen 4 runs
-// 512-bit shuffles as two 256-bit halves); baseline x86-64: the scalar loop.
-WriteGroup16 pick_write_group16() { return kernels::pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr); }
 
 }  // namespace
 
@@ -375,7 +306,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
       // reorder would put them, with the s8s8 compensation it appends: the same bytes (checked
       // once per process against the reorder, and by tests/engine/compute_type_test.cpp), one
       // pass, on all the threads, and no plain copy of the whole matrix beside the packed one.
-      if (type == GemmType::kFloat32) m.owner = map_zeroed(m.weights_md.get_size());
+      if (type == GemmType::kFloat32) m.owner = kernels::map_zeroed(m.weights_md.get_size());
       m.weights = m.owner ? memory(m.weights_md, cpu_engine(), const_cast<void*>(m.owner.get()))
                           : memory(m.weights_md, cpu_engine());
       auto* packed = static_cast<uint8_t*>(m.weights.get_data_handle());
@@ -480,8 +411,8 @@ void PackedGemm::Impl::write_rows(int64_t first, const void* values, int64_t cou
     };
     // Where 16 consecutive output columns from a multiple of 16 on are 16 consecutive floats
     // (the innermost block runs over n, 16, 32, 48 or 64 wide; or n has stride 1), such groups
-    // of rows are written as 8 x 8 tiles (write_group16_avx2).
-    static const WriteGroup16 write_group = pick_write_group16();
+    // of rows are written as 8 x 8 tiles (kernels/pack.h).
+    static const kernels::WriteGroup16 write_group = kernels::pick_write_group16();
     const dnnl_blocking_desc_t& blk = weights_md.data.format_desc.blocking;
     const int last = blk.inner_nblks - 1;
     const bool groups = !plain_rows && write_group &&
