@@ -16,7 +16,7 @@ FamilySpec bart_family() {
   family.pre_norm = false;
   family.final_layer_norm = false;
   family.layernorm_embedding = true;
-  family.position_layout = nn::PositionLayout::kLearned;
+  family.position_layout = PositionLayout::kLearned;
   family.tokenizer = TokenizerKind::kBart;
   return family;
 }

@@ -24,7 +24,7 @@ struct FamilySpec {
   bool pre_norm = false;            // layer norm before each sub-layer
   bool final_layer_norm = false;    // a layer norm after the last layer of each stack
   bool layernorm_embedding = false; // a layer norm after embeddings + positions
-  nn::PositionLayout position_layout = nn::PositionLayout::kSinThenCos;
+  PositionLayout position_layout = PositionLayout::kSinCos;
   bool fairseq_positions = false;   // offset padding_idx + 1, padding row zero, from ids
   // Hugging Face's Marian sets the pad logit to -inf before the log-softmax in beam search
   // (adjust_logits_during_generation); reproducing it keeps beam scores identical.

@@ -34,7 +34,7 @@ nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const Fami
   nn::PositionEncodingSpec spec;
   spec.layout = family.position_layout;
   // BartLearnedPositionalEmbedding's offset: 2 in Hugging Face, whatever the pad id.
-  if (family.position_layout == nn::PositionLayout::kLearned) spec.offset = 2;
+  if (family.position_layout == PositionLayout::kLearned) spec.offset = 2;
   if (family.fairseq_positions) {
     spec.offset = config.pad_token_id + 1;
     spec.zero_row = config.pad_token_id;

@@ -16,7 +16,7 @@ FamilySpec fsmt_family() {
   family.architectures = {"FSMTForConditionalGeneration"};
   family.pre_norm = false;
   family.final_layer_norm = false;
-  family.position_layout = nn::PositionLayout::kFairseq;
+  family.position_layout = PositionLayout::kFairseq;
   family.fairseq_positions = true;
   family.tokenizer = TokenizerKind::kFsmt;
   return family;

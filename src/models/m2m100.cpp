@@ -14,7 +14,7 @@ FamilySpec m2m100_family() {
   family.architectures = {"M2M100ForConditionalGeneration"};
   family.pre_norm = true;
   family.final_layer_norm = true;
-  family.position_layout = nn::PositionLayout::kFairseq;
+  family.position_layout = PositionLayout::kFairseq;
   family.fairseq_positions = true;
   family.tokenizer = TokenizerKind::kM2M100;  // kNllb when the folder says NllbTokenizer
   return family;

@@ -12,7 +12,7 @@ FamilySpec marian_family() {
   family.architectures = {"MarianMTModel"};
   family.pre_norm = false;
   family.final_layer_norm = false;
-  family.position_layout = nn::PositionLayout::kSinThenCos;
+  family.position_layout = PositionLayout::kSinCos;
   family.beam_search_never_pad = true;
   family.tokenizer = TokenizerKind::kMarian;
   return family;

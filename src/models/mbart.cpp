@@ -17,7 +17,7 @@ FamilySpec mbart_family() {
   family.pre_norm = true;
   family.final_layer_norm = true;
   family.layernorm_embedding = true;
-  family.position_layout = nn::PositionLayout::kLearned;
+  family.position_layout = PositionLayout::kLearned;
   family.tokenizer = TokenizerKind::kMBart50;
   return family;
 }

@@ -13,7 +13,7 @@ FamilySpec pegasus_family() {
   family.architectures = {"PegasusForConditionalGeneration"};
   family.pre_norm = true;
   family.final_layer_norm = true;
-  family.position_layout = nn::PositionLayout::kSinThenCos;
+  family.position_layout = PositionLayout::kSinCos;
   family.tokenizer = TokenizerKind::kPegasus;
   return family;
 }

@@ -133,7 +133,7 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
   for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
     expect(named(name), {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
   expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
-  if (f.position_layout == nn::PositionLayout::kLearned) {
+  if (f.position_layout == PositionLayout::kLearned) {
     const int64_t rows = c.max_position_embeddings + position_spec(c, f).offset;
     for (const char* name : {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"})
       expect(name, {{rows, "max_position_embeddings"}, {d, "d_model"}});

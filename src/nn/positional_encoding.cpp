@@ -49,7 +49,7 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
             row[j] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
           }
           break;
-        case PositionLayout::kSinThenCos:
+        case PositionLayout::kSinCos:
           // Hugging Face builds the interleaved angles, then writes the even columns' sines to
           // the first half and the odd columns' cosines to the second half (dim/2 + dim%2 sines).
           {

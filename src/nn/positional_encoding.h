@@ -9,24 +9,21 @@
 
 #include <ATen/ATen.h>
 
+#include "ordo/positions.h"
+
 namespace ordo::nn {
 
-enum class PositionLayout {
-  // Textbook: dim 2i = sin(pos / 10000^(2i/d)), dim 2i+1 = cos(pos / 10000^(2i/d)).
-  kInterleaved,
-  // Hugging Face Marian / Pegasus: the same frequencies, all sines in the first half of the
-  // vector and all cosines in the second half.
-  kSinThenCos,
-  // fairseq (M2M100, NLLB): sines then cosines, frequencies 10000^(-i/(d/2 - 1)), and the row
-  // of the padding index is all zeros.
-  kFairseq,
-  // BART / mBART: no formula, a trained table of max_positions + offset rows (the checkpoint's
-  // embed_positions.weight); position p reads row p + offset (Hugging Face's offset is 2).
-  kLearned,
-};
-
+// The layout is the public ordo::PositionLayout (ordo/positions.h):
+//   kInterleaved  textbook: dim 2i = sin(pos / 10000^(2i/d)), dim 2i+1 = cos(pos / 10000^(2i/d))
+//   kSinCos       Hugging Face Marian / Pegasus: the same frequencies, all sines in the first
+//                 half of the vector and all cosines in the second half
+//   kFairseq      M2M100, NLLB: sines then cosines, frequencies 10000^(-i/(d/2 - 1)), and the
+//                 row of the padding index all zeros
+//   kLearned      BART / mBART: no formula, a trained table of max_positions + offset rows (the
+//                 checkpoint's embed_positions.weight); position p reads row p + offset
+//                 (Hugging Face's offset is 2)
 struct PositionEncodingSpec {
-  PositionLayout layout = PositionLayout::kSinThenCos;
+  PositionLayout layout = PositionLayout::kSinCos;
   // Index of the first real position in the table: 0 for Marian/Pegasus, padding_idx + 1
   // for fairseq-style models.
   int64_t offset = 0;

@@ -17,39 +17,19 @@ namespace {
 constexpr int64_t kMaxLength = 1 << 20;
 constexpr int64_t kMaxDim = 1 << 16;
 
-nn::PositionLayout engine_layout(PositionLayout layout) {
-  switch (layout) {
-    case PositionLayout::kInterleaved: return nn::PositionLayout::kInterleaved;
-    case PositionLayout::kSinCos: return nn::PositionLayout::kSinThenCos;
-    case PositionLayout::kFairseq: return nn::PositionLayout::kFairseq;
-    case PositionLayout::kLearned: return nn::PositionLayout::kLearned;
-  }
-  return nn::PositionLayout::kInterleaved;
-}
-
-PositionLayout public_layout(nn::PositionLayout layout) {
-  switch (layout) {
-    case nn::PositionLayout::kInterleaved: return PositionLayout::kInterleaved;
-    case nn::PositionLayout::kSinThenCos: return PositionLayout::kSinCos;
-    case nn::PositionLayout::kFairseq: return PositionLayout::kFairseq;
-    case nn::PositionLayout::kLearned: return PositionLayout::kLearned;
-  }
-  return PositionLayout::kInterleaved;
-}
-
 PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec& spec) {
   if (length < 0 || length > kMaxLength)
     throw Error("position table length " + std::to_string(length) + " is out of range [0, " + std::to_string(kMaxLength) + "]");
   if (dim < 1 || dim > kMaxDim)
     throw Error("position table dimension " + std::to_string(dim) + " is out of range [1, " + std::to_string(kMaxDim) + "]");
   if (!(spec.base > 1.0) || !std::isfinite(spec.base)) throw Error("position table base must be a finite number > 1");
-  if (spec.layout == nn::PositionLayout::kLearned)
+  if (spec.layout == PositionLayout::kLearned)
     throw Error("a learned position table has no formula: it is read from a model (BART, mBART)");
-  if (spec.layout == nn::PositionLayout::kFairseq && dim < 4)
+  if (spec.layout == PositionLayout::kFairseq && dim < 4)
     throw Error("the fairseq layout needs at least 4 dimensions (its frequencies divide by d/2 - 1)");
   const std::vector<double> rows = nn::sinusoidal_values(spec.offset + length, dim, spec);
   PositionTable out;
-  out.layout = public_layout(spec.layout);
+  out.layout = spec.layout;
   out.base = spec.base;
   out.length = length;
   out.dim = dim;
@@ -114,7 +94,7 @@ const char* position_layout_name(PositionLayout layout) {
 
 PositionTable position_encodings(int64_t length, int64_t dim, PositionLayout layout, double base) {
   nn::PositionEncodingSpec spec;
-  spec.layout = engine_layout(layout);
+  spec.layout = layout;
   spec.base = base;
   return table(length, dim, spec);
 }
@@ -127,7 +107,7 @@ PositionTable model_position_encodings(const std::string& model_dir, std::option
                 " model has no position table: its attention adds a relative position bias per head "
                 "(model_relative_position_bias)");
   const nn::PositionEncodingSpec spec = models::position_spec(config, family);
-  if (spec.layout == nn::PositionLayout::kLearned) return learned_table(model_dir, config, spec, length, decoder);
+  if (spec.layout == PositionLayout::kLearned) return learned_table(model_dir, config, spec, length, decoder);
   return table(length.value_or(config.max_position_embeddings), config.d_model, spec);
 }
 

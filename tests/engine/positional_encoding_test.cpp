@@ -29,7 +29,7 @@ TEST(PositionalEncoding, InterleavedMatchesPublishedTableForBase100) {
 TEST(PositionalEncoding, SinThenCosPutsSinesFirst) {
   // Hugging Face Marian: column i < d/2 is sin(pos / 10000^(2i/d)), column d/2 + i the cosine.
   PositionEncodingSpec spec;
-  spec.layout = PositionLayout::kSinThenCos;
+  spec.layout = PositionLayout::kSinCos;
   const int64_t d = 8;
   const at::Tensor table = sinusoidal_table(5, d, spec);
   for (int pos = 0; pos < 5; ++pos)
@@ -110,7 +110,7 @@ TEST(PositionalEncoding, TablesHoldTheValueByValueFormulasBitsOnAnyThreads) {
   testing::ThreadCount restore;
   for (const int threads : {1, 2}) {
     at::set_num_threads(threads);
-    for (const PositionLayout layout : {PositionLayout::kInterleaved, PositionLayout::kSinThenCos, PositionLayout::kFairseq})
+    for (const PositionLayout layout : {PositionLayout::kInterleaved, PositionLayout::kSinCos, PositionLayout::kFairseq})
       for (const int64_t dim : {int64_t{7}, int64_t{64}, int64_t{1024}}) {
         PositionEncodingSpec spec;
         spec.layout = layout;
