@@ -64,21 +64,35 @@ TEST(ApiKeys, TheLookupComparesEveryKeyThroughTheOneComparison) {
   }
 }
 
-TEST(ApiKeys, TheFileReadsBareKeysAsBeforeAndLimitFields) {
-  const std::vector<ApiKey> keys = parse_api_keys(
+// A keys file of bare keys as before (spaces and a comment around them), and one with fields.
+std::vector<ApiKey> keys_of_a_mixed_file() {
+  return parse_api_keys(
       "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n"
       "k-9f2c1e  name=laptop  req_limit=60 char_limit=5000\tdaily_char_limit=200000 # limits\n",
       "keys.txt");
+}
+
+TEST(ApiKeys, BareKeysAreReadAsBeforeWithoutSpacesOrComments) {
+  const std::vector<ApiKey> keys = keys_of_a_mixed_file();
   ASSERT_EQ(keys.size(), 4u);
   EXPECT_EQ(keys[0].key, "key-one");
   EXPECT_EQ(keys[1].key, "key-two");
   EXPECT_EQ(keys[2].key, "key-three");
   EXPECT_FALSE(keys[0].limits.any());
-  // A key without a name has a short hash for an id, which does not contain the key.
+}
+
+TEST(ApiKeys, AKeyWithoutANameHasAShortHashForAnIdThatHidesTheKey) {
+  const std::vector<ApiKey> keys = keys_of_a_mixed_file();
+  ASSERT_EQ(keys.size(), 4u);
   EXPECT_EQ(keys[0].id.rfind("key-", 0), 0u);
   EXPECT_EQ(keys[0].id.size(), 12u);
   EXPECT_EQ(keys[0].id.find("one"), std::string::npos);
   EXPECT_NE(keys[0].id, keys[1].id);
+}
+
+TEST(ApiKeys, TheNameAndLimitFieldsAfterAKeyAreRead) {
+  const std::vector<ApiKey> keys = keys_of_a_mixed_file();
+  ASSERT_EQ(keys.size(), 4u);
   EXPECT_EQ(keys[3].key, "k-9f2c1e");
   EXPECT_EQ(keys[3].id, "laptop");
   EXPECT_EQ(keys[3].limits.requests_per_minute, 60);
@@ -121,58 +135,103 @@ TEST(ApiKeys, ALeadingByteOrderMarkIsNotPartOfTheFirstKey) {
   EXPECT_EQ(first->id, "first");
 }
 
-TEST(ApiKeys, RequestsPerMinuteGive429WithRetryAfterAndTheWindowResets) {
-  FakeClock clock;
-  KeyLimiter limiter(60, 86400, [&] { return clock.now; });
-  const ApiKey key = parse_api_keys("k name=alpha req_limit=2\n", "keys.txt")[0];
-  EXPECT_EQ(limiter.admit(key, 10).status, 0);
-  clock.advance(20);
-  EXPECT_EQ(limiter.admit(key, 10).status, 0);
-  clock.advance(10.5);
-  KeyLimiter::Verdict v = limiter.admit(key, 10);
+// A limiter of 1-minute and 1-day windows on a clock the test moves, and a key of 2 requests
+// a minute that has used them: 10 s into the window, then 20 s, and refused 10.5 s later.
+class ApiKeysPerMinute : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(limiter_.admit(key_, 10).status, 0);
+    clock_.advance(20);
+    ASSERT_EQ(limiter_.admit(key_, 10).status, 0);
+    clock_.advance(10.5);
+  }
+  FakeClock clock_;
+  KeyLimiter limiter_{60, 86400, [this] { return clock_.now; }};
+  const ApiKey key_ = parse_api_keys("k name=alpha req_limit=2\n", "keys.txt")[0];
+};
+
+TEST_F(ApiKeysPerMinute, ARequestOverTheLimitIs429WithRetryAfter) {
+  const KeyLimiter::Verdict v = limiter_.admit(key_, 10);
   EXPECT_EQ(v.status, 429);
   EXPECT_EQ(v.retry_after, 30);  // the window began 30.5 s ago: 29.5 s left, rounded up
   EXPECT_EQ(v.message, "Slowdown: 2 per 1 minute (key alpha)");
   EXPECT_STREQ(v.limit, "req_limit");
-  EXPECT_EQ(limiter.usage(key).requests, 2);  // a refused request is not counted
-  clock.advance(29.4);
-  EXPECT_EQ(limiter.admit(key, 10).status, 429);
-  clock.advance(0.2);  // 60.1 s after the window's first request: a new window
-  EXPECT_EQ(limiter.usage(key).requests, 0);
-  EXPECT_EQ(limiter.admit(key, 10).status, 0);
-  EXPECT_EQ(limiter.usage(key).requests, 1);
-  EXPECT_EQ(limiter.usage(key).requests_total, 3);
-  EXPECT_EQ(limiter.usage(key).chars_total, 30);
-  // Another key has windows of its own.
-  const ApiKey other = parse_api_keys("o name=beta req_limit=1\n", "keys.txt")[0];
-  EXPECT_EQ(limiter.admit(other, 1).status, 0);
-  EXPECT_EQ(limiter.admit(other, 1).status, 429);
-  EXPECT_EQ(limiter.admit(key, 10).status, 0);
 }
 
-TEST(ApiKeys, CharactersPerRequestAndPerDay) {
-  FakeClock clock;
-  KeyLimiter limiter(60, 86400, [&] { return clock.now; });
-  const ApiKey key = parse_api_keys("k name=alpha char_limit=100 daily_char_limit=250\n", "keys.txt")[0];
-  KeyLimiter::Verdict v = limiter.admit(key, 101);
-  EXPECT_EQ(v.status, 400);  // as LibreTranslate answers a request over the key's char_limit
+TEST_F(ApiKeysPerMinute, ARefusedRequestIsNotCounted) {
+  ASSERT_EQ(limiter_.admit(key_, 10).status, 429);
+  EXPECT_EQ(limiter_.usage(key_).requests, 2);
+}
+
+TEST_F(ApiKeysPerMinute, TheLimitHoldsUntilTheWindowEnds) {
+  clock_.advance(29.4);
+  EXPECT_EQ(limiter_.admit(key_, 10).status, 429);
+}
+
+TEST_F(ApiKeysPerMinute, ANewWindowAdmitsAgain) {
+  ASSERT_EQ(limiter_.admit(key_, 10).status, 429);
+  clock_.advance(29.6);  // 60.1 s after the window's first request: a new window
+  EXPECT_EQ(limiter_.usage(key_).requests, 0);
+  EXPECT_EQ(limiter_.admit(key_, 10).status, 0);
+  EXPECT_EQ(limiter_.usage(key_).requests, 1);
+  EXPECT_EQ(limiter_.usage(key_).requests_total, 3);
+  EXPECT_EQ(limiter_.usage(key_).chars_total, 30);
+}
+
+TEST_F(ApiKeysPerMinute, AnotherKeyHasWindowsOfItsOwn) {
+  const ApiKey other = parse_api_keys("o name=beta req_limit=1\n", "keys.txt")[0];
+  EXPECT_EQ(limiter_.admit(other, 1).status, 0);
+  EXPECT_EQ(limiter_.admit(other, 1).status, 429);
+  clock_.advance(29.6);
+  EXPECT_EQ(limiter_.admit(key_, 10).status, 0);
+  EXPECT_EQ(limiter_.admit(other, 1).status, 429) << "the other key's window began later";
+}
+
+// A limiter on a clock the test moves, and a key of 100 characters a request and 250 a day.
+class ApiKeysCharacters : public ::testing::Test {
+ protected:
+  FakeClock clock_;
+  KeyLimiter limiter_{60, 86400, [this] { return clock_.now; }};
+  const ApiKey key_ = parse_api_keys("k name=alpha char_limit=100 daily_char_limit=250\n", "keys.txt")[0];
+};
+
+TEST_F(ApiKeysCharacters, ARequestOverTheCharLimitIs400AsLibreTranslateAnswersIt) {
+  const KeyLimiter::Verdict v = limiter_.admit(key_, 101);
+  EXPECT_EQ(v.status, 400);
   EXPECT_EQ(v.message, "Invalid request: request (101) exceeds text limit (100)");
-  EXPECT_EQ(limiter.admit(key, 100).status, 0);
-  clock.advance(3600);
-  EXPECT_EQ(limiter.admit(key, 100).status, 0);
-  v = limiter.admit(key, 51);
+}
+
+TEST_F(ApiKeysCharacters, CharactersOverTheDailyLimitAre429UntilTheDayEnds) {
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  clock_.advance(3600);
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  const KeyLimiter::Verdict v = limiter_.admit(key_, 51);
   EXPECT_EQ(v.status, 429);
   EXPECT_STREQ(v.limit, "daily_char_limit");
   EXPECT_EQ(v.retry_after, 86400 - 3600);
-  EXPECT_EQ(limiter.admit(key, 50).status, 0);  // what fits still does
-  EXPECT_EQ(limiter.usage(key).chars, 250);
-  clock.advance(86400 - 3600);
-  EXPECT_EQ(limiter.usage(key).chars, 0);
-  EXPECT_EQ(limiter.admit(key, 100).status, 0);
-  // No limits: everything is admitted and counted.
+}
+
+TEST_F(ApiKeysCharacters, WhatStillFitsInTheDayIsAdmitted) {
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  ASSERT_EQ(limiter_.admit(key_, 51).status, 429);
+  EXPECT_EQ(limiter_.admit(key_, 50).status, 0);
+  EXPECT_EQ(limiter_.usage(key_).chars, 250);
+}
+
+TEST_F(ApiKeysCharacters, ANewDayAdmitsAgain) {
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  clock_.advance(3600);
+  ASSERT_EQ(limiter_.admit(key_, 100).status, 0);
+  clock_.advance(86400 - 3600);
+  EXPECT_EQ(limiter_.usage(key_).chars, 0);
+  EXPECT_EQ(limiter_.admit(key_, 100).status, 0);
+}
+
+TEST_F(ApiKeysCharacters, AKeyWithoutLimitsIsAdmittedAndCounted) {
   const ApiKey free = parse_api_keys("f\n", "keys.txt")[0];
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(limiter.admit(free, 1000).status, 0);
-  EXPECT_EQ(limiter.usage(free).chars_total, 1000000);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(limiter_.admit(free, 1000).status, 0);
+  EXPECT_EQ(limiter_.usage(free).chars_total, 1000000);
 }
 
 TEST(AccessLog, RequestIdsAreTheClientsWhenSaneElseNewOnes) {
@@ -204,30 +263,35 @@ TEST(AccessLog, LinesAreWrittenWholeInOrderByTheLogsThreadAndFlushedAtTheEnd) {
   int n = 0;
   for (std::string line; std::getline(in, line); ++n) EXPECT_EQ(nlohmann::json::parse(line)["id"], std::to_string(n));
   EXPECT_EQ(n, 500);
-  // "off" writes nothing and drops nothing; a file that cannot be opened is an error naming it.
+}
+
+TEST(AccessLog, OffWritesNothingAndDropsNothing) {
   AccessLog off("off", true);
   off.write(nlohmann::ordered_json{{"id", "x"}});
   EXPECT_EQ(off.dropped(), 0u);
+}
+
+TEST(AccessLog, AFileThatCannotBeOpenedIsAnError) {
+  ordo::testing::TempDir dir;
   EXPECT_THROW(AccessLog(dir.file("no/such/dir/access.log"), false), ordo::Error);
 }
 
 // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) stands in for a full disk: the write that
 // crosses it stops part way, and every write after it fails (EFBIG), as on a full disk (ENOSPC).
-TEST(AccessLog, AWriteTheDiskCannotTakeWholeLeavesOnlyWholeLinesAndCountsTheRest) {
-  ordo::testing::TempDir dir;
-  const std::string path = dir.file("access.log");
-  const auto line = [](int i) {
+// 100 lines written to a log whose file may not grow past 1000 bytes (RLIMIT_FSIZE, SIGXFSZ
+// ignored): the limit falls inside a line.
+class AccessLogOnAFullDisk : public ::testing::Test {
+ protected:
+  static nlohmann::ordered_json line(int i) {
     char id[8];
     std::snprintf(id, sizeof(id), "%03d", i);
     return nlohmann::ordered_json{{"id", id}, {"status", 200}};
-  };
-  const size_t line_bytes = line(0).dump().size() + 1;
-  constexpr int kLines = 100;
-  constexpr rlim_t kLimit = 1000;
-  ASSERT_NE(kLimit % line_bytes, 0u);  // the limit falls inside a line
-  const uint64_t whole = kLimit / line_bytes;
-  uint64_t unwritten = 0;
-  {
+  }
+  static constexpr int kLines = 100;
+  static constexpr rlim_t kLimit = 1000;
+
+  void SetUp() override {
+    ASSERT_NE(kLimit % line_bytes_, 0u);
     struct rlimit before {};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
     struct sigaction ignore {}, previous {};
@@ -237,23 +301,35 @@ TEST(AccessLog, AWriteTheDiskCannotTakeWholeLeavesOnlyWholeLinesAndCountsTheRest
     low.rlim_cur = kLimit;
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);
     {
-      AccessLog log(path, false);
+      AccessLog log(path_, false);
       for (int i = 0; i < kLines; ++i) log.write(line(i));
+      // Until the log has counted every line it could not write (its thread's counter), bounded.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      while (log.unwritten() < kLines - whole && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-      unwritten = log.unwritten();
+      while (log.unwritten() < kLines - whole_ && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      unwritten_ = log.unwritten();
     }
     ::setrlimit(RLIMIT_FSIZE, &before);
     ::sigaction(SIGXFSZ, &previous, nullptr);
+    std::ifstream in(path_, std::ios::binary);
+    text_.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
-  EXPECT_EQ(unwritten, kLines - whole);
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text.size(), whole * line_bytes);
-  std::istringstream lines(text);
+
+  ordo::testing::TempDir dir_;
+  const std::string path_ = dir_.file("access.log");
+  const size_t line_bytes_ = line(0).dump().size() + 1;
+  const uint64_t whole_ = kLimit / line_bytes_;  // the lines that fit
+  uint64_t unwritten_ = 0;
+  std::string text_;                             // the file afterwards
+};
+
+TEST_F(AccessLogOnAFullDisk, OnlyTheWholeLinesThatFitAreInTheFile) {
+  EXPECT_EQ(text_.size(), whole_ * line_bytes_);
+  std::istringstream lines(text_);
   uint64_t n = 0;
   for (std::string got; std::getline(lines, got); ++n) EXPECT_EQ(got, line(static_cast<int>(n)).dump());
-  EXPECT_EQ(n, whole);
+  EXPECT_EQ(n, whole_);
 }
+
+TEST_F(AccessLogOnAFullDisk, TheLinesNotWrittenAreCounted) { EXPECT_EQ(unwritten_, kLines - whole_); }
 
 }  // namespace
