@@ -127,24 +127,55 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
 
 // The kernels of a GEMM are bounded (a server sees every batch shape), and a kernel that was
 // evicted and rebuilt gives the same bits.
-TEST(PackedGemmCache, KeepsAtMostItsCapacityAndRebuildsTheSameKernel) {
+PackedGemm seeded_gemm() {
+  at::manual_seed(4);
+  return PackedGemm(at::randn({128, 64}), at::randn({128}), GemmType::kFloat32);
+}
+
+// A GEMM and 200 rows of input for it.
+struct CachedGemm {
+  PackedGemm gemm = seeded_gemm();
+  at::Tensor x = at::randn({200, 64});
+
+  // Runs every row count from 1 to 200 (and 5 rows after each), checking the cap all along.
+  void run_every_row_count() const {
+    for (int64_t rows = 1; rows <= 200; ++rows) {
+      gemm.forward(x.narrow(0, 0, rows));
+      ASSERT_LE(gemm.cached_kernels(), PackedGemm::kMaxCachedKernels) << "after " << rows << " row counts";
+      gemm.forward(x.narrow(0, 0, 5));  // used all along: never evicted, never rebuilt
+    }
+  }
+};
+
+TEST(PackedGemmCache, KeepsAtMostItsCapacityOfKernels) {
   ThreadCount restore;
   at::set_num_threads(1);
-  at::manual_seed(4);
-  const PackedGemm gemm(at::randn({128, 64}), at::randn({128}), GemmType::kFloat32);
-  const at::Tensor x = at::randn({200, 64});
-  const at::Tensor first = gemm.forward(x.narrow(0, 0, 37)).clone();
-  EXPECT_EQ(gemm.cached_kernels(), 1u);
-  for (int64_t rows = 1; rows <= 200; ++rows) {
-    gemm.forward(x.narrow(0, 0, rows));
-    ASSERT_LE(gemm.cached_kernels(), PackedGemm::kMaxCachedKernels) << "after " << rows << " row counts";
-    gemm.forward(x.narrow(0, 0, 5));  // used all along: never evicted, never rebuilt
-  }
-  EXPECT_EQ(gemm.cached_kernels(), PackedGemm::kMaxCachedKernels);
-  EXPECT_TRUE(same_bits(gemm.forward(x.narrow(0, 0, 37)), first));
+  const CachedGemm cached;
+  cached.gemm.forward(cached.x.narrow(0, 0, 37));
+  EXPECT_EQ(cached.gemm.cached_kernels(), 1u);
+  ASSERT_NO_FATAL_FAILURE(cached.run_every_row_count());
+  EXPECT_EQ(cached.gemm.cached_kernels(), PackedGemm::kMaxCachedKernels);
   at::set_num_threads(2);  // another thread count: another kernel, still within the cap
-  EXPECT_TRUE(same_bits(gemm.forward(x.narrow(0, 0, 37)), first));
-  EXPECT_LE(gemm.cached_kernels(), PackedGemm::kMaxCachedKernels);
+  cached.gemm.forward(cached.x.narrow(0, 0, 37));
+  EXPECT_LE(cached.gemm.cached_kernels(), PackedGemm::kMaxCachedKernels);
+}
+
+TEST(PackedGemmCache, AnEvictedKernelIsRebuiltWithTheSameBits) {
+  ThreadCount restore;
+  at::set_num_threads(1);
+  const CachedGemm cached;
+  const at::Tensor first = cached.gemm.forward(cached.x.narrow(0, 0, 37)).clone();
+  ASSERT_NO_FATAL_FAILURE(cached.run_every_row_count());
+  EXPECT_TRUE(same_bits(cached.gemm.forward(cached.x.narrow(0, 0, 37)), first));
+}
+
+TEST(PackedGemmCache, TheKernelOfAnotherThreadCountGivesTheSameBits) {
+  ThreadCount restore;
+  at::set_num_threads(1);
+  const CachedGemm cached;
+  const at::Tensor first = cached.gemm.forward(cached.x.narrow(0, 0, 37)).clone();
+  at::set_num_threads(2);
+  EXPECT_TRUE(same_bits(cached.gemm.forward(cached.x.narrow(0, 0, 37)), first));
 }
 
 // ---------------------------------------------------------------- attention
@@ -238,7 +269,8 @@ TEST(FixedOrderAttention, TheTwoOrdersAreDifferentSums) {
   EXPECT_LT((tree - chain).abs().max().item<float>(), 1e-5);
 }
 
-TEST(FixedOrderAttention, PaddingCompanionsAndThreadsChangeNoBit) {
+// Padding, companions of other lengths and the thread count change no bit of a row.
+TEST(FixedOrderAttention, ARowGivesItsBitsAloneInAnyPaddedBatchOnAnyThreadCount) {
   for (const kernels::ScoreOrder order : kOrders) {
     ThreadCount restore;
     at::manual_seed(6);

@@ -141,18 +141,25 @@ TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   else ::unsetenv("ORDO_ISA");
 }
 
-TEST(ParallelKernels, SerialScopeKeepsLibTorchOnThisThreadAndRestores) {
+TEST(ParallelKernels, ASerialScopeRunsLibTorchOnThisThreadOnly) {
   testing::ThreadCount restore;
   at::set_num_threads(2);
-  {
-    kernels::SerialScope serial(true);
-    EXPECT_EQ(at::get_num_threads(), 1);
-  }
+  kernels::SerialScope serial(true);
+  EXPECT_EQ(at::get_num_threads(), 1);
+}
+
+TEST(ParallelKernels, ASerialScopeRestoresTheThreadCountWhenItEnds) {
+  testing::ThreadCount restore;
+  at::set_num_threads(2);
+  { kernels::SerialScope serial(true); }
   EXPECT_EQ(at::get_num_threads(), 2);
-  {
-    kernels::SerialScope not_serial(false);
-    EXPECT_EQ(at::get_num_threads(), 2);
-  }
+}
+
+TEST(ParallelKernels, ANonSerialScopeKeepsTheThreadCount) {
+  testing::ThreadCount restore;
+  at::set_num_threads(2);
+  kernels::SerialScope not_serial(false);
+  EXPECT_EQ(at::get_num_threads(), 2);
 }
 
 // A slice that throws, on the calling thread or on the other one, does not end the process
@@ -196,24 +203,54 @@ TEST(ParallelKernels, AnExceptionInASliceReachesTheCallerOnEitherThread) {
 // kernels/fused_rows.h: T5's RMS norm and the gated feed-forward's act(a) * b equal their formulas
 // evaluated in double (to float32 rounding), a row alone equals that row in a batch, and 2
 // threads give the bits of 1. Widths that are not a multiple of the 16 lanes test the tails.
-TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
-  at::manual_seed(13);
-  const double eps = 1e-6;
-  const at::Tensor x = at::randn({70, 771}) * 3, w = at::randn({771});
-  const at::Tensor xd = x.to(at::kDouble);
-  const at::Tensor rms_ref = w.to(at::kDouble) * (xd * at::rsqrt(xd.pow(2).mean(-1, true) + eps));
-  const at::Tensor rms = with_threads(1, [&] { return kernels::rms_norm_rows(x, w, eps); });
-  EXPECT_TRUE(at::allclose(rms.to(at::kDouble), rms_ref, 1e-5, 1e-5)) << (rms.to(at::kDouble) - rms_ref).abs().max();
-  EXPECT_TRUE(at::equal(kernels::rms_norm_rows(x.narrow(0, 5, 1), w, eps), rms.narrow(0, 5, 1)));
-  ASSERT_LT(kernels::grain_for(3 * 771), 70) << "the shape must be split";
-  EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::rms_norm_rows(x, w, eps); }), rms));
+constexpr double kRmsEps = 1e-6;
 
-  const int64_t hidden = 1000;
-  at::Tensor fused = at::randn({70, 2 * hidden}) * 4;
+// 70 rows of 771 values and a weight per column, normalized on one thread.
+struct RmsRows {
+  at::Tensor x, w, rms;
+  RmsRows() {
+    at::manual_seed(13);
+    x = at::randn({70, 771}) * 3;
+    w = at::randn({771});
+    rms = with_threads(1, [&] { return kernels::rms_norm_rows(x, w, kRmsEps); });
+  }
+};
+
+TEST(ParallelKernels, RmsNormRowsMatchTheirFormula) {
+  const RmsRows r;
+  const at::Tensor xd = r.x.to(at::kDouble);
+  const at::Tensor rms_ref = r.w.to(at::kDouble) * (xd * at::rsqrt(xd.pow(2).mean(-1, true) + kRmsEps));
+  EXPECT_TRUE(at::allclose(r.rms.to(at::kDouble), rms_ref, 1e-5, 1e-5)) << (r.rms.to(at::kDouble) - rms_ref).abs().max();
+}
+
+TEST(ParallelKernels, AnRmsNormRowAloneEqualsItInABatch) {
+  const RmsRows r;
+  EXPECT_TRUE(at::equal(kernels::rms_norm_rows(r.x.narrow(0, 5, 1), r.w, kRmsEps), r.rms.narrow(0, 5, 1)));
+}
+
+TEST(ParallelKernels, RmsNormRowsOnTwoThreadsGiveTheBitsOfOne) {
+  const RmsRows r;
+  ASSERT_LT(kernels::grain_for(3 * 771), 70) << "the shape must be split";
+  EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::rms_norm_rows(r.x, r.w, kRmsEps); }), r.rms));
+}
+
+constexpr int64_t kHidden = 1000;
+
+// 70 rows of [a | b], a with 0 and both saturations of the activations in row 0.
+at::Tensor gated_input() {
+  at::manual_seed(14);
+  at::Tensor fused = at::randn({70, 2 * kHidden}) * 4;
   fused[0][0] = 0.0f;
   fused[0][1] = 40.0f;
   fused[0][2] = -40.0f;
-  const at::Tensor a = fused.narrow(1, 0, hidden).to(at::kDouble), b = fused.narrow(1, hidden, hidden).to(at::kDouble);
+  return fused;
+}
+
+const Activation kGatedActivations[] = {Activation::kGeluTanh, Activation::kSilu, Activation::kRelu};
+
+TEST(ParallelKernels, GatedRowsMatchTheirFormulas) {
+  const at::Tensor fused = gated_input();
+  const at::Tensor a = fused.narrow(1, 0, kHidden).to(at::kDouble), b = fused.narrow(1, kHidden, kHidden).to(at::kDouble);
   const at::Tensor gelu_new = 0.5 * a * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a.pow(3))));
   for (const auto& [each_activation, ref] : {std::pair{Activation::kGeluTanh, gelu_new * b},
                                               std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
@@ -222,13 +259,35 @@ TEST(ParallelKernels, FusedRowsMatchTheirFormulasAloneInABatchAndOnTwoThreads) {
     const at::Tensor out = with_threads(1, [&] { return kernels::gated_rows(fused, activation); });
     EXPECT_TRUE(at::allclose(out.to(at::kDouble), ref, 1e-5, 1e-5))
         << static_cast<int>(activation) << " " << (out.to(at::kDouble) - ref).abs().max();
-    EXPECT_TRUE(at::equal(kernels::gated_rows(fused.narrow(0, 5, 1), activation), out.narrow(0, 5, 1)));
-    ASSERT_LT(kernels::grain_for(4 * hidden), 70) << "the shape must be split";
-    EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::gated_rows(fused, activation); }), out));
   }
+}
+
+TEST(ParallelKernels, AGatedRowAloneEqualsItInABatch) {
+  const at::Tensor fused = gated_input();
+  for (const Activation activation : kGatedActivations) {
+    const at::Tensor out = with_threads(1, [&] { return kernels::gated_rows(fused, activation); });
+    EXPECT_TRUE(at::equal(kernels::gated_rows(fused.narrow(0, 5, 1), activation), out.narrow(0, 5, 1)))
+        << static_cast<int>(activation);
+  }
+}
+
+TEST(ParallelKernels, GatedRowsOnTwoThreadsGiveTheBitsOfOne) {
+  const at::Tensor fused = gated_input();
+  ASSERT_LT(kernels::grain_for(4 * kHidden), 70) << "the shape must be split";
+  for (const Activation activation : kGatedActivations) {
+    const at::Tensor out = with_threads(1, [&] { return kernels::gated_rows(fused, activation); });
+    EXPECT_TRUE(at::equal(with_threads(2, [&] { return kernels::gated_rows(fused, activation); }), out))
+        << static_cast<int>(activation);
+  }
+}
+
+TEST(ParallelKernels, GatedRowsRefuseTheExactGelu) {
   EXPECT_FALSE(kernels::gated_rows_supported(Activation::kGelu));
-  EXPECT_THROW(kernels::gated_rows(fused, Activation::kGelu), Error);
-  EXPECT_THROW(kernels::gated_rows(fused.narrow(1, 0, 2 * hidden - 1), Activation::kGeluTanh), Error);
+  EXPECT_THROW(kernels::gated_rows(gated_input(), Activation::kGelu), Error);
+}
+
+TEST(ParallelKernels, GatedRowsRefuseAnOddWidth) {
+  EXPECT_THROW(kernels::gated_rows(gated_input().narrow(1, 0, 2 * kHidden - 1), Activation::kGeluTanh), Error);
 }
 
 }  // namespace
