@@ -86,27 +86,39 @@ std::vector<std::vector<int64_t>> sentences(int n, int64_t first, size_t length 
   return out;
 }
 
-TEST(Batcher, ConcurrentRequestsShareBatchesAndGetTheirOwnResults) {
-  FakeModel model;
-  model.delay = 30ms;
-  BatchingOptions options;
-  options.max_batch_size = 64;
-  options.max_wait_ms = 20;
-  Batcher batcher(options);
-  // One request keeps the worker busy; 16 more arrive meanwhile and must share one batch.
-  model.hold();
-  auto first = batcher.submit("m", "s", model.fn(), {}, sentences(1, 1000));
-  wait_for_batches(model, 1);
-  std::vector<std::shared_ptr<ordo::server::Ticket>> tickets;
-  for (int r = 0; r < 16; ++r) tickets.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, r * 10)));
-  model.release();
-  ASSERT_TRUE(batcher.wait(*first, Clock::now() + 10s));
-  for (int r = 0; r < 16; ++r) {
-    ASSERT_TRUE(batcher.wait(*tickets[r], Clock::now() + 10s));
-    EXPECT_EQ(tickets[r]->result(0).hypotheses[0].ids, std::vector<int64_t>(3, r * 10));
+// One request keeps the worker busy; 16 more, of one sentence each, arrive meanwhile.
+class BatcherBusyWorker : public ::testing::Test {
+ protected:
+  static BatchingOptions busy_options() {
+    BatchingOptions options;
+    options.max_batch_size = 64;
+    options.max_wait_ms = 20;
+    return options;
   }
-  EXPECT_EQ(model.batches.size(), 2u);
-  EXPECT_EQ(model.batches[1].size(), 16u);
+  void SetUp() override {
+    model_.delay = 30ms;
+    model_.hold();
+    auto first = batcher_.submit("m", "s", model_.fn(), {}, sentences(1, 1000));
+    wait_for_batches(model_, 1);
+    for (int r = 0; r < 16; ++r) tickets_.push_back(batcher_.submit("m", "s", model_.fn(), {}, sentences(1, r * 10)));
+    model_.release();
+    ASSERT_TRUE(batcher_.wait(*first, Clock::now() + 10s));
+    for (auto& t : tickets_) ASSERT_TRUE(batcher_.wait(*t, Clock::now() + 10s));
+  }
+  void TearDown() override { model_.release(); }
+  FakeModel model_;  // outlives the batcher's workers
+  Batcher batcher_{busy_options()};
+  std::vector<std::shared_ptr<ordo::server::Ticket>> tickets_;
+};
+
+TEST_F(BatcherBusyWorker, RequestsArrivingMeanwhileShareOneBatch) {
+  std::lock_guard<std::mutex> lock(model_.mutex);
+  ASSERT_EQ(model_.batches.size(), 2u);
+  EXPECT_EQ(model_.batches[1].size(), 16u);
+}
+
+TEST_F(BatcherBusyWorker, EachRequestGetsItsOwnResultsFromTheSharedBatch) {
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(tickets_[r]->result(0).hypotheses[0].ids, std::vector<int64_t>(3, r * 10));
 }
 
 TEST(Batcher, DifferentSettingsOrModelsNeverShareABatch) {
@@ -129,28 +141,55 @@ TEST(Batcher, DifferentSettingsOrModelsNeverShareABatch) {
   EXPECT_EQ(model.batches.size(), 4u);
 }
 
-TEST(Batcher, BatchesAreCappedBySentencesAndTokensAndSortedByLength) {
-  FakeModel model;
-  BatchingOptions options;
-  options.max_batch_size = 4;
-  options.max_batch_tokens = 40;
-  Batcher batcher(options);
-  std::vector<std::vector<int64_t>> sources;
-  for (size_t length : {12, 2, 9, 3, 11, 1, 10, 4, 30, 5}) sources.push_back(std::vector<int64_t>(length, length));
-  auto t = batcher.submit("m", "s", model.fn(), {}, sources);
-  ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
-  size_t total = 0, previous_longest = 0;
-  for (const auto& batch : model.batches) {
-    size_t longest = 0;
-    for (const auto& ids : batch) longest = std::max(longest, ids.size());
-    EXPECT_LE(batch.size(), 4u);
-    EXPECT_TRUE(batch.size() == 1 || batch.size() * longest <= 40) << batch.size() << " x " << longest;
-    EXPECT_GE(longest, previous_longest);  // the request's sentences go shortest first
-    previous_longest = longest;
-    total += batch.size();
+// One request of ten sentences of mixed lengths (each sentence's ids are its length), batched
+// at most 4 sentences and 40 tokens at a time.
+class BatcherCaps : public ::testing::Test {
+ protected:
+  static BatchingOptions capped_options() {
+    BatchingOptions options;
+    options.max_batch_size = 4;
+    options.max_batch_tokens = 40;
+    return options;
   }
-  EXPECT_EQ(total, sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(t->result(i).hypotheses[0].ids, sources[i]);
+  void SetUp() override {
+    for (size_t length : {12, 2, 9, 3, 11, 1, 10, 4, 30, 5}) sources_.push_back(std::vector<int64_t>(length, length));
+    ticket_ = batcher_.submit("m", "s", model_.fn(), {}, sources_);
+    ASSERT_TRUE(batcher_.wait(*ticket_, Clock::now() + 10s));
+    batcher_.shutdown();  // the batches are all in
+  }
+  static size_t longest(const std::vector<std::vector<int64_t>>& batch) {
+    size_t n = 0;
+    for (const auto& ids : batch) n = std::max(n, ids.size());
+    return n;
+  }
+  FakeModel model_;
+  Batcher batcher_{capped_options()};
+  std::vector<std::vector<int64_t>> sources_;
+  std::shared_ptr<ordo::server::Ticket> ticket_;
+};
+
+TEST_F(BatcherCaps, ABatchHoldsAtMostMaxBatchSizeSentences) {
+  for (const auto& batch : model_.batches) EXPECT_LE(batch.size(), 4u);
+}
+
+TEST_F(BatcherCaps, ABatchOfMoreThanOneSentenceHoldsAtMostMaxBatchTokens) {
+  for (const auto& batch : model_.batches)
+    EXPECT_TRUE(batch.size() == 1 || batch.size() * longest(batch) <= 40) << batch.size() << " x " << longest(batch);
+}
+
+TEST_F(BatcherCaps, ARequestsSentencesGoShortestFirst) {
+  size_t previous_longest = 0;
+  for (const auto& batch : model_.batches) {
+    EXPECT_GE(longest(batch), previous_longest);
+    previous_longest = longest(batch);
+  }
+}
+
+TEST_F(BatcherCaps, EverySentenceIsTranslatedOnceIntoItsOwnResult) {
+  size_t total = 0;
+  for (const auto& batch : model_.batches) total += batch.size();
+  EXPECT_EQ(total, sources_.size());
+  for (size_t i = 0; i < sources_.size(); ++i) EXPECT_EQ(ticket_->result(i).hypotheses[0].ids, sources_[i]);
 }
 
 TEST(Batcher, MoreThanABatchWaitingIsGroupedByLengthAroundTheOldest) {

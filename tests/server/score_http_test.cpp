@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "server/server_process.h"
 #include "support/fixtures.h"
@@ -44,43 +45,67 @@ class ServeInteractive : public ::testing::Test {
 };
 ServerProcess* ServeInteractive::server_ = nullptr;
 
-TEST_F(ServeInteractive, ScoreEqualsTeacherForcingAndTheCommandLine) {
-  const json golden = load_interactive("m2m100");
-  json sources = json::array(), targets = json::array();
-  for (const json& c : golden["teacher_forced"]) {
-    sources.push_back(c["source"]);
-    targets.push_back(c["target"]);
+// The golden teacher-forced pairs of the m2m100 fixture, scored by the server (into German).
+struct ServedScores {
+  json golden, sources = json::array(), targets = json::array();
+  int status = 0;
+  json body;
+};
+ServedScores served_scores(const ServerProcess& server) {
+  ServedScores s;
+  s.golden = load_interactive("m2m100");
+  for (const json& c : s.golden["teacher_forced"]) {
+    s.sources.push_back(c["source"]);
+    s.targets.push_back(c["target"]);
   }
-  const auto [status, body] =
-      post(server(), "/v1/score", {{"model", "m2m100"}, {"source", sources}, {"target", targets}, {"target_lang", "de"}});
-  ASSERT_EQ(status, 200) << body.dump();
-  EXPECT_EQ(body["model"], "m2m100");
-  ASSERT_EQ(body["results"].size(), sources.size());
+  std::tie(s.status, s.body) =
+      post(server, "/v1/score", {{"model", "m2m100"}, {"source", s.sources}, {"target", s.targets}, {"target_lang", "de"}});
+  return s;
+}
+
+TEST_F(ServeInteractive, ScoreEqualsTeacherForcing) {
+  const ServedScores s = served_scores(server());
+  ASSERT_EQ(s.status, 200) << s.body.dump();
+  EXPECT_EQ(s.body["model"], "m2m100");
+  ASSERT_EQ(s.body["results"].size(), s.sources.size());
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    const json& served = s.body["results"][i];
+    const json& c = s.golden["teacher_forced"][i];
+    EXPECT_EQ(served["tokens"], c["tokens"]) << i;
+    EXPECT_NEAR(served["score"].get<double>(), c["score"].get<double>(), 1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
+  }
+}
+
+TEST_F(ServeInteractive, ScoreEqualsTheCommandLineBitForBit) {
+  const ServedScores s = served_scores(server());
+  ASSERT_EQ(s.status, 200) << s.body.dump();
+  ASSERT_EQ(s.body["results"].size(), s.sources.size());
   TempDir dir;
   std::string src, tgt;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    src += sources[i].get<std::string>() + "\n";
-    tgt += targets[i].get<std::string>() + "\n";
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    src += s.sources[i].get<std::string>() + "\n";
+    tgt += s.targets[i].get<std::string>() + "\n";
   }
   const auto cli = ordo::testing::run_ordo("score --json -m " + ordo::testing::fixture_dir("m2m100") +
                                                " --target-lang de -r " + dir.write("t.txt", tgt),
                                            src);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   std::istringstream lines(cli.out);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const json& served = body["results"][i];
-    const json& c = golden["teacher_forced"][i];
-    EXPECT_EQ(served["tokens"], c["tokens"]) << i;
-    EXPECT_NEAR(served["score"].get<double>(), c["score"].get<double>(), 1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
+  for (size_t i = 0; i < s.sources.size(); ++i) {
     std::string line;
     ASSERT_TRUE(static_cast<bool>(std::getline(lines, line)));
-    EXPECT_EQ(served, json::parse(line)) << i;  // the command line's, bit for bit
+    EXPECT_EQ(s.body["results"][i], json::parse(line)) << i;
   }
-  // A string pair gives one result.
-  const auto [one_status, one] = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}});
-  ASSERT_EQ(one_status, 200) << one.dump();
+}
+
+TEST_F(ServeInteractive, ScoringAStringPairGivesOneResult) {
+  const auto [status, one] = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}});
+  ASSERT_EQ(status, 200) << one.dump();
   EXPECT_EQ(one["results"].size(), 1u);
-  // Its own label in the metrics.
+}
+
+TEST_F(ServeInteractive, ScoreHasItsOwnRouteLabelInTheMetrics) {
+  ASSERT_EQ(post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}}).first, 200);
   const auto metrics = server().client()->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("route=\"/v1/score\""), std::string::npos);
