@@ -1,6 +1,6 @@
 # The Debian package: `cpack -G DEB` in the build folder writes ordo_<version>_amd64.deb
 # (docs/operations.md). Included by the root CMakeLists.txt after its install() rules, which
-# give the package its binary, libordo (+ its SentencePiece shim and libordo_cli), headers,
+# give the package its binary, libordo (+ its SentencePiece shim, libordo_cli and libordo_serve), headers,
 # CMake package files, bundled models (/usr/share/ordo/models) and presets. This file adds what
 # only a system package has: the man page, the systemd unit, /etc/ordo/models.json (a conffile)
 # and the maintainer scripts. Those go to absolute paths, so they are a component of their own
@@ -25,7 +25,7 @@ if(Python3_Interpreter_FOUND)
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/package/man_page.py $<TARGET_FILE:ordo_cli>
             ${CMAKE_BINARY_DIR}/man/ordo.1 ${PROJECT_VERSION}
     COMMAND gzip -9 -n -f ${CMAKE_BINARY_DIR}/man/ordo.1
-    DEPENDS ordo_cli ${ORDO_CLI_CODE} ordo ordo_sentencepiece ${CMAKE_SOURCE_DIR}/tools/package/man_page.py
+    DEPENDS ordo_cli ${ORDO_CLI_CODE} ${ORDO_SERVE_CODE} ordo ordo_sentencepiece ${CMAKE_SOURCE_DIR}/tools/package/man_page.py
     COMMENT "Writing the man page ordo(1) from ordo --help"
     VERBATIM)
   add_custom_target(ordo_man ${ordo_man_all} DEPENDS ${ORDO_MAN_PAGE})
@@ -72,7 +72,8 @@ if(TARGET ordo_python AND Python3_Interpreter_FOUND)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~), python3 (<< ${Python3_VERSION_MAJOR}.${ordo_next_minor})")
 endif()
-# libordo_cli.so finds libordo.so.0 beside it ($ORIGIN): dpkg-shlibdeps looks there too.
+# libordo_cli.so and libordo_serve.so find libordo.so.0 beside them ($ORIGIN): dpkg-shlibdeps
+# looks there too.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_INSTALL_LIBDIR})
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_SOURCE_DIR}/tools/package/conffiles ${CMAKE_SOURCE_DIR}/tools/package/postinst

@@ -11,10 +11,10 @@
 #include <iterator>
 #include <set>
 
-#include "cli/model_location.h"
+#include "faces/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
-#include "cli/warnings.h"
+#include "faces/warnings.h"
 #include "ordo/decode_option_table.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
@@ -247,7 +247,7 @@ ModelOptions model_options_of(const GenerateArgs& args) {
   o.inter_threads = args.inter_threads;
   o.compute_type = parse_compute_type(args.compute_type);
   o.weight_cache = !args.no_weight_cache;
-  o.on_warning = print_warning;
+  o.on_warning = faces::print_warning;
   return o;
 }
 
@@ -370,12 +370,12 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
 }
 
 int run_generate(const Task& task, const GenerateArgs& args) {
-  const std::string model_dir = resolve_model_dir(args.model, task.default_model);
+  const std::string model_dir = faces::resolve_model_dir(args.model, task.default_model);
   if (args.whole_document && args.paragraphs) throw Error("--document and --paragraphs exclude each other");
   const bool html = args.format == "html";
   if (html) check_html_options(args);
   DecodeOptions decode = args.decode;
-  const std::string preset = preset_file(args.preset.empty() ? task.default_preset : args.preset);
+  const std::string preset = faces::preset_file(args.preset.empty() ? task.default_preset : args.preset);
   decode.preset = std::make_shared<DecodeOptions>(load_preset(preset));
   std::vector<std::string> preset_batching;  // the batching keys the preset sets
   BatchOptions batching = load_preset_batching(preset, &preset_batching);

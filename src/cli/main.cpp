@@ -1,6 +1,7 @@
 // The `ordo` command line: subcommands over the public library API (include/ordo/). Built as
 // libordo_cli.so, loaded and run by the `ordo` launcher (launcher.cpp) once OpenMP's wait policy
-// is set.
+// is set. `ordo serve` is listed here by its summary only: the launcher runs it from a module of
+// its own (src/server/serve_main.cpp).
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -8,7 +9,7 @@
 #include "cli/generate_command.h"
 #include "cli/positions_command.h"
 #include "cli/score_command.h"
-#include "cli/serve_command.h"
+#include "faces/serve_summary.h"
 #include "ordo/ordo.h"
 
 namespace {
@@ -43,8 +44,9 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   CLI::App* positions = ordo::cli::add_positions_command(app, positions_args);
   ordo::cli::ScoreArgs score_args;
   CLI::App* score = ordo::cli::add_score_command(app, score_args);
-  ordo::cli::ServeArgs serve_args;
-  CLI::App* serve = ordo::cli::add_serve_command(app, serve_args);
+  // Listed in `ordo --help` after score; its options and its run are the server module's.
+  CLI::App* serve = app.add_subcommand("serve", ordo::faces::kServeSummary);
+  serve->allow_extras();
 
   try {
     app.parse(argc, argv);
@@ -61,7 +63,7 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
     if (*positions) return ordo::cli::run_positions(positions_args, *positions);
-    if (*serve) return ordo::cli::run_serve(serve_args);
+    if (*serve) throw ordo::Error("`ordo serve` runs from libordo_serve.so, which the `ordo` launcher loads");
     if (*score) return ordo::cli::run_score(score_args);
   } catch (const ordo::Error& e) {
     std::cerr << "ordo: error: " << e.what() << "\n";
@@ -72,8 +74,3 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   }
   return 0;
 }
-
-#ifdef ORDO_CLI_EXECUTABLE
-// ORDO_CLI_LAUNCHER=OFF (sanitizer builds): `ordo` is this one executable, no launcher.
-int main(int argc, char** argv) { return ordo_cli_main(argc, argv); }
-#endif

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/model_location.h"
+#include "faces/model_location.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
 
@@ -199,7 +199,7 @@ int run_positions(const PositionsArgs& args, const CLI::App& command) {
   if (from_model) {
     if (command.count("--dim") || command.count("--layout") || command.count("--base"))
       throw Error("--model takes the layout, dimension and base from the model; drop --dim, --layout and --base");
-    const std::string model_dir = resolve_model_dir(args.model, "");
+    const std::string model_dir = faces::resolve_model_dir(args.model, "");
     if (model_has_relative_positions(model_dir)) return run_relative(args, model_dir);
     table = model_position_encodings(model_dir,
                                      args.length ? std::optional<int64_t>(args.length) : std::nullopt, args.decoder);

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/line_reader.h"
-#include "cli/model_location.h"
-#include "cli/warnings.h"
+#include "faces/model_location.h"
+#include "faces/warnings.h"
 #include "ordo/decode_option_table.h"
 #include "ordo/ordo.h"
 
@@ -88,7 +88,7 @@ class PairLines {
 }  // namespace
 
 int run_score(const ScoreArgs& args) {
-  const std::string model_dir = resolve_model_dir(args.model, "en-de");
+  const std::string model_dir = faces::resolve_model_dir(args.model, "en-de");
   if (args.targets.empty() || args.targets == "-")
     throw Error("--targets: a file is needed (the sources may come from stdin, the targets cannot as well)");
   // Both line counts are checked before the model loads and before any output is written.
@@ -101,7 +101,7 @@ int run_score(const ScoreArgs& args) {
   model_options.threads = args.threads;
   model_options.compute_type = parse_compute_type(args.compute_type);
   model_options.weight_cache = !args.no_weight_cache;
-  model_options.on_warning = print_warning;
+  model_options.on_warning = faces::print_warning;
   const Translator model(model_dir, model_options);
   DecodeOptions options;
   options.source_lang = args.source_lang;

@@ -10,8 +10,8 @@
 //   what is served    models.h; text cut into sentences and put back: ordo::SentenceLayout and
 //                     ordo::HtmlDocument (ordo/document.h)
 //
-// Built on the public library (include/ordo/) and cpp-httplib; the command line
-// (src/cli/serve_command.cpp) fills a ServerConfig and calls run_server().
+// Built on the public library (include/ordo/) and cpp-httplib; the serve command
+// (serve_command.cpp) fills a ServerConfig and calls run_server().
 #pragma once
 
 #include "server/server_config.h"

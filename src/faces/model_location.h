@@ -1,10 +1,11 @@
-// Where `ordo` finds a model: --model as given, or a bundled model by name (models/). The
-// search itself is the library's (ordo/model_location.h); these add the command line's words.
+// Where `ordo` and `ordo serve` find a model: --model as given, or a bundled model by name
+// (models/). The search itself is the library's (ordo/model_location.h); these add the words
+// of the command line's options to its errors.
 #pragma once
 
 #include <string>
 
-namespace ordo::cli {
+namespace ordo::faces {
 
 // The folder of the bundled model `name` (e.g. "en-de"): ordo::bundled_model_dir, its error
 // saying that no --model was given.
@@ -20,4 +21,4 @@ std::string bundled_config_file(const std::string& name);
 // The file --preset (and serve's --*-preset) means: ordo::preset_file.
 std::string preset_file(const std::string& name_or_path);
 
-}  // namespace ordo::cli
+}  // namespace ordo::faces

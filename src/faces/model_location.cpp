@@ -1,9 +1,9 @@
-#include "cli/model_location.h"
+#include "faces/model_location.h"
 
 #include "ordo/error.h"
 #include "ordo/model_location.h"
 
-namespace ordo::cli {
+namespace ordo::faces {
 
 std::string bundled_model_dir(const std::string& name) {
   try {
@@ -40,4 +40,4 @@ std::string preset_file(const std::string& name_or_path) {
   }
 }
 
-}  // namespace ordo::cli
+}  // namespace ordo::faces

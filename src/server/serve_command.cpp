@@ -1,4 +1,4 @@
-#include "cli/serve_command.h"
+#include "server/serve_command.h"
 
 #include <sys/stat.h>
 
@@ -9,12 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/model_location.h"
-#include "cli/warnings.h"
+#include "faces/model_location.h"
+#include "faces/serve_summary.h"
+#include "faces/warnings.h"
 #include "ordo/ordo.h"
 #include "server/server.h"
 
-namespace ordo::cli {
+namespace ordo::server {
 namespace {
 
 bool is_file(const std::string& path) {
@@ -23,7 +24,7 @@ bool is_file(const std::string& path) {
 }
 
 std::shared_ptr<const DecodeOptions> find_preset(const std::string& name_or_path) {
-  return std::make_shared<DecodeOptions>(load_preset(preset_file(name_or_path)));
+  return std::make_shared<DecodeOptions>(load_preset(faces::preset_file(name_or_path)));
 }
 
 std::string base_name(std::string path) {
@@ -33,8 +34,8 @@ std::string base_name(std::string path) {
 }
 
 // --model NAME | DIR | SRC:TGT=DIR (also SRC:TGT=NAME).
-server::ModelSpec model_spec(const std::string& argument, const ModelOptions& options) {
-  server::ModelSpec spec;
+ModelSpec model_spec(const std::string& argument, const ModelOptions& options) {
+  ModelSpec spec;
   spec.options = options;
   std::string location = argument;
   const size_t eq = argument.find('=');
@@ -47,14 +48,14 @@ server::ModelSpec model_spec(const std::string& argument, const ModelOptions& op
     if (spec.source_lang.empty() || spec.target_lang.empty() || location.empty())
       throw Error("--model '" + argument + "': expected SRC:TGT=DIR, e.g. en:de=path/to/opus-mt-en-de");
   }
-  spec.dir = resolve_model_dir(location, "en-de");
+  spec.dir = faces::resolve_model_dir(location, "en-de");
   spec.name = base_name(location);
   return spec;
 }
 
 // --models FILE.json: {"models": [{"name", "path", "source", "target", "task", "compute_type",
 // "threads"}, ...]} (or the array alone). Paths are relative to the file's folder.
-std::vector<server::ModelSpec> models_file(const std::string& path, const ModelOptions& defaults) {
+std::vector<ModelSpec> models_file(const std::string& path, const ModelOptions& defaults) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open the models file");
   nlohmann::json json;
@@ -66,7 +67,7 @@ std::vector<server::ModelSpec> models_file(const std::string& path, const ModelO
   if (json.is_object() && json.contains("models")) json = json["models"];
   if (!json.is_array()) throw Error(path + ": expected {\"models\": [...]} or an array of models");
   const std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/'));
-  std::vector<server::ModelSpec> specs;
+  std::vector<ModelSpec> specs;
   for (size_t i = 0; i < json.size(); ++i) {
     const std::string where = path + ": models[" + std::to_string(i) + "]";
     const nlohmann::json& m = json[i];
@@ -81,13 +82,13 @@ std::vector<server::ModelSpec> models_file(const std::string& path, const ModelO
       if (!m[key].is_string()) throw Error(where + ": field '" + key + "' must be a string");
       return m[key].get<std::string>();
     };
-    server::ModelSpec spec;
+    ModelSpec spec;
     spec.options = defaults;
     const std::string location = text("path");
     if (location.empty()) throw Error(where + ": field 'path' is missing (a model folder or a bundled model's name)");
     const bool relative = location[0] != '/' && location.find('/') != std::string::npos;
     const std::string local = relative ? folder + "/" + location : location;
-    spec.dir = resolve_model_dir(is_file(local + "/config.json") ? local : location, "en-de");
+    spec.dir = faces::resolve_model_dir(is_file(local + "/config.json") ? local : location, "en-de");
     spec.name = text("name").empty() ? base_name(location) : text("name");
     spec.source_lang = text("source");
     spec.target_lang = text("target");
@@ -112,12 +113,7 @@ std::vector<server::ModelSpec> models_file(const std::string& path, const ModelO
 }  // namespace
 
 CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
-  CLI::App* cmd = app.add_subcommand(
-      "serve",
-      "Serve models over HTTP: LibreTranslate's API (POST /translate, GET /languages) and ordo's\n"
-      "(POST /v1/translate, /v1/summarize, GET /v1/models, /health, /ready, /metrics), with\n"
-      "concurrent requests batched together, and a translation page at GET / (--no-page: API only).\n"
-      "Stops on SIGTERM/SIGINT after answering what is in flight.");
+  CLI::App* cmd = app.add_subcommand("serve", faces::kServeSummary);
   cmd->add_option("-m,--model", args.models,
                   "A model to serve (repeatable): a bundled name (en-de, de-en, dialogsum), a Hugging Face\n"
                   "folder, or SRC:TGT=DIR for a Marian folder that does not name its languages.\n"
@@ -208,7 +204,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
 }
 
 int run_serve(const ServeArgs& args) {
-  server::ServerConfig config;
+  ServerConfig config;
   config.host = args.host;
   config.port = args.port;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -218,14 +214,14 @@ int run_serve(const ServeArgs& args) {
   options.inter_threads = 1;                                     // the server runs the batches
   options.compute_type = parse_compute_type(args.compute_type);
   options.weight_cache = !args.no_weight_cache;
-  options.on_warning = print_warning;
+  options.on_warning = faces::print_warning;
   // The models as the command line and --models FILE.json name them now: at start, and again
   // on every reload (SIGHUP, POST /admin/reload).
   const auto read_models = [args, options] {
-    std::vector<server::ModelSpec> specs;
+    std::vector<ModelSpec> specs;
     for (const std::string& model : args.models) specs.push_back(model_spec(model, options));
     if (!args.models_file.empty())
-      for (const server::ModelSpec& spec : models_file(args.models_file, options)) specs.push_back(spec);
+      for (const ModelSpec& spec : models_file(args.models_file, options)) specs.push_back(spec);
     if (specs.empty()) specs.push_back(model_spec("en-de", options));
     return specs;
   };
@@ -247,15 +243,15 @@ int run_serve(const ServeArgs& args) {
   config.limits.max_attention_values = args.max_attention_values;
   config.limits.read_timeout_seconds = args.read_timeout;
   config.limits.max_client_connections = args.max_client_connections;
-  if (!args.api_keys_file.empty()) config.api_keys = server::read_api_keys(args.api_keys_file);
-  if (!args.admin_key_file.empty()) config.admin_keys = server::read_api_keys(args.admin_key_file);
+  if (!args.api_keys_file.empty()) config.api_keys = read_api_keys(args.api_keys_file);
+  if (!args.admin_key_file.empty()) config.admin_keys = read_api_keys(args.admin_key_file);
   config.access_log = args.access_log;
   config.log_text = args.log_text;
   config.key_minute_seconds = args.key_window_seconds;
   config.cors_origins = args.cors_origins;
   config.http_threads = args.http_threads;
   config.page = !args.no_page;
-  return server::run_server(config);
+  return run_server(config);
 }
 
-}  // namespace ordo::cli
+}  // namespace ordo::server

@@ -1,4 +1,5 @@
-// `ordo serve`: options parsed here; the server itself is src/server/.
+// `ordo serve`'s options: read here into a ServerConfig and run (server.h); the module's entry
+// point is serve_main.cpp.
 #pragma once
 
 #include <string>
@@ -6,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace ordo::cli {
+namespace ordo::server {
 
 struct ServeArgs {
   std::vector<std::string> models;  // NAME | DIR | SRC:TGT=DIR
@@ -45,4 +46,4 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);
 // Serves until SIGTERM/SIGINT; returns the exit code. Throws ordo::Error.
 int run_serve(const ServeArgs& args);
 
-}  // namespace ordo::cli
+}  // namespace ordo::server
