@@ -1,12 +1,13 @@
 # The Debian package: `cpack -G DEB` in the build folder writes ordo_<version>_amd64.deb
 # (docs/operations.md). Included by the root CMakeLists.txt after its install() rules, which
-# give the package its binary, libordo (+ its SentencePiece shim, libordo_cli and libordo_serve), headers,
-# CMake package files, bundled models (/usr/share/ordo/models) and presets. This file adds what
-# only a system package has: the man page, the systemd unit, /etc/ordo/models.json (a conffile)
-# and the maintainer scripts. Those go to absolute paths, so they are a component of their own
-# left out of a plain `cmake --install --prefix DIR` (EXCLUDE_FROM_ALL): only the package has them.
-# Dependencies come from dpkg-shlibdeps (the libraries the ELF files need: LibTorch, oneDNN, ICU,
-# ...), so they are Debian's own package names at the versions this build linked.
+# give the package its binary, libordo (+ its SentencePiece shim, libordo_cli and
+# libordo_serve), headers, CMake package files, bundled models (/usr/share/ordo/models) and
+# presets. This file adds what only a system package has: the man page, the systemd unit,
+# /etc/ordo/models.json (a conffile) and the maintainer scripts. Those go to absolute paths, so
+# they are a component of their own left out of a plain `cmake --install --prefix DIR`
+# (EXCLUDE_FROM_ALL): only the package has them. Dependencies come from dpkg-shlibdeps (the
+# libraries the ELF files need: LibTorch, oneDNN, ICU, ...), so they are Debian's own package
+# names at the versions this build linked.
 
 # ---------------------------------------------------------------- man page, from --help
 # ordo(1) is written from `ordo --help` and each subcommand's --help by tools/package/man_page.py
