@@ -156,37 +156,82 @@ TEST(InteractiveScore, GreedyTranslationScoresItsOwnScore) {
 // return_alternatives: the n_best likeliest next tokens after the prefix, each continued
 // greedily: every alternative starts with the prefix and a next token of its own, best first
 // by that token's log-probability; the first is the greedy translation with the prefix.
-TEST(InteractiveAlternatives, EachStartsWithThePrefixAndADistinctNextToken) {
-  const Translator translator(fixture_dir("marian_opus_en_mg"));
-  const std::string source = "Where is the train station?";
+const Translator& marian() {
+  static const Translator translator(fixture_dir("marian_opus_en_mg"));
+  return translator;
+}
+
+const std::string kStation = "Where is the train station?";
+
+DecodeOptions greedy_after_aiza_no() {
   DecodeOptions greedy;
   greedy.beam_size = 1;
   greedy.max_new_tokens = 20;
   greedy.target_prefix = "Aiza no";
-  const std::vector<int64_t> plain = translator.translate({source}, greedy)[0].hypotheses.at(0).ids;
-  const std::vector<int64_t> prefix(plain.begin(), plain.begin() + 2);  // "Aiza no": two tokens
-  DecodeOptions options = greedy;
+  return greedy;
+}
+
+DecodeOptions five_alternatives() {
+  DecodeOptions options = greedy_after_aiza_no();
   options.return_alternatives = true;
   options.n_best = 5;
-  const auto results = translator.translate({source, "Hello."}, options);
-  ASSERT_EQ(results.size(), 2u);
-  const auto& alternatives = results[0].hypotheses;
+  return options;
+}
+
+// The greedy translation of kStation after the prefix.
+const Hypothesis& greedy_with_prefix() {
+  static const Hypothesis h = marian().translate({kStation}, greedy_after_aiza_no())[0].hypotheses.at(0);
+  return h;
+}
+
+// Five alternatives after the prefix for kStation and for "Hello.".
+const std::vector<TranslationResult>& alternatives_after_prefix() {
+  static const auto results = marian().translate({kStation, "Hello."}, five_alternatives());
+  return results;
+}
+
+TEST(InteractiveAlternatives, EachStartsWithThePrefix) {
+  ASSERT_GE(greedy_with_prefix().ids.size(), 2u);
+  const std::vector<int64_t> prefix(greedy_with_prefix().ids.begin(), greedy_with_prefix().ids.begin() + 2);  // "Aiza no": two tokens
+  ASSERT_EQ(alternatives_after_prefix().size(), 2u);
+  const auto& alternatives = alternatives_after_prefix()[0].hypotheses;
   ASSERT_EQ(alternatives.size(), 5u);
-  std::set<int64_t> next;
-  std::vector<double> first;
   for (const Hypothesis& h : alternatives) {
     ASSERT_GT(h.ids.size(), 2u);
     EXPECT_EQ(std::vector<int64_t>(h.ids.begin(), h.ids.begin() + 2), prefix);
     EXPECT_EQ(h.text.rfind("Aiza no", 0), 0u) << h.text;
+  }
+}
+
+TEST(InteractiveAlternatives, EachHasANextTokenOfItsOwn) {
+  ASSERT_EQ(alternatives_after_prefix().size(), 2u);
+  const auto& alternatives = alternatives_after_prefix()[0].hypotheses;
+  ASSERT_EQ(alternatives.size(), 5u);
+  std::set<int64_t> next;
+  for (const Hypothesis& h : alternatives) {
+    ASSERT_GT(h.ids.size(), 2u);
     next.insert(h.ids[2]);
   }
   EXPECT_EQ(next.size(), 5u) << "distinct next tokens";
-  EXPECT_EQ(alternatives[0].ids, plain);
-  EXPECT_NEAR(alternatives[0].score, translator.translate({source}, greedy)[0].hypotheses[0].score, 1e-4);
-  EXPECT_EQ(results[1].hypotheses.size(), 5u);
-  // Without a prefix: alternatives for the first word.
+}
+
+TEST(InteractiveAlternatives, TheFirstIsTheGreedyTranslationWithThePrefix) {
+  ASSERT_EQ(alternatives_after_prefix().size(), 2u);
+  const auto& alternatives = alternatives_after_prefix()[0].hypotheses;
+  ASSERT_FALSE(alternatives.empty());
+  EXPECT_EQ(alternatives[0].ids, greedy_with_prefix().ids);
+  EXPECT_NEAR(alternatives[0].score, greedy_with_prefix().score, 1e-4);
+}
+
+TEST(InteractiveAlternatives, EveryInputOfABatchGetsItsAlternatives) {
+  ASSERT_EQ(alternatives_after_prefix().size(), 2u);
+  EXPECT_EQ(alternatives_after_prefix()[1].hypotheses.size(), 5u);
+}
+
+TEST(InteractiveAlternatives, WithoutAPrefixTheyAreAlternativeFirstWords) {
+  DecodeOptions options = five_alternatives();
   options.target_prefix.reset();
-  const auto start = translator.translate({source}, options)[0].hypotheses;
+  const auto start = marian().translate({kStation}, options)[0].hypotheses;
   ASSERT_EQ(start.size(), 5u);
   std::set<int64_t> first_tokens;
   for (const Hypothesis& h : start) first_tokens.insert(h.ids.at(0));
