@@ -96,35 +96,37 @@ TEST(FsmtTokenizer, DecodingDetokenizesWithTheTargetLanguageRules) {
 
 void copy_fixture(const TempDir& dir) { ordo::testing::copy_dir(ordo::testing::fixture_dir("fsmt"), dir.path()); }
 
-TEST(FsmtTokenizer, MissingFilesAndLanguagesAreNamed) {
-  for (const char* file : {"vocab-src.json", "vocab-tgt.json", "merges.txt"}) {
-    TempDir dir;
-    copy_fixture(dir);
+// The error of loading the fixture's tokenizer with `file` written as `content` ("": removed).
+std::string error_with_file(const std::string& file, const std::string& content) {
+  TempDir dir;
+  copy_fixture(dir);
+  if (content.empty())
     std::remove(dir.file(file).c_str());
-    const std::string message = error_of([&] { load_fsmt_tokenizer(dir.path()); });
+  else
+    dir.write(file, content);
+  return error_of([&] { load_fsmt_tokenizer(dir.path()); });
+}
+
+TEST(FsmtTokenizer, AMissingFileIsNamed) {
+  for (const char* file : {"vocab-src.json", "vocab-tgt.json", "merges.txt"}) {
+    const std::string message = error_with_file(file, "");
     EXPECT_NE(message.find(file), std::string::npos) << message;
   }
-  {
-    TempDir dir;
-    copy_fixture(dir);
-    dir.write("tokenizer_config.json", R"({"langs": ["en", "fr"]})");
-    const std::string message = error_of([&] { load_fsmt_tokenizer(dir.path()); });
-    EXPECT_NE(message.find("language 'fr'"), std::string::npos) << message;
-  }
-  {
-    TempDir dir;
-    copy_fixture(dir);
-    dir.write("tokenizer_config.json", R"({"langs": ["en"]})");
-    const std::string message = error_of([&] { load_fsmt_tokenizer(dir.path()); });
-    EXPECT_NE(message.find("'langs'"), std::string::npos) << message;
-  }
-  {
-    TempDir dir;
-    copy_fixture(dir);
-    dir.write("merges.txt", "i n 5\n\xff\xfe bad\n");
-    const std::string message = error_of([&] { load_fsmt_tokenizer(dir.path()); });
-    EXPECT_NE(message.find("merges.txt"), std::string::npos) << message;
-  }
+}
+
+TEST(FsmtTokenizer, ALanguageWithoutItsVocabularyIsNamed) {
+  const std::string message = error_with_file("tokenizer_config.json", R"({"langs": ["en", "fr"]})");
+  EXPECT_NE(message.find("language 'fr'"), std::string::npos) << message;
+}
+
+TEST(FsmtTokenizer, LangsOfOneLanguageIsRefusedNamingTheField) {
+  const std::string message = error_with_file("tokenizer_config.json", R"({"langs": ["en"]})");
+  EXPECT_NE(message.find("'langs'"), std::string::npos) << message;
+}
+
+TEST(FsmtTokenizer, AMalformedMergesFileIsNamed) {
+  const std::string message = error_with_file("merges.txt", "i n 5\n\xff\xfe bad\n");
+  EXPECT_NE(message.find("merges.txt"), std::string::npos) << message;
 }
 
 TEST(FsmtTokenizer, MergesApplyByRankAndTheLastLineNeedsANewline) {

@@ -143,34 +143,48 @@ TEST(MarianTokenizer, SpecialTokensInTextStayWhole) {
   EXPECT_NE(std::find(pieces.begin(), pieces.end(), "</s>"), pieces.end());
 }
 
-TEST(MarianTokenizer, MissingAndMalformedFilesAreNamed) {
+// A copy of a Marian fixture to damage.
+struct MarianCopy {
+  explicit MarianCopy(const std::string& fixture = "marian_opus_en_mg") {
+    ordo::testing::copy_dir(ordo::testing::fixture_dir(fixture), dir.path());
+  }
+  std::string load_error(bool separate_vocabs = false) const {
+    return error_of([&] { load_marian_tokenizer(dir.path(), separate_vocabs); });
+  }
   TempDir dir;
-  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir.path());
-  std::remove(dir.file("source.spm").c_str());
-  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir.path(), false); }).find(dir.file("source.spm")),
-            std::string::npos);
+};
 
-  TempDir dir2;
-  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir2.path());
-  dir2.write("source.spm", "this is not a sentencepiece model");
-  const std::string not_spm = error_of([&] { load_marian_tokenizer(dir2.path(), false); });
-  EXPECT_NE(not_spm.find(dir2.file("source.spm")), std::string::npos) << not_spm;
+TEST(MarianTokenizer, AMissingSentencePieceModelIsNamed) {
+  MarianCopy copy;
+  std::remove(copy.dir.file("source.spm").c_str());
+  EXPECT_NE(copy.load_error().find(copy.dir.file("source.spm")), std::string::npos);
+}
+
+TEST(MarianTokenizer, AFileThatIsNoSentencePieceModelIsNamed) {
+  MarianCopy copy;
+  copy.dir.write("source.spm", "this is not a sentencepiece model");
+  const std::string not_spm = copy.load_error();
+  EXPECT_NE(not_spm.find(copy.dir.file("source.spm")), std::string::npos) << not_spm;
   EXPECT_NE(not_spm.find("SentencePiece"), std::string::npos) << not_spm;
+}
 
-  TempDir dir3;
-  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), dir3.path());
-  dir3.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": \"one\"}");
-  const std::string bad_vocab = error_of([&] { load_marian_tokenizer(dir3.path(), false); });
-  EXPECT_NE(bad_vocab.find(dir3.file("vocab.json") + ": piece '<unk>'"), std::string::npos) << bad_vocab;
+TEST(MarianTokenizer, AVocabularyIdThatIsNoNumberNamesThePiece) {
+  MarianCopy copy;
+  copy.dir.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": \"one\"}");
+  const std::string bad_vocab = copy.load_error();
+  EXPECT_NE(bad_vocab.find(copy.dir.file("vocab.json") + ": piece '<unk>'"), std::string::npos) << bad_vocab;
+}
 
-  dir3.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": 1,,}");
-  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir3.path(), false); }).find(dir3.file("vocab.json") + ":2:"),
-            std::string::npos);
+TEST(MarianTokenizer, AVocabularyThatIsNoJsonGivesTheLine) {
+  MarianCopy copy;
+  copy.dir.write("vocab.json", "{\"</s>\": 0,\n \"<unk>\": 1,,}");
+  EXPECT_NE(copy.load_error().find(copy.dir.file("vocab.json") + ":2:"), std::string::npos);
+}
 
-  TempDir dir4;
-  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_sep_en_mg"), dir4.path());
-  std::remove(dir4.file("target_vocab.json").c_str());
-  EXPECT_NE(error_of([&] { load_marian_tokenizer(dir4.path(), true); }).find("target_vocab.json"), std::string::npos);
+TEST(MarianTokenizer, AMissingTargetVocabularyIsNamed) {
+  MarianCopy copy("marian_sep_en_mg");
+  std::remove(copy.dir.file("target_vocab.json").c_str());
+  EXPECT_NE(copy.load_error(true).find("target_vocab.json"), std::string::npos);
 }
 
 TEST(Vocab, RejectsDuplicateIds) {

@@ -62,32 +62,54 @@ TEST(VerifiedFile, ChecksumIsXxh3OfTheBytes) {
   EXPECT_NE(io::verified_checksum(text.data(), text.size()), io::verified_checksum("ordp", 4));
 }
 
-TEST(VerifiedFile, WrittenPartsReadBackWholeAndAligned) {
-  testing::TempDir dir;
-  std::vector<uint8_t> a, b;
-  const std::string path = write_sample(dir, a, b);
-  const io::VerifiedFile file = io::read_verified_file(path, kMagic, 1 << 20);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(file.data.get()) % io::kVerifiedFileAlign, 0u);
-  size_t bytes = 0;
-  const uint8_t* pa = file.part(file.header.at("a"), &bytes);
-  ASSERT_EQ(bytes, a.size());
-  EXPECT_EQ(std::memcmp(pa, a.data(), a.size()), 0);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(pa) % io::kVerifiedFileAlign, 0u);
-  const uint8_t* pb = file.part(file.header.at("b"), &bytes);
-  ASSERT_EQ(bytes, b.size());
-  EXPECT_EQ(std::memcmp(pb, b.data(), b.size()), 0);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(pb) % io::kVerifiedFileAlign, 0u);
-  // The checksum is the last 8 bytes, over every byte before them.
-  const std::string content = read(path);
+// The sample file, written and read back.
+class VerifiedFileSample : public ::testing::Test {
+ protected:
+  void SetUp() override { file_ = io::read_verified_file(path_, kMagic, 1 << 20); }
+  // Part `name`'s bytes in the file read, checked to be `expected` long.
+  const uint8_t* part(const char* name, const std::vector<uint8_t>& expected) {
+    size_t bytes = 0;
+    const uint8_t* p = file_.part(file_.header.at(name), &bytes);
+    EXPECT_EQ(bytes, expected.size()) << name;
+    return bytes == expected.size() ? p : nullptr;
+  }
+  testing::TempDir dir_;
+  std::vector<uint8_t> a_, b_;
+  const std::string path_ = write_sample(dir_, a_, b_);
+  io::VerifiedFile file_;
+};
+
+TEST_F(VerifiedFileSample, EachPartReadsBackWhole) {
+  const uint8_t* pa = part("a", a_);
+  ASSERT_NE(pa, nullptr);
+  EXPECT_EQ(std::memcmp(pa, a_.data(), a_.size()), 0);
+  const uint8_t* pb = part("b", b_);
+  ASSERT_NE(pb, nullptr);
+  EXPECT_EQ(std::memcmp(pb, b_.data(), b_.size()), 0);
+}
+
+TEST_F(VerifiedFileSample, TheDataAndEachPartArePageAligned) {
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(file_.data.get()) % io::kVerifiedFileAlign, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(part("a", a_)) % io::kVerifiedFileAlign, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(part("b", b_)) % io::kVerifiedFileAlign, 0u);
+}
+
+TEST_F(VerifiedFileSample, TheChecksumIsTheLast8BytesOverEveryByteBefore) {
+  const std::string content = read(path_);
   uint64_t stored = 0;
   for (int i = 7; i >= 0; --i) stored = (stored << 8) | static_cast<uint8_t>(content[content.size() - 8 + i]);
   EXPECT_EQ(stored, io::verified_checksum(content.data(), content.size() - 8));
-  // No temporary file is left beside it.
-  EXPECT_EQ(std::system(("test $(ls '" + dir.path() + "' | wc -l) -eq 1").c_str()), 0);
-  // A range outside the data is refused, not read.
-  EXPECT_THROW(file.part(nlohmann::json::array({8190, 100}), &bytes), Error);
-  EXPECT_THROW(file.part(nlohmann::json::array({-1, 1}), &bytes), Error);
-  EXPECT_THROW(file.part(nlohmann::json("x"), &bytes), Error);
+}
+
+TEST_F(VerifiedFileSample, NoTemporaryFileIsLeftBesideIt) {
+  EXPECT_EQ(std::system(("test $(ls '" + dir_.path() + "' | wc -l) -eq 1").c_str()), 0);
+}
+
+TEST_F(VerifiedFileSample, ARangeOutsideTheDataIsRefusedNotRead) {
+  size_t bytes = 0;
+  EXPECT_THROW(file_.part(nlohmann::json::array({8190, 100}), &bytes), Error);
+  EXPECT_THROW(file_.part(nlohmann::json::array({-1, 1}), &bytes), Error);
+  EXPECT_THROW(file_.part(nlohmann::json("x"), &bytes), Error);
 }
 
 TEST(VerifiedFile, EveryChangedByteIsRefused) {
@@ -135,7 +157,7 @@ TEST(VerifiedFile, TruncatedOrGrownFilesAreRefused) {
   EXPECT_NE(read_error(path).find("wrong magic"), std::string::npos) << read_error(path);
 }
 
-TEST(VerifiedFile, FifoAndDirectoryAreRefusedWithoutWaiting) {
+TEST(VerifiedFile, AFifoIsRefusedWithoutWaiting) {
   testing::TempDir dir;
   const std::string fifo = dir.file("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
@@ -143,43 +165,64 @@ TEST(VerifiedFile, FifoAndDirectoryAreRefusedWithoutWaiting) {
   const std::string error = read_error(fifo);  // nobody ever writes to it: a blocking open would hang
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_NE(error.find("FIFO"), std::string::npos) << error;
+}
+
+TEST(VerifiedFile, ADirectoryIsRefused) {
+  testing::TempDir dir;
   EXPECT_NE(read_error(dir.path()).find("directory"), std::string::npos) << read_error(dir.path());
+}
+
+TEST(VerifiedFile, AMissingFileIsNamed) {
+  testing::TempDir dir;
   EXPECT_NE(read_error(dir.file("missing")).find(dir.file("missing")), std::string::npos);
 }
 
 // A file read on several threads (consecutive shares at once, io::read_verified_file's
 // `threads`) gives the same bytes, and a byte changed in any share, the last included, fails
 // its checksum as it does on one thread.
-TEST(VerifiedFile, ReadOnSeveralThreadsGivesTheSameBytesAndTheSameChecks) {
-  testing::TempDir dir;
-  std::vector<uint8_t> big(size_t{9} << 20);  // several 2 MB shares
-  uint32_t state = 7;
-  for (uint8_t& byte : big) byte = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
-  io::VerifiedFileWriter writer;
-  const nlohmann::json header = {{"big", writer.add(big.data(), big.size())}};
-  const std::string path = dir.file("big.bin");
-  writer.write(path, kMagic, header);
-  const std::string good = read(path);
+// A file of one 9 MB part (several 2 MB shares for the reading threads).
+class VerifiedFileOnThreads : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    big_.resize(size_t{9} << 20);
+    uint32_t state = 7;
+    for (uint8_t& byte : big_) byte = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
+    io::VerifiedFileWriter writer;
+    const nlohmann::json header = {{"big", writer.add(big_.data(), big_.size())}};
+    writer.write(path_, kMagic, header);
+    good_ = read(path_);
+  }
+  testing::TempDir dir_;
+  const std::string path_ = dir_.file("big.bin");
+  std::vector<uint8_t> big_;
+  std::string good_;  // the file's bytes
+};
+
+TEST_F(VerifiedFileOnThreads, ReadOnAnyNumberOfThreadsGivesTheSameBytes) {
   for (const int threads : {1, 2, 3, 8}) {
-    const io::VerifiedFile file = io::read_verified_file(path, kMagic, size_t{1} << 30, threads);
+    const io::VerifiedFile file = io::read_verified_file(path_, kMagic, size_t{1} << 30, threads);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(file.data.get()) % io::kVerifiedFileAlign, 0u);
     size_t bytes = 0;
     const uint8_t* part = file.part(file.header.at("big"), &bytes);
-    ASSERT_EQ(bytes, big.size());
-    EXPECT_EQ(std::memcmp(part, big.data(), big.size()), 0) << threads << " threads";
-    for (const size_t at : {size_t{5000}, good.size() / 3, good.size() / 2 + 1, good.size() - 9}) {
-      std::string bad = good;
+    ASSERT_EQ(bytes, big_.size());
+    EXPECT_EQ(std::memcmp(part, big_.data(), big_.size()), 0) << threads << " threads";
+  }
+}
+
+TEST_F(VerifiedFileOnThreads, AChangedByteInAnyThreadsShareIsAChecksumMismatch) {
+  for (const int threads : {1, 2, 3, 8}) {
+    for (const size_t at : {size_t{5000}, good_.size() / 3, good_.size() / 2 + 1, good_.size() - 9}) {
+      std::string bad = good_;
       bad[at] = static_cast<char>(bad[at] ^ 1);
-      overwrite(path, bad);
+      overwrite(path_, bad);
       std::string error;
       try {
-        io::read_verified_file(path, kMagic, size_t{1} << 30, threads);
+        io::read_verified_file(path_, kMagic, size_t{1} << 30, threads);
       } catch (const Error& e) {
         error = e.what();
       }
       EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << threads << " threads, byte " << at << ": " << error;
     }
-    overwrite(path, good);
   }
 }
 
