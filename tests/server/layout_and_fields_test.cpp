@@ -38,18 +38,24 @@ std::vector<ordo::AlignedTranslation> plain(const std::vector<std::string>& text
   return out;
 }
 
-TEST(HtmlDocument, TranslatesBlocksAndKeepsMarkupByteForByte) {
-  const std::string html =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><title>A title</title>"
-      "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
-      "<body class='x'  data-n=1>\n  <p>Hello <b>brave</b> new world.</p><!-- a comment -->"
-      "<p>Tom &amp; Jerry &lt;3</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
-      "<noscript>Enable scripts</noscript><template><p>later</p></template>"
-      "<table><tr><td>Cell one</td></tr></table></body></html>";
-  const HtmlDocument layout(html, "en");
-  // A sentence with inline tags is one sentence.
-  EXPECT_EQ(layout.sentences(),
+// A page of every kind of markup: blocks, inline tags, entities, comments, and elements whose
+// text is not translated.
+const std::string kHtmlPage =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><title>A title</title>"
+    "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
+    "<body class='x'  data-n=1>\n  <p>Hello <b>brave</b> new world.</p><!-- a comment -->"
+    "<p>Tom &amp; Jerry &lt;3</p><img src=\"a.png\" alt=\"not translated\">  |  <br/>"
+    "<noscript>Enable scripts</noscript><template><p>later</p></template>"
+    "<table><tr><td>Cell one</td></tr></table></body></html>";
+
+// A sentence with inline tags is one sentence.
+TEST(HtmlDocument, TheSentencesAreTheBlocksTextWithEntitiesDecoded) {
+  EXPECT_EQ(HtmlDocument(kHtmlPage, "en").sentences(),
             (std::vector<std::string>{"A title", "Hello brave new world.", "Tom & Jerry <3", "Cell one"}));
+}
+
+TEST(HtmlDocument, TheMarkupAroundTheTranslatedBlocksIsKeptByteForByte) {
+  const HtmlDocument layout(kHtmlPage, "en");
   const std::string expected =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><title>[A title]</title>"
       "<style>p { color: red; }</style><script>var s = \"a <b> string\";</script></head>\n"
@@ -58,35 +64,58 @@ TEST(HtmlDocument, TranslatesBlocksAndKeepsMarkupByteForByte) {
       "<noscript>Enable scripts</noscript><template><p>later</p></template>"
       "<table><tr><td>[Cell one]</td></tr></table></body></html>";
   EXPECT_EQ(layout.rebuild(marked(layout.sentences())), expected);
+}
+
+TEST(HtmlDocument, AnInlineTagGoesAroundTheSameWordsOfAnUnchangedSentence) {
   EXPECT_EQ(HtmlDocument("<p>a <i>b</i></p>", "en").rebuild(plain({"a b"})), "<p>a <i>b</i></p>");
 }
 
-TEST(HtmlDocument, FragmentsLinesAndOddInput) {
+TEST(HtmlDocument, TextWithoutTagsIsOneFragment) {
   EXPECT_EQ(HtmlDocument("Just text, no tags.", "en").rebuild(plain({"X"})), "X");
+}
+
+TEST(HtmlDocument, LinesInAParagraphAreSentencesAndKeepTheDocumentsLineEnds) {
   const HtmlDocument lines("<p>\n  First line.\r\n  Second line.\n</p>", "en");
   EXPECT_EQ(lines.sentences(), (std::vector<std::string>{"First line.", "Second line."}));
   EXPECT_EQ(lines.rebuild(plain({"1", "2"})), "<p>\r\n  1\r\n  2\r\n</p>");
+}
+
+TEST(HtmlDocument, OddInputRebuildsWithoutThrowing) {
   for (const std::string odd : {std::string(""), std::string("<"), std::string("</p></div>"),
                                 std::string("<p unclosed=\"a>b"), std::string("<table>stray<tr>text</table>"),
                                 std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
     const HtmlDocument layout(odd, "en");
     EXPECT_NO_THROW(layout.rebuild(marked(layout.sentences())));
   }
+}
+
+TEST(HtmlDocument, BlocksOfPunctuationAloneAreNoSentences) {
   EXPECT_TRUE(HtmlDocument("<p> · </p><p>—</p><p>123</p>", "en").sentences() == std::vector<std::string>{"123"});
 }
 
-TEST(HtmlDocument, DeepNestingAndTagCount) {
+// 5000 nested <div>s around one sentence.
+std::string deeply_nested() {
   std::string deep;
   for (int i = 0; i < 5000; ++i) deep += "<div>";
-  deep += "Deep text.";
-  EXPECT_THROW(HtmlDocument(deep, "en"), ordo::Error);  // deeper than HtmlLimits::max_depth (issue 29)
+  return deep + "Deep text.";
+}
+
+TEST(HtmlDocument, NestingDeeperThanTheLimitIsRefused) {
+  EXPECT_THROW(HtmlDocument(deeply_nested(), "en"), ordo::Error);  // deeper than HtmlLimits::max_depth (issue 29)
+}
+
+TEST(HtmlDocument, NestingWithinARaisedLimitIsTranslated) {
+  const std::string deep = deeply_nested();
   ordo::HtmlLimits deeper;
   deeper.max_depth = 6000;
   const HtmlDocument layout(deep, "en", deeper);
   EXPECT_EQ(layout.sentences(), std::vector<std::string>{"Deep text."});
   EXPECT_EQ(layout.rebuild(plain({"X"})), deep.substr(0, deep.size() - 10) + "X");
-  EXPECT_EQ(ordo::html_tag_count(deep), 5000u);
-  EXPECT_EQ(ordo::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
+}
+
+TEST(HtmlDocument, TheTagCountCountsTagsAlone) {
+  EXPECT_EQ(ordo::server::html_tag_count(deeply_nested()), 5000u);
+  EXPECT_EQ(ordo::server::html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
 }
 
 TEST(LineText, LinesBlankLinesAndCrLf) {
@@ -127,28 +156,52 @@ std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-TEST(RequestFields, JsonTypesRangesAndNames) {
-  const RequestFields f = RequestFields::from_json(
+// A JSON body of one field of each type.
+class RequestFieldsOfJson : public ::testing::Test {
+ protected:
+  const RequestFields f_ = RequestFields::from_json(
       R"({"q": ["a", "b"], "source": "en", "n": 3, "x": 2.5, "flag": true, "s": "3", "nul": null})");
-  bool list = false;
-  EXPECT_EQ(*f.texts("q", list), (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(list);
-  EXPECT_EQ(*f.string("source"), "en");
-  EXPECT_EQ(*f.integer("n", 0, 5), 3);
-  EXPECT_DOUBLE_EQ(*f.number("x", 0, 5), 2.5);
-  EXPECT_EQ(*f.boolean("flag"), true);
-  EXPECT_FALSE(f.string("nul").has_value());
-  EXPECT_FALSE(f.string("absent").has_value());
-  EXPECT_EQ(message_of([&] { f.integer("n", 4, 5); }), "Invalid request: field 'n' must be an integer between 4 and 5");
-  EXPECT_EQ(message_of([&] { f.integer("s", 0, 5); }), "Invalid request: field 's' must be an integer between 0 and 5");
-  EXPECT_EQ(message_of([&] { f.string("n"); }), "Invalid request: field 'n' must be a string");
-  EXPECT_EQ(message_of([&] { f.boolean("s"); }), "Invalid request: field 's' must be true or false");
-  EXPECT_EQ(message_of([&] { f.texts("n", list); }),
+  bool list_ = false;
+};
+
+TEST_F(RequestFieldsOfJson, EachFieldReadsAsItsType) {
+  EXPECT_EQ(*f_.texts("q", list_), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(list_);
+  EXPECT_EQ(*f_.string("source"), "en");
+  EXPECT_EQ(*f_.integer("n", 0, 5), 3);
+  EXPECT_DOUBLE_EQ(*f_.number("x", 0, 5), 2.5);
+  EXPECT_EQ(*f_.boolean("flag"), true);
+}
+
+TEST_F(RequestFieldsOfJson, NullAndAbsentFieldsHaveNoValue) {
+  EXPECT_FALSE(f_.string("nul").has_value());
+  EXPECT_FALSE(f_.string("absent").has_value());
+}
+
+TEST_F(RequestFieldsOfJson, AnIntegerOutOfRangeIsNamedWithTheRange) {
+  EXPECT_EQ(message_of([&] { f_.integer("n", 4, 5); }), "Invalid request: field 'n' must be an integer from 4 to 5");
+}
+
+TEST_F(RequestFieldsOfJson, AFieldOfAnotherTypeIsNamedWithTheTypeWanted) {
+  EXPECT_EQ(message_of([&] { f_.integer("s", 0, 5); }), "Invalid request: field 's' must be an integer from 0 to 5");
+  EXPECT_EQ(message_of([&] { f_.string("n"); }), "Invalid request: field 'n' must be a string");
+  EXPECT_EQ(message_of([&] { f_.boolean("s"); }), "Invalid request: field 's' must be true or false");
+  EXPECT_EQ(message_of([&] { f_.texts("n", list_); }),
             "Invalid request: field 'n' must be a string or an array of strings, not number");
-  EXPECT_EQ(message_of([&] { RequestFields::from_json(R"({"q": ["a", 1]})").texts("q", list); }),
+}
+
+TEST_F(RequestFieldsOfJson, ATextListElementOfAnotherTypeIsNamedByItsIndex) {
+  EXPECT_EQ(message_of([&] { RequestFields::from_json(R"({"q": ["a", 1]})").texts("q", list_); }),
             "Invalid request: field 'q' must be a string or an array of strings (element 1 is number)");
-  EXPECT_EQ(status_of([] { RequestFields::from_json("{\"q\": "); }), 400);
+}
+
+TEST(RequestFields, ABodyThatIsNotJsonIs400) { EXPECT_EQ(status_of([] { RequestFields::from_json("{\"q\": "); }), 400); }
+
+TEST(RequestFields, ABodyThatIsNoJsonObjectIsInvalidJson) {
   EXPECT_EQ(message_of([] { RequestFields::from_json("[1]"); }), "Invalid JSON format: the body must be a JSON object");
+}
+
+TEST(RequestFields, InvalidUtf8IsInvalidJson) {
   EXPECT_NE(message_of([] { RequestFields::from_json("{\"q\": \"\xff\"}"); }).find("Invalid JSON format"),
             std::string::npos);
 }
@@ -166,7 +219,7 @@ TEST(RequestFields, FormsAsLibreTranslateClientsSendThem) {
   EXPECT_EQ(status_of([] { RequestFields::from_urlencoded("q=%G1"); }), 400);
   EXPECT_EQ(status_of([] { RequestFields::from_urlencoded("q=%4"); }), 400);
   EXPECT_EQ(message_of([] { RequestFields::from_urlencoded("alternatives=two").integer("alternatives", 0, 3); }),
-            "Invalid request: field 'alternatives' must be an integer between 0 and 3");
+            "Invalid request: field 'alternatives' must be an integer from 0 to 3");
 }
 
 TEST(RequestFields, DecodeOptionsByTheirNames) {
@@ -184,9 +237,9 @@ TEST(RequestFields, DecodeOptionsByTheirNames) {
   EXPECT_EQ(*o.target_lang, "de");
   EXPECT_FALSE(o.max_length.has_value());
   EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"beam_size": 17})"), 16, 1024); }),
-            "Invalid request: field 'beam_size' must be an integer between 1 and 16");
+            "Invalid request: field 'beam_size' must be an integer from 1 to 16");
   EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"top_p": 2})"), 16, 1024); }),
-            "Invalid request: field 'top_p' must be a number between 0.000001 and 1");
+            "Invalid request: field 'top_p' must be a number from 0.000001 to 1");
   EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"sample": 1})"), 16, 1024); }),
             "Invalid request: field 'sample' must be true or false");
 }
@@ -304,30 +357,59 @@ TEST(Metrics, AccessLogDropsAreOneCounterByReason) {
 
 // A request's context (request_context.h) is found by its httplib::Request while its Scope
 // lasts, and not after; whether its client has gone is asked of the real socket.
-TEST(RequestContexts, FoundByTheRequestWhileRegisteredAndClientGoneAsksTheSocket) {
-  using ordo::server::RequestContext;
-  using ordo::server::RequestContexts;
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-  RequestContext context;
-  context.received = std::chrono::steady_clock::now() - std::chrono::seconds(5);
-  context.client_fd = fds[0];
-  RequestContexts contexts;
-  httplib::Request req, other;
-  {
-    RequestContexts::Scope scope(contexts);
-    scope.add(&req, &context);
-    EXPECT_EQ(contexts.of(req).client_fd, fds[0]);
-    EXPECT_EQ(contexts.of(req).received, context.received);
-    EXPECT_EQ(contexts.of(other).client_fd, -1);  // another request: none, received now
-    EXPECT_GT(contexts.of(other).received, context.received + std::chrono::seconds(4));
-    EXPECT_FALSE(contexts.of(req).client_gone());
-    ::close(fds[1]);  // the client hangs up
-    EXPECT_TRUE(contexts.of(req).client_gone());
+// A request's context (received 5 s ago, its client on one end of a socket pair) registered
+// for the scope of a request being answered.
+class RequestContextsScope : public ::testing::Test {
+ protected:
+  using RequestContext = ordo::server::RequestContext;
+  using RequestContexts = ordo::server::RequestContexts;
+  void SetUp() override {
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds_), 0);
+    context_.received = std::chrono::steady_clock::now() - std::chrono::seconds(5);
+    context_.client_fd = fds_[0];
   }
-  EXPECT_EQ(contexts.of(req).client_fd, -1);  // the scope ended
-  EXPECT_FALSE(contexts.of(req).client_gone());
-  ::close(fds[0]);
+  void TearDown() override {
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+  int fds_[2] = {-1, -1};
+  RequestContext context_;
+  RequestContexts contexts_;
+  httplib::Request req_, other_;
+};
+
+TEST_F(RequestContextsScope, ARegisteredRequestsContextIsFound) {
+  RequestContexts::Scope scope(contexts_);
+  scope.add(&req_, &context_);
+  EXPECT_EQ(contexts_.of(req_).client_fd, fds_[0]);
+  EXPECT_EQ(contexts_.of(req_).received, context_.received);
+}
+
+TEST_F(RequestContextsScope, AnotherRequestHasNoClientAndWasReceivedNow) {
+  RequestContexts::Scope scope(contexts_);
+  scope.add(&req_, &context_);
+  EXPECT_EQ(contexts_.of(other_).client_fd, -1);
+  EXPECT_GT(contexts_.of(other_).received, context_.received + std::chrono::seconds(4));
+}
+
+TEST_F(RequestContextsScope, ClientGoneIsTrueOnceTheClientHungUp) {
+  RequestContexts::Scope scope(contexts_);
+  scope.add(&req_, &context_);
+  EXPECT_FALSE(contexts_.of(req_).client_gone());
+  ::close(fds_[1]);
+  fds_[1] = -1;
+  EXPECT_TRUE(contexts_.of(req_).client_gone());
+}
+
+TEST_F(RequestContextsScope, NothingIsFoundOnceTheScopeEnded) {
+  {
+    RequestContexts::Scope scope(contexts_);
+    scope.add(&req_, &context_);
+    ::close(fds_[1]);  // the client hangs up: still no context to say so after the scope
+    fds_[1] = -1;
+  }
+  EXPECT_EQ(contexts_.of(req_).client_fd, -1);
+  EXPECT_FALSE(contexts_.of(req_).client_gone());
 }
 
 }  // namespace
