@@ -117,23 +117,34 @@ long clean_library_kb() {
   return total;
 }
 
-TEST(ProcessState, ConfigureProcessReleasesTheLibrariesCleanPagesAndTheyComeBackWhenUsed) {
-  const DecodeOptions options = greedy(8);
+ProcessOptions release_only() {
+  ProcessOptions options;
+  options.keep_large_buffers_on_heap = false;
+  options.onednn_primitive_cache_capacity = 0;
+  options.release_library_pages = true;
+  return options;
+}
+
+TEST(ProcessState, ReleasingLibraryPagesDropsMostOfTheLibrariesCleanPages) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));
-  const auto before = translator.translate({"Hello world."}, options);
-  ProcessOptions release_only;
-  release_only.keep_large_buffers_on_heap = false;
-  release_only.onednn_primitive_cache_capacity = 0;
-  release_only.release_library_pages = true;
-  configure_process(release_only);
+  translator.translate({"Hello world."}, greedy(8));
+  configure_process(release_only());
   const long resident = clean_library_kb();
   ASSERT_GT(resident, 10 * 1024) << "LibTorch's libraries hold more than 10 MB of resident clean pages after a translation";
   const size_t released = pipeline::release_library_pages();
   const long after = clean_library_kb();
   EXPECT_GT(released, size_t{5} << 20);
   EXPECT_LT(after, resident / 2) << "resident clean library pages: " << resident << " kB before the release";
-  // The code dropped comes back from the files: a Translator loaded and run afterwards (and
-  // the one loaded before) give the same tokens.
+}
+
+// The code dropped comes back from the files: a Translator loaded and run afterwards (and the
+// one loaded before) give the same tokens.
+TEST(ProcessState, ReleasedLibraryPagesComeBackWhenUsed) {
+  const DecodeOptions options = greedy(8);
+  const Translator translator(fixture_dir("marian_opus_en_mg"));
+  const auto before = translator.translate({"Hello world."}, options);
+  configure_process(release_only());
+  ASSERT_GT(pipeline::release_library_pages(), 0u);
   const Translator reloaded(fixture_dir("marian_opus_en_mg"));
   EXPECT_EQ(reloaded.translate({"Hello world."}, options)[0].hypotheses[0].ids, before[0].hypotheses[0].ids);
   EXPECT_EQ(translator.translate({"Hello world."}, options)[0].hypotheses[0].ids, before[0].hypotheses[0].ids);
@@ -146,11 +157,7 @@ TEST(ProcessState, ConfigureProcessReleasesTheLibrariesCleanPagesAndTheyComeBack
 // ms later) lost them: the same loop outside the suite crashed within 5 s, 2 runs of 3, and
 // `ordo summarize` died of it once in CI.
 TEST(ProcessState, ReleasingLibraryPagesWhileAThreadLoadsLibrariesLosesNoRelocation) {
-  ProcessOptions release_only;
-  release_only.keep_large_buffers_on_heap = false;
-  release_only.onednn_primitive_cache_capacity = 0;
-  release_only.release_library_pages = true;
-  configure_process(release_only);
+  configure_process(release_only());
   static const char* const kWords[] = {"zero", "one", "two", "three", "four", "five", "six", "seven"};
   std::atomic<bool> stop{false};
   std::atomic<long> loads{0}, wrong{0};
@@ -185,7 +192,8 @@ TEST(ProcessState, ReleasingLibraryPagesWhileAThreadLoadsLibrariesLosesNoRelocat
   std::cout << releases << " releases beside " << loads.load() << " loads\n";
 }
 
-TEST(ProcessState, InterThreadsWorkersGiveTheSameResultsAndLiveWithTheTranslator) {
+// The workers live as long as the Translator: every call on it uses them.
+TEST(ProcessState, InterThreadsWorkersGiveTheSerialResultsCallAfterCall) {
   const std::vector<std::string> sentences = {"Hello world.", "How are you?", "A man rides a bike.",
                                               "The cat sleeps.", "Good morning to all of you."};
   const DecodeOptions options = greedy(12);
@@ -203,17 +211,21 @@ TEST(ProcessState, InterThreadsWorkersGiveTheSameResultsAndLiveWithTheTranslator
   }
 }
 
-TEST(WorkerPool, RunsEachTaskOnTheWorkersAndWaits) {
+TEST(WorkerPool, RunReturnsAfterEveryTaskRan) {
   pipeline::WorkerPool pool(2);
   std::atomic<int> ran{0};
+  pool.run(6, [&] { ++ran; });
+  EXPECT_EQ(ran.load(), 6);
+}
+
+TEST(WorkerPool, TasksRunOnTheWorkersNotTheCaller) {
+  pipeline::WorkerPool pool(2);
   std::mutex mutex;
   std::set<std::thread::id> threads;
   pool.run(6, [&] {
-    ++ran;
     std::lock_guard<std::mutex> lock(mutex);
     threads.insert(std::this_thread::get_id());
   });
-  EXPECT_EQ(ran.load(), 6);
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "tasks run on the workers, not the caller";
   EXPECT_LE(threads.size(), 2u);
 }

@@ -45,24 +45,39 @@ std::map<std::string, at::Tensor> parameters(models::Seq2SeqModel& model) {
   return out;
 }
 
-TEST(CheckpointAveraging, KeepsTheNewestAndAveragesThem) {
+// Four tiny models saved as checkpoints of steps 250 to 1000, keeping 3, and their parameters.
+struct SavedCheckpoints {
   testing::TempDir tmp;
-  const std::string dir = tmp.file("checkpoints");
-  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  std::string dir = tmp.file("checkpoints");
   std::vector<std::map<std::string, at::Tensor>> states;
   std::vector<std::string> kept;
-  for (int64_t step : {250, 500, 750, 1000}) {  // 1000 sorts after 750: by step, not by name
-    models::Seq2SeqModel model = tiny_model(static_cast<uint64_t>(step));
-    states.push_back(parameters(model));
-    kept = train::save_checkpoint(dir, step, model, 3);
-  }
-  ASSERT_EQ(kept.size(), 3u);
-  EXPECT_EQ(kept.front(), dir + "/step-500.safetensors");
-  EXPECT_EQ(kept.back(), dir + "/step-1000.safetensors");
-  EXPECT_EQ(train::list_checkpoints(dir), kept);
 
+  void save() {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    for (int64_t step : {250, 500, 750, 1000}) {  // 1000 sorts after 750: by step, not by name
+      models::Seq2SeqModel model = tiny_model(static_cast<uint64_t>(step));
+      states.push_back(parameters(model));
+      kept = train::save_checkpoint(dir, step, model, 3);
+    }
+  }
+};
+
+TEST(CheckpointAveraging, SavingKeepsTheNewestCheckpointsByStep) {
+  SavedCheckpoints saved;
+  ASSERT_NO_FATAL_FAILURE(saved.save());
+  ASSERT_EQ(saved.kept.size(), 3u);
+  EXPECT_EQ(saved.kept.front(), saved.dir + "/step-500.safetensors");
+  EXPECT_EQ(saved.kept.back(), saved.dir + "/step-1000.safetensors");
+  EXPECT_EQ(train::list_checkpoints(saved.dir), saved.kept);
+}
+
+TEST(CheckpointAveraging, AveragingGivesTheMeanOfTheKeptCheckpoints) {
+  SavedCheckpoints saved;
+  ASSERT_NO_FATAL_FAILURE(saved.save());
+  ASSERT_EQ(saved.kept.size(), 3u);
   models::Seq2SeqModel model = tiny_model(1);
-  train::average_checkpoints(kept, model);
+  train::average_checkpoints(saved.kept, model);
+  const auto& states = saved.states;
   int checked = 0;
   model.visit([&](const std::string& name, at::Tensor& p) {
     const at::Tensor expected = (states[1].at(name).to(at::kDouble) + states[2].at(name).to(at::kDouble) +
@@ -124,23 +139,39 @@ TEST(OrdoTrainInit, StartsFromTheBundledFolderUnchanged) {
   EXPECT_EQ(testing::read_file(tmp.file("work") + "/best/vocab.json"), testing::read_file(bundled + "/vocab.json"));
 }
 
-TEST(OrdoTrainInit, TrainsAndAveragesFromTheBundledFolder) {
+// One epoch from the bundled en-de folder, validating every 2 steps and averaging the last 2
+// checkpoints, run once for the tests that read it.
+struct TrainedFromBundled {
   testing::TempDir tmp;
-  const std::string work = tmp.file("work");
-  const testing::CliRun run = testing::run_shell(
+  std::string work = tmp.file("work");
+  testing::CliRun run = testing::run_shell(
       train_command(work, "--init " + std::string(ORDO_SOURCE_DIR) +
                               "/models/en-de --max-epochs 1 --valid-every 2 --average 2 --lr 1e-5 --warmup 1"),
       tmp);
+};
+
+const TrainedFromBundled& trained_from_bundled() {
+  static const TrainedFromBundled made;
+  return made;
+}
+
+// Continued, not restarted: a trained model's loss (random weights start near ln 8001 = 9).
+TEST(OrdoTrainInit, TrainingContinuesFromTheBundledWeights) {
+  const testing::CliRun& run = trained_from_bundled().run;
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  // Continued, not restarted: a trained model's loss (random weights start near ln 8001 = 9).
   const size_t at = run.err.find("valid step 2 | loss ");
   ASSERT_NE(at, std::string::npos) << run.err;
   EXPECT_LT(std::stod(run.err.substr(at + 20)), 3.0) << run.err;
-  EXPECT_NE(run.err.find("averaged 2 checkpoints"), std::string::npos) << run.err;
-  EXPECT_EQ(train::list_checkpoints(work + "/checkpoints").size(), 2u);
-  const io::SafetensorsFile averaged(work + "/averaged/model.safetensors");
+}
+
+TEST(OrdoTrainInit, TrainingFromTheBundledFolderAveragesItsLastCheckpoints) {
+  const TrainedFromBundled& trained = trained_from_bundled();
+  ASSERT_EQ(trained.run.exit_code, 0) << trained.run.err;
+  EXPECT_NE(trained.run.err.find("averaged 2 checkpoints"), std::string::npos) << trained.run.err;
+  EXPECT_EQ(train::list_checkpoints(trained.work + "/checkpoints").size(), 2u);
+  const io::SafetensorsFile averaged(trained.work + "/averaged/model.safetensors");
   EXPECT_TRUE(averaged.contains("model.shared.weight"));
-  EXPECT_FALSE(testing::read_file(work + "/averaged/vocab.json").empty());
+  EXPECT_FALSE(testing::read_file(trained.work + "/averaged/vocab.json").empty());
 }
 
 TEST(LayerStacking, EachTrainedLayerServesItsNeighbours) {
