@@ -71,15 +71,27 @@ TEST(Safetensors, RoundTripsAllFloatTypes) {
   EXPECT_EQ(file.metadata().at("format"), "pt");
 }
 
-TEST(Safetensors, HeaderIsAlignedAndDataFollows) {
+// The bytes of a file of one 4-byte tensor, and its header's length (the first 8 bytes).
+struct OneTensorFile {
+  OneTensorFile() {
+    write_safetensors(dir.file("m.safetensors"), {{"x", DType::F32, {1}, float32_bytes({2.0f})}});
+    std::ifstream in(dir.file("m.safetensors"), std::ios::binary);
+    content.assign((std::istreambuf_iterator<char>(in)), {});
+    for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<uint8_t>(content[i]);
+  }
   TempDir dir;
-  write_safetensors(dir.file("m.safetensors"), {{"x", DType::F32, {1}, float32_bytes({2.0f})}});
-  std::ifstream in(dir.file("m.safetensors"), std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), {});
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(content[i]);
-  EXPECT_EQ((8 + n) % 8, 0u);
-  EXPECT_EQ(content.size(), 8 + n + 4);
+  std::string content;
+  uint64_t header_bytes = 0;
+};
+
+TEST(Safetensors, TheHeaderEndsOnAnEightByteBoundary) {
+  const OneTensorFile f;
+  EXPECT_EQ((8 + f.header_bytes) % 8, 0u);
+}
+
+TEST(Safetensors, TheDataFollowsTheHeader) {
+  const OneTensorFile f;
+  EXPECT_EQ(f.content.size(), 8 + f.header_bytes + 4);
 }
 
 TEST(Safetensors, MissingFileNamesThePath) {
@@ -163,16 +175,22 @@ TEST(Safetensors, FirstNonFiniteFindsEveryNanAndInfinity) {
   check(DType::F64, 8, 0x7fefffffffffffff, {0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000});
 }
 
-TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
+TEST(Safetensors, AMissingTensorIsNamed) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
   SafetensorsFile file(dir.file("m.safetensors"));
   EXPECT_NE(error_of([&] { file.get("v"); }).find("tensor 'v' is missing"), std::string::npos);
+}
+
+TEST(Safetensors, ATensorOfAnotherShapeIsNamedWithBothShapes) {
+  TempDir dir;
+  write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
+  SafetensorsFile file(dir.file("m.safetensors"));
   EXPECT_NE(error_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"),
             std::string::npos);
 }
 
-TEST(Safetensors, WriterRejectsInconsistentTensorAndKeepsOldFile) {
+TEST(Safetensors, AnInconsistentTensorIsRefusedAndTheOldFileKept) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {1}, float32_bytes({7})}});
   EXPECT_THROW(write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {3}, float32_bytes({1})}}), Error);
@@ -182,26 +200,46 @@ TEST(Safetensors, WriterRejectsInconsistentTensorAndKeepsOldFile) {
 
 // Issue 29: a mapped file that shrinks kills its reader with SIGBUS. read() copies from the
 // file itself: the same bytes as the mapping while the file is whole, an error once cut short.
-TEST(Safetensors, ReadCopiesFromTheFileAndRefusesAFileCutShort) {
-  TempDir dir;
-  std::vector<float> big(4096), small = {1, 2, 3};
-  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
-  write_safetensors(dir.file("m.safetensors"),
-                    {{"a", DType::F32, {3}, float32_bytes(small)}, {"z", DType::F32, {4096}, float32_bytes(big)}});
-  SafetensorsFile file(dir.file("m.safetensors"));
-  const TensorView& z = file.get("z");
+// A file of a small tensor "a" and a 4096-float tensor "z" (element i is i / 2), opened.
+class SafetensorsRead : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<float> big(4096), small = {1, 2, 3};
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+    write_safetensors(path_, {{"a", DType::F32, {3}, float32_bytes(small)}, {"z", DType::F32, {4096}, float32_bytes(big)}});
+    file_ = std::make_unique<SafetensorsFile>(path_);
+  }
+  TempDir dir_;
+  const std::string path_ = dir_.file("m.safetensors");
+  std::unique_ptr<SafetensorsFile> file_;
+};
+
+TEST_F(SafetensorsRead, ARangeIsCopiedFromTheFile) {
+  const TensorView& z = file_->get("z");
   std::vector<float> copy(100);
-  file.read(z, 400, 400, copy.data());
+  file_->read(z, 400, 400, copy.data());
   EXPECT_EQ(std::memcmp(copy.data(), static_cast<const uint8_t*>(z.data) + 400, 400), 0);
   EXPECT_EQ(copy[0], 50.0f);
-  EXPECT_NE(error_of([&] { file.read(z, z.nbytes - 4, 8, copy.data()); }).find("out of range"), std::string::npos);
+}
 
-  ASSERT_EQ(::truncate(dir.file("m.safetensors").c_str(), static_cast<off_t>(z.offset + 1000)), 0);
+TEST_F(SafetensorsRead, ARangePastTheTensorIsRefused) {
+  const TensorView& z = file_->get("z");
+  std::vector<float> copy(2);
+  EXPECT_NE(error_of([&] { file_->read(z, z.nbytes - 4, 8, copy.data()); }).find("out of range"), std::string::npos);
+}
+
+TEST_F(SafetensorsRead, AFileCutShortWhileReadIsRefusedNamingIt) {
+  const TensorView& z = file_->get("z");
+  ASSERT_EQ(::truncate(path_.c_str(), static_cast<off_t>(z.offset + 1000)), 0);
   std::vector<float> all(4096);
-  const std::string error = error_of([&] { file.read(z, 0, z.nbytes, all.data()); });
-  EXPECT_NE(error.find(dir.file("m.safetensors") + ": truncated while being read"), std::string::npos) << error;
+  const std::string error = error_of([&] { file_->read(z, 0, z.nbytes, all.data()); });
+  EXPECT_NE(error.find(path_ + ": truncated while being read"), std::string::npos) << error;
+}
+
+TEST_F(SafetensorsRead, WhatLiesBeforeTheCutIsStillReadable) {
+  ASSERT_EQ(::truncate(path_.c_str(), static_cast<off_t>(file_->get("z").offset + 1000)), 0);
   float first[3];
-  file.read(file.get("a"), 0, sizeof(first), first);  // before the cut: still readable
+  file_->read(file_->get("a"), 0, sizeof(first), first);
   EXPECT_EQ(first[2], 3.0f);
 }
 
