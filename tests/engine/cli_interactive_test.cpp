@@ -111,23 +111,43 @@ TEST(CliScore, RoundTripOfTranslateJson) {
   EXPECT_GE(cut, 1);
 }
 
-TEST(CliScore, BadInputNamesTheFileAndLine) {
+// `ordo score -m <model>` of three source lines against a targets file holding `targets`.
+struct ScoreRun {
   TempDir dir;
-  const std::string model = fixture_dir("pegasus");
-  const std::string src = dir.write("src.txt", "one\ntwo\nthree\n");
-  const auto fewer = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("t.txt", "a\nb\n"));
-  EXPECT_EQ(fewer.exit_code, 1);
-  EXPECT_NE(fewer.err.find("t.txt has 2 lines but " + src + " has 3"), std::string::npos) << fewer.err;
-  const auto more = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("u.txt", "a\nb\nc\nd\n"));
-  EXPECT_EQ(more.exit_code, 1);
-  EXPECT_NE(more.err.find("u.txt has 4 lines but " + src + " has 3"), std::string::npos) << more.err;
-  const auto bad = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("v.txt", "a\nb\xff\nc\n"));
-  EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("v.txt line 2"), std::string::npos) << bad.err;
-  const auto fsmt = run_ordo("score -m " + fixture_dir("fsmt") + " -i " + src + " -r " + dir.write("w.txt", "a\nb\nc\n"));
-  EXPECT_EQ(fsmt.exit_code, 1);
-  EXPECT_NE(fsmt.err.find("w.txt line 1: FSMT models take no target text"), std::string::npos) << fsmt.err;
-  const auto missing = run_ordo("score -m " + model + " -i " + src);
+  std::string src = dir.write("src.txt", "one\ntwo\nthree\n");
+  std::string tgt;
+  testing::CliRun run;
+  ScoreRun(const std::string& model, const std::string& name, const std::string& targets)
+      : tgt(dir.write(name, targets)), run(run_ordo("score -m " + model + " -i " + src + " -r " + tgt)) {}
+};
+
+TEST(CliScore, FewerTargetLinesAreAnErrorNamingBothFiles) {
+  const ScoreRun fewer(fixture_dir("pegasus"), "t.txt", "a\nb\n");
+  EXPECT_EQ(fewer.run.exit_code, 1);
+  EXPECT_NE(fewer.run.err.find("t.txt has 2 lines but " + fewer.src + " has 3"), std::string::npos) << fewer.run.err;
+}
+
+TEST(CliScore, MoreTargetLinesAreAnErrorNamingBothFiles) {
+  const ScoreRun more(fixture_dir("pegasus"), "u.txt", "a\nb\nc\nd\n");
+  EXPECT_EQ(more.run.exit_code, 1);
+  EXPECT_NE(more.run.err.find("u.txt has 4 lines but " + more.src + " has 3"), std::string::npos) << more.run.err;
+}
+
+TEST(CliScore, InvalidUtf8InTheTargetsNamesTheFileAndLine) {
+  const ScoreRun bad(fixture_dir("pegasus"), "v.txt", "a\nb\xff\nc\n");
+  EXPECT_EQ(bad.run.exit_code, 1);
+  EXPECT_NE(bad.run.err.find("v.txt line 2"), std::string::npos) << bad.run.err;
+}
+
+TEST(CliScore, TargetsForAnFsmtModelAreAnErrorNamingTheFileAndLine) {
+  const ScoreRun fsmt(fixture_dir("fsmt"), "w.txt", "a\nb\nc\n");
+  EXPECT_EQ(fsmt.run.exit_code, 1);
+  EXPECT_NE(fsmt.run.err.find("w.txt line 1: FSMT models take no target text"), std::string::npos) << fsmt.run.err;
+}
+
+TEST(CliScore, ScoringWithoutTargetsIsAnOptionErrorNamingTargets) {
+  TempDir dir;
+  const auto missing = run_ordo("score -m " + fixture_dir("pegasus") + " -i " + dir.write("src.txt", "one\ntwo\nthree\n"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--targets"), std::string::npos) << missing.err;
 }
@@ -185,27 +205,36 @@ TEST(CliTargetPrefix, FileLinesPrefixTheirInputLines) {
   }
 }
 
-TEST(CliTargetPrefix, LineCountsAndUnitsAreChecked) {
-  const std::string model = fixture_dir("marian_opus_en_mg");
+// `ordo translate -q -m <marian> <options> --target-prefix-file <prefixes>` of `input`.
+testing::CliRun translate_with_prefixes(const std::string& options, const std::string& name, const std::string& prefixes,
+                                        const std::string& input) {
   TempDir dir;
-  const auto fewer = run_ordo("translate -q -m " + model + " --max-length 3 --target-prefix-file " +
-                                  dir.write("one.txt", "Ny\n"),
-                              "a\nb\n");
+  return run_ordo("translate -q -m " + fixture_dir("marian_opus_en_mg") + " " + options + " --target-prefix-file " +
+                      dir.write(name, prefixes),
+                  input);
+}
+
+TEST(CliTargetPrefix, FewerPrefixLinesThanInputLinesAreAnError) {
+  const auto fewer = translate_with_prefixes("--max-length 3", "one.txt", "Ny\n", "a\nb\n");
   EXPECT_EQ(fewer.exit_code, 1);
   EXPECT_NE(fewer.err.find("one.txt has 1 lines, fewer than the input (stdin line 2)"), std::string::npos) << fewer.err;
-  const auto more = run_ordo("translate -q -m " + model + " --max-length 3 --target-prefix-file " +
-                                 dir.write("three.txt", "Ny\n\nNy\n"),
-                             "a\nb\n");
+}
+
+TEST(CliTargetPrefix, MorePrefixLinesThanInputLinesAreAnError) {
+  const auto more = translate_with_prefixes("--max-length 3", "three.txt", "Ny\n\nNy\n", "a\nb\n");
   EXPECT_EQ(more.exit_code, 1);
   EXPECT_NE(more.err.find("three.txt has 3 lines, more than the 2 input lines"), std::string::npos) << more.err;
-  const auto paragraphs = run_ordo("translate -q -m " + model + " --paragraphs --target-prefix-file " +
-                                       dir.write("p.txt", "Ny\n"),
-                                   "a\n");
+}
+
+TEST(CliTargetPrefix, PrefixesOfParagraphsAreRefused) {
+  const auto paragraphs = translate_with_prefixes("--paragraphs", "p.txt", "Ny\n", "a\n");
   EXPECT_EQ(paragraphs.exit_code, 1);
   EXPECT_NE(paragraphs.err.find("--target-prefix-file works on lines translated whole"), std::string::npos)
       << paragraphs.err;
-  const auto bad = run_ordo("translate -q -m " + model + " --target-prefix-file " + dir.write("b.txt", "Ny\n\xff\n"),
-                            "a\nb\n");
+}
+
+TEST(CliTargetPrefix, InvalidUtf8InThePrefixFileNamesTheLine) {
+  const auto bad = translate_with_prefixes("", "b.txt", "Ny\n\xff\n", "a\nb\n");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("b.txt line 2"), std::string::npos) << bad.err;
 }

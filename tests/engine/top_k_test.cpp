@@ -21,12 +21,25 @@ TEST(TopKRows, MatchesAtTopkOnRandomRows) {
   }
 }
 
-TEST(TopKRows, TiesKeepTheLowerColumnFirstAndMinusInfinityCounts) {
-  const float inf = std::numeric_limits<float>::infinity();
-  const at::Tensor scores = at::tensor({1.0f, 3.0f, 3.0f, -inf, 2.0f, 3.0f, -inf, -inf}, at::kFloat).view({2, 4});
-  const kernels::TopK top = kernels::top_k_rows(scores, 3);
-  EXPECT_EQ(top.indices, (std::vector<int64_t>{1, 2, 0, 1, 0, 2}));
-  EXPECT_EQ(top.values, (std::vector<float>{3, 3, 1, 3, 2, -inf}));
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The top 3 of [1 3 3 -inf] and [2 3 -inf -inf].
+kernels::TopK top3_of_ties_and_infinities() {
+  return kernels::top_k_rows(at::tensor({1.0f, 3.0f, 3.0f, -kInf, 2.0f, 3.0f, -kInf, -kInf}, at::kFloat).view({2, 4}), 3);
+}
+
+TEST(TopKRows, TiesKeepTheLowerColumnFirst) {
+  const kernels::TopK top = top3_of_ties_and_infinities();
+  ASSERT_EQ(top.indices.size(), 6u);
+  EXPECT_EQ(std::vector<int64_t>(top.indices.begin(), top.indices.begin() + 3), (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(std::vector<float>(top.values.begin(), top.values.begin() + 3), (std::vector<float>{3, 3, 1}));
+}
+
+TEST(TopKRows, MinusInfinityCountsWhenTheRowHasTooFewFiniteValues) {
+  const kernels::TopK top = top3_of_ties_and_infinities();
+  ASSERT_EQ(top.indices.size(), 6u);
+  EXPECT_EQ(std::vector<int64_t>(top.indices.begin() + 3, top.indices.end()), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(std::vector<float>(top.values.begin() + 3, top.values.end()), (std::vector<float>{3, 2, -kInf}));
 }
 
 }  // namespace
