@@ -99,20 +99,25 @@ TEST_P(Issue13TokenizerGolden, EveryGeneratedSequenceDecodesToTheGoldenTextAndTo
   EXPECT_GE(tokens, 8 + 2 * 8 * 4);
 }
 
-TEST_P(Issue13TokenizerGolden, SpecialIdsDecodeToNothingAndEosEndsTheInput) {
+TEST_P(Issue13TokenizerGolden, EosEndsTheInput) {
   const json golden = ordo::testing::load_golden(GetParam());
-  const auto tokenizer = load(GetParam());
-  const json& special = golden["special_ids"];
-  const Ids empty = tokenizer->encode("");
+  const Ids empty = load(GetParam())->encode("");
   ASSERT_FALSE(empty.empty());
-  EXPECT_EQ(empty.back(), special["tokenizer_eos_token_id"].get<int64_t>());
-  EXPECT_EQ(tokenizer->decode({special["tokenizer_pad_token_id"].get<int64_t>(),
-                               special["tokenizer_unk_token_id"].get<int64_t>(),
-                               special["tokenizer_eos_token_id"].get<int64_t>()}),
+  EXPECT_EQ(empty.back(), golden["special_ids"]["tokenizer_eos_token_id"].get<int64_t>());
+}
+
+TEST_P(Issue13TokenizerGolden, SpecialIdsDecodeToNothing) {
+  const json golden = ordo::testing::load_golden(GetParam());
+  const json& special = golden["special_ids"];
+  EXPECT_EQ(load(GetParam())->decode({special["tokenizer_pad_token_id"].get<int64_t>(),
+                                      special["tokenizer_unk_token_id"].get<int64_t>(),
+                                      special["tokenizer_eos_token_id"].get<int64_t>()}),
             "");
-  // Every id encode() can produce fits the model's embedding table.
+}
+
+TEST_P(Issue13TokenizerGolden, EveryIdEncodeCanGiveFitsTheEmbeddingTable) {
   const json config = json::parse(std::ifstream(ordo::testing::fixture_dir(GetParam()) + "/config.json"));
-  EXPECT_LE(tokenizer->source_id_range().limit, config["vocab_size"].get<int64_t>());
+  EXPECT_LE(load(GetParam())->source_id_range().limit, config["vocab_size"].get<int64_t>());
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Issue13TokenizerGolden, ::testing::Values("bart", "mbart50", "t5", "t5_v1"));
@@ -189,17 +194,28 @@ TEST(BartTokenizer, AnEmptySpecialTokenMatchesNothing) {
   EXPECT_EQ(bart->encode("Hello world"), (Ids{0, 31414, 232, 2}));
 }
 
-TEST(BartTokenizer, DecodingKeepsTheLeadingSpaceAndReplacesBrokenCharacters) {
+TEST(BartTokenizer, DecodingKeepsTheLeadingSpace) {
+  EXPECT_EQ(load("bart")->decode({2, 0, 20920, 232, 2}), " Hello world");
+}
+
+// 48414 'æĿ' + 15389 '±' are the bytes of 東; the first alone is an incomplete character.
+TEST(BartTokenizer, BytesOfACharacterSplitOverTokensDecodeToIt) {
+  EXPECT_EQ(load("bart")->decode({48414, 15389}), "東");
+}
+
+TEST(BartTokenizer, AnIncompleteCharacterDecodesToTheReplacementCharacter) {
   const auto bart = load("bart");
-  EXPECT_EQ(bart->decode({2, 0, 20920, 232, 2}), " Hello world");
-  // 48414 'æĿ' + 15389 '±' are the bytes of 東; the first alone is an incomplete character.
-  EXPECT_EQ(bart->decode({48414, 15389}), "東");
   EXPECT_EQ(bart->decode({48414}), "\xef\xbf\xbd");
   EXPECT_EQ(bart->decode({48414, 232}), "\xef\xbf\xbd world");
-  // clean_up_tokenization_spaces (true in the fixture): " ." -> ".", " 's" -> "'s".
-  EXPECT_EQ(bart->decode(bart->encode("Hello , it 's me .")), "Hello, it's me.");
-  EXPECT_EQ(bart->decode({0, 50264, 1, 3, 2}), "");  // specials vanish, <mask> included
 }
+
+// clean_up_tokenization_spaces (true in the fixture): " ." -> ".", " 's" -> "'s".
+TEST(BartTokenizer, DecodingCleansUpTokenizationSpaces) {
+  const auto bart = load("bart");
+  EXPECT_EQ(bart->decode(bart->encode("Hello , it 's me .")), "Hello, it's me.");
+}
+
+TEST(BartTokenizer, SpecialIdsMaskIncludedDecodeToNothing) { EXPECT_EQ(load("bart")->decode({0, 50264, 1, 3, 2}), ""); }
 
 // bart-large-cnn's config.json has vocab_size 50264: one row short of <mask> = 50264.
 TEST(BartTokenizer, IdRangeLeavesOutTheMask) {
@@ -248,19 +264,23 @@ TEST(BartTokenizer, BadFilesAreNamed) {
 
 // ---- T5 ----
 
-TEST(T5Tokenizer, SentinelsCountDownFromTheEndAndNoBos) {
+TEST(T5Tokenizer, SentinelsCountDownFromTheEndOfTheVocabulary) {
   const auto t5 = load("t5");
   EXPECT_EQ(t5->encode("<extra_id_0>"), (Ids{32099, 1}));
   EXPECT_EQ(t5->encode("<extra_id_99>"), (Ids{32000, 1}));
   EXPECT_EQ(t5->target_piece(32000), "<extra_id_99>");
-  EXPECT_EQ(t5->encode(""), Ids{1});
-  // </s> is not doubled when the text ends with it (_add_eos_if_not_present).
-  const Ids hello = t5->encode("Hello");
-  EXPECT_EQ(t5->encode("Hello</s>"), hello);
   EXPECT_EQ(t5->source_id_range().limit, 32100);
-  // Sentinels are special: skipped when decoding.
-  EXPECT_EQ(t5->decode({0, 32099, 1}), "");
 }
+
+TEST(T5Tokenizer, AnEncodingHasNoBos) { EXPECT_EQ(load("t5")->encode(""), Ids{1}); }
+
+// _add_eos_if_not_present.
+TEST(T5Tokenizer, EosIsNotDoubledWhenTheTextEndsWithIt) {
+  const auto t5 = load("t5");
+  EXPECT_EQ(t5->encode("Hello</s>"), t5->encode("Hello"));
+}
+
+TEST(T5Tokenizer, SentinelsAreSkippedWhenDecoding) { EXPECT_EQ(load("t5")->decode({0, 32099, 1}), ""); }
 
 // ids 32100..32127 (the embedding table's rows past the tokenizer): "<extra_id_-N>" with
 // N = id - 32099, kept literally in the text, never the end of it.

@@ -123,19 +123,26 @@ TEST(BleuCorpus, MultiReferenceClipping) {
   EXPECT_EQ(b.signature.rfind("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:", 0), 0u);
 }
 
-TEST(BleuCorpus, MaxCountsCombineAcrossReferencesAndShortHypothesisScoresZero) {
-  // hyp "the the cat"; ref1 "the cat", ref2 "the the dog".
-  //  'the' clip = max(1, 2) = 2 (ref2), 'cat' clip = 1 (ref1) -> 1-grams 3/3
-  //  "the the" (ref2) and "the cat" (ref1) -> 2-grams 2/2; "the the cat" -> 0/1 -> 100/2 = 50
-  //  no 4-grams at all: total = 0 stops the loop, precision stays 0, my_log(0) = -9999999999
-  //  -> BLEU = 0 although there are matches (sacreBLEU corpus behaviour, effective_order off).
-  //  ref lengths 2 and 3, hyp 3 -> closest 3.
-  const auto b = corpus_bleu({"the the cat"}, {{"the cat"}, {"the the dog"}});
+// hyp "the the cat"; ref1 "the cat", ref2 "the the dog".
+//  'the' clip = max(1, 2) = 2 (ref2), 'cat' clip = 1 (ref1) -> 1-grams 3/3
+//  "the the" (ref2) and "the cat" (ref1) -> 2-grams 2/2; "the the cat" -> 0/1 -> 100/2 = 50
+//  no 4-grams at all: total = 0 stops the loop, precision stays 0, my_log(0) = -9999999999
+//  -> BLEU = 0 although there are matches (sacreBLEU corpus behaviour, effective_order off).
+//  ref lengths 2 and 3, hyp 3 -> closest 3.
+auto two_reference_bleu() { return corpus_bleu({"the the cat"}, {{"the cat"}, {"the the dog"}}); }
+
+TEST(BleuCorpus, ClippedCountsTakeTheMostOfAnyReference) {
+  const auto b = two_reference_bleu();
   EXPECT_EQ(b.counts[0], 3);
   EXPECT_EQ(b.counts[1], 2);
   EXPECT_NEAR(b.precisions[2], 50.0, kTol);
+}
+
+TEST(BleuCorpus, TheReferenceLengthIsTheClosestToTheHypothesis) { EXPECT_EQ(two_reference_bleu().ref_len, 3); }
+
+TEST(BleuCorpus, AHypothesisWithoutFourGramsScoresZeroDespiteMatches) {
+  const auto b = two_reference_bleu();
   EXPECT_DOUBLE_EQ(b.precisions[3], 0.0);
-  EXPECT_EQ(b.ref_len, 3);
   EXPECT_DOUBLE_EQ(b.score, 0.0);
 }
 
@@ -321,23 +328,30 @@ TEST(PorterStemmer, NltkHowtoWords) {
   for (const auto& [word, stem] : cases) EXPECT_EQ(ordo::metrics::porter_stem(word), stem) << word;
 }
 
-TEST(PorterStemmer, PaperStepsAndNltkExtensions) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      // Step 1: plurals, -ed, -ing and their tidying.
-      {"ponies", "poni"}, {"ties", "tie"}, {"cats", "cat"}, {"caress", "caress"}, {"feed", "feed"},
-      {"plastered", "plaster"}, {"bled", "bled"}, {"motoring", "motor"}, {"sing", "sing"},
-      {"conflated", "conflat"}, {"troubled", "troubl"}, {"hopping", "hop"}, {"tanned", "tan"},
-      {"falling", "fall"}, {"hissing", "hiss"}, {"fizzed", "fizz"}, {"failing", "fail"}, {"filing", "file"},
-      {"happy", "happi"}, {"enjoy", "enjoy"}, {"spied", "spi"},
-      // Steps 2-5.
-      {"relational", "relat"}, {"conditional", "condit"}, {"rational", "ration"}, {"hopeful", "hope"},
-      {"goodness", "good"}, {"adjustment", "adjust"}, {"dependent", "depend"}, {"adoption", "adopt"},
-      {"effective", "effect"}, {"probate", "probat"}, {"rate", "rate"}, {"cease", "ceas"},
-      {"controlling", "control"}, {"roll", "roll"}, {"generalizations", "gener"}, {"oscillators", "oscil"},
-      // NLTK's irregular forms, "-alli" tried first, "logi" measured before the "l", short words.
-      {"skies", "sky"}, {"dying", "die"}, {"news", "news"}, {"proceed", "proceed"}, {"innings", "inning"},
-      {"radically", "radic"}, {"geology", "geolog"}, {"is", "is"}, {"abilities", "abil"}};
+void expect_stems(const std::vector<std::pair<std::string, std::string>>& cases) {
   for (const auto& [word, stem] : cases) EXPECT_EQ(ordo::metrics::porter_stem(word), stem) << word;
+}
+
+// Step 1: plurals, -ed, -ing and their tidying.
+TEST(PorterStemmer, StepOneOfThePaperStemsPluralsAndEdAndIng) {
+  expect_stems({{"ponies", "poni"}, {"ties", "tie"}, {"cats", "cat"}, {"caress", "caress"}, {"feed", "feed"},
+                {"plastered", "plaster"}, {"bled", "bled"}, {"motoring", "motor"}, {"sing", "sing"},
+                {"conflated", "conflat"}, {"troubled", "troubl"}, {"hopping", "hop"}, {"tanned", "tan"},
+                {"falling", "fall"}, {"hissing", "hiss"}, {"fizzed", "fizz"}, {"failing", "fail"}, {"filing", "file"},
+                {"happy", "happi"}, {"enjoy", "enjoy"}, {"spied", "spi"}});
+}
+
+TEST(PorterStemmer, StepsTwoToFiveOfThePaperStemSuffixes) {
+  expect_stems({{"relational", "relat"}, {"conditional", "condit"}, {"rational", "ration"}, {"hopeful", "hope"},
+                {"goodness", "good"}, {"adjustment", "adjust"}, {"dependent", "depend"}, {"adoption", "adopt"},
+                {"effective", "effect"}, {"probate", "probat"}, {"rate", "rate"}, {"cease", "ceas"},
+                {"controlling", "control"}, {"roll", "roll"}, {"generalizations", "gener"}, {"oscillators", "oscil"}});
+}
+
+// NLTK's irregular forms, "-alli" tried first, "logi" measured before the "l", short words.
+TEST(PorterStemmer, NltksExtensionsAreApplied) {
+  expect_stems({{"skies", "sky"}, {"dying", "die"}, {"news", "news"}, {"proceed", "proceed"}, {"innings", "inning"},
+                {"radically", "radic"}, {"geology", "geolog"}, {"is", "is"}, {"abilities", "abil"}});
 }
 
 // use_stemmer=True: tokens longer than 3 characters are stemmed before matching, so
