@@ -40,17 +40,24 @@ TEST(PositionalEncoding, SinThenCosPutsSinesFirst) {
     }
 }
 
-TEST(PositionalEncoding, FairseqOffsetAndPaddingRow) {
-  // fairseq: frequencies 10000^(-i/(d/2-1)), table row padding_idx is zero, the first real
-  // position is padding_idx + 1.
+// fairseq: frequencies 10000^(-i/(d/2-1)), table row padding_idx is zero, the first real
+// position is padding_idx + 1.
+SinusoidalPositions fairseq_positions_of_width_6() {
   PositionEncodingSpec spec;
   spec.layout = PositionLayout::kFairseq;
   spec.offset = 2;
   spec.zero_row = 1;
+  return SinusoidalPositions(10, 6, spec);
+}
+
+TEST(PositionalEncoding, FairseqPaddingRowIsZero) {
+  const SinusoidalPositions positions = fairseq_positions_of_width_6();
+  EXPECT_EQ(positions.rows(at::tensor({int64_t{1}})).abs().sum().item<float>(), 0.0f);
+}
+
+TEST(PositionalEncoding, FairseqFirstPositionIsTheRowPastThePadding) {
   const int64_t d = 6;
-  SinusoidalPositions positions(10, d, spec);
-  const at::Tensor zero = positions.rows(at::tensor({int64_t{1}}));
-  EXPECT_EQ(zero.abs().sum().item<float>(), 0.0f);
+  const SinusoidalPositions positions = fairseq_positions_of_width_6();
   const at::Tensor first = positions.range(0, 1)[0];  // row 2 of the table: position value 2
   for (int i = 0; i < d / 2; ++i) {
     const double angle = 2.0 * std::exp(i * -std::log(10000.0) / (d / 2 - 1));

@@ -118,29 +118,44 @@ TEST(VocabShortlist, OutputsUseOnlyTheTargetsOfTheSourcePiecesFound) {
   }
 }
 
-TEST(VocabShortlist, BadMapsAndOptionsAreNamed) {
+TEST(VocabShortlist, AMissingMapIsAnErrorNamingItsFile) {
   const Translator plain(fixture_dir("marian_opus_en_mg"));
   EXPECT_NE(error_of([&] { plain.translate(kSentences, decoding(1, true)); })
                 .find("marian_opus_en_mg/vmap.txt: file not found (use_vmap reads the model's vocabulary map"),
             std::string::npos);
-  {
-    const ModelWithMap folder("\t▁the\n▁Where ▁is\n");
-    const Translator mapped(folder.dir.path());
-    EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("vmap.txt:2: no tab"),
-              std::string::npos);
-    EXPECT_EQ(mapped.translate(kSentences, decoding(1, false)).size(), kSentences.size());  // off: never read
-  }
-  {
-    const ModelWithMap folder("\t▁the\n▁Where\t▁the no-such-piece-here\n");
-    const Translator mapped(folder.dir.path());
-    EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); })
-                  .find("vmap.txt:2: target piece 'no-such-piece-here' is not in the model's target vocabulary"),
-              std::string::npos);
-    DecodeOptions alternatives = decoding(1, true);
-    alternatives.return_alternatives = true;
-    EXPECT_NE(error_of([&] { mapped.translate(kSentences, alternatives); }).find("use_vmap with return_alternatives"),
-              std::string::npos);
-  }
+}
+
+const std::string kMapWithoutATab = "\t▁the\n▁Where ▁is\n";
+const std::string kMapWithAnUnknownPiece = "\t▁the\n▁Where\t▁the no-such-piece-here\n";
+
+TEST(VocabShortlist, AMapLineWithoutATabIsAnErrorNamingTheLine) {
+  const ModelWithMap folder(kMapWithoutATab);
+  const Translator mapped(folder.dir.path());
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("vmap.txt:2: no tab"),
+            std::string::npos);
+}
+
+TEST(VocabShortlist, WithoutUseVmapTheMapIsNeverRead) {
+  const ModelWithMap folder(kMapWithoutATab);
+  const Translator mapped(folder.dir.path());
+  EXPECT_EQ(mapped.translate(kSentences, decoding(1, false)).size(), kSentences.size());
+}
+
+TEST(VocabShortlist, AnUnknownTargetPieceIsAnErrorNamingIt) {
+  const ModelWithMap folder(kMapWithAnUnknownPiece);
+  const Translator mapped(folder.dir.path());
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); })
+                .find("vmap.txt:2: target piece 'no-such-piece-here' is not in the model's target vocabulary"),
+            std::string::npos);
+}
+
+TEST(VocabShortlist, UseVmapWithAlternativesIsRefused) {
+  const ModelWithMap folder(kMapWithAnUnknownPiece);
+  const Translator mapped(folder.dir.path());
+  DecodeOptions alternatives = decoding(1, true);
+  alternatives.return_alternatives = true;
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, alternatives); }).find("use_vmap with return_alternatives"),
+            std::string::npos);
 }
 
 TEST(VocabShortlist, ALeadingByteOrderMarkIsNotPartOfTheFirstSourcePiece) {
