@@ -55,21 +55,30 @@ void expect_detections(const json& list, const json& language, double at_least) 
   }
 }
 
-TEST_F(ServeDetect, GermanAndEnglishAsJsonAndForms) {
+TEST_F(ServeDetect, GermanIsDetected) {
   const Answer de = post("/detect", json{{"q", kGerman}});
   ASSERT_EQ(de.status, 200) << de.text;
   expect_detections(de.body, "de", 80);
+}
+
+TEST_F(ServeDetect, EnglishIsDetected) {
   const Answer en = post("/detect", json{{"q", kEnglish}});
   ASSERT_EQ(en.status, 200) << en.text;
   expect_detections(en.body, "en", 80);
-  // As LibreTranslate's page and most clients send it: a form, urlencoded or multipart.
+}
+
+// As LibreTranslate's page and most clients send it: a form, urlencoded or multipart.
+TEST_F(ServeDetect, AnUrlencodedFormIsAnsweredAsJson) {
   const Answer form = answer_of(server_->client()->Post("/detect", httplib::Params{{"q", kGerman}}));
   ASSERT_EQ(form.status, 200) << form.text;
-  EXPECT_EQ(form.body, de.body);
+  EXPECT_EQ(form.body, post("/detect", json{{"q", kGerman}}).body);
+}
+
+TEST_F(ServeDetect, AMultipartFormIsAnsweredAsJson) {
   const Answer multipart =
       answer_of(server_->client()->Post("/detect", httplib::MultipartFormDataItems{{"q", kEnglish, "", ""}}));
   ASSERT_EQ(multipart.status, 200) << multipart.text;
-  EXPECT_EQ(multipart.body, en.body);
+  EXPECT_EQ(multipart.body, post("/detect", json{{"q", kEnglish}}).body);
 }
 
 TEST_F(ServeDetect, MixedTextGivesBothLanguages) {
@@ -113,7 +122,7 @@ TEST_F(ServeDetect, OnlyServedLanguagesElseEnglishWithConfidenceZero) {
   expect_detections(controls.body, "de", 50);
 }
 
-TEST_F(ServeDetect, EmptyAndInvalidQuestionsAre400) {
+TEST_F(ServeDetect, AnEmptyOrInvalidQuestionIs400NamingWhatIsWrong) {
   const struct {
     std::string body, type, error;
   } cases[] = {
@@ -134,7 +143,9 @@ TEST_F(ServeDetect, EmptyAndInvalidQuestionsAre400) {
     ASSERT_TRUE(a.body.is_object() && a.body.contains("error")) << c.body << ": " << a.text;
     EXPECT_EQ(a.body["error"].get<std::string>().rfind(c.error, 0), 0u) << c.body << ": " << a.body;
   }
-  // Too many texts: the limits of /translate.
+}
+
+TEST_F(ServeDetect, MoreTextsThanTranslateTakesAre400) {
   const Answer many = post("/detect", json{{"q", std::vector<std::string>(300, "Hallo")}});
   EXPECT_EQ(many.status, 400) << many.text;
 }

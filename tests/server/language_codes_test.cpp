@@ -8,14 +8,19 @@
 namespace ordo::server {
 namespace {
 
-TEST(LanguageCodes, IsoCodeOfNllbAndMBart50Codes) {
+TEST(LanguageCodes, AnNllbCodesIsoCodeIsItsLanguagePart) {
   EXPECT_EQ(iso_code_of("deu_Latn"), "de");
   EXPECT_EQ(iso_code_of("zho_Hans"), "zh");
+}
+
+TEST(LanguageCodes, AnMBart50CodesIsoCodeIsItsLanguagePart) {
   EXPECT_EQ(iso_code_of("de_DE"), "de");
   EXPECT_EQ(iso_code_of("en_XX"), "en");
   EXPECT_EQ(iso_code_of("zh_CN"), "zh");
   EXPECT_EQ(iso_code_of("xh_ZA"), "xh");
-  // Not a model code with a known language part.
+}
+
+TEST(LanguageCodes, WhatIsNoModelCodeWithAKnownLanguagePartHasNoIsoCode) {
   EXPECT_EQ(iso_code_of("de"), "");
   EXPECT_EQ(iso_code_of("qq_XX"), "");
   EXPECT_EQ(iso_code_of("de_de"), "");

@@ -18,13 +18,16 @@ const std::string kEnglish = "A man is riding a bicycle down the street, and the
 const std::string kFrench = "Un homme descend la rue à vélo pendant que les enfants jouent dans le parc.";
 const std::vector<std::string> kServed = {"en", "de"};
 
-TEST(LanguageDetect, GermanAndEnglishSentences) {
+TEST(LanguageDetect, AGermanSentenceIsReliablyGerman) {
   const Detection de = detect_language(kGerman, kServed);
   ASSERT_FALSE(de.languages.empty());
   EXPECT_EQ(de.languages[0].language, "de");
   EXPECT_GT(de.languages[0].confidence, 80);
   EXPECT_LE(de.languages[0].confidence, 100);
   EXPECT_TRUE(de.reliable);
+}
+
+TEST(LanguageDetect, AnEnglishSentenceIsReliablyEnglish) {
   const Detection en = detect_language(kEnglish, kServed);
   ASSERT_FALSE(en.languages.empty());
   EXPECT_EQ(en.languages[0].language, "en");
@@ -43,12 +46,19 @@ TEST(LanguageDetect, AnswersInTheServersCodes) {
 
 // Languages only CLD2's full tables know (libcld2_full, linked ahead of libcld2: CMakeLists.txt),
 // which M2M100 and NLLB translate.
-TEST(LanguageDetect, FullTablesKnowYorubaAndHausa) {
-  const std::vector<std::string> served = {"en", "yo", "ha"};
-  const Detection yo = detect_language("Ẹ kú àárọ̀, ṣé dáadáa ni? Mo fẹ́ lọ sí ọjà lónìí láti ra oúnjẹ fún àwọn ọmọ mi.", served);
+// Languages only CLD2's full tables know.
+const std::vector<std::string> kServedYorubaHausa = {"en", "yo", "ha"};
+
+TEST(LanguageDetect, TheFullTablesKnowYoruba) {
+  const Detection yo = detect_language("Ẹ kú àárọ̀, ṣé dáadáa ni? Mo fẹ́ lọ sí ọjà lónìí láti ra oúnjẹ fún àwọn ọmọ mi.",
+                                       kServedYorubaHausa);
   ASSERT_FALSE(yo.languages.empty());
   EXPECT_EQ(yo.languages[0].language, "yo");
-  const Detection ha = detect_language("Sannu da zuwa, yaya aikin ku? Ina fatan kuna lafiya tare da iyalan ku baki daya a yau.", served);
+}
+
+TEST(LanguageDetect, TheFullTablesKnowHausa) {
+  const Detection ha = detect_language("Sannu da zuwa, yaya aikin ku? Ina fatan kuna lafiya tare da iyalan ku baki daya a yau.",
+                                       kServedYorubaHausa);
   ASSERT_FALSE(ha.languages.empty());
   EXPECT_EQ(ha.languages[0].language, "ha");
 }
@@ -90,7 +100,7 @@ TEST(LanguageDetect, ShortTextIsAGuessNeverReliable) {
   }
 }
 
-TEST(LanguageDetect, ControlCharactersAndNoncharactersCountAsSpaces) {
+TEST(LanguageDetect, AControlCharacterOrNoncharacterCountsAsASpace) {
   // CLD2's checking call refuses all of these; the text around them is still German.
   for (const std::string bad : {std::string("\x01"), std::string("\x7f"), std::string("\xc2\x85"),
                                 std::string("\xef\xbf\xbe"), std::string("\xef\xb7\x90"), std::string("\xf4\x8f\xbf\xbf"),

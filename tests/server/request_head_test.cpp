@@ -12,9 +12,9 @@ namespace {
 using ordo::server::chunked_body_end;
 using ordo::server::parse_request_head;
 
-TEST(RequestHead, FramesHeadAndBody) {
+TEST(RequestHead, AWholeHeadGivesTheMethodPathAndBodyLength) {
   const std::string head = "POST /translate?x=1 HTTP/1.1\r\nHost: a\r\ncontent-length:  12 \r\n\r\n";
-  auto h = parse_request_head(head + "{\"q\": \"Hi\"}GET", 4096, 1024);
+  const auto h = parse_request_head(head + "{\"q\": \"Hi\"}GET", 4096, 1024);
   EXPECT_EQ(h.status, 0) << h.error;
   EXPECT_EQ(h.method, "POST");
   EXPECT_EQ(h.path, "/translate");
@@ -22,13 +22,17 @@ TEST(RequestHead, FramesHeadAndBody) {
   EXPECT_EQ(h.body_bytes, 12u);
   EXPECT_FALSE(h.chunked);
   EXPECT_EQ(h.expect_at, std::string::npos);
-  // Not whole yet: nothing decided.
-  h = parse_request_head("GET /health HTTP/1.1\r\nHost: a\r\n", 4096, 1024);
+}
+
+TEST(RequestHead, AHeadNotWholeYetDecidesNothing) {
+  const auto h = parse_request_head("GET /health HTTP/1.1\r\nHost: a\r\n", 4096, 1024);
   EXPECT_EQ(h.status, 0);
   EXPECT_EQ(h.head_bytes, 0u);
-  // Expect: 100-continue is found where its name starts.
+}
+
+TEST(RequestHead, Expect100ContinueIsFoundWhereItsNameStarts) {
   const std::string expect = "POST / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n";
-  h = parse_request_head(expect, 4096, 1024);
+  const auto h = parse_request_head(expect, 4096, 1024);
   ASSERT_NE(h.expect_at, std::string::npos);
   EXPECT_EQ(expect.compare(h.expect_at, 7, "Expect:"), 0);
 }
