@@ -57,7 +57,7 @@ TEST(SentenceSplitting, ABlankLineAlwaysEndsAUnit) {
   EXPECT_EQ(sentences_of("A heading\n\nThe body text.", "en"), (Sentences{"A heading", "The body text."}));
 }
 
-TEST(SentenceSplitting, CrLfLineBreaksWrapAndEndUnitsAsLfOnesDo) {
+TEST(SentenceSplitting, CrLfLineBreaksActAsLfOnes) {
   EXPECT_EQ(sentences_of("Windows lines\r\nwrap too.\r\n\r\nNew paragraph.", "en"),
             (Sentences{"Windows lines\r\nwrap too.", "New paragraph."}));
 }

@@ -38,14 +38,19 @@ DecodeOptions greedy20() {
 
 class TranslatorText : public ::testing::TestWithParam<std::string> {
  protected:
-  // The fixture's Translator, loaded once for all tests of this suite.
+  // The fixture's Translator, loaded once for the suite's tests and released after them.
   const Translator& translator() const {
-    static std::map<std::string, std::unique_ptr<Translator>> loaded;
-    std::unique_ptr<Translator>& t = loaded[GetParam()];
+    std::unique_ptr<Translator>& t = loaded_[GetParam()];
     if (!t) t = std::make_unique<Translator>(fixture_dir(GetParam()));
     return *t;
   }
+  static void TearDownTestSuite() { loaded_.clear(); }
+
+ private:
+  static std::map<std::string, std::unique_ptr<Translator>> loaded_;
 };
+
+std::map<std::string, std::unique_ptr<Translator>> TranslatorText::loaded_;
 
 TEST_P(TranslatorText, GreedyTextsMatchTheGolden) {
   const json golden = load_golden(GetParam());
