@@ -18,24 +18,36 @@ TEST(Partition, GroupsFollowTheOrderOfTheirFirstInput) {
   EXPECT_EQ(parts, (std::vector<Part>{{0, 2}, {1, 4}, {3}}));
 }
 
-TEST(Partition, GatherTakesThePartsElementsInItsOrderAndNoneOfAnEmptyList) {
+TEST(Partition, GatherTakesThePartsElementsInItsOrder) {
   EXPECT_EQ(gather(std::vector<std::string>{"a", "b", "c"}, Part{2, 0}), (std::vector<std::string>{"c", "a"}));
-  EXPECT_TRUE(gather(std::vector<int>{}, Part{0, 1}).empty());
 }
 
-TEST(Partition, EachPartsResultsLandAtItsInputsAndTheRestAreFilled) {
+TEST(Partition, GatherOfAnEmptyListIsEmpty) { EXPECT_TRUE(gather(std::vector<int>{}, Part{0, 1}).empty()); }
+
+// Five inputs, parts {3, 1} and {4}: each part's results are "r<input>"; the parts' numbers
+// are written to `numbers_seen`.
+std::vector<std::string> run_two_parts(std::vector<size_t>* numbers_seen) {
   const std::vector<Part> parts = {{3, 1}, {4}};
-  std::vector<size_t> numbers_seen;
-  const std::vector<std::string> all = run_parts<std::string>(
+  return run_parts<std::string>(
       5, parts, DecodeOptions(),
       [&](size_t p, const Part& part, const DecodeOptions&) {
-        numbers_seen.push_back(p);
+        numbers_seen->push_back(p);
         std::vector<std::string> out;
         for (size_t i : part) out.push_back("r" + std::to_string(i));
         return out;
       },
       "blank");
-  EXPECT_EQ(all, (std::vector<std::string>{"blank", "r1", "blank", "r3", "r4"}));
+}
+
+// The filler is what inputs of no part get.
+TEST(Partition, EachPartsResultsLandAtItsInputsTheOthersGetTheFiller) {
+  std::vector<size_t> numbers_seen;
+  EXPECT_EQ(run_two_parts(&numbers_seen), (std::vector<std::string>{"blank", "r1", "blank", "r3", "r4"}));
+}
+
+TEST(Partition, EachPartRunsOnceWithItsNumberInOrder) {
+  std::vector<size_t> numbers_seen;
+  run_two_parts(&numbers_seen);
   EXPECT_EQ(numbers_seen, (std::vector<size_t>{0, 1}));
 }
 

@@ -275,7 +275,7 @@ TEST(BeamSearch, FinishedInputsLeaveTheBatch) {
   EXPECT_NEAR(out[1][1].score, lg(0.35 * 0.9 * 0.9) / 3, kTolerance);
 }
 
-TEST(BeamSearch, TargetPrefixIsForcedAndAddsNothingToTheScore) {
+TEST(BeamSearch, TargetPrefixIsForcedAtNoCostButCountsInTheLength) {
   // 6 is unlikely at step 1 but forced at log-probability 0; the length still counts it.
   ScriptedStepModel model(1, kVocab, ends());
   model.after({}, {{2, 0.9}}).after({6}, {{kEos, 0.6}, {4, 0.3}});

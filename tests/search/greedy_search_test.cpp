@@ -26,17 +26,28 @@ GenerationSettings greedy_settings() {
 // After anything the script does not name: EOS, nearly surely.
 ScriptedStepModel::Distribution ends() { return {{kEos, 0.9}}; }
 
-TEST(GreedySearch, PicksTheMostLikelyTokenEachStepAndStopsAtEos) {
+// A script whose most likely path is 3 5 </s> (0.5, 0.6, 0.7).
+ScriptedStepModel three_step_model() {
   ScriptedStepModel model(1, kVocab, ends());
   model.after({}, {{3, 0.5}, {4, 0.3}, {kEos, 0.1}})
       .after({3}, {{5, 0.6}, {kEos, 0.3}})
       .after({3, 5}, {{kEos, 0.7}, {2, 0.2}});
+  return model;
+}
+
+TEST(GreedySearch, PicksTheMostLikelyTokenEachStepUntilEos) {
+  ScriptedStepModel model = three_step_model();
   const auto out = greedy_search(model, 1, greedy_settings());
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].size(), 1u);
   EXPECT_EQ(out[0][0].ids, (Ids{3, 5, kEos}));
   EXPECT_NEAR(out[0][0].score, std::log(0.5) + std::log(0.6) + std::log(0.7), kTolerance);
-  // One row a step, the decoder start fed first, and asked about exactly the chosen prefixes.
+}
+
+// One row a step, the decoder start fed first, and asked about exactly the chosen prefixes.
+TEST(GreedySearch, AsksTheModelOneRowAStepAboutTheChosenPrefix) {
+  ScriptedStepModel model = three_step_model();
+  greedy_search(model, 1, greedy_settings());
   EXPECT_EQ(model.rows_per_call(), (Ids{1, 1, 1}));
   ASSERT_EQ(model.calls.size(), 3u);
   EXPECT_EQ(model.calls[2].histories[0], (Ids{3, 5}));
@@ -85,14 +96,23 @@ TEST(GreedySearch, WithoutMinLengthEosMayComeFirst) {
   EXPECT_NEAR(out[0][0].score, std::log(0.6), kTolerance);
 }
 
-TEST(GreedySearch, TargetPrefixIsForcedAndAddsNothingToTheScore) {
-  // The prefix 6 7 is unlikely at every step; the search takes it anyway, then goes on greedily.
+// The prefix 6 7 is unlikely at every step; the search takes it anyway, then goes on greedily.
+ScriptedStepModel prefix_model() {
   ScriptedStepModel model(1, kVocab, ends());
   model.after({}, {{3, 0.9}}).after({6}, {{3, 0.9}}).after({6, 7}, {{kEos, 0.8}});
+  return model;
+}
+
+TEST(GreedySearch, TargetPrefixIsForcedAndAddsNothingToTheScore) {
+  ScriptedStepModel model = prefix_model();
   const auto out = greedy_search(model, 1, greedy_settings(), Prefixes{{6, 7}});
   EXPECT_EQ(out[0][0].ids, (Ids{6, 7, kEos}));
   EXPECT_NEAR(out[0][0].score, std::log(0.8), kTolerance);
-  // Streaming sees the prefix tokens at log-probability 0.
+}
+
+TEST(GreedySearch, TargetPrefixTokensAreStreamedAtLogProbabilityZero) {
+  ScriptedStepModel model = prefix_model();
+  greedy_search(model, 1, greedy_settings(), Prefixes{{6, 7}});
   ASSERT_EQ(model.streamed.size(), 3u);
   EXPECT_EQ(model.streamed[0].id, 6);
   EXPECT_EQ(model.streamed[0].log_prob, 0.0f);
@@ -116,19 +136,31 @@ TEST(GreedySearch, FinishedInputsLeaveTheBatch) {
   EXPECT_EQ(model.calls[1].inputs, (Ids{1}));
 }
 
-TEST(GreedySearch, StreamsEachTokenToItsHypothesisAndStopsWhereOnTokenSaysSo) {
-  ScriptedStepModel model(2, kVocab, {{2, 0.9}});  // never EOS
-  model.stop_at = [](int64_t hypothesis, int64_t) { return hypothesis == 1; };
-  GenerationSettings s = greedy_settings();
-  s.max_length = 4;
-  const auto out = greedy_search(model, 2, s);
-  EXPECT_EQ(out[0][0].ids, (Ids{2, 2, 2}));
-  EXPECT_EQ(out[1][0].ids, (Ids{2}));  // ended there, no EOS added
-  std::vector<int64_t> hypotheses;
-  for (const auto& t : model.streamed) hypotheses.push_back(t.hypothesis);
-  EXPECT_EQ(hypotheses, (Ids{0, 1, 0, 0}));
-  EXPECT_EQ(model.rows_per_call(), (Ids{2, 1, 1}));
+// Two hypotheses that never reach EOS; on_token stops the second at its first token.
+class GreedySearchStoppedByOnToken : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_.stop_at = [](int64_t hypothesis, int64_t) { return hypothesis == 1; };
+    GenerationSettings s = greedy_settings();
+    s.max_length = 4;
+    out_ = greedy_search(model_, 2, s);
+  }
+  ScriptedStepModel model_{2, kVocab, {{2, 0.9}}};
+  std::vector<std::vector<SearchHypothesis>> out_;
+};
+
+TEST_F(GreedySearchStoppedByOnToken, AHypothesisEndsWhereOnTokenSaysSoWithoutEos) {
+  EXPECT_EQ(out_[0][0].ids, (Ids{2, 2, 2}));
+  EXPECT_EQ(out_[1][0].ids, (Ids{2}));
 }
+
+TEST_F(GreedySearchStoppedByOnToken, EachTokenIsStreamedToItsHypothesis) {
+  std::vector<int64_t> hypotheses;
+  for (const auto& t : model_.streamed) hypotheses.push_back(t.hypothesis);
+  EXPECT_EQ(hypotheses, (Ids{0, 1, 0, 0}));
+}
+
+TEST_F(GreedySearchStoppedByOnToken, AStoppedHypothesisLeavesTheBatch) { EXPECT_EQ(model_.rows_per_call(), (Ids{2, 1, 1})); }
 
 TEST(GreedySearch, NoRepeatNgramSizeBansTheTokenThatWouldRepeatAnNgram) {
   // 2 and 3 call each other: 2 3 2 3 ... ; with bigrams unique the second "2 3" is banned.
