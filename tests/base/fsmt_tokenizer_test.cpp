@@ -63,14 +63,14 @@ TEST(FsmtTokenizer, EveryGeneratedSequenceDecodesToTheGoldenTextAndTokens) {
   EXPECT_GE(tokens, 8 + 2 * 8 * 4);
 }
 
+// <unk> = 3 and </s> = 2 in vocab-src.json; the text around them is tokenized on its own.
 TEST(FsmtTokenizer, SpecialTokensInTheTextStayWholeAndStripTheirSpaces) {
   const auto tokenizer = fsmt();
-  // <unk> = 3 and </s> = 2 in vocab-src.json; the text around them is tokenized on its own.
-  const Ids ids = tokenizer->encode("the model <unk> is </s> the");
-  EXPECT_EQ(ids, (Ids{5, 15, 3, 14, 2, 5, 2}));
+  EXPECT_EQ(tokenizer->encode("the model <unk> is </s> the"), (Ids{5, 15, 3, 14, 2, 5, 2}));
   EXPECT_EQ(tokenizer->tokenize("the<unk>the"), (Pieces{"the</w>", "<unk>", "the</w>"}));
-  EXPECT_EQ(tokenizer->encode(""), Ids{2});
 }
+
+TEST(FsmtTokenizer, AnEmptyTextIsEosAlone) { EXPECT_EQ(fsmt()->encode(""), Ids{2}); }
 
 TEST(FsmtTokenizer, MosesRunsBeforeBpe) {
   const auto tokenizer = fsmt();
@@ -129,15 +129,24 @@ TEST(FsmtTokenizer, AMalformedMergesFileIsNamed) {
   EXPECT_NE(message.find("merges.txt"), std::string::npos) << message;
 }
 
-TEST(FsmtTokenizer, MergesApplyByRankAndTheLastLineNeedsANewline) {
-  TempDir dir;
-  copy_fixture(dir);
-  // Only "a b" and "ab c</w>" merge; HF drops the text after the last newline ("x y").
-  dir.write("merges.txt", "a b 10\nab c</w> 5\nx y");
-  dir.write("vocab-src.json", R"({"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "abc</w>": 4, "x": 5, "y</w>": 6})");
-  const auto tokenizer = load_fsmt_tokenizer(dir.path());
-  EXPECT_EQ(tokenizer->tokenize("abc xy"), (Pieces{"abc</w>", "x", "y</w>"}));
-  EXPECT_EQ(tokenizer->encode("abc xy cab"), (Ids{4, 5, 6, 3, 3, 3, 2}));
+// Only "a b" and "ab c</w>" merge; HF drops the text after the last newline ("x y").
+class FsmtMerges : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    copy_fixture(dir_);
+    dir_.write("merges.txt", "a b 10\nab c</w> 5\nx y");
+    dir_.write("vocab-src.json", R"({"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "abc</w>": 4, "x": 5, "y</w>": 6})");
+  }
+  TempDir dir_;
+};
+
+TEST_F(FsmtMerges, MergesApplyByRank) {
+  EXPECT_EQ(load_fsmt_tokenizer(dir_.path())->tokenize("abc"), (Pieces{"abc</w>"}));
+  EXPECT_EQ(load_fsmt_tokenizer(dir_.path())->encode("abc xy cab"), (Ids{4, 5, 6, 3, 3, 3, 2}));
+}
+
+TEST_F(FsmtMerges, TheLastLineWithoutANewlineIsNoMerge) {
+  EXPECT_EQ(load_fsmt_tokenizer(dir_.path())->tokenize("abc xy"), (Pieces{"abc</w>", "x", "y</w>"}));
 }
 
 TEST(FsmtTokenizer, LowerCaseWhenTheConfigAsks) {

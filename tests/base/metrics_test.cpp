@@ -27,17 +27,22 @@ constexpr double kTol = 1e-9;
 
 // ============================================================================ 13a tokenizer
 
-TEST(Bleu13aTokenizer, PunctuationAndNumbers) {
-  // '$' and '?' are in the padded class; '.' between digits stays; ',' is split because it is
-  // followed by a space (not a digit).
+// '$' and '?' are in the padded class; ',' is split because it is followed by a space (not a digit).
+TEST(Bleu13aTokenizer, PunctuationIsSplitOff) {
   EXPECT_EQ(tokenize_13a("It costs $3.50, right?"), "It costs $ 3.50 , right ?");
   EXPECT_EQ(tokenize_13a("Hello, world."), "Hello , world .");
-  // Period/comma between digits is kept: both neighbours are digits.
+  EXPECT_EQ(tokenize_13a("e.g. U.S.A."), "e . g . U . S . A .");
+}
+
+// Period/comma between digits is kept: both neighbours are digits.
+TEST(Bleu13aTokenizer, APeriodOrCommaBetweenDigitsIsKept) {
   EXPECT_EQ(tokenize_13a("1,000.5 people"), "1,000.5 people");
-  // Dash is split only when preceded by a digit; apostrophe is never split.
+}
+
+// Dash is split only when preceded by a digit; apostrophe is never split.
+TEST(Bleu13aTokenizer, ADashIsSplitOnlyAfterADigit) {
   EXPECT_EQ(tokenize_13a("pages 10-20"), "pages 10 - 20");
   EXPECT_EQ(tokenize_13a("well-known it's"), "well-known it's");
-  EXPECT_EQ(tokenize_13a("e.g. U.S.A."), "e . g . U . S . A .");
 }
 
 TEST(Bleu13aTokenizer, NonOverlappingRegexSemantics) {
@@ -178,9 +183,12 @@ TEST(BleuCorpus, SacreBleuReadmeExample) {
   EXPECT_NEAR(b.score, 48.530827009929865, 1e-9);
 }
 
-TEST(BleuCorpus, EmptyAndMismatched) {
+TEST(BleuCorpus, AnEmptyOrUnmatchedHypothesisScoresZero) {
   EXPECT_DOUBLE_EQ(corpus_bleu({""}, {{"a b c"}}).score, 0.0);
   EXPECT_DOUBLE_EQ(corpus_bleu({"x y z w"}, {{"a b c d"}}).score, 0.0);  // no match at all
+}
+
+TEST(BleuCorpus, ReferencesNotOnePerHypothesisAreRefused) {
   EXPECT_THROW(corpus_bleu({"a", "b"}, {{"a"}}), std::invalid_argument);
   EXPECT_THROW(corpus_bleu({"a"}, {}), std::invalid_argument);
 }
@@ -214,13 +222,16 @@ TEST(ChrfCorpus, CorpusUsesSummedStatistics) {
   EXPECT_NEAR(corpus_chrf({"ab", "ab"}, {{"abc", "ab"}}).score, 100.0 * 55 / 71, 1e-9);
 }
 
-TEST(ChrfCorpus, WhitespaceIgnoredPerfectAndDisjoint) {
+TEST(ChrfCorpus, WhitespaceIsIgnored) {
   EXPECT_NEAR(corpus_chrf({"Hello world"}, {{"Hel lowor ld"}}).score, 100.0, 1e-12);
+}
+
+TEST(ChrfCorpus, DisjointOrEmptyTextScoresZero) {
   EXPECT_DOUBLE_EQ(corpus_chrf({"abc"}, {{"xyz"}}).score, 0.0);
   EXPECT_DOUBLE_EQ(corpus_chrf({""}, {{"xyz"}}).score, 0.0);
-  // Case-sensitive by default.
-  EXPECT_LT(corpus_chrf({"ABC"}, {{"abc"}}).score, 1e-12);
 }
+
+TEST(ChrfCorpus, CaseMattersByDefault) { EXPECT_LT(corpus_chrf({"ABC"}, {{"abc"}}).score, 1e-12); }
 
 TEST(ChrfCorpus, MultiReferencePicksBestSegmentReference) {
   // Against "xyz" the segment scores 0, against "abc" 7/11 -> the latter's stats are used.
@@ -256,7 +267,7 @@ TEST(ChrfCorpus, CountsCodePointsNotBytes) {
 
 // ============================================================================ ROUGE
 
-TEST(RougeTokenizer, LowercaseAndNonAlphanumericSplit) {
+TEST(RougeTokenizer, KeepsLowercaseAsciiWordsAndDigitsAlone) {
   // "café" loses its non-ASCII letter (rouge_score keeps only [a-z0-9]); apostrophes split.
   EXPECT_EQ(rouge_tokenize("Hello, World! It's 2024 \xE2\x80\x94 caf\xC3\xA9"),
             (Strings{"hello", "world", "it", "s", "2024", "caf"}));

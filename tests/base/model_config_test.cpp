@@ -152,7 +152,7 @@ TEST(ModelConfig, PegasusStartsFromPadWhenStartIdIsAbsent) {
   EXPECT_EQ(parsed.decoder_start_token_id, parsed.pad_token_id);
 }
 
-TEST(GenerationConfig, ReadsFixtureAndToleratesAbsence) {
+TEST(GenerationConfig, ReadsTheFixturesValues) {
   const nlohmann::json raw =
       read_json_file(ordo::testing::fixture_dir("marian_tcbig_en_pt") + "/generation_config.json");
   const GenerationConfig g =
@@ -160,6 +160,9 @@ TEST(GenerationConfig, ReadsFixtureAndToleratesAbsence) {
   if (raw.contains("num_beams")) EXPECT_EQ(g.num_beams, raw["num_beams"].get<int64_t>());
   if (raw.contains("renormalize_logits")) EXPECT_EQ(g.renormalize_logits, raw["renormalize_logits"].get<bool>());
   if (raw.contains("bad_words_ids")) EXPECT_TRUE(g.bad_words_ids.has_value());
+}
+
+TEST(GenerationConfig, AMissingFileSetsNothing) {
   const GenerationConfig none = load_generation_config("/nonexistent/generation_config.json");
   EXPECT_FALSE(none.num_beams.has_value());
   EXPECT_FALSE(none.max_length.has_value());

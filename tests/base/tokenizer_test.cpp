@@ -104,14 +104,20 @@ TEST(MarianTokenizer, LanguageCodeRegexIsGreedyLikeTransformers431) {
   EXPECT_EQ(tokenizer->tokenize(">>por<< a\nb<<")[0], ">>por<<");
 }
 
-TEST(MarianTokenizer, UnknownPiecesMapToUnkAndEosIsAppended) {
-  const json golden = ordo::testing::load_golden("marian_opus_en_mg");
-  const int64_t unk = golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>();
-  const int64_t eos = golden["special_ids"]["tokenizer_eos_token_id"].get<int64_t>();
+// The fixture's special ids.
+int64_t marian_special_id(const char* name) {
+  return ordo::testing::load_golden("marian_opus_en_mg")["special_ids"][name].get<int64_t>();
+}
+
+TEST(MarianTokenizer, AnUnknownPieceMapsToUnk) {
   const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir("marian_opus_en_mg"), false);
-  const auto ids = tokenizer->encode(">>xx_unknown<< hi");
-  EXPECT_EQ(ids.front(), unk);
-  EXPECT_EQ(ids.back(), eos);
+  EXPECT_EQ(tokenizer->encode(">>xx_unknown<< hi").front(), marian_special_id("tokenizer_unk_token_id"));
+}
+
+TEST(MarianTokenizer, EosIsAppended) {
+  const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir("marian_opus_en_mg"), false);
+  const int64_t eos = marian_special_id("tokenizer_eos_token_id");
+  EXPECT_EQ(tokenizer->encode(">>xx_unknown<< hi").back(), eos);
   EXPECT_EQ(tokenizer->encode(""), std::vector<int64_t>{eos});
 }
 
@@ -193,27 +199,54 @@ TEST(Vocab, RejectsDuplicateIds) {
   EXPECT_NE(error_of([&] { Vocab::load(path); }).find("id 0 is given to both"), std::string::npos);
 }
 
-TEST(Vocab, RejectsNegativeAndNonIntegerIdsNamingThePiece) {
+// The error of loading a vocab.json of `content`, and the file's path.
+std::pair<std::string, std::string> vocab_error(const std::string& content) {
   TempDir dir;
-  const std::string path = dir.write("vocab.json", R"({"a": 0, "b": -3})");
-  const std::string negative = error_of([&] { Vocab::load(path); });
-  EXPECT_NE(negative.find(path + ": piece 'b'"), std::string::npos) << negative;
-  dir.write("vocab.json", R"({"a": 0, "c": 1.5})");
-  const std::string fractional = error_of([&] { Vocab::load(path); });
-  EXPECT_NE(fractional.find(path + ": piece 'c'"), std::string::npos) << fractional;
-  dir.write("vocab.json", R"(["a", "b"])");
-  EXPECT_NE(error_of([&] { Vocab::load(path); }).find(path), std::string::npos);
+  const std::string path = dir.write("vocab.json", content);
+  return {error_of([&] { Vocab::load(path); }), path};
+}
+
+TEST(Vocab, ANegativeIdIsRefusedNamingThePiece) {
+  const auto [error, path] = vocab_error(R"({"a": 0, "b": -3})");
+  EXPECT_NE(error.find(path + ": piece 'b'"), std::string::npos) << error;
+}
+
+TEST(Vocab, AFractionalIdIsRefusedNamingThePiece) {
+  const auto [error, path] = vocab_error(R"({"a": 0, "c": 1.5})");
+  EXPECT_NE(error.find(path + ": piece 'c'"), std::string::npos) << error;
+}
+
+TEST(Vocab, AVocabularyThatIsNoObjectIsRefusedNamingTheFile) {
+  const auto [error, path] = vocab_error(R"(["a", "b"])");
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+}
+
+TEST(Vocab, AMissingFileIsNamed) {
+  TempDir dir;
   EXPECT_NE(error_of([&] { Vocab::load(dir.file("missing.json")); }).find(dir.file("missing.json")),
             std::string::npos);
 }
 
-TEST(Vocab, MapsPiecesAndIdsBothWays) {
+// Ids 0, 1 and 3: 2 is a gap.
+Vocab three_piece_vocab() {
   TempDir dir;
-  const Vocab vocab = Vocab::load(dir.write("vocab.json", R"({"</s>": 0, "<unk>": 1, "\u2581hi": 3})"));
+  return Vocab::load(dir.write("vocab.json", R"({"</s>": 0, "<unk>": 1, "\u2581hi": 3})"));
+}
+
+TEST(Vocab, MapsPiecesAndIdsBothWays) {
+  const Vocab vocab = three_piece_vocab();
   EXPECT_EQ(vocab.find("\xe2\x96\x81hi").value_or(-1), 3);
   EXPECT_EQ(vocab.piece(3), "\xe2\x96\x81hi");
+}
+
+TEST(Vocab, AnIdOfNoPieceIsTheEmptyPiece) {
+  const Vocab vocab = three_piece_vocab();
   EXPECT_EQ(vocab.piece(2), "");
   EXPECT_EQ(vocab.piece(99), "");
+}
+
+TEST(Vocab, ARequiredPieceThatIsMissingIsNamed) {
+  const Vocab vocab = three_piece_vocab();
   EXPECT_EQ(vocab.require("<unk>"), 1);
   EXPECT_NE(error_of([&] { vocab.require("<pad>"); }).find("'<pad>'"), std::string::npos);
 }
@@ -246,10 +279,13 @@ TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
   EXPECT_THROW(tokenizer->encode("bad \xff byte"), Error);
 }
 
-TEST(ByteOrderMark, OneLeadingMarkIsDroppedAndNothingElse) {
+TEST(ByteOrderMark, OneLeadingMarkIsDropped) {
   std::string text = "\xef\xbb\xbf\xef\xbb\xbfVertrag\tcontract\n";
   EXPECT_TRUE(ordo::drop_byte_order_mark(text));
   EXPECT_EQ(text, "\xef\xbb\xbfVertrag\tcontract\n");  // a second mark is text (U+FEFF)
+}
+
+TEST(ByteOrderMark, TextWithoutALeadingMarkIsKept) {
   for (const std::string kept : {"", "\xef\xbb", "a\xef\xbb\xbf", "\xef\xbb\xbe"}) {
     std::string same = kept;
     EXPECT_FALSE(ordo::drop_byte_order_mark(same));
