@@ -306,37 +306,78 @@ TEST_F(ServeReloadUnderLoad, MetricsCountTheReloadsAndTheLoadErrors) {
 
 TEST_F(ServeReloadUnderLoad, SigtermAfterTheReloadsExitsZero) { EXPECT_EQ(seen().exit_status, 0); }
 
-TEST(ServeReload, UnchangedModelsAreKeptAFolderReplacedInPlaceLoadsAgainABadFileChangesNothing) {
-  TempDir dir;
-  const std::string tiny = dir.file("tiny");
-  ASSERT_EQ(::mkdir(tiny.c_str(), 0755), 0);
-  ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), tiny);
-  dir.write("models.json", R"({"models": [{"name": "tiny", "path": ")" + tiny + R"(", "source": "en", "target": "xx"}]})");
-  dir.write("admin.txt", "admin-secret-77\n");
-  ServerProcess server({"--models", dir.file("models.json"), "--admin-key", dir.file("admin.txt"), "--threads", "1"});
-  const json request = {{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}};
-  const Answer before = post(server, "/v1/translate", request);
-  ASSERT_EQ(before.status, 200) << before.text;
-  // Nothing changed: kept, not loaded again (the admin key as an api_key field works too).
-  Answer report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
-  ASSERT_EQ(report.status, 200) << report.text;
-  EXPECT_EQ(report.body["kept"], json::array({"tiny"}));
-  EXPECT_EQ(report.body["loaded"], json::array());
-  // A file of the folder replaced in place (same bytes, a new modification time): loaded again.
-  dir.write("tiny/config.json", read_file(tiny + "/config.json") + "\n");
-  report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
-  ASSERT_EQ(report.status, 200) << report.text;
-  EXPECT_EQ(report.body["loaded"], json::array({"tiny"}));
-  EXPECT_EQ(post(server, "/v1/translate", request).body["results"], before.body["results"]);
-  // A models file that does not parse changes nothing, and says why.
-  dir.write("models.json", "{\"models\": [");
-  report = post(server, "/admin/reload", json{{"api_key", "admin-secret-77"}});
+// Reloading one small model three times, run once for the suite and looked at by one test per
+// behaviour: with nothing changed (the admin key given as an api_key field), with a file of its
+// folder replaced in place (same bytes, a new modification time), and with a models file that
+// does not parse.
+class ServeReloadOfAFolder : public ::testing::Test {
+ protected:
+  struct Seen {
+    Answer before, unchanged, replaced, after_replaced, unparsable, after_unparsable;
+    std::string metrics;
+  };
+  static void SetUpTestSuite() {
+    seen_ = new Seen;
+    Seen& seen = *seen_;
+    TempDir dir;
+    const std::string tiny = dir.file("tiny");
+    ::mkdir(tiny.c_str(), 0755);
+    ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), tiny);
+    dir.write("models.json", R"({"models": [{"name": "tiny", "path": ")" + tiny + R"(", "source": "en", "target": "xx"}]})");
+    dir.write("admin.txt", "admin-secret-77\n");
+    ServerProcess server({"--models", dir.file("models.json"), "--admin-key", dir.file("admin.txt"), "--threads", "1"});
+    const json request = {{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}};
+    const json reload = {{"api_key", "admin-secret-77"}};
+    seen.before = post(server, "/v1/translate", request);
+    seen.unchanged = post(server, "/admin/reload", reload);
+    dir.write("tiny/config.json", read_file(tiny + "/config.json") + "\n");
+    seen.replaced = post(server, "/admin/reload", reload);
+    seen.after_replaced = post(server, "/v1/translate", request);
+    dir.write("models.json", "{\"models\": [");
+    seen.unparsable = post(server, "/admin/reload", reload);
+    seen.after_unparsable = post(server, "/v1/translate", request);
+    seen.metrics = get(server, "/metrics").text;
+  }
+  static void TearDownTestSuite() {
+    delete seen_;
+    seen_ = nullptr;
+  }
+  static const Seen& seen() { return *seen_; }
+  static Seen* seen_;
+};
+ServeReloadOfAFolder::Seen* ServeReloadOfAFolder::seen_ = nullptr;
+
+TEST_F(ServeReloadOfAFolder, AnUnchangedModelIsKeptNotLoadedAgain) {
+  ASSERT_EQ(seen().unchanged.status, 200) << seen().unchanged.text;
+  EXPECT_EQ(seen().unchanged.body["kept"], json::array({"tiny"}));
+  EXPECT_EQ(seen().unchanged.body["loaded"], json::array());
+}
+
+TEST_F(ServeReloadOfAFolder, AFolderWithAFileReplacedInPlaceIsLoadedAgain) {
+  ASSERT_EQ(seen().replaced.status, 200) << seen().replaced.text;
+  EXPECT_EQ(seen().replaced.body["loaded"], json::array({"tiny"}));
+}
+
+TEST_F(ServeReloadOfAFolder, AModelLoadedAgainTranslatesAsBefore) {
+  ASSERT_EQ(seen().before.status, 200) << seen().before.text;
+  EXPECT_EQ(seen().after_replaced.body["results"], seen().before.body["results"]);
+}
+
+TEST_F(ServeReloadOfAFolder, AModelsFileThatDoesNotParseIs422SayingWhy) {
+  const Answer& report = seen().unparsable;
   EXPECT_EQ(report.status, 422) << report.text;
   ASSERT_EQ(report.body["errors"].size(), 1u) << report.text;
   EXPECT_NE(report.body["errors"][0]["error"].get<std::string>().find("models.json: invalid JSON"), std::string::npos)
       << report.text;
-  EXPECT_EQ(post(server, "/v1/translate", request).body["results"], before.body["results"]);
-  EXPECT_EQ(metric(get(server, "/metrics").text, "ordo_reload_total{result=\"ok\"}"), 2);
+}
+
+TEST_F(ServeReloadOfAFolder, AModelsFileThatDoesNotParseChangesNothing) {
+  ASSERT_EQ(seen().before.status, 200) << seen().before.text;
+  EXPECT_EQ(seen().after_unparsable.body["results"], seen().before.body["results"]);
+}
+
+TEST_F(ServeReloadOfAFolder, MetricsCountTheReloadsThatWorked) {
+  EXPECT_EQ(metric(seen().metrics, "ordo_reload_total{result=\"ok\"}"), 2);
 }
 
 // One server with per-key limits and an access log. Each test has keys of its own, so that
@@ -520,23 +561,46 @@ TEST_F(ServeKeyLimits, ALimitedRequestIsLoggedWithItsStatus) {
 // process as before (status 128 + SIGSEGV, so a supervisor sees the same thing), after one
 // line naming it and the stack of the thread that took it (src/cli/crash_report.h). The
 // sanitizer builds have no launcher, so no handler: their sanitizers report instead.
-TEST(ServeCrash, AFatalSignalNamesItselfAndPrintsTheStackThenKeepsItsStatus) {
-#ifdef ORDO_SANITIZER_ALLOCATOR
-  GTEST_SKIP() << "sanitizer build: `ordo` has no launcher, the sanitizer handles the signal";
-#else
-  ServerProcess server({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--threads", "1"});
-  EXPECT_EQ(server.stop(SIGSEGV), 128 + SIGSEGV);
-  const std::string err = server.stderr_text();
-  EXPECT_NE(err.find("ordo: fatal: SIGSEGV (invalid memory access) sent by process " + std::to_string(::getpid())),
-            std::string::npos)
-      << err;
-  const size_t stack = err.find("The stack of the thread that took it:\n");
-  ASSERT_NE(stack, std::string::npos) << err;
-  // One frame per line, each "object(symbol+offset)[address]": libc's signal trampoline at
-  // least, and something of ordo's.
-  EXPECT_NE(err.find("libc.so", stack), std::string::npos) << err;
-  EXPECT_NE(err.find("ordo", stack + 40), std::string::npos) << err;
+class ServeCrash : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+#ifndef ORDO_SANITIZER_ALLOCATOR
+    ServerProcess server({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--threads", "1"});
+    status_ = server.stop(SIGSEGV);
+    stderr_ = new std::string(server.stderr_text());
 #endif
+  }
+  static void TearDownTestSuite() {
+    delete stderr_;
+    stderr_ = nullptr;
+  }
+  void SetUp() override {
+#ifdef ORDO_SANITIZER_ALLOCATOR
+    GTEST_SKIP() << "sanitizer build: `ordo` has no launcher, the sanitizer handles the signal";
+#endif
+  }
+  static const std::string& err() { return *stderr_; }
+  static int status_;
+  static std::string* stderr_;
+};
+int ServeCrash::status_ = -1;
+std::string* ServeCrash::stderr_ = nullptr;
+
+TEST_F(ServeCrash, TheProcessEndsWithTheSignalsStatus) { EXPECT_EQ(status_, 128 + SIGSEGV); }
+
+TEST_F(ServeCrash, OneLineNamesTheSignalAndItsSender) {
+  EXPECT_NE(err().find("ordo: fatal: SIGSEGV (invalid memory access) sent by process " + std::to_string(::getpid())),
+            std::string::npos)
+      << err();
+}
+
+// One frame per line, each "object(symbol+offset)[address]": libc's signal trampoline at
+// least, and something of ordo's.
+TEST_F(ServeCrash, TheStackOfTheThreadThatTookItIsPrinted) {
+  const size_t stack = err().find("The stack of the thread that took it:\n");
+  ASSERT_NE(stack, std::string::npos) << err();
+  EXPECT_NE(err().find("libc.so", stack), std::string::npos) << err();
+  EXPECT_NE(err().find("ordo", stack + 40), std::string::npos) << err();
 }
 
 }  // namespace
