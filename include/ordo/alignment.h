@@ -37,7 +37,5 @@ ORDO_API std::vector<int64_t> word_indices(const std::vector<std::string>& piece
 // usual rule for turning subword alignments into word alignments), sorted and unique.
 ORDO_API std::vector<AlignmentLink> word_alignment(const TranslationResult& result, const Hypothesis& hyp);
 
-// Pharaoh format as Marian prints it: "0-0 1-2 2-1" (source-target).
-ORDO_API std::string pharaoh(const std::vector<AlignmentLink>& links);
 
 }  // namespace ordo

@@ -155,9 +155,5 @@ ORDO_API std::string translate_html(const Translator& translator, const std::str
                                     const DecodeOptions& options = {}, const std::string& language = "",
                                     const HtmlLimits& limits = {});
 
-// Start tags in `html`, counted cheaply: for callers that limit a request's size in tags before
-// building an HtmlDocument (which enforces HtmlLimits itself, and frees its tree without
-// recursion).
-ORDO_API size_t html_tag_count(const std::string& html);
 
 }  // namespace ordo

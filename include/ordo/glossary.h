@@ -37,7 +37,7 @@ class ORDO_API Glossary {
                                              const std::optional<std::string>& base = std::nullopt) const;
   // The sentences grouped by force_words_for(sentence, base): each group's force_words and its
   // sentences' indices, groups in order of first appearance. A caller translates each group
-  // with its force_words (translate_with_glossary, ordo serve's "glossary" field).
+  // with its force_words (Translator::translate does, for DecodeOptions::glossary).
   struct Group {
     std::optional<std::string> force_words;
     std::vector<size_t> inputs;
@@ -52,18 +52,5 @@ class ORDO_API Glossary {
   };
   std::vector<Entry> entries_;
 };
-
-// DecodeOptions::force_words text <-> phrases: split at '|', each phrase trimmed of spaces;
-// an empty phrase throws ordo::Error naming `where`.
-ORDO_API std::vector<std::string> split_force_words(const std::string& text, const std::string& where = "force_words");
-
-// Translator::translate with a glossary: each sentence gets DecodeOptions::force_words plus the
-// target terms of the source terms it contains; sentences that force the same phrases are
-// translated together. Results in input order; on_token events keep their input's index.
-ORDO_API std::vector<TranslationResult> translate_with_glossary(const Translator& translator,
-                                                                const std::vector<std::string>& sentences,
-                                                                const Glossary& glossary,
-                                                                const DecodeOptions& options = {},
-                                                                const BatchOptions& batching = {});
 
 }  // namespace ordo

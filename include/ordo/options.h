@@ -19,9 +19,10 @@ enum class ComputeType {
   kInt8,      // int8 weights (per output channel) and activations (per row, dynamic)
 };
 
-// "float32", "bfloat16", "int8" <-> ComputeType. parse throws ordo::Error listing the names.
+// Names <-> ComputeType ("float32", ...). parse throws ordo::Error listing the names.
 ORDO_API ComputeType parse_compute_type(const std::string& name);
 ORDO_API const char* compute_type_name(ComputeType type);
+ORDO_API std::vector<std::string> compute_type_names();
 
 // How a model is loaded and run. Fixed for the lifetime of a Translator.
 struct ModelOptions {

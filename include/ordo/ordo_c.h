@@ -84,7 +84,7 @@ ORDO_API ordo_options* ordo_options_new(void);
 ORDO_API void ordo_free_options(ordo_options* options);
 
 /* Sets the decoding option `name` from text, read through ordo's one table of decoding options
- * (ordo/decode_option_table.h; the command line, presets and `ordo serve` read the same):
+ * (ordo/option_table.h; the command line, presets and `ordo serve` read the same):
  * "beam_size" "4", "n_best" "2", "length_penalty" "0.6", "sample" "true", "target_lang" "de",
  * "max_new_tokens", "no_repeat_ngram_size", "seed", "task", "target_prefix", ...
  * Returns 0, or -1 with an error naming the option (an unknown name lists the known ones; a bad

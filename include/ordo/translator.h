@@ -8,6 +8,7 @@
 // threads at once (weights are shared read-only, each call keeps its own decoding state).
 #pragma once
 
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,14 @@ class ORDO_API Translator {
                                            const DecodeOptions& options = {},
                                            const BatchOptions& batching = {},
                                            const std::vector<std::string>& target_prefixes = {}) const;
+
+  // translate() on a thread of its own, CTranslate2's asynchronous translate_batch: the future
+  // holds the results, or the call's ordo::Error. The arguments are copied. The Translator must
+  // outlive the call: destroying the future (or waiting on it) waits for it. Stop a call early
+  // with DecodeOptions::cancelled.
+  std::future<std::vector<TranslationResult>> translate_async(std::vector<std::string> sentences,
+                                                              DecodeOptions options = {}, BatchOptions batching = {},
+                                                              std::vector<std::string> target_prefixes = {}) const;
 
   // The same on already tokenized source ids (each ending with </s>), for callers that
   // tokenize themselves and for id-level parity tests. A source with no ids stands for a

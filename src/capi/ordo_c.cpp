@@ -1,10 +1,9 @@
 // The C ABI (include/ordo/ordo_c.h) over the public C++ library, nothing else: each function
 // catches every exception at the boundary and hands its message over as a malloc'ed string.
 // Decoding options are set by name through the one table of decoding options
-// (ordo/decode_option_table.h); this file holds no list of option names of its own.
+// (ordo/option_table.h); this file holds no list of option names of its own.
 #include "ordo/ordo_c.h"
 
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -13,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/ordo.h"
 
 struct ordo_translator {
@@ -63,75 +62,13 @@ void require(const void* handle, const char* what) {
 
 std::string text_or_empty(const char* text) { return text ? text : ""; }
 
-// The spec of `name`, or an error naming it and listing the table's names.
-const ordo::DecodeOptionSpec& spec_named(const std::string& name) {
-  for (const ordo::DecodeOptionSpec& spec : ordo::decode_option_specs())
-    if (name == spec.name) return spec;
-  std::string known;
-  for (const ordo::DecodeOptionSpec& spec : ordo::decode_option_specs())
-    known += std::string(known.empty() ? "" : ", ") + spec.name;
-  throw ordo::Error("no decoding option named '" + name + "' (known: " + known + ")");
-}
-
-// `text` as a whole number / number, or nullopt when it is not one (trailing characters included).
-std::optional<int64_t> whole_number(const std::string& text) {
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> number(const std::string& text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// Sets `spec`'s member of `o` from `text`, checked against the table's range.
-void set_from_text(const ordo::DecodeOptionSpec& spec, ordo::DecodeOptions& o, const std::string& text) {
-  using Type = ordo::DecodeOptionSpec::Type;
-  const auto bad = [&] {
-    return ordo::Error("decoding option '" + std::string(spec.name) + "': '" + text + "' " + spec.accepted());
-  };
-  switch (spec.type) {
-    case Type::kInt: {
-      const auto v = whole_number(text);
-      if (!v || *v < spec.min || *v > spec.max) throw bad();
-      o.*spec.int_member = static_cast<int>(*v);
-      return;
-    }
-    case Type::kSeed: {
-      const auto v = whole_number(text);
-      if (!v || *v < 0) throw bad();
-      o.*spec.seed_member = static_cast<uint64_t>(*v);
-      return;
-    }
-    case Type::kFloat: {
-      const auto v = number(text);
-      if (!v || !(*v >= spec.min && *v <= spec.max)) throw bad();
-      o.*spec.float_member = static_cast<float>(*v);
-      return;
-    }
-    case Type::kBool:
-      if (text != "true" && text != "false") throw bad();
-      o.*spec.bool_member = text == "true";
-      return;
-    case Type::kText:
-      o.*spec.text_member = text;
-      return;
-  }
-}
-
-void unset(const ordo::DecodeOptionSpec& spec, ordo::DecodeOptions& o) {
-  using Type = ordo::DecodeOptionSpec::Type;
-  switch (spec.type) {
-    case Type::kInt: o.*spec.int_member = std::nullopt; return;
-    case Type::kSeed: o.*spec.seed_member = std::nullopt; return;
-    case Type::kFloat: o.*spec.float_member = std::nullopt; return;
-    case Type::kBool: o.*spec.bool_member = std::nullopt; return;
-    case Type::kText: o.*spec.text_member = std::nullopt; return;
-  }
+// Sets option `name` of `options` from `value` through `table`'s entry; an error names the
+// option and what it accepts.
+template <class Options, class Spec>
+void set_option(const std::vector<Spec>& table, Options& options, const std::string& name, const ordo::OptionValue& value) {
+  for (const Spec& spec : table)
+    if (name == spec.name) return spec.set(options, value);
+  throw ordo::Error("internal error: no option named '" + name + "'");
 }
 
 const ordo::Hypothesis* hypothesis(const ordo_result* r, size_t input, size_t k) noexcept {
@@ -158,12 +95,11 @@ ordo_translator* ordo_translator_new(const char* model, const ordo_translator_pa
     if (!model || !*model) throw ordo::Error("no model given (a Hugging Face model folder or a bundled name such as en-de)");
     const ordo_translator_params p = params ? *params : ordo_translator_default_params();
     ordo::ModelOptions options;
-    options.threads = p.threads;
-    options.inter_threads = p.inter_threads;
-    if (p.threads < 0) throw ordo::Error("threads must be 0 (all cores) or more, not " + std::to_string(p.threads));
-    if (p.inter_threads < 1) throw ordo::Error("inter_threads must be 1 or more, not " + std::to_string(p.inter_threads));
-    if (p.compute_type && *p.compute_type) options.compute_type = ordo::parse_compute_type(p.compute_type);
-    options.weight_cache = p.weight_cache;
+    const auto& table = ordo::model_option_specs();
+    set_option(table, options, "threads", p.threads);
+    set_option(table, options, "inter_threads", p.inter_threads);
+    if (p.compute_type && *p.compute_type) set_option(table, options, "compute_type", p.compute_type);
+    set_option(table, options, "weight_cache", static_cast<bool>(p.weight_cache));
     options.weight_cache_dir = text_or_empty(p.weight_cache_dir);
     auto* t = new ordo_translator{ordo::Translator(ordo::resolve_model_dir(model), options), {}};
     try {
@@ -198,9 +134,13 @@ int ordo_options_set(ordo_options* options, const char* name, const char* value,
   return guarded<int>(error, -1, [&] {
     require(options, "options");
     require(name, "option name");
-    const ordo::DecodeOptionSpec& spec = spec_named(name);
+    const ordo::DecodeOptionSpec& spec = ordo::decode_option_spec(name);
     if (!value) throw ordo::Error("decoding option '" + std::string(name) + "': the value is NULL");
-    set_from_text(spec, options->decode, value);
+    try {
+      spec.set_text(options->decode, value);
+    } catch (const ordo::OptionError& e) {
+      throw ordo::Error("decoding option '" + e.option + "': '" + value + "' " + e.must);
+    }
     return 0;
   });
 }
@@ -209,7 +149,7 @@ int ordo_options_unset(ordo_options* options, const char* name, char** error) {
   return guarded<int>(error, -1, [&] {
     require(options, "options");
     require(name, "option name");
-    unset(spec_named(name), options->decode);
+    ordo::decode_option_spec(name).clear(options->decode);
     return 0;
   });
 }
@@ -287,11 +227,8 @@ ordo_result* ordo_translate(const ordo_translator* translator, const char* const
     }
     ordo::BatchOptions batching;
     if (batch) {
-      if (batch->batch_size < 1) throw ordo::Error("batch_size must be 1 or more, not " + std::to_string(batch->batch_size));
-      if (batch->batch_tokens < 0)
-        throw ordo::Error("batch_tokens must be 0 (no limit) or more, not " + std::to_string(batch->batch_tokens));
-      batching.batch_size = batch->batch_size;
-      batching.batch_tokens = batch->batch_tokens;
+      set_option(ordo::batch_option_specs(), batching, "batch_size", batch->batch_size);
+      set_option(ordo::batch_option_specs(), batching, "batch_tokens", batch->batch_tokens);
     }
     static const ordo::DecodeOptions defaults;
     auto* result = new ordo_result();

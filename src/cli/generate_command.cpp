@@ -15,60 +15,14 @@
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
 #include "faces/warnings.h"
-#include "ordo/decode_option_table.h"
+#include "faces/option_flags.h"
+#include "faces/resolved_settings.h"
+#include "ordo/option_table.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
 
 namespace ordo::cli {
 namespace {
-
-// CLI11 fills plain values; DecodeOptions uses optionals so that unset flags fall back to the
-// model's generation_config.json and then the preset.
-template <class T>
-CLI::Option* add_optional(CLI::App* cmd, const std::string& name, std::optional<T>& target, const std::string& help) {
-  return cmd->add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
-}
-
-// One flag per entry of the table of decoding options (ordo/decode_option_table.h) that has one.
-void add_decode_flags(CLI::App* cmd, DecodeOptions& decode) {
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    if (!*spec.flag) continue;
-    CLI::Option* option = nullptr;
-    switch (spec.type) {
-      case DecodeOptionSpec::Type::kInt:
-        option = add_optional(cmd, spec.flag, decode.*spec.int_member, spec.help);
-        option->check(CLI::Range(static_cast<int>(spec.min), static_cast<int>(spec.max)));
-        break;
-      case DecodeOptionSpec::Type::kFloat:
-        option = add_optional(cmd, spec.flag, decode.*spec.float_member, spec.help);
-        option->check(CLI::Range(spec.min, spec.max));
-        break;
-      case DecodeOptionSpec::Type::kBool:
-        add_optional(cmd, spec.flag, decode.*spec.bool_member, spec.help);
-        break;
-      case DecodeOptionSpec::Type::kSeed:
-        // Read as a signed integer, so that -1 is refused instead of wrapping to 2^64 - 1; the
-        // text is checked first, as CLI11's conversion saturates (2^64 became 2^63 - 1).
-        cmd->add_option_function<int64_t>(
-               spec.flag, [&decode, &spec](const int64_t& v) { decode.*spec.seed_member = static_cast<uint64_t>(v); },
-               spec.help)
-            ->check(CLI::Validator(
-                [](std::string& text) {
-                  int64_t value = 0;
-                  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-                  if (error != std::errc() || end != text.data() + text.size() || value < 0)
-                    return "Value " + text + " not in range 0 to " + std::to_string(INT64_MAX);
-                  return std::string();
-                },
-                "INT in [0 - " + std::to_string(INT64_MAX) + "]"));
-        break;
-      case DecodeOptionSpec::Type::kText:
-        add_optional(cmd, spec.flag, decode.*spec.text_member, spec.help);
-        break;
-    }
-  }
-}
-
 
 // A unit's UTF-8, checked line by line so that an error names the input line of the bad byte
 // (a paragraph's second line is not its first).
@@ -242,10 +196,7 @@ void warn_truncated(const TranslationResult& result, const std::string& where, c
 }
 
 ModelOptions model_options_of(const GenerateArgs& args) {
-  ModelOptions o;
-  o.threads = args.threads;
-  o.inter_threads = args.inter_threads;
-  o.compute_type = parse_compute_type(args.compute_type);
+  ModelOptions o = args.model_options;
   o.weight_cache = !args.no_weight_cache;
   o.on_warning = faces::print_warning;
   return o;
@@ -268,18 +219,19 @@ bool print_config(const GenerateArgs& args, const std::string& model_dir, const 
   }
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
     if (shown.count(spec.name)) continue;
-    if (const auto value = spec.value_text(decode))
+    if (const auto value = spec.text(decode))
       std::cout << spec.name << " = " << *value << "  (option)\n";
-    else if (const auto preset = decode.preset ? spec.value_text(*decode.preset) : std::nullopt)
+    else if (const auto preset = decode.preset ? spec.text(*decode.preset) : std::nullopt)
       std::cout << spec.name << " = " << *preset << "  (preset)\n";
   }
   const auto source = [&](bool option, const char* name) {
     if (option) return "option";
     return std::count(preset_batching.begin(), preset_batching.end(), name) ? "preset" : "default";
   };
-  std::cout << "batch_size = " << batching.batch_size << "  (" << source(args.batch_size.has_value(), "batch_size") << ")\n";
-  std::cout << "batch_tokens = " << batching.batch_tokens << "  ("
-            << source(args.batch_tokens.has_value(), "batch_tokens") << ")\n";
+  for (const BatchOptionSpec& spec : batch_option_specs()) {
+    const bool option = std::count(args.batching_given.begin(), args.batching_given.end(), spec.name) > 0;
+    std::cout << spec.name << " = " << spec.text(batching).value_or("") << "  (" << source(option, spec.name) << ")\n";
+  }
   return true;
 }
 
@@ -342,19 +294,9 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
                   "Default: " + task.default_preset + ". Precedence: flags > model's generation_config.json > preset");
   cmd->add_flag("--print-config", args.print_config, "Print the resolved decoding settings and where each comes from");
-  add_decode_flags(cmd, args.decode);
-  add_optional(cmd, "--batch-size", args.batch_size, "Inputs decoded together (default: the preset's)")
-      ->check(CLI::Range(1, 1 << 16));
-  add_optional(cmd, "--batch-tokens", args.batch_tokens,
-               "Also cap a batch at this many source tokens, padding included (0: no cap; default: the preset's)")
-      ->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--inter-threads", args.inter_threads,
-                  "Batches translated at once, sharing --threads (2 on 2 cores: best throughput)")
-      ->check(CLI::Range(1, ModelOptions::kMaxInterThreads));
-  cmd->add_option("--compute-type", args.compute_type,
-                  "Arithmetic of the matrix products: float32 (exact, default), bfloat16 or int8 (faster)")
-      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  faces::add_option_flags(cmd, decode_option_specs(), args.decode);
+  faces::add_option_flags(cmd, batch_option_specs(), args.batching, &args.batching_given);
+  faces::add_option_flags(cmd, model_option_specs(), args.model_options);
   cmd->add_flag("--no-weight-cache", args.no_weight_cache,
                 "Pack the weights afresh, without reading or writing the packed weights cache "
                 "(~/.cache/ordo, $ORDO_CACHE_DIR; checkpoints of 64 MB or more)");
@@ -379,8 +321,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   decode.preset = std::make_shared<DecodeOptions>(load_preset(preset));
   std::vector<std::string> preset_batching;  // the batching keys the preset sets
   BatchOptions batching = load_preset_batching(preset, &preset_batching);
-  if (args.batch_size) batching.batch_size = *args.batch_size;
-  if (args.batch_tokens) batching.batch_tokens = *args.batch_tokens;
+  faces::copy_given(batch_option_specs(), args.batching_given, args.batching, batching);
 
   const InputUnit unit = args.whole_document ? InputUnit::kDocument
                          : args.paragraphs   ? InputUnit::kParagraph
@@ -450,11 +391,11 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     }
   }
   check_min_length(args, settings);
-  const std::optional<int64_t> max_length = resolved_int(settings, &DecodeOptions::max_length);
+  const std::optional<int64_t> max_length = faces::resolved_int(settings, &DecodeOptions::max_length);
   if (args.decode.max_new_tokens && !args.quiet && max_length && *max_length < *args.decode.max_new_tokens + 1)
     std::cerr << "ordo: warning: --max-length " << *args.decode.max_new_tokens << " is beyond the model's "
               << "positions; at most " << *max_length - 1 << " tokens are generated\n";
-  const std::optional<int64_t> beams = resolved_int(settings, &DecodeOptions::beam_size);
+  const std::optional<int64_t> beams = faces::resolved_int(settings, &DecodeOptions::beam_size);
   if (args.stream && !args.quiet && beams && *beams > 1 && !decode.sample.value_or(false))
     std::cerr << "ordo: warning: --stream with beam search (" << *beams << " beams): no word is final before the "
               << "search ends, so each line appears when it is done; add --beam-size 1 to see the words as they come\n";

@@ -27,13 +27,12 @@ struct GenerateArgs {
   std::string alignment, attention_plot, attention_plot_format = "png";
   std::string format = "text";                                // translate only: text or html
   std::string target_prefix_file;                             // translate only: a prefix per input line
-  int threads = 0;
-  int inter_threads = 1;
-  std::string compute_type = "float32";
+  ModelOptions model_options;  // the flags of the table of model options
   bool no_weight_cache = false;
   bool stream = false;  // --stream: each line's words as they are generated
   std::string glossary;  // translate only: --glossary FILE.tsv (source term TAB target term)
-  std::optional<int> batch_size, batch_tokens;  // default: the preset's (BatchOptions' defaults)
+  BatchOptions batching;                     // the batching flags given, over the preset's:
+  std::vector<std::string> batching_given;   // their names
   DecodeOptions decode;
 };
 

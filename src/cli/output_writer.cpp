@@ -31,7 +31,7 @@ std::string soft_text(const std::vector<std::vector<float>>& rows) {
 std::string OutputWriter::alignment_field(const TranslationResult& result, const Hypothesis& h) const {
   if (extras_.alignment.empty()) return "";
   if (extras_.alignment == "soft") return " ||| " + soft_text(soft_alignment(result, h));
-  return " ||| " + pharaoh(extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h));
+  return " ||| " + faces::pharaoh(extras_.alignment_words ? word_alignment(result, h) : hard_alignment(result, h));
 }
 
 void OutputWriter::write_hypothesis(faces::JsonObjectWriter& out, const TranslationResult& result,

@@ -13,7 +13,8 @@
 #include "cli/line_reader.h"
 #include "faces/model_location.h"
 #include "faces/warnings.h"
-#include "ordo/decode_option_table.h"
+#include "faces/option_flags.h"
+#include "ordo/option_table.h"
 #include "ordo/ordo.h"
 
 namespace ordo::cli {
@@ -32,16 +33,12 @@ CLI::App* add_score_command(CLI::App& app, ScoreArgs& args) {
   cmd->add_option("-o,--output", args.output, "Output file (default: stdout)");
   cmd->add_flag("--json", args.json, "One JSON object per line: score, tokens, log_probs");
   for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang, &DecodeOptions::task}) {
-    const DecodeOptionSpec& spec = decode_option_spec(member);
-    std::optional<std::string>& target = member == &DecodeOptions::source_lang   ? args.source_lang
-                                         : member == &DecodeOptions::target_lang ? args.target_lang
-                                                                                 : args.task;
-    cmd->add_option_function<std::string>(spec.flag, [&target](const std::string& v) { target = v; }, spec.help);
+    const DecodeOptionSpec* spec = &decode_option_spec(member);
+    cmd->add_option_function<std::string>(
+        spec->flag, [spec, &args](const std::string& v) { spec->set_text(args.decode, v); }, spec->help);
   }
-  cmd->add_option("--batch-size", args.batch_size, "Pairs scored together (default: 32)")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("-t,--threads", args.threads, "CPU threads (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
-      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  faces::add_option_flags(cmd, batch_option_specs(), args.batching);
+  faces::add_option_flags(cmd, model_option_specs(), args.model_options);
   cmd->add_flag("--no-weight-cache", args.no_weight_cache, "Pack the weights afresh (no packed weights cache)");
   return cmd;
 }
@@ -97,19 +94,13 @@ int run_score(const ScoreArgs& args) {
   if (sources.count() != targets.count())
     throw Error(args.targets + " has " + std::to_string(targets.count()) + " lines but " + source_name + " has " +
                 std::to_string(sources.count()) + ": one target line per source line");
-  ModelOptions model_options;
-  model_options.threads = args.threads;
-  model_options.compute_type = parse_compute_type(args.compute_type);
+  ModelOptions model_options = args.model_options;
   model_options.weight_cache = !args.no_weight_cache;
   model_options.on_warning = faces::print_warning;
   const Translator model(model_dir, model_options);
-  DecodeOptions options;
-  options.source_lang = args.source_lang;
-  options.target_lang = args.target_lang;
-  options.task = args.task;
+  const DecodeOptions& options = args.decode;
   model.resolved_settings(options);  // an unknown language or task fails before any pair is scored
-  BatchOptions batching;
-  batching.batch_size = args.batch_size;
+  const BatchOptions& batching = args.batching;
 
   std::ofstream file;
   if (!args.output.empty() && args.output != "-") {
@@ -117,7 +108,7 @@ int run_score(const ScoreArgs& args) {
     if (!file) throw Error(args.output + ": cannot create the output file");
   }
   std::ostream& out = file.is_open() ? file : std::cout;
-  const size_t chunk = static_cast<size_t>(args.batch_size) * 8;
+  const size_t chunk = static_cast<size_t>(batching.batch_size) * 8;
   uint64_t line = 0;  // lines done
   while (true) {
     std::vector<std::string> src, tgt;

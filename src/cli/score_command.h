@@ -7,15 +7,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ordo/options.h"
+
 namespace ordo::cli {
 
 struct ScoreArgs {
   std::string model, sources, targets, output;
-  std::optional<std::string> source_lang, target_lang, task;
+  DecodeOptions decode;         // the languages and the task only
+  ModelOptions model_options;   // the flags of the table of model options
+  BatchOptions batching;        // and of batching options
   bool json = false;
-  int threads = 0;
-  int batch_size = 32;
-  std::string compute_type = "float32";
   bool no_weight_cache = false;
 };
 

@@ -509,11 +509,4 @@ std::string HtmlDocument::rebuild(const std::vector<AlignedTranslation>& transla
   return out;
 }
 
-size_t html_tag_count(const std::string& html) {
-  size_t tags = 0;
-  for (size_t i = 0; i + 1 < html.size(); ++i)
-    if (html[i] == '<' && std::isalpha(static_cast<unsigned char>(html[i + 1]))) ++tags;
-  return tags;
-}
-
 }  // namespace ordo

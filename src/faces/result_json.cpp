@@ -10,6 +10,13 @@
 
 namespace ordo::faces {
 
+std::string pharaoh(const std::vector<AlignmentLink>& links) {
+  std::string out;
+  for (const AlignmentLink& link : links)
+    out += (out.empty() ? "" : " ") + std::to_string(link.source) + "-" + std::to_string(link.target);
+  return out;
+}
+
 namespace {
 
 std::string dump(const nlohmann::ordered_json& value) {

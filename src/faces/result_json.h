@@ -15,9 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ordo/alignment.h"
 #include "ordo/options.h"
 
 namespace ordo::faces {
+
+// Alignment links in Pharaoh format as Marian prints them: "0-0 1-2 2-1" (source-target).
+std::string pharaoh(const std::vector<AlignmentLink>& links);
 
 // {"text", "tokens", "score"} of one hypothesis.
 nlohmann::ordered_json hypothesis_json(const Hypothesis& h);

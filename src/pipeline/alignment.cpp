@@ -53,11 +53,4 @@ std::vector<AlignmentLink> word_alignment(const TranslationResult& result, const
   return links;
 }
 
-std::string pharaoh(const std::vector<AlignmentLink>& links) {
-  std::string out;
-  for (const AlignmentLink& link : links)
-    out += (out.empty() ? "" : " ") + std::to_string(link.source) + "-" + std::to_string(link.target);
-  return out;
-}
-
 }  // namespace ordo

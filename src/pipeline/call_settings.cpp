@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/error.h"
 #include "pipeline/force_words.h"
 #include "text/tokenizer.h"

@@ -10,9 +10,10 @@
 #include <unicode/unistr.h>
 
 #include "io/file.h"
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/text.h"
 #include "pipeline/force_words.h"
+#include "pipeline/glossary_translate.h"
 #include "text/icu_text.h"
 
 namespace ordo {

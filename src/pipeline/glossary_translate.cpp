@@ -5,6 +5,7 @@
 
 #include "ordo/text.h"
 #include "ordo/translator.h"
+#include "pipeline/glossary_translate.h"
 #include "pipeline/partition.h"
 
 namespace ordo {

@@ -5,6 +5,7 @@
 #include "ordo/translator.h"
 
 #include <exception>
+#include <future>
 #include <new>
 
 #include <ATen/ATen.h>
@@ -14,6 +15,7 @@
 #include "ordo/glossary.h"
 #include "pipeline/batch_decoder.h"
 #include "pipeline/call_settings.h"
+#include "pipeline/glossary_translate.h"
 #include "pipeline/loaded_model.h"
 #include "pipeline/partition.h"
 #include "pipeline/scoring.h"
@@ -237,6 +239,16 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
                                            impl.model->config().max_position_embeddings, dropped[i]);
     }
     return impl.run_with_blanks(std::move(sources), options, batching, dropped, prefixes);
+  });
+}
+
+std::future<std::vector<TranslationResult>> Translator::translate_async(std::vector<std::string> sentences,
+                                                                        DecodeOptions options, BatchOptions batching,
+                                                                        std::vector<std::string> target_prefixes) const {
+  checked_impl();  // a moved-from Translator fails here, not in the future
+  return std::async(std::launch::async, [this, sentences = std::move(sentences), options = std::move(options),
+                                         batching, target_prefixes = std::move(target_prefixes)] {
+    return translate(sentences, options, batching, target_prefixes);
   });
 }
 

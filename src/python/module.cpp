@@ -3,7 +3,7 @@
 // libordo, and adds what is easier in Python (generate_tokens()'s iterator).
 //
 // Keyword options are read from the one table of decoding options
-// (ordo/decode_option_table.h): a name the table has sets that DecodeOptions member, None
+// (ordo/option_table.h): a name the table has sets that DecodeOptions member, None
 // leaves it unset (the model's generation_config.json decides, as on the command line).
 // Beside the table only what is not a decoding option: batch_size / batch_tokens
 // (BatchOptions), preset, return_attention, glossary, and per-input target prefixes.
@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/ordo.h"
 #include "ordo/model_location.h"
 
@@ -99,34 +99,6 @@ Result run_released(const std::shared_ptr<CancelFlag>& flag, Work work) {
 
 std::string type_name(const py::handle& value) { return py::str(value.get_type().attr("__name__")); }
 
-bool is_int(const py::handle& value) { return py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value); }
-
-// An int in [low, high]; `accepted` is the range's wording for the error ("must be an integer
-// from 1 to 1024"). bool is not taken for an int.
-long long int_arg(const py::handle& value, const std::string& name, double low, double high,
-                  const std::string& accepted) {
-  if (!is_int(value)) type_error(name + " must be an int, not " + type_name(value));
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-  if (overflow || v < low || static_cast<double>(v) > high) throw Error(name + " " + accepted);
-  return v;
-}
-int int_arg(const py::handle& value, const std::string& name, int low, int high) {
-  return static_cast<int>(int_arg(value, name, low, high,
-                                  "must be an integer from " + std::to_string(low) + " to " + std::to_string(high)));
-}
-
-// An int or a float in [low, high] (an int too large for a double is out of range).
-double number_arg(const py::handle& value, const std::string& name, double low, double high,
-                  const std::string& accepted) {
-  if (!is_int(value) && !py::isinstance<py::float_>(value))
-    type_error(name + " must be a number, not " + type_name(value));
-  const double v = PyFloat_AsDouble(value.ptr());
-  if (v == -1.0 && PyErr_Occurred()) PyErr_Clear();  // OverflowError: out of range below
-  else if (v >= low && v <= high) return v;
-  throw Error(name + " " + accepted);
-}
-
 bool bool_arg(const py::handle& value, const std::string& name) {
   if (!py::isinstance<py::bool_>(value)) type_error(name + " must be True or False, not " + type_name(value));
   return value.ptr() == Py_True;
@@ -174,29 +146,46 @@ std::vector<std::string> strings_arg(const py::handle& value, const std::string&
 std::string known_options() {
   std::string known;
   for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
-  return known + ", return_attention, glossary, preset, batch_size, batch_tokens";
+  for (const BatchOptionSpec& spec : batch_option_specs()) known += std::string(", ") + spec.name;
+  return known + ", return_attention, glossary, preset";
 }
 
-// Sets the table entry `spec` of `decode` from a Python value, checked as ordo serve checks a
-// request field: the type, then the range (ordo::Error "beam_size must be an integer from 1 to 1024").
-void set_option(DecodeOptions& decode, const DecodeOptionSpec& spec, const py::handle& value) {
-  const std::string name = spec.name;
-  switch (spec.type) {
-    case DecodeOptionSpec::Type::kInt:
-      decode.*spec.int_member = static_cast<int>(int_arg(value, name, spec.min, spec.max, spec.accepted()));
-      break;
-    case DecodeOptionSpec::Type::kSeed:
-      decode.*spec.seed_member = static_cast<uint64_t>(int_arg(value, name, spec.min, spec.max, spec.accepted()));
-      break;
-    case DecodeOptionSpec::Type::kFloat:
-      decode.*spec.float_member = static_cast<float>(number_arg(value, name, spec.min, spec.max, spec.accepted()));
-      break;
-    case DecodeOptionSpec::Type::kBool:
-      decode.*spec.bool_member = bool_arg(value, name);
-      break;
-    case DecodeOptionSpec::Type::kText:
-      decode.*spec.text_member = str_arg(value, name);
-      break;
+// A Python value as the tables take it: bool, int (one beyond int64 as an infinite double: out
+// of every range), float, str; anything else a value no option takes.
+OptionValue option_value(const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return value.ptr() == Py_True;
+  if (py::isinstance<py::int_>(value)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (!overflow) return static_cast<int64_t>(v);
+    return overflow > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  }
+  if (py::isinstance<py::float_>(value)) return PyFloat_AsDouble(value.ptr());
+  if (py::isinstance<py::str>(value)) return utf8_of(value);
+  return {};
+}
+
+// An OptionValue as the Python value it stands for (None when unset).
+py::object python_value(const OptionValue& value) {
+  return std::visit(
+      [](const auto& v) -> py::object {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::monostate>) return py::none();
+        else return py::cast(v);
+      },
+      value.value);
+}
+
+// Sets `spec`'s option in `options` from a Python value, through the table: a value of the
+// wrong type raises TypeError ("beam_size must be an integer, not str"), one out of range
+// ordo.Error ("beam_size must be an integer from 1 to 1024").
+template <class Options, class Spec>
+void set_option(Options& options, const Spec& spec, const py::handle& value) {
+  try {
+    spec.set(options, option_value(value));
+  } catch (const OptionError& e) {
+    if (e.wrong_type) type_error(e.option + " must be " + e.type + ", not " + type_name(value));
+    throw;
   }
 }
 
@@ -227,16 +216,16 @@ struct Call {
 Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t inputs) {
   Call call;
   std::optional<std::string> preset;
-  std::optional<int> batch_size, batch_tokens;
+  BatchOptions given_batching;  // the keywords' batching, over the preset's
+  std::vector<const BatchOptionSpec*> batching_given;
   for (const auto& [key, value] : kwargs) {
     const std::string name = key.cast<std::string>();
     if (value.is_none()) continue;
     if (name == "preset") {
       preset = path_arg(value, name);
-    } else if (name == "batch_size") {
-      batch_size = int_arg(value, name, 1, 1 << 16);
-    } else if (name == "batch_tokens") {
-      batch_tokens = int_arg(value, name, 0, 1 << 24);
+    } else if (const BatchOptionSpec* spec = find_batch_option(name)) {
+      set_option(given_batching, *spec, value);
+      batching_given.push_back(spec);
     } else if (name == "return_attention") {
       call.decode.return_attention = bool_arg(value, name);
     } else if (name == "glossary") {
@@ -250,9 +239,7 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
       for (const py::handle& item : list)
         call.target_prefixes.push_back(item.is_none() ? std::string() : str_arg(item, "target_prefix's entries"));
     } else {
-      const DecodeOptionSpec* spec = nullptr;
-      for (const DecodeOptionSpec& s : decode_option_specs())
-        if (name == s.name) spec = &s;
+      const DecodeOptionSpec* spec = find_decode_option(name);
       if (!spec) type_error("unexpected keyword argument '" + name + "' (options: " + known_options() + ")");
       set_option(call.decode, *spec, value);
     }
@@ -260,8 +247,7 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
   const std::string file = preset_file(preset.value_or(default_preset));
   call.decode.preset = std::make_shared<DecodeOptions>(load_preset(file));
   call.batching = load_preset_batching(file);
-  if (batch_size) call.batching.batch_size = *batch_size;
-  if (batch_tokens) call.batching.batch_tokens = *batch_tokens;
+  for (const BatchOptionSpec* spec : batching_given) spec->set(call.batching, spec->value(given_batching));
   return call;
 }
 
@@ -292,10 +278,9 @@ struct PyTranslator {
 ModelOptions model_options_of(const py::handle& compute_type, const py::handle& threads,
                               const py::handle& inter_threads, const py::handle& weight_cache) {
   ModelOptions o;
-  o.compute_type = parse_compute_type(str_arg(compute_type, "compute_type"));
-  o.threads = int_arg(threads, "threads", 0, 1024);
-  o.inter_threads = int_arg(inter_threads, "inter_threads", 1, std::numeric_limits<int>::max());
-  o.weight_cache = bool_arg(weight_cache, "weight_cache");
+  for (const auto& [name, value] : {std::pair{"compute_type", compute_type}, {"threads", threads},
+                                    {"inter_threads", inter_threads}, {"weight_cache", weight_cache}})
+    set_option(o, *find_model_option(name), value);
   // Warnings go to Python's warnings module (the library never prints): collected during
   // loading, which runs without the GIL, and issued afterwards.
   return o;
@@ -413,6 +398,35 @@ py::list matrix(const std::vector<float>& values, int64_t rows, int64_t columns)
 
 }  // namespace
 
+// A table of options as Python dicts (name, flag, type, min, max, help, in_preset, choices).
+template <class Spec>
+py::list option_table(const std::vector<Spec>& specs) {
+  static const char* const kTypes[] = {"int", "float", "bool", "str", "choice"};
+  py::list out;
+  for (const Spec& spec : specs) {
+    py::dict d;
+    d["name"] = spec.name;
+    d["flag"] = spec.flag;
+    d["type"] = kTypes[static_cast<int>(spec.type)];
+    d["min"] = spec.min;
+    d["max"] = spec.max;
+    d["help"] = spec.help;
+    d["in_preset"] = spec.in_preset;
+    d["choices"] = spec.choices;
+    d["metavar"] = spec.metavar();
+    out.append(d);
+  }
+  return out;
+}
+
+// The value `text` stands for in `spec`'s option; ordo.Error naming the option when none.
+template <class Spec>
+py::object parsed(const Spec& spec, const std::string& text) {
+  typename Spec::OptionsType scratch;
+  spec.set_text(scratch, text);
+  return python_value(spec.value(scratch));
+}
+
 PYBIND11_MODULE(_ordo, m) {
   m.doc() = "ordo: translation and summarization with encoder-decoder transformers (C++ engine)";
   // Every failure the library reports, with the message the command line prints after "ordo: error: ".
@@ -420,25 +434,27 @@ PYBIND11_MODULE(_ordo, m) {
   m.attr("__version__") = version();
 
   m.def(
-      "decode_options",
-      [] {
-        py::list out;
-        for (const DecodeOptionSpec& spec : decode_option_specs()) {
-          static const char* const kTypes[] = {"int", "float", "bool", "seed", "str"};
-          py::dict d;
-          d["name"] = spec.name;
-          d["flag"] = spec.flag;
-          d["type"] = kTypes[static_cast<int>(spec.type)];
-          d["min"] = spec.min;
-          d["max"] = spec.max;
-          d["help"] = spec.help;
-          d["in_preset"] = spec.in_preset;
-          out.append(d);
-        }
-        return out;
-      },
+      "decode_options", [] { return option_table(decode_option_specs()); },
       "The decoding options every call takes as keywords (the one table ordo's command line and server read "
       "too): dicts with name, flag, type, min, max, help, in_preset.");
+  m.def(
+      "model_options", [] { return option_table(model_option_specs()); },
+      "The options of Translator(...) (compute_type, threads, ...), as decode_options() lists its options.");
+  m.def(
+      "batch_options", [] { return option_table(batch_option_specs()); },
+      "The batching keywords every call takes (batch_size, batch_tokens), as decode_options() lists its options.");
+  m.def(
+      "parse_option",
+      [](const std::string& name, const std::string& text) {
+        // The value `text` stands for, read by the option's table as a flag of `ordo translate` is.
+        if (const DecodeOptionSpec* spec = find_decode_option(name)) return parsed(*spec, text);
+        if (const ModelOptionSpec* spec = find_model_option(name)) return parsed(*spec, text);
+        if (const BatchOptionSpec* spec = find_batch_option(name)) return parsed(*spec, text);
+        throw Error("no option named '" + name + "' (options: " + known_options() + ")");
+      },
+      py::arg("name"), py::arg("text"),
+      "The value of option `name` (of decode_options(), model_options() or batch_options()) that `text` stands "
+      "for, as the command line reads the option's flag; ordo.Error naming the option when it is not one.");
   m.def(
       "split_sentences",
       [](const py::object& text_arg, const py::object& language) {

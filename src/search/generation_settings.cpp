@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/error.h"
 
 namespace ordo::search {
@@ -38,9 +38,11 @@ class Layers {
     p_ = options.preset ? options.preset.get() : &none;
   }
 
+  // The option's value from the first layer that sets it; its name is the table's.
   template <class T, class O, class G>
-  T pick(const std::string& name, const std::optional<O> DecodeOptions::*option,
-         const std::optional<G> io::GenerationConfig::*field, T fallback) const {
+  T pick(std::optional<O> DecodeOptions::*option, const std::optional<G> io::GenerationConfig::*field,
+         T fallback) const {
+    const std::string name = decode_option_spec(option).name;
     if (o_.*option) return record(name, static_cast<T>(*(o_.*option)), "option");
     if (const std::optional<G>& value = model(field)) return record(name, static_cast<T>(*value), model_source(field));
     if (p_->*option) return record(name, static_cast<T>(*(p_->*option)), "preset");
@@ -89,14 +91,18 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   s.eos_token_id = g.eos_token_id.value_or(model.eos_token_id);
   s.decoder_start_token_id = g.decoder_start_token_id.value_or(model.decoder_start_token_id);
 
-  s.do_sample = l.pick<bool>("sample", &DecodeOptions::sample, &G::do_sample, false);
-  s.num_beams = l.pick<int64_t>("beam_size", &DecodeOptions::beam_size, &G::num_beams, 1);
+  // Names as the table spells them, for the settings recorded below without a pick.
+  const std::string beam_size = decode_option_spec(&DecodeOptions::beam_size).name;
+  const std::string n_best = decode_option_spec(&DecodeOptions::n_best).name;
+  const std::string max_length = decode_option_spec(&DecodeOptions::max_length).name;
+  s.do_sample = l.pick<bool>(&DecodeOptions::sample, &G::do_sample, false);
+  s.num_beams = l.pick<int64_t>(&DecodeOptions::beam_size, &G::num_beams, 1);
   // Sampling asked for by the caller replaces the model's default beam search.
-  if (o.sample && *o.sample && !o.beam_size) s.num_beams = l.record<int64_t>("beam_size", 1, "option");
-  s.num_return_sequences = l.pick<int64_t>("n_best", &DecodeOptions::n_best, &G::num_return_sequences, 1);
+  if (o.sample && *o.sample && !o.beam_size) s.num_beams = l.record<int64_t>(beam_size, 1, "option");
+  s.num_return_sequences = l.pick<int64_t>(&DecodeOptions::n_best, &G::num_return_sequences, 1);
   // An explicit beam size below the model's default n-best: keep n-best within the beam.
   if (o.beam_size && !o.n_best && s.num_return_sequences > s.num_beams)
-    s.num_return_sequences = l.record<int64_t>("n_best", 1, "option");
+    s.num_return_sequences = l.record<int64_t>(n_best, 1, "option");
 
   // Lengths count the decoder start token, as Hugging Face's do. The first layer that sets
   // either length decides; within it max_new_tokens wins over max_length, as in generate().
@@ -104,34 +110,34 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   const DecodeOptions& p = l.preset();
   const io::GenerationConfig* t = task ? &task->settings : nullptr;
   if (o.max_new_tokens)
-    s.max_length = l.record<int64_t>("max_length", *o.max_new_tokens + prompt, "option");
+    s.max_length = l.record<int64_t>(max_length, *o.max_new_tokens + prompt, "option");
   else if (o.max_length)
-    s.max_length = l.record<int64_t>("max_length", *o.max_length, "option");
+    s.max_length = l.record<int64_t>(max_length, *o.max_length, "option");
   else if (t && t->max_new_tokens)
-    s.max_length = l.record<int64_t>("max_length", *t->max_new_tokens + prompt, t->source);
+    s.max_length = l.record<int64_t>(max_length, *t->max_new_tokens + prompt, t->source);
   else if (t && t->max_length)
-    s.max_length = l.record<int64_t>("max_length", *t->max_length, t->source);
+    s.max_length = l.record<int64_t>(max_length, *t->max_length, t->source);
   else if (g.max_new_tokens)
-    s.max_length = l.record<int64_t>("max_length", *g.max_new_tokens + prompt, l.model_file());
+    s.max_length = l.record<int64_t>(max_length, *g.max_new_tokens + prompt, l.model_file());
   else if (g.max_length)
-    s.max_length = l.record<int64_t>("max_length", *g.max_length, l.model_file());
+    s.max_length = l.record<int64_t>(max_length, *g.max_length, l.model_file());
   else if (p.max_new_tokens)
-    s.max_length = l.record<int64_t>("max_length", *p.max_new_tokens + prompt, "preset");
+    s.max_length = l.record<int64_t>(max_length, *p.max_new_tokens + prompt, "preset");
   else if (p.max_length)
-    s.max_length = l.record<int64_t>("max_length", *p.max_length, "preset");
+    s.max_length = l.record<int64_t>(max_length, *p.max_length, "preset");
   else
-    s.max_length = l.record<int64_t>("max_length", 20, "default");
+    s.max_length = l.record<int64_t>(max_length, 20, "default");
   s.max_from_new_tokens = o.max_new_tokens || (!o.max_length && ((t && t->max_new_tokens) || (!(t && t->max_length) &&
                           (g.max_new_tokens || (!g.max_length && p.max_new_tokens)))));
-  s.min_length = l.pick<int64_t>("min_length", &DecodeOptions::min_length, &G::min_length, 0);
-  s.min_new_tokens = l.pick<int64_t>("min_new_tokens", &DecodeOptions::min_new_tokens, &G::min_new_tokens, 0);
+  s.min_length = l.pick<int64_t>(&DecodeOptions::min_length, &G::min_length, 0);
+  s.min_new_tokens = l.pick<int64_t>(&DecodeOptions::min_new_tokens, &G::min_new_tokens, 0);
 
-  s.length_penalty = l.pick<double>("length_penalty", &DecodeOptions::length_penalty, &G::length_penalty, 1.0);
-  s.early_stopping = l.pick<bool>("early_stopping", &DecodeOptions::early_stopping, &G::early_stopping, false);
+  s.length_penalty = l.pick<double>(&DecodeOptions::length_penalty, &G::length_penalty, 1.0);
+  s.early_stopping = l.pick<bool>(&DecodeOptions::early_stopping, &G::early_stopping, false);
   s.no_repeat_ngram_size =
-      l.pick<int64_t>("no_repeat_ngram_size", &DecodeOptions::no_repeat_ngram_size, &G::no_repeat_ngram_size, 0);
+      l.pick<int64_t>(&DecodeOptions::no_repeat_ngram_size, &G::no_repeat_ngram_size, 0);
   s.repetition_penalty =
-      l.pick<double>("repetition_penalty", &DecodeOptions::repetition_penalty, &G::repetition_penalty, 1.0);
+      l.pick<double>(&DecodeOptions::repetition_penalty, &G::repetition_penalty, 1.0);
   if (o.bad_words_ids) {
     s.bad_words_ids = *o.bad_words_ids;
   } else if (l.model(&G::bad_words_ids)) {
@@ -150,24 +156,26 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
              o.forced_bos_token_id ? "option" : l.model_source(&G::forced_bos_token_id));
   s.forced_eos_token_id = l.model(&G::forced_eos_token_id) ? l.model(&G::forced_eos_token_id) : model.forced_eos_token_id;
   s.renormalize_logits = l.model(&G::renormalize_logits).value_or(false);
-  s.temperature = l.pick<double>("temperature", &DecodeOptions::temperature, &G::temperature, 1.0);
-  s.top_k = l.pick<int64_t>("top_k", &DecodeOptions::top_k, &G::top_k, 50);
-  s.top_p = l.pick<double>("top_p", &DecodeOptions::top_p, &G::top_p, 1.0);
+  s.temperature = l.pick<double>(&DecodeOptions::temperature, &G::temperature, 1.0);
+  s.top_k = l.pick<int64_t>(&DecodeOptions::top_k, &G::top_k, 50);
+  s.top_p = l.pick<double>(&DecodeOptions::top_p, &G::top_p, 1.0);
   s.seed = o.seed.value_or(p.seed.value_or(0));
 
   // Sizes beyond these are mistakes that would otherwise surface as a failed allocation or a
   // LibTorch error deep inside the search (5,000 beams x a 58k vocabulary = 1.1 GB per step).
-  constexpr int64_t kMaxBeams = 1024;
-  constexpr int64_t kMaxLength = (1 << 20) + 1;
-  require(s.num_beams >= 1 && s.num_beams <= kMaxBeams,
-          "beam size must be in [1, " + std::to_string(kMaxBeams) + "], got " + std::to_string(s.num_beams));
-  require(s.num_return_sequences >= 1 && s.num_return_sequences <= kMaxBeams,
-          "n-best must be in [1, " + std::to_string(kMaxBeams) + "], got " + std::to_string(s.num_return_sequences));
+  // The table's ranges, which every face already holds a call's options to; a model's
+  // generation_config.json is held to them here.
+  const auto max_beams = static_cast<int64_t>(decode_option_spec(&DecodeOptions::beam_size).max);
+  const auto max_total_length = static_cast<int64_t>(decode_option_spec(&DecodeOptions::max_length).max);
+  require(s.num_beams >= 1 && s.num_beams <= max_beams,
+          "beam size must be in [1, " + std::to_string(max_beams) + "], got " + std::to_string(s.num_beams));
+  require(s.num_return_sequences >= 1 && s.num_return_sequences <= max_beams,
+          "n-best must be in [1, " + std::to_string(max_beams) + "], got " + std::to_string(s.num_return_sequences));
   for (const auto& [name, value] : {std::pair{"length penalty", s.length_penalty},
                                     {"repetition penalty", s.repetition_penalty},
                                     {"temperature", s.temperature}, {"top-p", s.top_p}})
     require(std::isfinite(value), std::string(name) + " must be a finite number, got " + to_text(value));
-  require(s.max_length <= kMaxLength, "the maximum length must be at most " + std::to_string(kMaxLength - 1) +
+  require(s.max_length <= max_total_length, "the maximum length must be at most " + std::to_string(max_total_length - 1) +
                                           " generated tokens, got " + std::to_string(s.max_length - 1));
   require(s.min_length >= 0 && s.min_new_tokens >= 0, "minimum lengths must not be negative");
   require(s.do_sample || s.num_return_sequences <= s.num_beams,
@@ -175,9 +183,8 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
               std::to_string(s.num_beams) + ")");
   require(!s.do_sample || s.num_beams == 1, "sampling works with beam size 1 (beam sampling is not supported)");
   require(s.temperature > 0, "temperature must be > 0");
-  // Sampling divides the scores by it: below 0.001 they overflow to infinities (issue 29); the
-  // range is the table's, which the command line and the server accept.
-  const DecodeOptionSpec& temperature = decode_option_spec("temperature");
+  // Sampling divides the scores by it: below the table's minimum they overflow to infinities.
+  const DecodeOptionSpec& temperature = decode_option_spec(&DecodeOptions::temperature);
   require(!s.do_sample || (s.temperature >= temperature.min && s.temperature <= temperature.max),
           "temperature must be from " + to_text(temperature.min) + " to " + to_text(temperature.max) +
               " when sampling, got " + to_text(s.temperature));

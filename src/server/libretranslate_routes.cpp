@@ -128,7 +128,7 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
     first[i] = sentences.size();
     const std::vector<std::string>* runs;
     if (format == "html") {
-      if (ordo::html_tag_count(texts[i]) > kMaxHtmlTags)
+      if (html_tag_count(texts[i]) > kMaxHtmlTags)
         throw ApiError(400, "Invalid request: " + (is_list ? "q[" + std::to_string(i) + "]" : std::string("q")) +
                                 " has more than " + std::to_string(kMaxHtmlTags) + " HTML tags");
       htmls.push_back(std::make_unique<HtmlDocument>(texts[i], source));

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <set>
 
-#include "ordo/decode_option_table.h"
+#include "faces/resolved_settings.h"
+#include "ordo/option_table.h"
 #include "server/language_codes.h"
 #include "server/request_fields.h"
 
@@ -137,7 +138,7 @@ std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared
   m->preset = m->task == Task::kTranslate ? translation : summarization;
   DecodeOptions defaults;
   defaults.preset = m->preset;
-  if (const auto beams = resolved_int(m->translator->resolved_settings(defaults), &DecodeOptions::beam_size))
+  if (const auto beams = faces::resolved_int(m->translator->resolved_settings(defaults), &DecodeOptions::beam_size))
     m->default_beam = static_cast<int>(std::max<int64_t>(1, *beams));
   return m;
 }

@@ -1,9 +1,10 @@
 #include "server/request_fields.h"
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/glossary.h"
 
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -42,7 +43,7 @@ std::string url_decode(const std::string& text, const std::string& where) {
 }
 
 std::string describe_range(int64_t min, int64_t max) {
-  return "between " + std::to_string(min) + " and " + std::to_string(max);
+  return "from " + std::to_string(min) + " to " + std::to_string(max);  // as the option tables say it
 }
 
 std::string number_text(double v) {
@@ -193,7 +194,7 @@ std::optional<int64_t> RequestFields::integer(const std::string& name, int64_t m
 
 std::optional<double> RequestFields::number(const std::string& name, double min, double max) const {
   if (!has(name)) return std::nullopt;
-  const std::string must = "must be a number between " + number_text(min) + " and " + number_text(max);
+  const std::string must = "must be a number from " + number_text(min) + " to " + number_text(max);
   double value = 0;
   if (is_json_) {
     const nlohmann::json& v = json_[name];
@@ -223,6 +224,15 @@ std::optional<bool> RequestFields::boolean(const std::string& name) const {
   throw bad_field(name, "must be true or false");
 }
 
+void RequestFields::set(const DecodeOptionSpec& spec, DecodeOptions& options, double max) const {
+  try {
+    if (is_json_) spec.set(options, json_option_value(json_[spec.name]), max);
+    else spec.set_text(options, form_.find(spec.name)->second);
+  } catch (const OptionError& e) {
+    throw bad_field(spec.name, e.must);
+  }
+}
+
 const std::vector<std::string>& decode_option_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -236,29 +246,11 @@ const std::vector<std::string>& decode_option_names() {
 DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_tokens) {
   DecodeOptions o;
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    const std::string name = spec.name;
+    if (!f.has(spec.name)) continue;
     double max = spec.max;
     if (spec.bound == DecodeOptionSpec::Bound::kBeams) max = std::min<double>(max, max_beam);
     if (spec.bound == DecodeOptionSpec::Bound::kTokens) max = std::min<double>(max, max_tokens + spec.bound_offset);
-    switch (spec.type) {
-      case DecodeOptionSpec::Type::kInt:
-        if (const auto v = f.integer(name, static_cast<int64_t>(spec.min), static_cast<int64_t>(max)))
-          o.*spec.int_member = static_cast<int>(*v);
-        break;
-      case DecodeOptionSpec::Type::kSeed:
-        if (const auto v = f.integer(name, static_cast<int64_t>(spec.min), INT64_MAX))
-          o.*spec.seed_member = static_cast<uint64_t>(*v);
-        break;
-      case DecodeOptionSpec::Type::kFloat:
-        if (const auto v = f.number(name, spec.min, max)) o.*spec.float_member = static_cast<float>(*v);
-        break;
-      case DecodeOptionSpec::Type::kBool:
-        o.*spec.bool_member = f.boolean(name);
-        break;
-      case DecodeOptionSpec::Type::kText:
-        o.*spec.text_member = f.string(name);
-        break;
-    }
+    f.set(spec, o, max);
   }
   // {"Vertrag": "contract"}: each text's terms force their targets (ordo/glossary.h).
   if (const auto terms = f.string_map("glossary")) {
@@ -271,6 +263,13 @@ DecodeOptions decode_options(const RequestFields& f, int max_beam, int max_token
     if (!glossary->empty()) o.glossary = std::move(glossary);
   }
   return o;
+}
+
+size_t html_tag_count(const std::string& html) {
+  size_t tags = 0;
+  for (size_t i = 0; i + 1 < html.size(); ++i)
+    if (html[i] == '<' && std::isalpha(static_cast<unsigned char>(html[i + 1]))) ++tags;
+  return tags;
 }
 
 std::string join(const std::vector<std::string>& items, size_t limit) {

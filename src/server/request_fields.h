@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ordo/option_table.h"
 #include "ordo/options.h"
 
 namespace ordo::server {
@@ -24,7 +25,10 @@ class ApiError : public std::runtime_error {
   int retry_after;  // seconds, > 0: sent as Retry-After
 };
 
-// The server refuses documents with more than kMaxHtmlTags start tags (ordo::html_tag_count),
+// Start tags in `html`, counted cheaply, before an HtmlDocument is built (which enforces
+// HtmlLimits itself, and frees its tree without recursion).
+size_t html_tag_count(const std::string& html);
+// The server refuses documents with more than kMaxHtmlTags start tags (html_tag_count),
 // a request-size limit of its own beside the parser's HtmlLimits (src/document/html_parse.h).
 constexpr size_t kMaxHtmlTags = 10000;
 
@@ -51,6 +55,10 @@ class RequestFields {
   std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) const;
   std::optional<double> number(const std::string& name, double min, double max) const;
   std::optional<bool> boolean(const std::string& name) const;
+  // An option of the table (ordo/option_table.h) from the field of its name, read as the table
+  // reads a value (a form's text by the option's type), at most `max`; ApiError 400 naming the
+  // field and what it accepts.
+  void set(const DecodeOptionSpec& spec, DecodeOptions& options, double max) const;
   // A JSON object of strings ({"Vertrag": "contract"}), its pairs in key order; nullopt when
   // absent (or null). ApiError 400 naming the field for anything else, a form's field included.
   std::optional<std::vector<std::pair<std::string, std::string>>> string_map(const std::string& name) const;
@@ -62,7 +70,7 @@ class RequestFields {
 };
 
 // ordo's own API (/v1/translate, /v1/summarize): every decoding option of the table
-// (ordo/decode_option_table.h) by its name, in the table's ranges; beams and n-best at most
+// (ordo/option_table.h) by its name, in the table's ranges; beams and n-best at most
 // `max_beam`, lengths at most `max_tokens`.
 // And "glossary", an object of source term: target term strings (DecodeOptions::glossary).
 DecodeOptions decode_options(const RequestFields& fields, int max_beam, int max_tokens);

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "faces/model_location.h"
+#include "faces/option_flags.h"
 #include "faces/serve_summary.h"
 #include "faces/warnings.h"
+#include "ordo/option_table.h"
 #include "ordo/ordo.h"
 #include "server/server.h"
 
@@ -93,17 +95,13 @@ std::vector<ModelSpec> models_file(const std::string& path, const ModelOptions& 
     spec.source_lang = text("source");
     spec.target_lang = text("target");
     spec.task = text("task");
-    if (!text("compute_type").empty()) {
+    for (const char* key : {"compute_type", "threads"}) {  // entries of the table of model options
+      if (!m.contains(key)) continue;
       try {
-        spec.options.compute_type = parse_compute_type(text("compute_type"));
-      } catch (const Error& e) {
-        throw Error(where + ": " + e.what());
+        find_model_option(key)->set(spec.options, json_option_value(m[key]));
+      } catch (const OptionError& e) {
+        throw Error(where + ": field '" + key + "' " + e.must);
       }
-    }
-    if (m.contains("threads")) {
-      if (!m["threads"].is_number_integer() || m["threads"].get<int64_t>() < 1 || m["threads"].get<int64_t>() > 1024)
-        throw Error(where + ": field 'threads' must be an integer between 1 and 1024");
-      spec.options.threads = m["threads"].get<int>();
     }
     specs.push_back(spec);
   }
@@ -124,18 +122,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--host", args.host, "Address to listen on (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", args.port, "Port (default 5000, LibreTranslate's; 0 = any free port, printed)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("-t,--threads", args.threads, "CPU threads in all (default: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--inter-threads", args.inter_threads,
-                  "Batches translated at once, each on threads/inter-threads cores (2 on 2 cores: best throughput)")
-      ->check(CLI::Range(1, ModelOptions::kMaxInterThreads));
-  cmd->add_option("--compute-type", args.compute_type, "float32 (exact, default), bfloat16 or int8")
-      ->check(CLI::IsMember({"float32", "bfloat16", "int8"}));
+  faces::add_option_flags(cmd, model_option_specs(), args.model_options);
   cmd->add_flag("--no-weight-cache", args.no_weight_cache,
                 "Pack the weights afresh, without the packed weights cache (see `ordo translate --help`)");
-  cmd->add_option("--batch-size", args.batch_size, "Most sentences in one batch (default 32)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--batch-tokens", args.batch_tokens,
-                  "Most source tokens in one batch, padding included (default 0: no cap)")
-      ->check(CLI::Range(0, 1 << 24));
+  faces::add_option_flags(cmd, batch_option_specs(), args.batching);
   cmd->add_option("--batch-wait-ms", args.batch_wait_ms,
                   "How long a free worker waits for a batch to fill while another batch runs (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
@@ -208,11 +198,12 @@ int run_serve(const ServeArgs& args) {
   config.host = args.host;
   config.port = args.port;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = args.threads > 0 ? args.threads : cores;
+  const int threads = args.model_options.threads > 0 ? args.model_options.threads : cores;
+  const int workers = args.model_options.inter_threads;
   ModelOptions options;
-  options.threads = std::max(1, threads / args.inter_threads);  // per batch
+  options.threads = std::max(1, threads / workers);  // per batch
   options.inter_threads = 1;                                     // the server runs the batches
-  options.compute_type = parse_compute_type(args.compute_type);
+  options.compute_type = args.model_options.compute_type;
   options.weight_cache = !args.no_weight_cache;
   options.on_warning = faces::print_warning;
   // The models as the command line and --models FILE.json name them now: at start, and again
@@ -229,9 +220,9 @@ int run_serve(const ServeArgs& args) {
   config.reread_models = read_models;
   config.translation_preset = find_preset(args.translation_preset);
   config.summarization_preset = find_preset(args.summarization_preset);
-  config.batching.workers = args.inter_threads;
-  config.batching.max_batch_size = args.batch_size;
-  config.batching.max_batch_tokens = args.batch_tokens;
+  config.batching.workers = workers;
+  config.batching.max_batch_size = args.batching.batch_size;
+  config.batching.max_batch_tokens = args.batching.batch_tokens;
   config.batching.max_wait_ms = args.batch_wait_ms;
   config.batching.max_queue = args.max_queue;
   config.limits.max_body_bytes = args.max_body_bytes;

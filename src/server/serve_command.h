@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ordo/options.h"
+
 namespace ordo::server {
 
 struct ServeArgs {
@@ -14,12 +16,10 @@ struct ServeArgs {
   std::string models_file;
   std::string host = "127.0.0.1";
   int port = 5000;
-  int threads = 0;
-  int inter_threads = 1;
-  std::string compute_type = "float32";
+  ModelOptions model_options;  // the flags of the table of model options: threads in all,
+                              // inter_threads = batches run at once
   bool no_weight_cache = false;
-  int batch_size = 32;
-  int batch_tokens = 0;
+  BatchOptions batching;       // the flags of the table of batching options: the most per batch
   double batch_wait_ms = 5;
   size_t max_body_bytes = 1 << 20;
   size_t max_chars = 10000;

@@ -2,6 +2,7 @@
 // batched translate() every route calls (service.h).
 #include "server/service.h"
 
+#include "faces/resolved_settings.h"
 #include "ordo/glossary.h"
 
 namespace ordo::server {
@@ -44,7 +45,7 @@ std::string settings_key(const DecodeOptions& o) {
   nlohmann::json j = nlohmann::json::object();
   for (const DecodeOptionSpec& spec : decode_option_specs())
     if (spec.splits_batches)
-      if (const auto value = spec.value_text(o)) j[spec.name] = *value;
+      if (const auto value = spec.text(o)) j[spec.name] = *value;
   if (o.return_attention) j["return_attention"] = true;  // format=html: alignments for inline tags
   j["preset"] = reinterpret_cast<uintptr_t>(o.preset.get());
   return j.dump();
@@ -195,11 +196,11 @@ void Service::check_work(const Translator& translator, const DecodeOptions& opti
                          const std::vector<size_t>& source_lengths) const {
   int64_t beams = 1, n_best = 1, max_length = 0, min_length = 0, min_new_tokens = 0;
   const std::vector<ResolvedSetting> settings = translator.resolved_settings(options);
-  beams = resolved_int(settings, &DecodeOptions::beam_size).value_or(beams);
-  n_best = resolved_int(settings, &DecodeOptions::n_best).value_or(options.n_best.value_or(n_best));
-  max_length = resolved_int(settings, &DecodeOptions::max_length).value_or(max_length);
-  min_length = resolved_int(settings, &DecodeOptions::min_length).value_or(min_length);
-  min_new_tokens = resolved_int(settings, &DecodeOptions::min_new_tokens).value_or(min_new_tokens);
+  beams = faces::resolved_int(settings, &DecodeOptions::beam_size).value_or(beams);
+  n_best = faces::resolved_int(settings, &DecodeOptions::n_best).value_or(options.n_best.value_or(n_best));
+  max_length = faces::resolved_int(settings, &DecodeOptions::max_length).value_or(max_length);
+  min_length = faces::resolved_int(settings, &DecodeOptions::min_length).value_or(min_length);
+  min_new_tokens = faces::resolved_int(settings, &DecodeOptions::min_new_tokens).value_or(min_new_tokens);
   // max_length and min_length count the decoder's start token.
   const int64_t forced = std::max(min_length - 1, min_new_tokens);
   const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});

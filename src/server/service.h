@@ -20,7 +20,7 @@
 #include <sstream>
 #include <strings.h>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/document.h"
 #include "faces/result_json.h"
 #include "server/access_log.h"

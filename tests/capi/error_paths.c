@@ -75,14 +75,14 @@ int main(int argc, char** argv) {
   CHECK(params.threads == 0 && params.inter_threads == 1 && params.weight_cache);
   params.compute_type = "float16";
   CHECK(ordo_translator_new(argv[1], &params, &error) == NULL);
-  EXPECT_ERROR(error, "float16");
+  EXPECT_ERROR(error, "compute_type must be one of float32, bfloat16, int8");
   params = ordo_translator_default_params();
   params.inter_threads = 0;
   CHECK(ordo_translator_new(argv[1], &params, &error) == NULL);
   EXPECT_ERROR(error, "inter_threads");
   params.inter_threads = 100000; /* more workers than the library starts: an error, not an abort */
   CHECK(ordo_translator_new(argv[1], &params, &error) == NULL);
-  EXPECT_ERROR(error, "inter_threads 100000 is more than 256");
+  EXPECT_ERROR(error, "inter_threads must be an integer from 1 to 256");
 
   /* Options: names and values through the table, each error naming the option. */
   ordo_options* options = ordo_options_new();

@@ -13,6 +13,7 @@
 
 #include "ordo/glossary.h"
 #include "ordo/translator.h"
+#include "pipeline/glossary_translate.h"
 #include "support/cli_run.h"
 #include "support/errors.h"
 #include "support/fixtures.h"

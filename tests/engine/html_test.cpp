@@ -228,11 +228,6 @@ TEST(HtmlLayout, NestingWithinARaisedDepthLimitIsTranslated) {
   EXPECT_EQ(doc.rebuild({aligned("X", {}, 0)}), deep.substr(0, deep.size() - 10) + "X");
 }
 
-TEST(HtmlLayout, TagCountCountsEveryElement) { EXPECT_EQ(html_tag_count(deep_spans()), 5000u); }
-
-TEST(HtmlLayout, TagCountSkipsLessThanSignsAndComments) {
-  EXPECT_EQ(html_tag_count("a < b, <p>x</p> <!-- c --> <3"), 1u);
-}
 
 // The message of the Error `html` is refused with under `limits` (empty when it is accepted),
 // and the refusal takes well under a second.

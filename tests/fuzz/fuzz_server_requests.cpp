@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ordo::Error&) {
   }
   try {
-    if (ordo::html_tag_count(body) <= ordo::server::kMaxHtmlTags) {
+    if (ordo::server::html_tag_count(body) <= ordo::server::kMaxHtmlTags) {
       const ordo::HtmlDocument html(body, "de");
       std::vector<ordo::AlignedTranslation> plain, aligned;
       for (const std::string& sentence : html.sentences()) {

@@ -244,7 +244,7 @@ def test_errors_raise_ordo_error_with_the_cli_message(tmp_path):
         t.translate_batch(EN, beam_size=0)
     with pytest.raises(ordo.Error, match="CPU only"):
         ordo.Translator("en-de", device="cuda")
-    with pytest.raises(ordo.Error, match="compute type"):
+    with pytest.raises(ordo.Error, match="compute_type must be one of float32, bfloat16, int8"):
         ordo.Translator("en-de", compute_type="float8")
     with pytest.raises(ordo.Error, match="preset 'no-such-preset.json' was not found"):
         t.translate_batch(EN, preset="no-such-preset")
@@ -280,7 +280,7 @@ WRONG_TYPES = {
     "temperature='x'": (lambda t: t.translate_batch(EN, temperature="x"), "temperature"),
     "sample=1": (lambda t: t.translate_batch(EN, sample=1), "sample"),
     "target_lang=1": (lambda t: t.translate_batch(EN, target_lang=1), "target_lang"),
-    "batch_size=1.0": (lambda t: t.translate_batch(EN, batch_size=1.0), "batch_size"),
+    "batch_size=1.5": (lambda t: t.translate_batch(EN, batch_size=1.5), "batch_size"),
     "glossary={1: 'x'}": (lambda t: t.translate_batch(EN, glossary={1: "x"}), "glossary"),
     "glossary={'x': 2}": (lambda t: t.translate_batch(EN, glossary={"x": 2}), "glossary"),
     "preset=[]": (lambda t: t.translate_batch(EN, preset=[]), "preset"),

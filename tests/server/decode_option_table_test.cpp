@@ -1,6 +1,7 @@
-// The table of decoding options (ordo/decode_option_table.h) and the faces that read it: each
-// entry sets its own DecodeOptions member through a request field and a preset file, refuses
-// values outside its range naming the field, and the table is consistent with itself.
+// The tables of options (ordo/option_table.h) and the faces that read them: each entry sets
+// its own member from a typed value, from text, from a request field and from a preset file,
+// refuses what its type and range do not take (naming the option), clears and prints it, and
+// the tables are consistent with themselves.
 // ctest-label: unit
 #include <cstdio>
 #include <fstream>
@@ -10,117 +11,263 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ordo/decode_option_table.h"
+#include "ordo/option_table.h"
 #include "ordo/preset.h"
 #include "server/request_fields.h"
 
 namespace ordo {
 namespace {
 
-using Type = DecodeOptionSpec::Type;
-
-// A value inside the spec's range, as JSON, and the text value_text() gives for it.
+// A value inside the entry's range, as JSON, and the text text() gives for it.
 std::pair<nlohmann::json, std::string> sample_value(const DecodeOptionSpec& spec) {
   switch (spec.type) {
-    case Type::kInt: {
+    case OptionType::kInt: {
       const int v = static_cast<int>(spec.min) + 1;
       return {v, std::to_string(v)};
     }
-    case Type::kSeed: return {123456789, "123456789"};
-    case Type::kFloat: return {spec.max / 2, ""};  // text checked through the member below
-    case Type::kBool: return {true, "true"};
-    case Type::kText: return {"de", "de"};
+    case OptionType::kFloat: return {0.5, "0.5"};
+    case OptionType::kBool: return {true, "true"};
+    case OptionType::kText: return {"de", "de"};
+    case OptionType::kChoice: return {spec.choices.back(), spec.choices.back()};
   }
   return {};
 }
 
-int members_set(const DecodeOptionSpec& spec) {
-  return (spec.int_member != nullptr) + (spec.float_member != nullptr) + (spec.bool_member != nullptr) +
-         (spec.seed_member != nullptr) + (spec.text_member != nullptr);
+// Every entry of the three tables, as (name, flag).
+std::vector<std::pair<std::string, std::string>> all_entries() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& spec : decode_option_specs()) out.emplace_back(spec.name, spec.flag);
+  for (const auto& spec : model_option_specs()) out.emplace_back(spec.name, spec.flag);
+  for (const auto& spec : batch_option_specs()) out.emplace_back(spec.name, spec.flag);
+  return out;
 }
 
-TEST(DecodeOptionTable, EachEntryHasOneMemberOfItsTypeAndUniqueNamesAndFlags) {
+TEST(OptionTables, NoNameOrFlagIsTakenTwice) {
   std::set<std::string> names, flags;
+  for (const auto& [name, flag] : all_entries()) {
+    EXPECT_TRUE(names.insert(name).second) << name;
+    if (!flag.empty()) EXPECT_TRUE(flags.insert(flag).second) << flag;
+  }
+}
+
+TEST(OptionTables, EachEntryHasARangeInOrderAndAHelpText) {
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    SCOPED_TRACE(spec.name);
-    EXPECT_EQ(members_set(spec), 1);
-    EXPECT_TRUE(spec.type != Type::kInt || spec.int_member);
-    EXPECT_TRUE(spec.type != Type::kFloat || spec.float_member);
-    EXPECT_TRUE(spec.type != Type::kBool || spec.bool_member);
-    EXPECT_TRUE(spec.type != Type::kSeed || spec.seed_member);
-    EXPECT_TRUE(spec.type != Type::kText || spec.text_member);
-    EXPECT_TRUE(names.insert(spec.name).second) << "name twice";
-    if (*spec.flag) EXPECT_TRUE(flags.insert(spec.flag).second) << "flag twice";
-    EXPECT_LE(spec.min, spec.max);
-    EXPECT_GT(std::string(spec.help).size(), 5u);
+    EXPECT_LE(spec.min, spec.max) << spec.name;
+    EXPECT_GT(std::string(spec.help).size(), 5u) << spec.name;
+  }
+}
+
+TEST(OptionTables, EachDecodingEntrySetsOnlyItsOwnMember) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    DecodeOptions o;
+    spec.set(o, json_option_value(sample_value(spec).first));
+    EXPECT_EQ(spec.text(o), sample_value(spec).second) << spec.name;
+    for (const DecodeOptionSpec& other : decode_option_specs())
+      if (&other != &spec) EXPECT_FALSE(other.text(o).has_value()) << spec.name << " set " << other.name;
+  }
+}
+
+TEST(OptionTables, ClearUnsetsADecodingOption) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    DecodeOptions o;
+    spec.set_text(o, sample_value(spec).second);
+    spec.clear(o);
+    EXPECT_FALSE(spec.text(o).has_value()) << spec.name;
+  }
+}
+
+TEST(OptionTables, TextAndValueReadBackWhatWasSet) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    DecodeOptions a, b;
+    spec.set_text(a, sample_value(spec).second);
+    spec.set(b, spec.value(a));
+    EXPECT_EQ(spec.text(a), spec.text(b)) << spec.name;
+  }
+}
+
+TEST(OptionTables, AnIntegerOptionRefusesAFractionAsTheWrongType) {
+  DecodeOptions o;
+  try {
+    decode_option_spec(&DecodeOptions::beam_size).set(o, 2.5);
+    FAIL() << "accepted 2.5";
+  } catch (const OptionError& e) {
+    EXPECT_TRUE(e.wrong_type);
+    EXPECT_EQ(std::string(e.what()), "beam_size must be an integer from 1 to 1024");
+  }
+}
+
+TEST(OptionTables, AnIntegerOptionTakesAWholeNumberGivenAsADouble) {
+  DecodeOptions o;
+  decode_option_spec(&DecodeOptions::beam_size).set(o, 4.0);
+  EXPECT_EQ(o.beam_size, 4);
+}
+
+TEST(OptionTables, AValueOutOfRangeIsRefusedSayingTheRange) {
+  DecodeOptions o;
+  try {
+    decode_option_spec(&DecodeOptions::top_p).set_text(o, "1.5");
+    FAIL() << "accepted 1.5";
+  } catch (const OptionError& e) {
+    EXPECT_FALSE(e.wrong_type);
+    EXPECT_EQ(e.option, "top_p");
+    EXPECT_EQ(e.must, "must be a number from 0.000001 to 1");
+  }
+  EXPECT_FALSE(o.top_p.has_value());
+}
+
+TEST(OptionTables, TheSeedTakesTheWholeInt64RangeAndNoMore) {
+  const DecodeOptionSpec& seed = decode_option_spec("seed");
+  DecodeOptions o;
+  seed.set_text(o, "9223372036854775807");
+  EXPECT_EQ(o.seed, 9223372036854775807ull);
+  EXPECT_THROW(seed.set_text(o, "9223372036854775808"), OptionError);
+  EXPECT_THROW(seed.set_text(o, "-1"), OptionError);
+  EXPECT_EQ(seed.accepted(), "must be an integer from 0 to 9223372036854775807");
+}
+
+TEST(OptionTables, ATighterMaximumNarrowsTheRange) {
+  DecodeOptions o;
+  EXPECT_THROW(decode_option_spec(&DecodeOptions::beam_size).set(o, 9, 8), OptionError);
+  EXPECT_NO_THROW(decode_option_spec(&DecodeOptions::beam_size).set(o, 8, 8));
+}
+
+TEST(OptionTables, ABooleanReadsTrueFalseOneAndZeroOnly) {
+  const DecodeOptionSpec& sample = decode_option_spec(&DecodeOptions::sample);
+  DecodeOptions o;
+  sample.set_text(o, "1");
+  EXPECT_EQ(o.sample, true);
+  sample.set_text(o, "false");
+  EXPECT_EQ(o.sample, false);
+  EXPECT_THROW(sample.set_text(o, "yes"), OptionError);
+}
+
+TEST(OptionTables, TheComputeTypeTakesTheLibrarysNamesOnly) {
+  const ModelOptionSpec& compute = *find_model_option("compute_type");
+  EXPECT_EQ(compute.choices, compute_type_names());
+  ModelOptions o;
+  compute.set_text(o, "int8");
+  EXPECT_EQ(o.compute_type, ComputeType::kInt8);
+  EXPECT_EQ(compute.text(o), "int8");
+  EXPECT_THROW(compute.set_text(o, "float16"), OptionError);
+}
+
+TEST(OptionTables, ClearingAModelOptionRestoresItsDefault) {
+  const ModelOptionSpec& threads = *find_model_option("threads");
+  ModelOptions o;
+  threads.set(o, 3);
+  threads.clear(o);
+  EXPECT_EQ(o.threads, ModelOptions{}.threads);
+}
+
+TEST(OptionTables, TheBatchSizeIsHeldToTheTablesRange) {
+  const BatchOptionSpec& size = *find_batch_option("batch_size");
+  BatchOptions o;
+  EXPECT_THROW(size.set(o, 0), OptionError);
+  EXPECT_THROW(size.set(o, (1 << 16) + 1), OptionError);
+  size.set(o, 1 << 16);
+  EXPECT_EQ(o.batch_size, 1 << 16);
+}
+
+TEST(OptionTables, AnUnknownNameIsAnErrorListingTheKnownOnes) {
+  try {
+    decode_option_spec("beam_sise");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no decoding option named 'beam_sise' (known: beam_size, n_best"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---------------------------------------------------------------- request fields
+
+DecodeOptions from_request(const nlohmann::json& body, int max_beam = 1024, int max_tokens = 1 << 20) {
+  return server::decode_options(server::RequestFields::from_json(body.dump()), max_beam, max_tokens);
+}
+
+TEST(DecodeOptionRequestFields, EveryEntryReachesItsMemberThroughARequestField) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    const auto [value, text] = sample_value(spec);
+    EXPECT_EQ(spec.text(from_request({{spec.name, value}})), text) << spec.name;
   }
   EXPECT_EQ(server::decode_option_names().size(), decode_option_specs().size() + 1);  // and "glossary"
 }
 
-TEST(DecodeOptionTable, EveryEntryReachesItsMemberThroughARequestField) {
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    SCOPED_TRACE(spec.name);
-    const auto [value, text] = sample_value(spec);
-    const nlohmann::json body = {{spec.name, value}};
-    const DecodeOptions o = server::decode_options(server::RequestFields::from_json(body.dump()), 1024, 1 << 20);
-    ASSERT_TRUE(spec.value_text(o).has_value());
-    if (spec.type == Type::kFloat)
-      EXPECT_FLOAT_EQ(*(o.*spec.float_member), static_cast<float>(value.get<double>()));
-    else
-      EXPECT_EQ(*spec.value_text(o), text);
-    // Exactly this option is set: every other entry is unset.
-    for (const DecodeOptionSpec& other : decode_option_specs())
-      if (&other != &spec) EXPECT_FALSE(other.value_text(o).has_value()) << other.name;
-  }
+TEST(DecodeOptionRequestFields, AFormFieldIsReadByTheOptionsType) {
+  const DecodeOptions o =
+      server::decode_options(server::RequestFields::from_urlencoded("beam_size=3&top_p=0.5&sample=1"), 1024, 100);
+  EXPECT_EQ(o.beam_size, 3);
+  EXPECT_FLOAT_EQ(*o.top_p, 0.5f);
+  EXPECT_EQ(o.sample, true);
 }
 
-TEST(DecodeOptionTable, RequestValuesOutsideTheRangeAreRefusedNamingTheField) {
+TEST(DecodeOptionRequestFields, ValuesBelowTheRangeAreRefusedNamingTheField) {
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    if (spec.type != Type::kInt && spec.type != Type::kFloat && spec.type != Type::kSeed) continue;
-    SCOPED_TRACE(spec.name);
-    const nlohmann::json below = {{spec.name, spec.min - 1}};
+    if (spec.type != OptionType::kInt && spec.type != OptionType::kFloat) continue;
     try {
-      server::decode_options(server::RequestFields::from_json(below.dump()), 1024, 1 << 20);
-      ADD_FAILURE() << "accepted " << below.dump();
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find(spec.name), std::string::npos) << e.what();
+      from_request({{spec.name, spec.min - 1}});
+      ADD_FAILURE() << "accepted " << spec.min - 1 << " for " << spec.name;
+    } catch (const server::ApiError& e) {
+      EXPECT_EQ(e.status, 400);
+      EXPECT_NE(std::string(e.what()).find("field '" + std::string(spec.name) + "' must be"), std::string::npos)
+          << e.what();
     }
   }
-  // The server's own limits tighten the table's ranges.
-  EXPECT_THROW(server::decode_options(server::RequestFields::from_json(R"({"beam_size": 9})"), 8, 100),
-               std::exception);
-  EXPECT_THROW(server::decode_options(server::RequestFields::from_json(R"({"max_length": 102})"), 8, 100),
-               std::exception);
-  EXPECT_NO_THROW(server::decode_options(server::RequestFields::from_json(R"({"max_length": 101})"), 8, 100));
 }
 
-std::string write_preset(const nlohmann::json& decoding) {
+TEST(DecodeOptionRequestFields, TheSeedIsHeldToTheTablesMaximum) {
+  EXPECT_EQ(from_request(nlohmann::json::parse(R"({"seed": 9223372036854775807})")).seed, 9223372036854775807ull);
+  EXPECT_THROW(from_request(nlohmann::json::parse(R"({"seed": 9223372036854775808})")), server::ApiError);
+}
+
+TEST(DecodeOptionRequestFields, TheServersLimitsTightenTheTablesRanges) {
+  EXPECT_THROW(from_request({{"beam_size", 9}}, 8, 100), server::ApiError);
+  EXPECT_THROW(from_request({{"max_length", 102}}, 8, 100), server::ApiError);
+  EXPECT_NO_THROW(from_request({{"max_length", 101}}, 8, 100));
+}
+
+// ---------------------------------------------------------------- presets
+
+std::string write_preset(const nlohmann::json& preset) {
   const std::string path = ::testing::TempDir() + "ordo_preset_table_test.json";
-  std::ofstream(path) << nlohmann::json{{"decoding", decoding}}.dump();
+  std::ofstream(path) << preset.dump();
   return path;
 }
 
-TEST(DecodeOptionTable, PresetsReadEveryPresetEntryAndRefuseOutOfRange) {
+TEST(DecodeOptionPresets, APresetSetsEachPresetEntry) {
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    SCOPED_TRACE(spec.name);
+    if (!spec.in_preset) continue;
     const auto [value, text] = sample_value(spec);
-    const std::string path = write_preset({{spec.name, value}});
-    if (!spec.in_preset) {
-      EXPECT_THROW(load_preset(path), Error);
-      continue;
-    }
-    const DecodeOptions o = load_preset(path);
-    ASSERT_TRUE(spec.value_text(o).has_value());
-    if (spec.type == Type::kInt || spec.type == Type::kFloat || spec.type == Type::kSeed) {
-      try {
-        load_preset(write_preset({{spec.name, spec.max * 2 + 1}}));
-        ADD_FAILURE() << "accepted a value above " << spec.max;
-      } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("'" + std::string(spec.name) + "'"), std::string::npos) << e.what();
-      }
+    EXPECT_EQ(spec.text(load_preset(write_preset({{"decoding", {{spec.name, value}}}}))), text) << spec.name;
+  }
+}
+
+TEST(DecodeOptionPresets, APresetRefusesAnEntryThatIsNotAPresets) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (!spec.in_preset)
+      EXPECT_THROW(load_preset(write_preset({{"decoding", {{spec.name, sample_value(spec).first}}}})), Error)
+          << spec.name;
+}
+
+TEST(DecodeOptionPresets, APresetRefusesAValueAboveTheRangeNamingTheKey) {
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!spec.in_preset || (spec.type != OptionType::kInt && spec.type != OptionType::kFloat)) continue;
+    try {
+      load_preset(write_preset({{"decoding", {{spec.name, spec.max * 2 + 1}}}}));
+      ADD_FAILURE() << "accepted a value above " << spec.max << " for " << spec.name;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + std::string(spec.name) + "'"), std::string::npos) << e.what();
     }
   }
-  std::remove((::testing::TempDir() + "ordo_preset_table_test.json").c_str());
+}
+
+TEST(DecodeOptionPresets, APresetsBatchingIsReadThroughTheBatchTable) {
+  std::vector<std::string> set;
+  const BatchOptions o =
+      load_preset_batching(write_preset({{"decoding", nlohmann::json::object()}, {"batching", {{"batch_size", 7}}}}), &set);
+  EXPECT_EQ(o.batch_size, 7);
+  EXPECT_EQ(set, std::vector<std::string>{"batch_size"});
+  EXPECT_THROW(load_preset_batching(write_preset({{"batching", {{"batch_size", 0}}}})), Error);
 }
 
 }  // namespace

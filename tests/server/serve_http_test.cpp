@@ -410,9 +410,9 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
       {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "format": "pdf"})", 400,
        "pdf format is not supported (text, html)"},
       {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": "two"})", 400,
-       "Invalid request: field 'alternatives' must be an integer between 0 and 15"},
+       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
       {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": 99})", 400,
-       "Invalid request: field 'alternatives' must be an integer between 0 and 15"},
+       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
       {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
        "xx is not supported (served languages: en, de, ..."},
       {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
@@ -446,9 +446,9 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
       {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
        "Invalid request: field 'text' is required (a string or an array of strings)"},
       {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
-       "Invalid request: field 'beam_size' must be an integer between 1 and 16"},
+       "Invalid request: field 'beam_size' must be an integer from 1 to 16"},
       {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
-       "Invalid request: field 'temperature' must be a number between 0.001 and 100"},
+       "Invalid request: field 'temperature' must be a number from 0.001 to 100"},
       {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
        "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
       {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
@@ -803,10 +803,10 @@ TEST(ServeStartup, ModelsThatDoNotLoadAndBadModelFilesAreErrors) {
   EXPECT_NE(bad.err.find("ordo: error: "), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("/nonexistent/model"), std::string::npos) << bad.err;
   TempDir dir;
-  const std::string models = dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 0}]})");
+  const std::string models = dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 2000}]})");
   const auto file = ordo::testing::run_ordo("serve --port 0 --models '" + models + "'");
   EXPECT_EQ(file.exit_code, 1);
-  EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer between 1 and 1024"), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer from 0 to 1024"), std::string::npos) << file.err;
   // A folder given as the API keys file.
   const auto keys = ordo::testing::run_ordo("serve --port 0 --api-keys '" + dir.path() + "'");
   EXPECT_EQ(keys.exit_code, 1);

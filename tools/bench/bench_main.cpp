@@ -152,14 +152,14 @@ int main(int argc, char** argv) {
   std::string data = std::string(ORDO_SOURCE_DIR) + "/../shared/data";
   std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/en-de";
   int real_lines = 500;
-  std::vector<std::string> compute_types = {"float32", "bfloat16", "int8"};
+  std::vector<std::string> compute_types = ordo::compute_type_names();
   std::vector<std::string> cells = {"1", "2", "2x1"};
   app.add_option("--runs", runs, "Timed runs per cell (median reported)");
   app.add_option("--work", work, "Folder for the generated workload model");
   app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en or newstest2014.en)");
   app.add_option("--bundled-model", bundled, "Model for the real-sentence rows");
   app.add_option("--real-lines", real_lines, "Lines of newstest2014.en to translate");
-  app.add_option("--compute-types", compute_types, "Compute types to measure (float32, bfloat16, int8)")
+  app.add_option("--compute-types", compute_types, "Compute types to measure (default: all)")
       ->delimiter(',');
   app.add_option("--cells", cells, "Thread settings: 1, 2 (intra-op threads), 2x1 (two translations at once)")
       ->delimiter(',');

@@ -30,7 +30,10 @@ from ordo._ordo import (  # noqa: E402,F401
     ScoreResult,
     TranslationResult,
     __version__,
+    batch_options,
     decode_options,
+    model_options,
+    parse_option,
     resolve_model_dir,
     split_sentences,
 )
@@ -43,7 +46,10 @@ __all__ = [
     "ScoreResult",
     "TranslationResult",
     "Translator",
+    "batch_options",
     "decode_options",
+    "model_options",
+    "parse_option",
     "resolve_model_dir",
     "split_sentences",
 ]

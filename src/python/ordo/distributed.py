@@ -156,46 +156,33 @@ class UsageError(Exception):
 
 
 def _option_table():
-    """ordo's table of decoding options, through the package: dicts with name, flag, type
-    ("int", "float", "bool", "seed", "str"), min, max, help."""
+    """ordo's tables of options, through the package: dicts with name, flag, type, metavar,
+    help; the decoding options first, then the batching and model options."""
     import ordo
 
     table = []
-    for entry in ordo.decode_options():
-        get = entry.get if isinstance(entry, dict) else lambda key, e=entry: getattr(e, key, None)
-        table.append({key: get(key) for key in ("name", "flag", "type", "min", "max", "help")})
+    for group, entries in (("decode", ordo.decode_options()), ("batch", ordo.batch_options()),
+                           ("model", ordo.model_options())):
+        for entry in entries:
+            get = entry.get if isinstance(entry, dict) else lambda key, e=entry: getattr(e, key, None)
+            spec = {key: get(key) for key in ("name", "flag", "type", "metavar", "help")}
+            spec["group"] = group
+            table.append(spec)
     return table
 
 
-def _number(text, kind):
-    value = float(text) if kind == "float" else int(text, 10)
-    return value
-
-
 def _value_parser(spec):
-    """argparse type= for one table entry, with the table's range, as the CLI checks it."""
-    kind = str(spec["type"]).lower()
+    """argparse type= for one table entry: the table reads the text, as `ordo translate` reads
+    the flag (type and range), and its error is argparse's."""
+    import ordo
 
     def parse(text):
-        if kind == "bool":
-            if text in ("true", "1", "yes", "on"):
-                return True
-            if text in ("false", "0", "no", "off"):
-                return False
-            raise argparse.ArgumentTypeError("'%s' is not a boolean (true or false)" % text)
-        if kind in ("str", "text"):
-            return text
-        number_kind = "float" if kind == "float" else "int"
         try:
-            value = _number(text, number_kind)
-        except ValueError:
-            raise argparse.ArgumentTypeError("'%s' is not %s" % (text, "a number" if number_kind == "float" else "an integer"))
-        low, high = spec.get("min"), spec.get("max")
-        if low is not None and high is not None and low <= high and not (low <= value <= high):
-            raise argparse.ArgumentTypeError("Value %s not in range %g to %g" % (text, low, high))
-        return value
+            return ordo.parse_option(spec["name"], text)
+        except ordo.Error as e:
+            raise argparse.ArgumentTypeError(str(e))
 
-    parse.__name__ = kind
+    parse.__name__ = str(spec["type"])
     return parse
 
 
@@ -218,25 +205,21 @@ def build_parser(table):
                         help="discard the parts of OUTPUT.parts/ left by a run with another input or other options")
     parser.add_argument("--stats", metavar="FILE.json", help="write counts and timings as JSON")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    model = parser.add_argument_group("model (loaded once per worker)")
-    model.add_argument("--compute-type", default="float32", help="float32 (default), bfloat16 or int8")
-    model.add_argument("-t", "--threads", type=int, metavar="N",
-                       help="CPU threads per worker (default: the cores / local workers; all cores with --scheduler)")
-    model.add_argument("--inter-threads", type=int, metavar="N",
-                       help="batches each worker translates at once, sharing its threads (as ordo translate)")
+    model = parser.add_argument_group("model (loaded once per worker; ordo's table of model options)")
     model.add_argument("--no-weight-cache", action="store_true", help="pack the weights afresh in each worker")
-    decoding = parser.add_argument_group("decoding (ordo's table of decoding options, as `ordo translate`)")
+    decoding = parser.add_argument_group("decoding (ordo's tables of decoding and batching options, as `ordo translate`)")
     decoding.add_argument("--preset", metavar="NAME|FILE", help="decoding defaults, as ordo translate --preset")
-    decoding.add_argument("--batch-size", type=int, metavar="N", help="inputs decoded together (the output does not depend on it)")
-    decoding.add_argument("--batch-tokens", type=int, metavar="N", help="cap a batch at N source tokens")
     taken = {a for action in parser._actions for a in action.option_strings}
     for spec in table:
         flags = [f.strip() for f in (spec["flag"] or "").split(",") if f.strip() and f.strip() not in taken]
         if not any(f.startswith("--") for f in flags):
             continue  # not a command-line flag of ordo translate either
-        metavar = {"int": "N", "seed": "N", "float": "X", "bool": "true|false"}.get(str(spec["type"]).lower(), "TEXT")
-        decoding.add_argument(*flags, dest="opt_" + spec["name"], type=_value_parser(spec), metavar=metavar,
-                              help=(spec["help"] or "").replace("%", "%%"))
+        help_text = spec["help"] or ""
+        if spec["name"] == "threads":
+            help_text = "CPU threads per worker (default: the cores / local workers; all cores with --scheduler)"
+        group = model if spec["group"] == "model" else decoding
+        group.add_argument(*flags, dest="opt_" + spec["name"], type=_value_parser(spec), metavar=spec["metavar"],
+                           help=help_text.replace("%", "%%"))
     return parser
 
 
@@ -368,9 +351,9 @@ def _start_cluster(args):
             client = Client(args.scheduler, timeout="30s")
         except (OSError, TimeoutError) as e:
             raise UsageError("--scheduler %s: cannot connect (%s)" % (args.scheduler, e))
-        return client, None, args.threads if args.threads is not None else 0
+        return client, None, args.opt_threads if args.opt_threads is not None else 0
     workers = args.local_workers or 1
-    threads = args.threads if args.threads is not None else max(1, (os.cpu_count() or 1) // workers)
+    threads = args.opt_threads if args.opt_threads is not None else max(1, (os.cpu_count() or 1) // workers)
     # Without Dask's pre-spawn environment for numpy workers: its MALLOC_TRIM_THRESHOLD_ fixes
     # glibc's mmap threshold, so every large tensor is mapped and unmapped again (ordo ran 1.5x
     # slower), and its OMP_NUM_THREADS=1 would cap --threads. The workers run as `ordo` does.
@@ -416,25 +399,19 @@ def run(args, table):
         raise UsageError("--local-workers must be at least 1", 2)
     data, lines = _read_input(args.input)
     _check_output(args.output, args.input)
-    options = {}
+    given = {"decode": {}, "batch": {}, "model": {}}
     for spec in table:
         value = getattr(args, "opt_" + spec["name"], None)
         if value is not None:
-            options[spec["name"]] = value
+            given[spec["group"]][spec["name"]] = value
+    options, batching = given["decode"], given["batch"]
     if args.preset is not None:
         options["preset"] = args.preset
-    batching = {}
-    if args.batch_size is not None:
-        batching["batch_size"] = args.batch_size
-    if args.batch_tokens is not None:
-        batching["batch_tokens"] = args.batch_tokens
-    load_options = {"compute_type": args.compute_type}
+    load_options = dict(given["model"])
+    load_options.setdefault("compute_type", "float32")
+    load_options.pop("threads", None)  # per worker: set once the cluster is known
     if args.no_weight_cache:
         load_options["weight_cache"] = False
-    if args.inter_threads is not None:
-        if args.inter_threads < 1:
-            raise UsageError("--inter-threads must be at least 1", 2)
-        load_options["inter_threads"] = args.inter_threads
     manifest = _manifest(args, data, lines, options, load_options)
     nbest = manifest["nbest"]
 
