@@ -51,24 +51,46 @@ TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
   }
 }
 
-TEST(TargetLanguage, UnknownOrUnsupportedLanguageIsAClearError) {
+const Translator& marian() {
+  static const Translator translator(fixture_dir("marian_opus_en_mg"));
+  return translator;
+}
+
+TEST(TargetLanguage, AnUnknownTargetLanguageIsAnErrorListingTheKnownOnes) {
   const Translator m2m(fixture_dir("m2m100"));
   DecodeOptions options = greedy();
   options.target_lang = "xx_Klingon";
   const std::string unknown = error_of([&] { m2m.translate({"Hello"}, options); });
   EXPECT_NE(unknown.find("unknown target language 'xx_Klingon'"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("known:"), std::string::npos) << unknown;
+}
 
-  const Translator marian(fixture_dir("marian_opus_en_mg"));
+TEST(TargetLanguage, ATargetLanguageForAOnePairModelIsAnErrorSayingItIsNotMultilingual) {
+  DecodeOptions options = greedy();
   options.target_lang = "de";
-  EXPECT_NE(error_of([&] { marian.translate({"Hello"}, options); }).find("not multilingual"), std::string::npos);
-  // A source language that contradicts a one-pair model's folder (en -> mg) was ignored.
-  options = greedy();
+  EXPECT_NE(error_of([&] { marian().translate({"Hello"}, options); }).find("not multilingual"), std::string::npos);
+}
+
+// A source language that contradicts a one-pair model's folder (en -> mg) was once ignored.
+DecodeOptions from_french() {
+  DecodeOptions options = greedy();
   options.source_lang = "fr";
-  EXPECT_NE(error_of([&] { marian.translate({"Hello"}, options); }).find("from 'en' only"), std::string::npos);
-  EXPECT_NE(error_of([&] { marian.resolved_settings(options); }).find("--source-lang 'fr'"), std::string::npos);
+  return options;
+}
+
+TEST(TargetLanguage, ASourceLanguageOtherThanTheOnePairModelsIsAnError) {
+  EXPECT_NE(error_of([&] { marian().translate({"Hello"}, from_french()); }).find("from 'en' only"), std::string::npos);
+}
+
+TEST(TargetLanguage, ResolvedSettingsNameAContradictorySourceLanguage) {
+  EXPECT_NE(error_of([&] { marian().resolved_settings(from_french()); }).find("--source-lang 'fr'"), std::string::npos);
+}
+
+TEST(TargetLanguage, TheOnePairModelsOwnSourceLanguageChangesNothing) {
+  DecodeOptions options = greedy();
   options.source_lang = "en";
-  EXPECT_EQ(marian.translate({"Hello"}, options)[0].hypotheses[0].ids, marian.translate({"Hello"}, greedy())[0].hypotheses[0].ids);
+  EXPECT_EQ(marian().translate({"Hello"}, options)[0].hypotheses[0].ids,
+            marian().translate({"Hello"}, greedy())[0].hypotheses[0].ids);
 }
 
 // mBART folders: tokenizer_class MBart50Tokenizer puts the source code first, anything else is
@@ -224,11 +246,6 @@ TEST(Presets, AnUnknownFieldIsAnErrorNamingIt) {
   const std::string unknown = dir.write("q.json", R"({"decoding": {"beam_width": 4}})");
   EXPECT_NE(error_of([&] { load_preset(unknown); }).find("field 'beam_width' is not a decoding option"),
             std::string::npos);
-}
-
-const Translator& marian() {
-  static const Translator translator(fixture_dir("marian_opus_en_mg"));
-  return translator;
 }
 
 TEST(Truncation, LongInputIsCutToTheModelsPositionsCountingTheDroppedTokens) {

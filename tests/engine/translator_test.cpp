@@ -195,61 +195,113 @@ TEST(Translator, EmptyBatchGivesNoResults) {
   EXPECT_TRUE(translator.translate({}).empty());
 }
 
-// Issue 29, item 8: "   " came back as a sentence the model made up, a NUL-only line as
-// garbage. Blank inputs (ordo::has_text) get one empty hypothesis, score 0, in place.
-TEST(Translator, BlankInputGivesAnEmptyResultWithoutRunningTheModel) {
+// "   " once came back as a sentence the model made up, a NUL-only line as garbage. Blank
+// inputs (ordo::has_text) get one empty hypothesis, score 0, in place.
+TEST(Translator, WhitespaceNulAndInvisibleCharactersAreNoText) {
   EXPECT_FALSE(has_text(""));
   EXPECT_FALSE(has_text(" \t\r\n\v\f"));
   EXPECT_FALSE(has_text(std::string("\0\0", 2)));
   EXPECT_FALSE(has_text("\xC2\xA0\xE3\x80\x80\xE2\x80\x8B\xEF\xBB\xBF\x7F"));  // NBSP, ideographic space, ZWSP, BOM, DEL
+}
+
+TEST(Translator, AnyVisibleCharacterIsText) {
   EXPECT_TRUE(has_text("  a  "));
   EXPECT_TRUE(has_text("\xC2\xB7"));  // a middle dot is text
   EXPECT_TRUE(has_text("\xFF"));      // not UTF-8: not blank (translate() reports it)
-  const Translator translator(fixture_dir("marian_opus_en_mg"));
-  const std::vector<std::string> inputs = {"   ", std::string("\0", 1), "Hello.", "\t\n", "\xE2\x80\x8B", ""};
+}
+
+const Translator& marian() {
+  static const Translator translator(fixture_dir("marian_opus_en_mg"));
+  return translator;
+}
+
+// Blank inputs of every kind around "Hello." (input 2), translated greedily in one call.
+const std::vector<std::string> kBlanksAroundHello = {"   ", std::string("\0", 1), "Hello.", "\t\n", "\xE2\x80\x8B", ""};
+
+const std::vector<TranslationResult>& blanks_around_hello() {
+  static const auto results = marian().translate(kBlanksAroundHello, greedy20());
+  return results;
+}
+
+// Bad options: more hypotheses than beams.
+DecodeOptions three_of_two_beams() {
   DecodeOptions options = greedy20();
-  const auto results = translator.translate(inputs, options);
-  ASSERT_EQ(results.size(), inputs.size());
-  for (size_t i : {0, 1, 3, 4, 5}) {
-    ASSERT_EQ(results[i].hypotheses.size(), 1u) << i;
-    EXPECT_EQ(results[i].hypotheses[0].text, "") << i;
-    EXPECT_TRUE(results[i].hypotheses[0].ids.empty()) << i;
-    EXPECT_EQ(results[i].hypotheses[0].score, 0.0f) << i;
-  }
-  EXPECT_EQ(results[2].hypotheses[0].ids, translator.translate({"Hello."}, options)[0].hypotheses[0].ids);
-  EXPECT_FALSE(results[2].hypotheses[0].ids.empty());
-  // The model itself does make text up for them (what the policy prevents).
-  EXPECT_FALSE(translator.translate_ids({translator.encode("   ")}, options)[0].hypotheses[0].ids.empty());
-  // Only blank inputs: nothing is run, bad options are still refused.
-  EXPECT_EQ(translator.translate({"  ", "\n"}, options).size(), 2u);
   options.beam_size = 2;
   options.n_best = 3;
-  EXPECT_THROW(translator.translate({"  "}, options), Error);
+  return options;
+}
+
+void expect_the_blank_result(const TranslationResult& result, size_t i) {
+  ASSERT_EQ(result.hypotheses.size(), 1u) << i;
+  EXPECT_EQ(result.hypotheses[0].text, "") << i;
+  EXPECT_TRUE(result.hypotheses[0].ids.empty()) << i;
+  EXPECT_EQ(result.hypotheses[0].score, 0.0f) << i;
+}
+
+TEST(Translator, ABlankInputGetsOneEmptyHypothesisOfScoreZero) {
+  ASSERT_EQ(blanks_around_hello().size(), kBlanksAroundHello.size());
+  for (size_t i : {0, 1, 3, 4, 5}) expect_the_blank_result(blanks_around_hello()[i], i);
+}
+
+TEST(Translator, TextAmongBlankInputsIsTranslatedAsAlone) {
+  ASSERT_EQ(blanks_around_hello().size(), kBlanksAroundHello.size());
+  const Hypothesis& hello = blanks_around_hello()[2].hypotheses.at(0);
+  EXPECT_EQ(hello.ids, marian().translate({"Hello."}, greedy20())[0].hypotheses[0].ids);
+  EXPECT_FALSE(hello.ids.empty());
+}
+
+// What the policy prevents.
+TEST(Translator, TheModelItselfMakesTextUpForABlankInput) {
+  EXPECT_FALSE(marian().translate_ids({marian().encode("   ")}, greedy20())[0].hypotheses[0].ids.empty());
+}
+
+TEST(Translator, OnlyBlankInputsGiveAResultEach) {
+  EXPECT_EQ(marian().translate({"  ", "\n"}, greedy20()).size(), 2u);
+}
+
+TEST(Translator, BadOptionsAreRefusedForOnlyBlankInputsToo) {
+  EXPECT_THROW(marian().translate({"  "}, three_of_two_beams()), Error);
 }
 
 // The one blank-input policy for callers that tokenize themselves (the server's batcher): a
 // source with no ids is a blank input, answered by translate_ids() as translate() answers a
 // sentence with no text, without running the model.
-TEST(Translator, EmptySourceIdsAreBlankInputsAsInTranslate) {
-  const Translator translator(fixture_dir("marian_opus_en_mg"));
-  DecodeOptions options = greedy20();
-  const auto results = translator.translate_ids({{}, translator.encode("Hello.", options), {}}, options);
-  const auto direct = translator.translate({"   ", "Hello.", ""}, options);
-  ASSERT_EQ(results.size(), 3u);
+struct EmptyIdsAroundHello {
+  std::vector<TranslationResult> by_ids, by_text;
+  EmptyIdsAroundHello()
+      : by_ids(marian().translate_ids({{}, marian().encode("Hello.", greedy20()), {}}, greedy20())),
+        by_text(marian().translate({"   ", "Hello.", ""}, greedy20())) {}
+};
+
+const EmptyIdsAroundHello& empty_ids_around_hello() {
+  static const EmptyIdsAroundHello made;
+  return made;
+}
+
+TEST(Translator, EmptySourceIdsGetTheResultTranslateGivesABlankInput) {
+  const EmptyIdsAroundHello& runs = empty_ids_around_hello();
+  ASSERT_EQ(runs.by_ids.size(), 3u);
+  ASSERT_EQ(runs.by_text.size(), 3u);
   for (size_t i : {0, 2}) {
-    ASSERT_EQ(results[i].hypotheses.size(), 1u) << i;
-    EXPECT_EQ(results[i].hypotheses[0].text, "") << i;
-    EXPECT_TRUE(results[i].hypotheses[0].ids.empty()) << i;
-    EXPECT_EQ(results[i].hypotheses[0].score, 0.0f) << i;
-    EXPECT_EQ(results[i].hypotheses[0].ids, direct[i].hypotheses[0].ids) << i;
+    expect_the_blank_result(runs.by_ids[i], i);
+    EXPECT_EQ(runs.by_ids[i].hypotheses.at(0).ids, runs.by_text[i].hypotheses.at(0).ids) << i;
   }
-  EXPECT_FALSE(results[1].hypotheses[0].ids.empty());
-  EXPECT_EQ(results[1].hypotheses[0].ids, direct[1].hypotheses[0].ids);
-  // Only blank sources: nothing is run, bad options are still refused.
-  EXPECT_EQ(translator.translate_ids({{}, {}}, options).size(), 2u);
-  options.beam_size = 2;
-  options.n_best = 3;
-  EXPECT_THROW(translator.translate_ids({{}}, options), Error);
+}
+
+TEST(Translator, SourceIdsAmongEmptyOnesAreTranslatedAsTranslateDoes) {
+  const EmptyIdsAroundHello& runs = empty_ids_around_hello();
+  ASSERT_EQ(runs.by_ids.size(), 3u);
+  ASSERT_EQ(runs.by_text.size(), 3u);
+  EXPECT_FALSE(runs.by_ids[1].hypotheses.at(0).ids.empty());
+  EXPECT_EQ(runs.by_ids[1].hypotheses.at(0).ids, runs.by_text[1].hypotheses.at(0).ids);
+}
+
+TEST(Translator, OnlyEmptySourceIdsGiveAResultEach) {
+  EXPECT_EQ(marian().translate_ids({{}, {}}, greedy20()).size(), 2u);
+}
+
+TEST(Translator, BadOptionsAreRefusedForOnlyEmptySourceIdsToo) {
+  EXPECT_THROW(marian().translate_ids({{}}, three_of_two_beams()), Error);
 }
 
 // Issue 29, item 10: a call on a moved-from Translator segfaulted.
