@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,24 +60,20 @@ class ServerProcess {
     }
     ::close(out[1]);
     out_fd_ = out[0];
+    // The lines it prints are the events waited on: its port once it listens, then "ready"
+    // once its models are loaded (GET /ready says so from then on).
     const auto deadline = std::chrono::steady_clock::now() + seconds(ready_seconds);
     const std::string marker = "listening on http://127.0.0.1:";
     while (port_ == 0) {
-      const std::string line = read_line(deadline);
+      const std::string line = read_line(deadline, "printed no port");
       const size_t at = line.find(marker);
       if (at != std::string::npos) port_ = std::stoi(line.substr(at + marker.size()));
     }
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto client = this->client();
-      if (auto res = client->Get("/ready"); res && res->status == 200) return;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error("ordo serve exited before it was ready: " + stderr_text());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (read_line(deadline, "was not ready").rfind("ordo serve: ready: ", 0) != 0) {
     }
-    throw std::runtime_error("ordo serve was not ready in time: " + stderr_text());
+    auto client = this->client();
+    if (auto res = client->Get("/ready"); !res || res->status != 200)
+      throw std::runtime_error("ordo serve said it was ready, GET /ready did not: " + stderr_text());
   }
 
   ~ServerProcess() {
@@ -99,19 +96,32 @@ class ServerProcess {
   }
 
   // SIGTERM (or `signal`), then the exit status (waits at most `seconds`; -1 if it did not exit).
+  // The wait is on the process itself: a pidfd becomes readable when it exits.
   int stop(int signal = SIGTERM, double seconds = 30) {
     if (pid_ <= 0) return -1;
+#ifdef SYS_pidfd_open
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+#else
+    const int pidfd = -1;
+#endif
     ::kill(pid_, signal);
     const auto deadline = std::chrono::steady_clock::now() + this->seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int status = 0;
+    bool exited = false;
+    while (!exited && std::chrono::steady_clock::now() < deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, left.count())));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no pidfd (kernel before 5.3)
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      exited = ::waitpid(pid_, &status, WNOHANG) == pid_;
     }
-    return -1;
+    if (pidfd >= 0) ::close(pidfd);
+    if (!exited) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
   std::string stderr_text() const {
@@ -125,16 +135,18 @@ class ServerProcess {
   static std::chrono::steady_clock::duration seconds(double s) {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
   }
-  std::string read_line(std::chrono::steady_clock::time_point deadline) {
+  // The next line ordo serve prints; `waiting_for` names what it was awaited for in the
+  // error when it does not come in time.
+  std::string read_line(std::chrono::steady_clock::time_point deadline, const std::string& waiting_for) {
     std::string line;
     while (true) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) throw std::runtime_error("ordo serve printed no port in time: " + stderr_text());
+      if (left.count() <= 0) throw std::runtime_error("ordo serve " + waiting_for + " in time: " + stderr_text());
       pollfd p{out_fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
       char c;
       const ssize_t n = ::read(out_fd_, &c, 1);
-      if (n <= 0) throw std::runtime_error("ordo serve exited: " + stderr_text());
+      if (n <= 0) throw std::runtime_error("ordo serve exited (" + waiting_for + "): " + stderr_text());
       if (c == '\n') return line;
       line += c;
     }
