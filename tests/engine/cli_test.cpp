@@ -415,7 +415,7 @@ std::string t5_arg() { return "-m '" + ordo::testing::fixture_dir("t5") + "'"; }
 // A heatmap of heads x distances and a curve per head; --dims picks heads.
 TEST(CliPositions, T5BiasIsPicturedForTheChosenHeads) { expect_pictures(t5_arg() + " --dims 0,3"); }
 
-TEST(CliPositions, T5BiasCsvHasADistanceABucketAndAColumnPerHead) {
+TEST(CliPositions, T5BiasCsvRowsAreADistanceItsBucketThenAValuePerHead) {
   const CliRun run = ordo("positions " + t5_arg() + " --format csv --length 2 --decoder");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out.substr(0, run.out.find('\n')), "distance,bucket,head0,head1,head2,head3");

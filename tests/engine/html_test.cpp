@@ -97,7 +97,7 @@ TEST(HtmlLayout, AnUnalignedWordsPlaceIsRelativeToAShorterTranslation) {
 const std::string kNestedLink =
     "<li>Read <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>the <i>new <b>book</b></i></a>.</li>";
 
-TEST(HtmlLayout, NestedInlineTagsAndALinkAreOneSentence) {
+TEST(HtmlLayout, ALinkHoldingNestedInlineTagsIsPartOfOneSentence) {
   EXPECT_EQ(HtmlDocument(kNestedLink, "en").sentences(), Sentences{"Read the new book."});
 }
 
@@ -107,7 +107,7 @@ TEST(HtmlLayout, PunctuationAfterALinkStaysOutsideIt) {
   EXPECT_EQ(doc.rebuild(identity(doc)), kNestedLink);
 }
 
-TEST(HtmlLayout, NestedTagsAndLinkAttributesAreKeptAroundTheirWords) {
+TEST(HtmlLayout, NestedTagsKeepTheirAttributesAroundTheirTranslatedWords) {
   EXPECT_EQ(HtmlDocument(kNestedLink, "en").rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
             "<li>Lies <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>das <i>neue <b>Buch</b></i></a>.</li>");
 }
@@ -161,7 +161,7 @@ TEST(HtmlLayout, EachLineOfABlockIsASentence) {
   EXPECT_EQ(HtmlDocument(kTwoLines, "en").sentences(), (Sentences{"First line.", "Second line."}));
 }
 
-TEST(HtmlLayout, LineEndsAndIndentationAroundSentencesAreKept) {
+TEST(HtmlLayout, TheWhitespaceAroundSentencesIsKeptByteForByte) {
   EXPECT_EQ(HtmlDocument(kTwoLines, "en").rebuild({aligned("1", {}, 0), aligned("2 3", {{0, 0}, {1, 1}}, 2)}),
             "<p>\r\n  1\r\n  2 <i>3</i>\n</p>");
 }
@@ -444,7 +444,7 @@ void sentences_with_inline_tags(std::string* bold, std::string* link) {
   *link = middle.substr(p_end + 10);
 }
 
-TEST(HtmlCli, TheMarkupAndBlocksWithoutInlineTagsAreThePageWithThePlainTranslation) {
+TEST(HtmlCli, BlocksWithoutInlineTagsAreThePlainTranslationInsideTheKeptMarkup) {
   const TranslatedPage& page = translated_page();
   ASSERT_EQ(page.run.exit_code, 0) << page.run.err;
   EXPECT_EQ(page.run.out.substr(0, page.head.size()), page.head);
