@@ -389,95 +389,17 @@ TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
   EXPECT_NE(unknown.body["error"].get<std::string>().find("no task_specific_params"), std::string::npos) << unknown.text;
 }
 
-TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
-  struct Case {
-    std::string path, type, body;
-    int status;
-    std::string error;  // the whole message, or its start when it ends with "..."
-  };
-  const std::string ok = R"("source": "en", "target": "de")";
-  const std::vector<Case> cases = {
-      {"/translate", "application/json", "{" + ok + "}", 400, "Invalid request: missing q parameter"},
-      {"/translate", "application/json", R"({"q": "", )" + ok + "}", 400, "Invalid request: missing q parameter"},
-      {"/translate", "application/json", R"({"q": "Hi", "target": "de"})", 400, "Invalid request: missing source parameter"},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "en"})", 400, "Invalid request: missing target parameter"},
-      {"/translate", "application/json", R"({"q": 5, )" + ok + "}", 400,
-       "Invalid request: field 'q' must be a string or an array of strings, not number"},
-      {"/translate", "application/json", R"({"q": ["a", null], )" + ok + "}", 400,
-       "Invalid request: field 'q' must be a string or an array of strings (element 1 is null)"},
-      {"/translate", "application/json", R"({"q": "a", "source": 1, "target": "de"})", 400,
-       "Invalid request: field 'source' must be a string"},
-      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "format": "pdf"})", 400,
-       "pdf format is not supported (text, html)"},
-      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": "two"})", 400,
-       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
-      {"/translate", "application/json", R"({"q": "Hi", )" + ok + R"(, "alternatives": 99})", 400,
-       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
-       "xx is not supported (served languages: en, de, ..."},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
-       "yy is not supported (served languages: ..."},
-      {"/translate", "application/json", R"({"q": "12345", "source": "auto", "target": "de"})", 400,
-       "source 'auto': the language of q could not be detected, and 99 source languages translate into de (en, ..."},
-      {"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: parse error at line 1, column 13: ..."},
-      {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
-      {"/translate", "application/json", "{\"q\": \"a\xff\", " + ok + "}", 400,
-       "Invalid JSON format: parse error at line 1, column 9: syntax error while parsing value - invalid string: ill-formed UTF-8 byte..."},
-      {"/translate", "application/x-www-form-urlencoded", "q=a%FF&source=en&target=de", 400,
-       "Invalid request: q: invalid UTF-8 at byte 2..."},
-      {"/translate", "application/x-www-form-urlencoded", "q=a&q=b%C0%80&source=en&target=de", 400,
-       "Invalid request: q[1]: invalid UTF-8 at byte 2..."},
-      {"/translate", "application/x-www-form-urlencoded", "q=a%ZZ&source=en&target=de", 400,
-       "Invalid request: malformed %-escape in form field 'q'"},
-      {"/translate", "application/json", R"({"q": ["1","2","3","4","5","6","7","8","9"], )" + ok + "}", 400,
-       "Invalid request: request (9) exceeds text limit (8)"},
-      {"/translate", "application/json", R"({"q": ")" + std::string(5001, 'a') + R"(", )" + ok + "}", 400,
-       "Invalid request: request (5001) exceeds text limit (5000)"},
-      {"/translate", "application/json", R"({"q": ["a", ")" + std::string(4000, 'a') + "\xC3\xA9\xC3\xA9" +
-           std::string(1000, 'a') + R"("], )" + ok + "}", 400, "Invalid request: request (5002) exceeds text limit (5000)"},
-      {"/translate", "application/json", R"({"q": ")" + std::string(65536, 'a') + R"(", )" + ok + "}", 413,
-       "Request body larger than 65536 bytes"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam": 2})", 400,
-       "Invalid request: unknown field 'beam' (known: model, text, api_key, beam_size, ..."},
-      {"/v1/translate", "application/json", R"({"model": "xx", "text": "Hi"})", 400,
-       "Invalid request: unknown translate model 'xx' (served: en-de, m2m100)"},
-      {"/v1/translate", "application/json", R"({"text": "Hi"})", 400,
-       "Invalid request: field 'model' is required (served translate models: en-de, m2m100)"},
-      {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
-       "Invalid request: field 'text' is required (a string or an array of strings)"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
-       "Invalid request: field 'beam_size' must be an integer from 1 to 16"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
-       "Invalid request: field 'temperature' must be a number from 0.001 to 100"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
-       "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
-       "Invalid request: field 'target_lang': model 'en-de' translates en into de, not 'fr'"},
-      {"/v1/translate", "application/json", R"({"model": "m2m100", "text": "Hi", "target_lang": "xx"})", 400,
-       "Invalid request: field 'target_lang': model 'm2m100' does not know language 'xx' (known: ..."},
-      {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
-       "Invalid JSON format: parse error at line 1, column 1: ..."},
-      {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
-      {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
-       "Invalid JSON format: nested deeper than 32 levels"},
-      {"/translate", "application/json", R"({"q": ["Hi"], "x": {"y": [1e400]}, )" + ok + "}", 400,
-       "Invalid JSON format: number overflow parsing '1e400'"},
-      {"/translate", "application/json", R"({"q": "Hi", "x": -1e999999999999, )" + ok + "}", 400,
-       "Invalid JSON format: number overflow parsing '-1e999999999999'"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 1e400})", 400,
-       "Invalid JSON format: number overflow parsing '1e400'"},
-      {"/translate", "application/json", "{\"q\": \"Hi\", \"source\": \"e\\u0000n\", \"target\": \"de\"}", 400,
-       "e\\u0000n is not supported (served languages: ..."},
-      {"/v1/translate", "application/json", "{\"model\": \"en-de\", \"text\": \"Hi\", \"be\\u0000am\": 1}", 400,
-       "Invalid request: unknown field 'be\\u0000am' (known: ..."},
-      {"/translate", "application/json", R"({"q": "Hi", "source": ")" + std::string(60000, 's') + R"(", "target": "de"})",
-       400, std::string(64, 's') + "... is not supported (served languages: ..."},
-      {"/translate", "application/json", "{\"q\": \"Hi\", \"target\": \"de\", \"source\": \"\xC3\xA9\xC3\xA9" + std::string(70, 'x') + "\"}",
-       400, "\xC3\xA9\xC3\xA9" + std::string(62, 'x') + "... is not supported (served languages: ..."},
-      {"/translate", "application/json", R"({"q": [], )" + ok + "}", 400, "Invalid request: missing q parameter"},
-  };
-  for (const Case& c : cases) {
-    const Answer a = post(server(), c.path, c.body, c.type);
+// Bad requests to the shared server: each gets its status and {"error": message} alone, as
+// LibreTranslate answers (the whole message, or its start when it ends with "...").
+struct BadRequest {
+  std::string path, type, body;
+  int status;
+  std::string error;
+};
+const std::string kLanguagePair = R"("source": "en", "target": "de")";
+void expect_refused(const ServerProcess& server, const std::vector<BadRequest>& cases) {
+  for (const BadRequest& c : cases) {
+    const Answer a = post(server, c.path, c.body, c.type);
     EXPECT_EQ(a.status, c.status) << c.body.substr(0, 200) << "\n" << a.text;
     ASSERT_TRUE(a.body.is_object() && a.body["error"].is_string()) << a.text;
     const std::string error = a.body["error"];
@@ -485,9 +407,138 @@ TEST_F(Serve, BadRequestsGetTheirStatusAndAMessageNamingTheField) {
       EXPECT_EQ(error.substr(0, c.error.size() - 3), c.error.substr(0, c.error.size() - 3)) << error;
     else
       EXPECT_EQ(error, c.error);
-    EXPECT_EQ(a.body.size(), 1u) << a.text;  // LibreTranslate's shape: {"error": "..."}
+    EXPECT_EQ(a.body.size(), 1u) << a.text;
   }
-  // Still serving after all that.
+}
+
+TEST_F(Serve, AMissingFieldIsNamed) {
+  expect_refused(server(), {
+      {"/translate", "application/json", "{" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
+      {"/translate", "application/json", R"({"q": "", )" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
+      {"/translate", "application/json", R"({"q": "Hi", "target": "de"})", 400, "Invalid request: missing source parameter"},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "en"})", 400, "Invalid request: missing target parameter"},
+      {"/v1/translate", "application/json", R"({"text": "Hi"})", 400,
+       "Invalid request: field 'model' is required (served translate models: en-de, m2m100)"},
+      {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
+       "Invalid request: field 'text' is required (a string or an array of strings)"},
+      {"/translate", "application/json", R"({"q": [], )" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
+  });
+}
+
+TEST_F(Serve, AFieldOfTheWrongTypeOrOutOfRangeIsNamedWithWhatItMustBe) {
+  expect_refused(server(), {
+      {"/translate", "application/json", R"({"q": 5, )" + kLanguagePair + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings, not number"},
+      {"/translate", "application/json", R"({"q": ["a", null], )" + kLanguagePair + "}", 400,
+       "Invalid request: field 'q' must be a string or an array of strings (element 1 is null)"},
+      {"/translate", "application/json", R"({"q": "a", "source": 1, "target": "de"})", 400,
+       "Invalid request: field 'source' must be a string"},
+      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": "two"})", 400,
+       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
+      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": 99})", 400,
+       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
+       "Invalid request: field 'beam_size' must be an integer from 1 to 16"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
+       "Invalid request: field 'temperature' must be a number from 0.001 to 100"},
+  });
+}
+
+TEST_F(Serve, DecodingOptionsThatContradictEachOtherAreNamed) {
+  expect_refused(server(), {
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
+       "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
+  });
+}
+
+TEST_F(Serve, AnUnsupportedLanguageOrFormatIsNamed) {
+  expect_refused(server(), {
+      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "format": "pdf"})", 400,
+       "pdf format is not supported (text, html)"},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
+       "xx is not supported (served languages: en, de, ..."},
+      {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
+       "yy is not supported (served languages: ..."},
+      {"/translate", "application/json", R"({"q": "12345", "source": "auto", "target": "de"})", 400,
+       "source 'auto': the language of q could not be detected, and 99 source languages translate into de (en, ..."},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
+       "Invalid request: field 'target_lang': model 'en-de' translates en into de, not 'fr'"},
+      {"/v1/translate", "application/json", R"({"model": "m2m100", "text": "Hi", "target_lang": "xx"})", 400,
+       "Invalid request: field 'target_lang': model 'm2m100' does not know language 'xx' (known: ..."},
+      {"/translate", "application/json", "{\"q\": \"Hi\", \"source\": \"e\\u0000n\", \"target\": \"de\"}", 400,
+       "e\\u0000n is not supported (served languages: ..."},
+      {"/translate", "application/json", R"({"q": "Hi", "source": ")" + std::string(60000, 's') + R"(", "target": "de"})",
+       400, std::string(64, 's') + "... is not supported (served languages: ..."},
+      {"/translate", "application/json", "{\"q\": \"Hi\", \"target\": \"de\", \"source\": \"\xC3\xA9\xC3\xA9" + std::string(70, 'x') + "\"}",
+       400, "\xC3\xA9\xC3\xA9" + std::string(62, 'x') + "... is not supported (served languages: ..."},
+  });
+}
+
+TEST_F(Serve, AnUnknownFieldOrModelIsNamedWithWhatIsKnown) {
+  expect_refused(server(), {
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam": 2})", 400,
+       "Invalid request: unknown field 'beam' (known: model, text, api_key, beam_size, ..."},
+      {"/v1/translate", "application/json", R"({"model": "xx", "text": "Hi"})", 400,
+       "Invalid request: unknown translate model 'xx' (served: en-de, m2m100)"},
+      {"/v1/translate", "application/json", "{\"model\": \"en-de\", \"text\": \"Hi\", \"be\\u0000am\": 1}", 400,
+       "Invalid request: unknown field 'be\\u0000am' (known: ..."},
+  });
+}
+
+TEST_F(Serve, ABodyThatIsNotValidJsonIsInvalidJsonFormatSayingWhy) {
+  expect_refused(server(), {
+      {"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: parse error at line 1, column 13: ..."},
+      {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
+      {"/translate", "application/json", "{\"q\": \"a\xff\", " + kLanguagePair + "}", 400,
+       "Invalid JSON format: parse error at line 1, column 9: syntax error while parsing value - invalid string: ill-formed UTF-8 byte..."},
+      {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
+       "Invalid JSON format: nested deeper than 32 levels"},
+      {"/translate", "application/json", R"({"q": ["Hi"], "x": {"y": [1e400]}, )" + kLanguagePair + "}", 400,
+       "Invalid JSON format: number overflow parsing '1e400'"},
+      {"/translate", "application/json", R"({"q": "Hi", "x": -1e999999999999, )" + kLanguagePair + "}", 400,
+       "Invalid JSON format: number overflow parsing '-1e999999999999'"},
+      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 1e400})", 400,
+       "Invalid JSON format: number overflow parsing '1e400'"},
+  });
+}
+
+TEST_F(Serve, AFormFieldThatIsNotValidIsNamed) {
+  expect_refused(server(), {
+      {"/translate", "application/x-www-form-urlencoded", "q=a%FF&source=en&target=de", 400,
+       "Invalid request: q: invalid UTF-8 at byte 2..."},
+      {"/translate", "application/x-www-form-urlencoded", "q=a&q=b%C0%80&source=en&target=de", 400,
+       "Invalid request: q[1]: invalid UTF-8 at byte 2..."},
+      {"/translate", "application/x-www-form-urlencoded", "q=a%ZZ&source=en&target=de", 400,
+       "Invalid request: malformed %-escape in form field 'q'"},
+      {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
+       "Invalid JSON format: parse error at line 1, column 1: ..."},
+  });
+}
+
+TEST_F(Serve, ARequestOverTheServersLimitsIsRefusedNamingTheLimit) {
+  expect_refused(server(), {
+      {"/translate", "application/json", R"({"q": ["1","2","3","4","5","6","7","8","9"], )" + kLanguagePair + "}", 400,
+       "Invalid request: request (9) exceeds text limit (8)"},
+      {"/translate", "application/json", R"({"q": ")" + std::string(5001, 'a') + R"(", )" + kLanguagePair + "}", 400,
+       "Invalid request: request (5001) exceeds text limit (5000)"},
+      {"/translate", "application/json", R"({"q": ["a", ")" + std::string(4000, 'a') + "\xC3\xA9\xC3\xA9" +
+           std::string(1000, 'a') + R"("], )" + kLanguagePair + "}", 400, "Invalid request: request (5002) exceeds text limit (5000)"},
+      {"/translate", "application/json", R"({"q": ")" + std::string(65536, 'a') + R"(", )" + kLanguagePair + "}", 413,
+       "Request body larger than 65536 bytes"},
+  });
+}
+
+TEST_F(Serve, APostToAnUnknownPathIs404) {
+  expect_refused(server(), {
+      {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
+  });
+}
+
+// The parser's worst cases do not leave the server unable to answer.
+TEST_F(Serve, StillServesAfterBadRequests) {
+  expect_refused(server(), {{"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: ..."},
+                            {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + "}", 400,
+                             "Invalid JSON format: ..."}});
   EXPECT_EQ(post(server(), "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}}).status, 200);
 }
 
