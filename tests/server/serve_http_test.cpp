@@ -587,38 +587,59 @@ TEST_F(Serve, ConcurrentClientsGetTheCommandLinesAnswers) {
 
 // Sampling requests share batches too, and each still gets the command line's samples for
 // its seed (one random generator per hypothesis).
-TEST_F(Serve, ConcurrentSamplingRequestsShareBatchesAndKeepTheirSamples) {
-  const std::vector<std::string> lines = sample_lines(16, 30);
-  const std::vector<json> cli =
-      cli_json("translate -m en-de --sample true --seed 11 --top-k 30 --temperature 1.2 -n 2", lines);
-  const std::string before = server().client()->Get("/metrics")->body;
-  const double batches_before = metric(before, R"(ordo_batch_sentences_count{model="en-de"})");
-  const double sentences_before = metric(before, R"(ordo_batch_sentences_sum{model="en-de"})");
-  constexpr int kClients = 8;
-  std::vector<json> served(lines.size());
-  std::vector<std::thread> clients;
-  std::atomic<int> failures{0};
-  for (int c = 0; c < kClients; ++c)
-    clients.emplace_back([&, c] {
-      for (size_t i = static_cast<size_t>(c); i < lines.size(); i += kClients) {
-        Answer a = post(server(), "/v1/translate",
-                        json{{"model", "en-de"}, {"text", lines[i]}, {"sample", true}, {"seed", 11},
-                             {"top_k", 30}, {"temperature", 1.2}, {"n_best", 2}});
-        if (a.status != 200) {
-          ++failures;
-          continue;
+// 16 sampling requests from 8 clients at once, made once for the tests below: what each got,
+// what `ordo translate` gives for the same settings, and the server's batch counts meanwhile.
+struct ConcurrentSampling {
+  std::vector<json> served, cli;
+  int failures = 0;
+  double batches = 0, sentences = 0;
+};
+const ConcurrentSampling& concurrent_sampling(const ServerProcess& server) {
+  static const ConcurrentSampling run = [&] {
+    ConcurrentSampling out;
+    const std::vector<std::string> lines = sample_lines(16, 30);
+    out.cli = cli_json("translate -m en-de --sample true --seed 11 --top-k 30 --temperature 1.2 -n 2", lines);
+    const std::string before = server.client()->Get("/metrics")->body;
+    const double batches_before = metric(before, R"(ordo_batch_sentences_count{model="en-de"})");
+    const double sentences_before = metric(before, R"(ordo_batch_sentences_sum{model="en-de"})");
+    constexpr int kClients = 8;
+    out.served.resize(lines.size());
+    std::vector<std::thread> clients;
+    std::atomic<int> failures{0};
+    for (int c = 0; c < kClients; ++c)
+      clients.emplace_back([&, c] {
+        for (size_t i = static_cast<size_t>(c); i < lines.size(); i += kClients) {
+          Answer a = post(server, "/v1/translate",
+                          json{{"model", "en-de"}, {"text", lines[i]}, {"sample", true}, {"seed", 11},
+                               {"top_k", 30}, {"temperature", 1.2}, {"n_best", 2}});
+          if (a.status != 200) {
+            ++failures;
+            continue;
+          }
+          out.served[i] = a.body["results"][0];
         }
-        served[i] = a.body["results"][0];
-      }
-    });
-  for (std::thread& t : clients) t.join();
-  ASSERT_EQ(failures.load(), 0);
-  for (size_t i = 0; i < lines.size(); ++i) expect_same_results(json::array({served[i]}), {cli[i]});
-  const std::string after = server().client()->Get("/metrics")->body;
-  const double batches = metric(after, R"(ordo_batch_sentences_count{model="en-de"})") - std::max(0.0, batches_before);
-  const double sentences = metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
-  EXPECT_EQ(sentences, 16);
-  EXPECT_LT(batches, sentences) << "no two sampling requests shared a batch";
+      });
+    for (std::thread& t : clients) t.join();
+    out.failures = failures;
+    const std::string after = server.client()->Get("/metrics")->body;
+    out.batches = metric(after, R"(ordo_batch_sentences_count{model="en-de"})") - std::max(0.0, batches_before);
+    out.sentences = metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
+    return out;
+  }();
+  return run;
+}
+
+TEST_F(Serve, ConcurrentSamplingRequestsKeepTheirSamples) {
+  const ConcurrentSampling& run = concurrent_sampling(server());
+  ASSERT_EQ(run.failures, 0);
+  for (size_t i = 0; i < run.cli.size(); ++i) expect_same_results(json::array({run.served[i]}), {run.cli[i]});
+}
+
+TEST_F(Serve, ConcurrentSamplingRequestsShareBatches) {
+  const ConcurrentSampling& run = concurrent_sampling(server());
+  ASSERT_EQ(run.failures, 0);
+  EXPECT_EQ(run.sentences, 16);
+  EXPECT_LT(run.batches, run.sentences) << "no two sampling requests shared a batch";
 }
 
 // `n` long sentences (three captions each, full stops dropped).
@@ -654,25 +675,51 @@ TEST(ServeLimits, FullQueueAnswers503WithRetryAfter) {
             "Invalid request: 7 sentences in one request, more than the queue holds (6)");
 }
 
-TEST(ServeLimits, SlowRequestsAre504AndLeaveTheQueue) {
-  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "64", "--timeout", "0.5"});
-  // 48 long sentences one at a time: seconds of work on any machine, far more than 0.5 s.
-  const Answer first = post(server, "/translate", json{{"q", long_lines(48)}, {"source", "en"}, {"target", "de"}});
-  EXPECT_EQ(first.status, 504) << first.text;
-  EXPECT_EQ(first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
-  EXPECT_EQ(get(server, "/health").status, 200);
-  // The timed-out request's sentences left the queue.
-  MetricsWatch watch(server.port());
-  double queued = -1;
-  EXPECT_TRUE(watch.wait_until("ordo_queue_sentences", [](double n) { return n == 0; }, 10, &queued))
-      << queued << " sentences still queued";
-  // A short request is answered again, once the sentence being translated when the first one
-  // timed out is done: each attempt that comes too soon waits out its own 0.5 s.
-  Answer again;
-  for (int i = 0; i < 20 && again.status != 200; ++i)
-    again = post(server, "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}});
-  EXPECT_EQ(again.status, 200) << again.text;
+// A request of 48 long sentences, one at a time: seconds of work on any machine, far more
+// than the 0.5 s --timeout. Made once for the suite; the tests look at what followed.
+class ServeTimeout : public ::testing::Test {
+ protected:
+  struct Seen {
+    Answer first;
+    int health = 0;
+    bool queue_emptied = false;
+    double queued = -1;
+    Answer again;
+  };
+  static void SetUpTestSuite() {
+    seen_ = new Seen;
+    Seen& seen = *seen_;
+    ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "64", "--timeout", "0.5"});
+    seen.first = post(server, "/translate", json{{"q", long_lines(48)}, {"source", "en"}, {"target", "de"}});
+    seen.health = get(server, "/health").status;
+    MetricsWatch watch(server.port());
+    seen.queue_emptied = watch.wait_until("ordo_queue_sentences", [](double n) { return n == 0; }, 10, &seen.queued);
+    // Once the sentence being translated when the first one timed out is done: each attempt
+    // that comes too soon waits out its own 0.5 s.
+    for (int i = 0; i < 20 && seen.again.status != 200; ++i)
+      seen.again = post(server, "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}});
+  }
+  static void TearDownTestSuite() {
+    delete seen_;
+    seen_ = nullptr;
+  }
+  static const Seen& seen() { return *seen_; }
+  static Seen* seen_;
+};
+ServeTimeout::Seen* ServeTimeout::seen_ = nullptr;
+
+TEST_F(ServeTimeout, ARequestPastTheTimeoutIs504) {
+  EXPECT_EQ(seen().first.status, 504) << seen().first.text;
+  EXPECT_EQ(seen().first.body["error"].get<std::string>().substr(0, 10), "Timed out:");
 }
+
+TEST_F(ServeTimeout, TheServerStaysHealthy) { EXPECT_EQ(seen().health, 200); }
+
+TEST_F(ServeTimeout, ATimedOutRequestsSentencesLeaveTheQueue) {
+  EXPECT_TRUE(seen().queue_emptied) << seen().queued << " sentences still queued";
+}
+
+TEST_F(ServeTimeout, AShortRequestIsAnsweredAgainAfterwards) { EXPECT_EQ(seen().again.status, 200) << seen().again.text; }
 
 // One server for the access tests: API keys from a file (a comment after a key is no part of
 // it), models from a file (names, languages given for a folder, compute type, threads), and
@@ -826,39 +873,75 @@ TEST_F(ServeAccess, AnAnswerToAnotherOriginAllowsNothing) {
   EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
 }
 
-TEST(ServeShutdown, SigtermFinishesWhatIsInFlightAndExitsZero) {
-  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "2"});
-  const std::vector<std::string> lines = sample_lines(8, 20);
-  const std::vector<std::string> expected = reference_texts(lines);
-  Answer in_flight;
-  std::thread client([&] { in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
-  {
-    MetricsWatch watch(server.port());  // its connection closed before the signal
-    EXPECT_TRUE(watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 60))
-        << "the request was never in flight";
+// SIGTERM while a request of 8 sentences is in flight, sent once for the suite.
+class ServeShutdown : public ::testing::Test {
+ protected:
+  struct Seen {
+    std::vector<std::string> expected;
+    bool in_flight_at_signal = false;
+    int exit_status = -1;
+    Answer in_flight;
+    std::string stderr_text;
+    bool still_listening = true;
+  };
+  static void SetUpTestSuite() {
+    seen_ = new Seen;
+    Seen& seen = *seen_;
+    ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "2"});
+    const std::vector<std::string> lines = sample_lines(8, 20);
+    seen.expected = reference_texts(lines);
+    std::thread client([&] { seen.in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
+    {
+      MetricsWatch watch(server.port());  // its connection closed before the signal
+      seen.in_flight_at_signal = watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 60);
+    }
+    seen.exit_status = server.stop(SIGTERM);
+    client.join();
+    seen.stderr_text = server.stderr_text();
+    httplib::Client gone("127.0.0.1", server.port());
+    gone.set_connection_timeout(2);
+    seen.still_listening = static_cast<bool>(gone.Get("/health"));
   }
-  EXPECT_EQ(server.stop(SIGTERM), 0) << server.stderr_text();
-  client.join();
-  ASSERT_EQ(in_flight.status, 200) << in_flight.text;
-  EXPECT_EQ(in_flight.body["translatedText"], json(expected));
-  EXPECT_NE(server.stderr_text().find("SIGTERM: finishing the requests in flight"), std::string::npos);
-  // Nothing listens any more.
-  httplib::Client gone("127.0.0.1", server.port());
-  gone.set_connection_timeout(2);
-  EXPECT_FALSE(gone.Get("/health"));
+  static void TearDownTestSuite() {
+    delete seen_;
+    seen_ = nullptr;
+  }
+  static const Seen& seen() { return *seen_; }
+  static Seen* seen_;
+};
+ServeShutdown::Seen* ServeShutdown::seen_ = nullptr;
+
+TEST_F(ServeShutdown, SigtermExitsZero) { EXPECT_EQ(seen().exit_status, 0) << seen().stderr_text; }
+
+TEST_F(ServeShutdown, TheRequestInFlightIsAnsweredWhole) {
+  ASSERT_TRUE(seen().in_flight_at_signal) << "the request was never in flight";
+  ASSERT_EQ(seen().in_flight.status, 200) << seen().in_flight.text;
+  EXPECT_EQ(seen().in_flight.body["translatedText"], json(seen().expected));
 }
 
-TEST(ServeStartup, ModelsThatDoNotLoadAndBadModelFilesAreErrors) {
+TEST_F(ServeShutdown, ItSaysItIsFinishingTheRequestsInFlight) {
+  EXPECT_NE(seen().stderr_text.find("SIGTERM: finishing the requests in flight"), std::string::npos) << seen().stderr_text;
+}
+
+TEST_F(ServeShutdown, NothingListensAfterwards) { EXPECT_FALSE(seen().still_listening); }
+
+TEST(ServeStartup, AModelThatDoesNotLoadIsAnErrorNamingIt) {
   const auto bad = ordo::testing::run_ordo("serve --port 0 --model /nonexistent/model");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("ordo: error: "), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("/nonexistent/model"), std::string::npos) << bad.err;
+}
+
+TEST(ServeStartup, ABadModelsFileIsAnErrorNamingTheField) {
   TempDir dir;
   const std::string models = dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 2000}]})");
   const auto file = ordo::testing::run_ordo("serve --port 0 --models '" + models + "'");
   EXPECT_EQ(file.exit_code, 1);
   EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer from 0 to 1024"), std::string::npos) << file.err;
-  // A folder given as the API keys file.
+}
+
+TEST(ServeStartup, AFolderGivenAsTheApiKeysFileIsAnError) {
+  TempDir dir;
   const auto keys = ordo::testing::run_ordo("serve --port 0 --api-keys '" + dir.path() + "'");
   EXPECT_EQ(keys.exit_code, 1);
   EXPECT_NE(keys.err.find(dir.path() + ": the API keys file is not a regular file (a directory?)"), std::string::npos)
