@@ -77,7 +77,7 @@ class AttentionParity : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(hyp.attention.layers, golden["decoder_layers"].get<int64_t>());
     EXPECT_EQ(hyp.attention.heads, golden["heads"].get<int64_t>());
     // 2e-5: after up to 20 greedy steps, ordo's fixed-order attention kernel (kernels/attention_kernel.h)
-    // and PyTorch's softmax round differently in the last bits (largest seen: 1.26e-5, fsmt).
+    // and PyTorch's softmax round differently in the last bits.
     EXPECT_LE(max_diff(hyp.attention, expected["cross_attentions"]), 2e-5) << GetParam() << " sentence " << i;
     EXPECT_EQ(result.source_ids, sources(golden)[i]);
     EXPECT_EQ(result.source_tokens.size(), sources(golden)[i].size());

@@ -641,39 +641,64 @@ TEST(CliDocuments, ABadByteInAParagraphNamesItsOwnLine) {
   EXPECT_NE(run.err.find("stdin line 2: invalid UTF-8 at byte 8"), std::string::npos) << run.err;
 }
 
-// Issue 29, item 10: --min-length above --max-length was cut silently; --source-lang on a
-// one-pair model was ignored; --preset /x.json looked for /x.json.json.
-TEST(CliHardening, ContradictoryOptionsAreRefusedNamingThem) {
-  CliRun run = ordo("translate " + model_arg() + " --min-length 30 --max-length 5", "Hello.\n");
+// Contradictory options were once taken silently: --min-length above --max-length was cut,
+// --source-lang on a one-pair model ignored, --preset /x.json looked for /x.json.json.
+TEST(CliHardening, MinLengthAboveMaxLengthIsRefusedNamingBoth) {
+  const CliRun run = ordo("translate " + model_arg() + " --min-length 30 --max-length 5", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--min-length 30 is above --max-length 5"), std::string::npos) << run.err;
   EXPECT_EQ(run.out, "");
-  run = ordo("translate " + model_arg() + " --min-length 600", "Hello.\n");
+}
+
+TEST(CliHardening, MinLengthAboveTheModelsMaximumIsRefusedNamingIt) {
+  const CliRun run = ordo("translate " + model_arg() + " --min-length 600", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--min-length 600 is above the maximum length of 511 new tokens"), std::string::npos) << run.err;
-  run = ordo("translate " + model_arg() + " --min-length 3 --max-length 5 --beam-size 1", "Hello.\n");
+}
+
+TEST(CliHardening, MinLengthWithinMaxLengthIsAccepted) {
+  const CliRun run = ordo("translate " + model_arg() + " --min-length 3 --max-length 5 --beam-size 1", "Hello.\n");
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  // The fixture translates en into mg (tokenizer_config.json).
-  run = ordo("translate " + model_arg() + " --source-lang fr", "Bonjour.\n");
+}
+
+// The fixture translates en into mg (tokenizer_config.json).
+TEST(CliHardening, ASourceLanguageTheModelDoesNotTranslateFromIsRefused) {
+  const CliRun run = ordo("translate " + model_arg() + " --source-lang fr", "Bonjour.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--source-lang 'fr'"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("from 'en' only"), std::string::npos) << run.err;
-  run = ordo("translate " + model_arg() + " --source-lang EN --max-length 3", "Hello.\n");
+}
+
+TEST(CliHardening, TheModelsOwnSourceLanguageIsAcceptedInAnyCase) {
+  const CliRun run = ordo("translate " + model_arg() + " --source-lang EN --max-length 3", "Hello.\n");
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  // Seeds outside [0, 2^63 - 1] are refused, not wrapped or saturated.
+}
+
+// Seeds outside [0, 2^63 - 1] are refused, not wrapped or saturated.
+TEST(CliHardening, SeedsOutsideTheSigned64BitRangeAreRefused) {
   for (const std::string seed : {"-1", "18446744073709551616", "9223372036854775808", "1x"}) {
-    run = ordo("translate " + model_arg() + " --sample true --seed " + seed, "Hello.\n");
+    const CliRun run = ordo("translate " + model_arg() + " --sample true --seed " + seed, "Hello.\n");
     EXPECT_EQ(run.exit_code, 2) << seed;
     EXPECT_NE(run.err.find("--seed"), std::string::npos) << seed << ": " << run.err;
   }
-  run = ordo("translate " + model_arg() + " --sample true --max-length 3 --seed 9223372036854775807", "Hello.\n");
+}
+
+TEST(CliHardening, TheLargestSeedIsAccepted) {
+  const CliRun run =
+      ordo("translate " + model_arg() + " --sample true --max-length 3 --seed 9223372036854775807", "Hello.\n");
   EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+TEST(CliHardening, AMissingPresetFileIsNamedAsGiven) {
   TempDir dir;
-  run = ordo("translate " + model_arg() + " --preset '" + dir.file("missing.json") + "'", "Hello.\n");
+  const CliRun run = ordo("translate " + model_arg() + " --preset '" + dir.file("missing.json") + "'", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find(dir.file("missing.json")), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("missing.json.json"), std::string::npos) << run.err;
-  run = ordo("translate " + model_arg() + " --preset no_such_preset.json", "Hello.\n");
+}
+
+TEST(CliHardening, AMissingPresetNameEndingInJsonGetsNoSecondSuffix) {
+  const CliRun run = ordo("translate " + model_arg() + " --preset no_such_preset.json", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.err.find("no_such_preset.json.json"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("no_such_preset.json"), std::string::npos) << run.err;

@@ -250,32 +250,57 @@ std::string repeat(const std::string& piece, int times) {
   return out;
 }
 
-// Issue 29, item 1: pages whose parse grows without bound (Gumbo took 1 GB for 30 KB of
-// unclosed <b>, 2.85 GB and 58 s for 66 KB) are refused before parsing, naming the limit.
-TEST(HtmlLimits, HostilePagesAreRefusedNamingTheLimit) {
+// Pages whose parse grows without bound are refused before parsing, naming the limit.
+TEST(HtmlLimits, DeepUnclosedElementsAreRefusedNamingMaxDepth) {
   EXPECT_NE(refusal("<p>" + repeat("<b>", 40000) + "A man.").find("(limit max_depth 512)"), std::string::npos);
   EXPECT_NE(refusal("<p>" + repeat("<div>", 20000) + "A man.").find("max_depth"), std::string::npos);
+}
+
+// 3000 distinct formatting elements left open in a paragraph.
+std::string distinct_open_formatting() {
   std::string distinct = "<p>";
   for (int i = 0; i < 3000; ++i) distinct += "<b x=" + std::to_string(i) + ">";
-  EXPECT_NE(refusal(distinct + repeat("</p>x", 5000)).find("max_open_formatting 100"), std::string::npos);
-  EXPECT_NE(refusal(distinct + "</p>" + repeat("<p>x</p>", 5000)).find("max_open_formatting"), std::string::npos);
-  // Unclosed tags that the parser closes itself do not count: lists, paragraphs, cells.
+  return distinct;
+}
+
+TEST(HtmlLimits, FormattingElementsReopenedInEveryBlockAreRefusedNamingTheLimit) {
+  EXPECT_NE(refusal(distinct_open_formatting() + repeat("</p>x", 5000)).find("max_open_formatting 100"), std::string::npos);
+  EXPECT_NE(refusal(distinct_open_formatting() + "</p>" + repeat("<p>x</p>", 5000)).find("max_open_formatting"),
+            std::string::npos);
+}
+
+// Lists, paragraphs and cells.
+TEST(HtmlLimits, UnclosedTagsTheParserClosesItselfDoNotCount) {
   EXPECT_EQ(refusal("<ul>" + repeat("<li>An item.", 5000) + "</ul>" + repeat("<p>Text.", 5000) + "<table>" +
                     repeat("<tr><td>A<td>B", 2000) + "</table>" + repeat("<b>x</b><i>y</i>", 5000)),
             "");
+}
+
+TEST(HtmlLimits, AnElementWithTooManyAttributesIsRefusedNamingTheLimit) {
   std::string attributes = "<p";
   for (int i = 0; i < 300; ++i) attributes += " a" + std::to_string(i) + "=\"v\"";
   EXPECT_NE(refusal(attributes + ">Text.</p>").find("max_attributes 256"), std::string::npos);
+}
+
+TEST(HtmlLimits, APagePastMaxBytesIsRefusedNamingTheLimit) {
   HtmlLimits small;
   small.max_bytes = 1000;
   EXPECT_NE(refusal(repeat("<p>Text.</p>", 100), small).find("max_bytes 1000"), std::string::npos);
-  small = {};
+}
+
+TEST(HtmlLimits, APagePastMaxElementsIsRefusedNamingTheLimit) {
+  HtmlLimits small;
   small.max_elements = 1000;
   EXPECT_NE(refusal(repeat("<p>Text.</p>", 1001), small).find("max_elements 1000"), std::string::npos);
-  small = {};
+}
+
+TEST(HtmlLimits, APagePastMaxTotalAttributesIsRefusedNamingTheLimit) {
+  HtmlLimits small;
   small.max_total_attributes = 1000;
   EXPECT_NE(refusal(repeat("<p a=1 b=2>Text.</p>", 501), small).find("max_total_attributes 1000"), std::string::npos);
-  // Inside <script> and comments, '<' starts no element.
+}
+
+TEST(HtmlLimits, LessThanSignsInScriptsAndCommentsStartNoElement) {
   EXPECT_EQ(refusal("<script>" + repeat("s = '<b>';", 10000) + "</script><!--" + repeat("<b>", 10000) + "--><p>Hi.</p>"),
             "");
 }
