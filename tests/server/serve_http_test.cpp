@@ -651,28 +651,54 @@ std::vector<std::string> long_lines(size_t n) {
   return lines;
 }
 
-TEST(ServeLimits, FullQueueAnswers503WithRetryAfter) {
-  ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6"});
-  // Six long sentences, translated one at a time; while two or more wait, six more are over.
-  Answer first;
-  std::thread busy([&] { first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}}); });
-  // Until the server holds the first request's sentences in its queue.
-  MetricsWatch watch(server.port());
-  EXPECT_TRUE(watch.wait_until("ordo_queue_sentences", [](double n) { return n >= 2; }, 60))
-      << "the first request's sentences were never queued";
-  const Answer full =
-      post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
-  busy.join();
-  EXPECT_EQ(full.status, 503) << full.text;
-  EXPECT_EQ(full.body["error"].get<std::string>().substr(0, 20), "the server is busy: ");
+// A queue of 6 sentences, filled once for the suite: six long sentences translated one at a
+// time; while two or more wait, six more are over.
+class ServeFullQueue : public ::testing::Test {
+ protected:
+  struct Seen {
+    bool queued = false;
+    Answer first, full, too_many;
+  };
+  static void SetUpTestSuite() {
+    seen_ = new Seen;
+    Seen& seen = *seen_;
+    ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6"});
+    std::thread busy(
+        [&] { seen.first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}}); });
+    // Until the server holds the first request's sentences in its queue.
+    MetricsWatch watch(server.port());
+    seen.queued = watch.wait_until("ordo_queue_sentences", [](double n) { return n >= 2; }, 60);
+    seen.full = post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
+    busy.join();
+    seen.too_many =
+        post(server, "/translate", json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}});
+  }
+  static void TearDownTestSuite() {
+    delete seen_;
+    seen_ = nullptr;
+  }
+  static const Seen& seen() { return *seen_; }
+  static Seen* seen_;
+};
+ServeFullQueue::Seen* ServeFullQueue::seen_ = nullptr;
+
+TEST_F(ServeFullQueue, MoreWorkIs503SayingTheServerIsBusy) {
+  ASSERT_TRUE(seen().queued) << "the first request's sentences were never queued";
+  EXPECT_EQ(seen().full.status, 503) << seen().full.text;
+  EXPECT_EQ(seen().full.body["error"].get<std::string>().substr(0, 20), "the server is busy: ");
+}
+
+TEST_F(ServeFullQueue, A503SaysWhenToRetry) {
   int retry_after = 0;
-  for (const auto& [name, value] : full.headers)
+  for (const auto& [name, value] : seen().full.headers)
     if (name == "Retry-After") retry_after = std::stoi(value);
   EXPECT_GE(retry_after, 1);
-  EXPECT_EQ(first.status, 200) << first.text;
-  EXPECT_EQ(post(server, "/translate", json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}})
-                .body["error"],
-            "Invalid request: 7 sentences in one request, more than the queue holds (6)");
+}
+
+TEST_F(ServeFullQueue, TheQueuedRequestIsAnswered) { EXPECT_EQ(seen().first.status, 200) << seen().first.text; }
+
+TEST_F(ServeFullQueue, ARequestLargerThanTheWholeQueueIs400) {
+  EXPECT_EQ(seen().too_many.body["error"], "Invalid request: 7 sentences in one request, more than the queue holds (6)");
 }
 
 // A request of 48 long sentences, one at a time: seconds of work on any machine, far more
