@@ -254,7 +254,7 @@ TEST(Batcher, ClientsOfTheLastBatchAreWaitedFor) {
   wait_for_batches(model, 2);  // the six together
   auto early = batcher.submit("m", "s", model.fn(), {}, sentences(1, 20));
   for (auto& t : six) ASSERT_TRUE(batcher.wait(*t, Clock::now() + 10s));
-  std::this_thread::sleep_for(20ms);
+  std::this_thread::sleep_for(20ms);  // the clients' moment: the late arrival under test, not a wait
   std::vector<std::shared_ptr<ordo::server::Ticket>> rest;
   for (int i = 0; i < 5; ++i) rest.push_back(batcher.submit("m", "s", model.fn(), {}, sentences(1, 30 + i)));
   ASSERT_TRUE(batcher.wait(*early, Clock::now() + 10s));
@@ -262,7 +262,15 @@ TEST(Batcher, ClientsOfTheLastBatchAreWaitedFor) {
   ASSERT_EQ(model.batches.size(), 3u);
   EXPECT_EQ(model.batches[1].size(), 6u);
   EXPECT_EQ(model.batches[2].size(), 6u);  // the early one waited for the other five
-  // A lone client is not held back: its last batch had one sentence.
+}
+
+// A lone client is not held back: its last batch had one sentence (max_wait_ms is 2 s).
+TEST(Batcher, ALoneClientIsNotWaitedFor) {
+  FakeModel model;
+  model.delay = 30ms;
+  BatchingOptions options;
+  options.max_wait_ms = 2000;
+  Batcher batcher(options);
   const auto start = Clock::now();
   auto lone = batcher.submit("other", "s", model.fn(), {}, sentences(1, 40));
   ASSERT_TRUE(batcher.wait(*lone, Clock::now() + 10s));
