@@ -290,12 +290,14 @@ TEST_F(ServeReloadUnderLoad, ARemovedModelLeavesLanguages) {
 // The bundled en-de holds ~52 MB of float32 weights: most of it goes back to the system.
 // (Not under a sanitizer: its allocator keeps freed memory in quarantine, and the server
 // under test is built as this test is.)
-TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnloadedAndItsMemoryReturned) {
-  EXPECT_TRUE(seen().ende_unloaded) << seen().stderr_after_broken;
-#ifndef ORDO_SANITIZER_ALLOCATOR
-  EXPECT_TRUE(seen().rss_returned) << "RSS before " << seen().rss_before << " MB, after " << seen().rss_after << " MB";
+TEST_F(ServeReloadUnderLoad, ARemovedModelsMemoryIsReturned) {
+#ifdef ORDO_SANITIZER_ALLOCATOR
+  GTEST_SKIP() << "sanitizer build: freed memory stays in the allocator's quarantine";
 #endif
+  EXPECT_TRUE(seen().rss_returned) << "RSS before " << seen().rss_before << " MB, after " << seen().rss_after << " MB";
 }
+
+TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnloaded) { EXPECT_TRUE(seen().ende_unloaded) << seen().stderr_after_broken; }
 
 TEST_F(ServeReloadUnderLoad, MetricsCountTheReloadsAndTheLoadErrors) {
   EXPECT_EQ(metric(seen().metrics, "ordo_reload_total{result=\"ok\"}"), 1);
