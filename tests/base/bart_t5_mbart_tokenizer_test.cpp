@@ -73,29 +73,55 @@ TEST_P(Issue13TokenizerGolden, InputIdsAndPiecesOfEverySentence) {
 }
 
 // texts = batch_decode(skip_special_tokens=True); tokens = convert_ids_to_tokens(sequence).
-TEST_P(Issue13TokenizerGolden, EveryGeneratedSequenceDecodesToTheGoldenTextAndTokens) {
-  const json golden = ordo::testing::load_golden(GetParam());
-  const auto tokenizer = load(GetParam());
-  const std::set<std::string> specials = special_tokens(GetParam());
-  int texts = 0, tokens = 0;
+// Calls `check(name, ids, sentence, k)` for every sequence of the golden generation cases
+// (greedy, two beam cases, batched).
+template <typename Check>
+void for_each_generated_sequence(const json& golden, const Check& check) {
   for (const auto& [name, gcase] : golden["generation"].items())
     for (const json& sentence : outputs(gcase))
-      for (size_t k = 0; k < sentence["sequences"].size(); ++k) {
-        const Ids ids = sentence["sequences"][k].get<Ids>();
-        EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>()) << name << " sequence " << k;
-        ++texts;
-        if (!sentence.contains("tokens")) continue;
-        const Pieces golden_tokens = sentence["tokens"][k].get<Pieces>();
-        ASSERT_EQ(ids.size(), golden_tokens.size()) << name;
-        Pieces expected;
-        for (size_t j = 0; j < ids.size(); ++j) {
-          EXPECT_EQ(tokenizer->target_piece(ids[j]), golden_tokens[j]) << name << " id " << ids[j];
-          if (!specials.count(golden_tokens[j])) expected.push_back(golden_tokens[j]);
-        }
-        EXPECT_EQ(tokenizer->id_to_pieces(ids), expected) << name << " sequence " << k;
-        ++tokens;
-      }
-  EXPECT_GE(texts, 8 + 2 * 8 * 4 + 8);  // greedy, two beam cases, batched
+      for (size_t k = 0; k < sentence["sequences"].size(); ++k) check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
+}
+
+TEST_P(Issue13TokenizerGolden, EveryGeneratedSequenceDecodesToTheGoldenText) {
+  const auto tokenizer = load(GetParam());
+  int texts = 0;
+  for_each_generated_sequence(ordo::testing::load_golden(GetParam()),
+                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+                                EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>())
+                                    << name << " sequence " << k;
+                                ++texts;
+                              });
+  EXPECT_GE(texts, 8 + 2 * 8 * 4 + 8);
+}
+
+TEST_P(Issue13TokenizerGolden, EveryGeneratedIdIsItsGoldenTokenPiece) {
+  const auto tokenizer = load(GetParam());
+  int tokens = 0;
+  for_each_generated_sequence(ordo::testing::load_golden(GetParam()),
+                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+                                if (!sentence.contains("tokens")) return;
+                                const Pieces golden_tokens = sentence["tokens"][k].get<Pieces>();
+                                ASSERT_EQ(ids.size(), golden_tokens.size()) << name;
+                                for (size_t j = 0; j < ids.size(); ++j)
+                                  EXPECT_EQ(tokenizer->target_piece(ids[j]), golden_tokens[j]) << name << " id " << ids[j];
+                                ++tokens;
+                              });
+  EXPECT_GE(tokens, 8 + 2 * 8 * 4);
+}
+
+TEST_P(Issue13TokenizerGolden, EveryGeneratedSequencesPiecesAreTheGoldenTokensWithoutSpecials) {
+  const auto tokenizer = load(GetParam());
+  const std::set<std::string> specials = special_tokens(GetParam());
+  int tokens = 0;
+  for_each_generated_sequence(ordo::testing::load_golden(GetParam()),
+                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+                                if (!sentence.contains("tokens")) return;
+                                Pieces expected;
+                                for (const std::string& t : sentence["tokens"][k].get<Pieces>())
+                                  if (!specials.count(t)) expected.push_back(t);
+                                EXPECT_EQ(tokenizer->id_to_pieces(ids), expected) << name << " sequence " << k;
+                                ++tokens;
+                              });
   EXPECT_GE(tokens, 8 + 2 * 8 * 4);
 }
 

@@ -41,25 +41,40 @@ TEST(FsmtTokenizer, InputIdsAndPiecesOfEverySentence) {
   }
 }
 
-TEST(FsmtTokenizer, EveryGeneratedSequenceDecodesToTheGoldenTextAndTokens) {
-  const json golden = ordo::testing::load_golden("fsmt");
-  const auto tokenizer = fsmt();
-  int texts = 0, tokens = 0;
+// Calls `check(name, ids, sentence, k)` for every sequence of the fixture's golden generation
+// cases (greedy, two beam cases, batched).
+template <typename Check>
+void for_each_generated_sequence(const json& golden, const Check& check) {
   for (const auto& [name, gcase] : golden["generation"].items())
     for (const json& sentence : outputs(gcase))
-      for (size_t k = 0; k < sentence["sequences"].size(); ++k) {
-        const Ids ids = sentence["sequences"][k].get<Ids>();
-        EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>()) << name << " sequence " << k;
-        ++texts;
-        if (!sentence.contains("tokens")) continue;
-        // golden tokens = convert_ids_to_tokens(sequence); id_to_pieces drops <s> <pad> </s> <unk>.
-        Pieces expected;
-        for (const std::string& t : sentence["tokens"][k].get<Pieces>())
-          if (t != "<s>" && t != "<pad>" && t != "</s>" && t != "<unk>") expected.push_back(t);
-        EXPECT_EQ(tokenizer->id_to_pieces(ids), expected) << name << " sequence " << k;
-        ++tokens;
-      }
+      for (size_t k = 0; k < sentence["sequences"].size(); ++k) check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
+}
+
+TEST(FsmtTokenizer, EveryGeneratedSequenceDecodesToTheGoldenText) {
+  const auto tokenizer = fsmt();
+  int texts = 0;
+  for_each_generated_sequence(ordo::testing::load_golden("fsmt"),
+                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+                                EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>())
+                                    << name << " sequence " << k;
+                                ++texts;
+                              });
   EXPECT_GE(texts, 8 + 2 * 8 * 4 + 8);
+}
+
+// golden tokens = convert_ids_to_tokens(sequence); id_to_pieces drops <s> <pad> </s> <unk>.
+TEST(FsmtTokenizer, EveryGeneratedSequencesPiecesAreTheGoldenTokensWithoutSpecials) {
+  const auto tokenizer = fsmt();
+  int tokens = 0;
+  for_each_generated_sequence(ordo::testing::load_golden("fsmt"),
+                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+                                if (!sentence.contains("tokens")) return;
+                                Pieces expected;
+                                for (const std::string& t : sentence["tokens"][k].get<Pieces>())
+                                  if (t != "<s>" && t != "<pad>" && t != "</s>" && t != "<unk>") expected.push_back(t);
+                                EXPECT_EQ(tokenizer->id_to_pieces(ids), expected) << name << " sequence " << k;
+                                ++tokens;
+                              });
   EXPECT_GE(tokens, 8 + 2 * 8 * 4);
 }
 
