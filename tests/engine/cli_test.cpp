@@ -210,27 +210,43 @@ TEST(Cli, AnUnknownModelNameIsAnErrorSayingWhereItLooked) {
   EXPECT_TRUE(unknown.out.empty());
 }
 
-// --inter-threads with small batches and the float32 compute type spelled out: the same
-// lines as the default run; reduced precision runs and is refused under another name.
-TEST(Cli, SpeedOptions) {
+// The golden lines as stdin, and the lines Hugging Face translated them into.
+std::pair<std::string, std::vector<std::string>> golden_input() {
   const auto [sources, expected] = golden_lines();
   std::string input;
   for (const std::string& s : sources) input += s + "\n";
-  CliRun run = ordo("translate " + model_arg() +
-                        " --max-length 20 --beam-size 1 --compute-type float32 --inter-threads 2 --batch-size 2"
-                        " --batch-tokens 40",
-                    input);
+  return {input, expected};
+}
+
+// --inter-threads with small batches and the float32 compute type spelled out: the same
+// lines as the default run.
+TEST(Cli, SpeedOptionsGiveTheLinesOfTheDefaultRun) {
+  const auto [input, expected] = golden_input();
+  const CliRun run = ordo("translate " + model_arg() +
+                              " --max-length 20 --beam-size 1 --compute-type float32 --inter-threads 2 --batch-size 2"
+                              " --batch-tokens 40",
+                          input);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(lines_of(run.out), expected);
-  for (const char* type : {"bfloat16", "int8"}) {
-    if (!ordo::nn::gemm_type_supported(std::string(type) == "int8" ? ordo::nn::GemmType::kInt8
-                                                                   : ordo::nn::GemmType::kBFloat16))
-      continue;  // refused on this CPU with a clear error instead
-    run = ordo("translate " + model_arg() + " --max-length 20 --compute-type " + type, input);
-    ASSERT_EQ(run.exit_code, 0) << type << ": " << run.err;
-    EXPECT_EQ(lines_of(run.out).size(), expected.size()) << type;
-  }
-  run = ordo("translate " + model_arg() + " --compute-type float16", "Hello\n");
+}
+
+// Reduced precision runs (where the CPU has it; elsewhere it is refused with a clear error).
+void expect_every_line_translated(const std::string& type, ordo::nn::GemmType gemm) {
+  if (!ordo::nn::gemm_type_supported(gemm)) GTEST_SKIP() << type << " is refused on this CPU";
+  const auto [input, expected] = golden_input();
+  const CliRun run = ordo("translate " + model_arg() + " --max-length 20 --compute-type " + type, input);
+  ASSERT_EQ(run.exit_code, 0) << type << ": " << run.err;
+  EXPECT_EQ(lines_of(run.out).size(), expected.size()) << type;
+}
+
+TEST(Cli, TheBFloat16ComputeTypeTranslatesEveryLine) {
+  expect_every_line_translated("bfloat16", ordo::nn::GemmType::kBFloat16);
+}
+
+TEST(Cli, TheInt8ComputeTypeTranslatesEveryLine) { expect_every_line_translated("int8", ordo::nn::GemmType::kInt8); }
+
+TEST(Cli, AComputeTypeUnderAnotherNameIsRefusedNamingTheOption) {
+  const CliRun run = ordo("translate " + model_arg() + " --compute-type float16", "Hello\n");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("compute-type"), std::string::npos) << run.err;
 }

@@ -335,17 +335,17 @@ TEST(Translator, InvalidUtf8NamesTheInput) {
   }
 }
 
-TEST(Translator, InconsistentOptionsAreErrors) {
-  const Translator translator(fixture_dir("marian_opus_en_mg"));
-  DecodeOptions options;
-  options.beam_size = 2;
-  options.n_best = 3;
-  EXPECT_THROW(translator.translate({"Hello"}, options), Error);
+TEST(Translator, MoreHypothesesThanBeamsIsAnError) {
+  EXPECT_THROW(marian().translate({"Hello"}, three_of_two_beams()), Error);
+}
+
+TEST(Translator, AZeroBatchSizeIsAnError) {
   BatchOptions no_batch;
   no_batch.batch_size = 0;
-  EXPECT_THROW(translator.translate({"Hello"}, DecodeOptions(), no_batch), Error);
-  EXPECT_THROW(translator.translate_ids({{1, 2, 999999}}), Error);
+  EXPECT_THROW(marian().translate({"Hello"}, DecodeOptions(), no_batch), Error);
 }
+
+TEST(Translator, AnIdPastTheVocabularyIsAnError) { EXPECT_THROW(marian().translate_ids({{1, 2, 999999}}), Error); }
 
 TEST(Translator, MinLengthDelaysEos) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));
