@@ -1,4 +1,4 @@
-# Corpus translation on a Dask cluster (python3 -m ordo.distributed, issue 32): pytest on the
+# Corpus translation on a Dask cluster (python3 -m ordo.distributed): pytest on the
 # interpreter the package is built for (Debian's python3, with python3-dask/-distributed), the
 # package from build/python, loopback LocalClusters only, against the real `ordo translate`.
 # The test file sits with the package's other tests in tests/python/.

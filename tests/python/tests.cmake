@@ -1,4 +1,4 @@
-# The Python package (src/python/, issue 32): pytest on the python3 the package is built for
+# The Python package (src/python/): pytest on the python3 the package is built for
 # (Debian's), with the package the build leaves in build/python and the real `ordo` binary
 # (ORDO_BINARY); one ctest entry per file. (test_distributed.py, beside them, is registered by
 # tests/dask/tests.cmake.) Each pytest has its own --basetemp: pytest's shared default under /tmp

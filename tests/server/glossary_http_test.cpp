@@ -1,4 +1,4 @@
-// Issue 14 in `ordo serve` (the real binary on 127.0.0.1, an ephemeral port): the "glossary"
+// Glossaries in `ordo serve` (the real binary on 127.0.0.1, an ephemeral port): the "glossary"
 // object of /v1/translate forces a term's target in the texts that contain the term and leaves
 // the others as they are; a bad glossary is a 400 naming the field; LibreTranslate's /translate
 // ignores a glossary field, as LibreTranslate ignores fields it does not know.

@@ -1,4 +1,4 @@
-// `ordo serve` against clients that try to take it down (issue 29): bytes trickled one at a
+// `ordo serve` against clients that try to take it down: bytes trickled one at a
 // time (slowloris), more connections than the per-address cap, pipelined requests, framing
 // that lies, requests that ask for too much work and requests abandoned by their client. The
 // real binary on 127.0.0.1 (ephemeral port), raw sockets; every loop bounded in count and time.

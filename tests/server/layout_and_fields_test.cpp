@@ -101,7 +101,7 @@ std::string deeply_nested() {
 }
 
 TEST(HtmlDocument, NestingDeeperThanTheLimitIsRefused) {
-  EXPECT_THROW(HtmlDocument(deeply_nested(), "en"), ordo::Error);  // deeper than HtmlLimits::max_depth (issue 29)
+  EXPECT_THROW(HtmlDocument(deeply_nested(), "en"), ordo::Error);  // deeper than HtmlLimits::max_depth
 }
 
 TEST(HtmlDocument, NestingWithinARaisedLimitIsTranslated) {

@@ -1,4 +1,4 @@
-// Operating `ordo serve` for months (issue 34), with the real binary on 127.0.0.1 (ephemeral
+// Operating `ordo serve` for months, with the real binary on 127.0.0.1 (ephemeral
 // ports): reloading the models without downtime (SIGHUP and POST /admin/reload; requests in
 // flight finish on the old model, new ones use the new one, a broken folder keeps the old one,
 // a removed model leaves /languages and returns its memory), per-key limits (429 with

@@ -1,4 +1,4 @@
-// Issue 14 in `ordo serve` (the real binary on 127.0.0.1, an ephemeral port): POST /v1/score
+// Scoring in `ordo serve` (the real binary on 127.0.0.1, an ephemeral port): POST /v1/score
 // equals `ordo score --json` and transformers' teacher-forced log-probabilities, and the
 // target_prefix field of /v1/translate equals `ordo translate --target-prefix-file`.
 // ctest-label: integration

@@ -52,7 +52,7 @@ std::vector<std::string> texts_of(const std::vector<json>& lines) {
 }
 
 // Served /v1 results against `ordo ... --json` lines: the same texts, tokens and scores, bit
-// for bit (the kernels are batch-invariant: tests/engine/batch_invariance_test.cpp).
+// for bit (the kernels are batch-invariant: tests/nn/batch_invariance_test.cpp).
 void expect_same_results(const json& served, const std::vector<json>& cli) {
   ASSERT_EQ(served.size(), cli.size());
   for (size_t i = 0; i < cli.size(); ++i) {
@@ -316,7 +316,7 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
             json({{"model", "en-de"}, {"results", json::array()}}));
 }
 
-// Issue 29, item 8: an input with no text (spaces, a NUL) gives an empty output on every route,
+// An input with no text (spaces, a NUL) gives an empty output on every route,
 // by the library's one policy (ordo::has_text), never text the model made up.
 TEST_F(Serve, BlankInputGivesEmptyOutputOnEveryRoute) {
   const json empty = json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])");

@@ -1,4 +1,4 @@
-// A library for tests/engine/process_state_test.cpp to load and unload in a loop: a table of
+// A library for tests/pipeline/process_state_test.cpp to load and unload in a loop: a table of
 // pointers that the loader relocates at every load (its data is the process's own copy, never
 // the file's bytes), read back through a function.
 extern "C" {

@@ -1,5 +1,5 @@
 # ctest-label: integration
-"""The page `ordo serve` serves at GET / (issue 33), in a real browser.
+"""The page `ordo serve` serves at GET /, in a real browser.
 
 Headless Debian chromium, driven through /usr/bin/chromedriver by python3-selenium, against the
 real `ordo serve` on 127.0.0.1 (--port 0: the port it prints) with the bundled models. Every

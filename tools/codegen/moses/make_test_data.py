@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the expected outputs of tests/base/moses_test.cpp: every line of an inputs file (a JSON
+"""Writes the expected outputs of tests/text/moses_test.cpp: every line of an inputs file (a JSON
 list of strings) normalized, tokenized and detokenized by sacremoses itself, for each language
 ordo builds Moses rules for. No sacremoses code is kept in ordo; this script imports the
 sacremoses release given on the command line:

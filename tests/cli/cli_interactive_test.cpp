@@ -1,4 +1,4 @@
-// Issue 14 on the command line, through the real `ordo` binary: `ordo score` (against the
+// Interactive decoding on the command line, through the real `ordo` binary: `ordo score` (against the
 // transformers 4.31 goldens, and the round trip `ordo translate --json` -> `ordo score`) and
 // `ordo translate --target-prefix-file`.
 // ctest-label: integration

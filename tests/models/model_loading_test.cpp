@@ -141,7 +141,7 @@ TEST_F(ModelFolder, UnreadablePytorchBinIsAClearError) {
   EXPECT_NE(error.find("pytorch_model.bin"), std::string::npos) << error;
 }
 
-// Issue 29: a model.safetensors that is a symlink loop said "no model weights found".
+// A model.safetensors that is a symlink loop said "no model weights found".
 TEST_F(ModelFolder, SymlinkLoopAsWeightsSaysSo) {
   fs::remove(path("model.safetensors"));
   fs::create_symlink("model.safetensors", path("model.safetensors"));
@@ -151,7 +151,7 @@ TEST_F(ModelFolder, SymlinkLoopAsWeightsSaysSo) {
   EXPECT_EQ(error.find("no model weights found"), std::string::npos) << error;
 }
 
-// Issue 29: a file cut short under a live mapping is SIGBUS. The weights are read with
+// A file cut short under a live mapping is SIGBUS. The weights are read with
 // read(), so a model.safetensors truncated while a model loads from it is an ordo::Error.
 TEST_F(ModelFolder, AWeightsFileCutShortWhileLoadingIsAnError) {
   const auto checkpoint = models::open_checkpoint(dir_.string());
@@ -168,7 +168,7 @@ TEST_F(ModelFolder, AWeightsFileCutShortWhileLoadingIsAnError) {
   EXPECT_GT(before.abs().sum().item<double>(), 0.0);
 }
 
-// Issue 29: "tensor '...' has dtype I16" named no file.
+// "tensor '...' has dtype I16" named no file.
 TEST_F(ModelFolder, IntegerWeightsNameTheFileAndTheTensor) {
   rewrite_weights([](std::vector<io::TensorData>& tensors) {
     for (io::TensorData& t : tensors)
@@ -183,7 +183,7 @@ TEST_F(ModelFolder, IntegerWeightsNameTheFileAndTheTensor) {
   EXPECT_NE(error.find("I16"), std::string::npos) << error;
 }
 
-// Issue 29: an unreadable folder's message gave no reason. The system's words now say it: a
+// An unreadable folder's message gave no reason. The system's words now say it: a
 // symlink loop in place of the folder, and a folder without permission (as another user when
 // the test runs as root, who may read anything).
 TEST_F(ModelFolder, AnUnreadableFolderSaysWhy) {

@@ -1,4 +1,4 @@
-// A Translator leaves the process as it found it (issue 12, "no hidden process state"): the
+// A Translator leaves the process as it found it ("no hidden process state"): the
 // caller's OpenMP thread count is restored after loading and after each call, glibc's
 // allocator settings change only through ordo::configure_process, and the inter_threads
 // workers are a pool that lives with the Translator (pipeline/worker_pool.h).

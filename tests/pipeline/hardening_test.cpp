@@ -1,4 +1,4 @@
-// The failure modes an independent probe found (issue 5), case by case: malformed model
+// The failure modes an independent probe found, case by case: malformed model
 // folders, out-of-range ids and sizes, FIFOs, NaN weights, positions past the table, options a
 // library caller can pass. Each now ends in an ordo::Error naming the file and the field (never
 // a crash, a hang, a LibTorch trace or silent garbage), or is handled as Hugging Face does.
@@ -78,7 +78,7 @@ TEST(HardeningConfig, SizesBeyondTheCheckpointAreRefusedBeforeAllocation) {
   }
 }
 
-// Issue 29: a config.json asking for fewer layers than the checkpoint holds left the others
+// A config.json asking for fewer layers than the checkpoint holds left the others
 // out without a word (worse output, exit 0); zero layers translated into one repeated word.
 TEST(HardeningConfig, LayersTheConfigDoesNotCountAreRefusedNamingThem) {
   for (const auto& [fixture, key, value, words] :

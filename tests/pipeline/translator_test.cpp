@@ -304,7 +304,7 @@ TEST(Translator, BadOptionsAreRefusedForOnlyEmptySourceIdsToo) {
   EXPECT_THROW(marian().translate_ids({{}}, three_of_two_beams()), Error);
 }
 
-// Issue 29, item 10: a call on a moved-from Translator segfaulted.
+// A call on a moved-from Translator segfaulted.
 TEST(Translator, MovedFromTranslatorThrowsInsteadOfCrashing) {
   Translator original(fixture_dir("marian_opus_en_mg"));
   const Translator moved(std::move(original));

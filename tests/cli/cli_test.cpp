@@ -919,7 +919,7 @@ TEST(CliSummarize, DocumentWithParagraphsIsRefused) {
   EXPECT_EQ(ordo("summarize " + pegasus_arg() + " --document --paragraphs", kThreeParagraphs).exit_code, 1);
 }
 
-// Issue 29, item 8: blank input (spaces, a NUL-only line, 100,000 blank lines) gives empty
+// Blank input (spaces, a NUL-only line, 100,000 blank lines) gives empty
 // output, not text the model makes up.
 TEST(CliSummarize, BlankInputGivesEmptyOutput) {
   const std::string hello = lines_of(ordo("translate " + model_arg() + " --max-length 10", "Hello.\n").out).at(0);

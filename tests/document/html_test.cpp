@@ -521,7 +521,7 @@ TEST(HtmlCli, InvalidUtf8InAPageIsAnErrorNamingUtf8) {
   EXPECT_NE(run.err.find("UTF-8"), std::string::npos) << run.err;
 }
 
-// Issue 29, item 1 through the binary: the page that took 1 GB and ended in SIGABRT/SIGSEGV is
+// Through the binary: the page that took 1 GB and ended in SIGABRT/SIGSEGV is
 // a one-line error naming the limit, and no output.
 TEST(HtmlCli, HostilePageIsAnErrorNamingTheLimit) {
   const auto start = std::chrono::steady_clock::now();

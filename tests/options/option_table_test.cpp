@@ -1,37 +1,24 @@
-// The tables of options (ordo/option_table.h) and the faces that read them: each entry sets
-// its own member from a typed value, from text, from a request field and from a preset file,
-// refuses what its type and range do not take (naming the option), clears and prints it, and
-// the tables are consistent with themselves.
+// The tables of options (ordo/option_table.h): each entry sets its own member from a typed
+// value and from text, refuses what its type and range do not take (naming the option), clears
+// and prints it; presets are read through the tables; the tables are consistent with themselves.
 // ctest-label: unit
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "ordo/option_table.h"
 #include "ordo/preset.h"
-#include "server/request_fields.h"
+#include "support/option_samples.h"
 
 namespace ordo {
 namespace {
 
-// A value inside the entry's range, as JSON, and the text text() gives for it.
-std::pair<nlohmann::json, std::string> sample_value(const DecodeOptionSpec& spec) {
-  switch (spec.type) {
-    case OptionType::kInt: {
-      const int v = static_cast<int>(spec.min) + 1;
-      return {v, std::to_string(v)};
-    }
-    case OptionType::kFloat: return {0.5, "0.5"};
-    case OptionType::kBool: return {true, "true"};
-    case OptionType::kText: return {"de", "de"};
-    case OptionType::kChoice: return {spec.choices.back(), spec.choices.back()};
-  }
-  return {};
-}
+using testing::sample_value;
 
 // Every entry of the three tables, as (name, flag).
 std::vector<std::pair<std::string, std::string>> all_entries() {
@@ -177,53 +164,6 @@ TEST(OptionTables, AnUnknownNameIsAnErrorListingTheKnownOnes) {
               std::string::npos)
         << e.what();
   }
-}
-
-// ---------------------------------------------------------------- request fields
-
-DecodeOptions from_request(const nlohmann::json& body, int max_beam = 1024, int max_tokens = 1 << 20) {
-  return server::decode_options(server::RequestFields::from_json(body.dump()), max_beam, max_tokens);
-}
-
-TEST(DecodeOptionRequestFields, EveryEntryReachesItsMemberThroughARequestField) {
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    const auto [value, text] = sample_value(spec);
-    EXPECT_EQ(spec.text(from_request({{spec.name, value}})), text) << spec.name;
-  }
-  EXPECT_EQ(server::decode_option_names().size(), decode_option_specs().size() + 1);  // and "glossary"
-}
-
-TEST(DecodeOptionRequestFields, AFormFieldIsReadByTheOptionsType) {
-  const DecodeOptions o =
-      server::decode_options(server::RequestFields::from_urlencoded("beam_size=3&top_p=0.5&sample=1"), 1024, 100);
-  EXPECT_EQ(o.beam_size, 3);
-  EXPECT_FLOAT_EQ(*o.top_p, 0.5f);
-  EXPECT_EQ(o.sample, true);
-}
-
-TEST(DecodeOptionRequestFields, ValuesBelowTheRangeAreRefusedNamingTheField) {
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    if (spec.type != OptionType::kInt && spec.type != OptionType::kFloat) continue;
-    try {
-      from_request({{spec.name, spec.min - 1}});
-      ADD_FAILURE() << "accepted " << spec.min - 1 << " for " << spec.name;
-    } catch (const server::ApiError& e) {
-      EXPECT_EQ(e.status, 400);
-      EXPECT_NE(std::string(e.what()).find("field '" + std::string(spec.name) + "' must be"), std::string::npos)
-          << e.what();
-    }
-  }
-}
-
-TEST(DecodeOptionRequestFields, TheSeedIsHeldToTheTablesMaximum) {
-  EXPECT_EQ(from_request(nlohmann::json::parse(R"({"seed": 9223372036854775807})")).seed, 9223372036854775807ull);
-  EXPECT_THROW(from_request(nlohmann::json::parse(R"({"seed": 9223372036854775808})")), server::ApiError);
-}
-
-TEST(DecodeOptionRequestFields, TheServersLimitsTightenTheTablesRanges) {
-  EXPECT_THROW(from_request({{"beam_size", 9}}, 8, 100), server::ApiError);
-  EXPECT_THROW(from_request({{"max_length", 102}}, 8, 100), server::ApiError);
-  EXPECT_NO_THROW(from_request({{"max_length", 101}}, 8, 100));
 }
 
 // ---------------------------------------------------------------- presets

@@ -198,7 +198,7 @@ TEST(Safetensors, AnInconsistentTensorIsRefusedAndTheOldFileKept) {
   EXPECT_EQ(to_float32(file.get("w")), std::vector<float>{7});
 }
 
-// Issue 29: a mapped file that shrinks kills its reader with SIGBUS. read() copies from the
+// A mapped file that shrinks kills its reader with SIGBUS. read() copies from the
 // file itself: the same bytes as the mapping while the file is whole, an error once cut short.
 // A file of a small tensor "a" and a 4096-float tensor "z" (element i is i / 2), opened.
 class SafetensorsRead : public ::testing::Test {

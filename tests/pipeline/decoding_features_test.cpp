@@ -37,7 +37,7 @@ TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
     const auto sentences = golden["sentences"].get<std::vector<std::string>>();
     const auto results = translator.translate(sentences, options);
     for (size_t i = 0; i < sentences.size(); ++i) {
-      if (!has_text(sentences[i])) {  // not run (issue 29): one empty hypothesis
+      if (!has_text(sentences[i])) {  // not run: one empty hypothesis
         EXPECT_TRUE(results[i].hypotheses[0].ids.empty()) << fixture << " sentence " << i;
         continue;
       }
@@ -125,7 +125,7 @@ TEST(TargetLanguage, MBartTokenizerClassChoosesTheLayout) {
             std::string::npos);
 }
 
-// Issue 29, item 10: a temperature the scores overflow with failed each input with an
+// A temperature the scores overflow with failed each input with an
 // internal error naming no option.
 TEST(Sampling, TemperatureOutOfRangeIsAnOptionError) {
   const Translator translator(fixture_dir("marian_opus_en_mg"));

@@ -1,4 +1,4 @@
-// Issue 14, lexical constraints and glossaries against transformers 4.31 itself
+// Lexical constraints and glossaries against transformers 4.31 itself
 // (tests/data/hf/<fixture>/interactive.json "constrained": generate(force_words_ids=..., num_beams=4,
 // num_return_sequences=4) with one and two forced phrases), and the Glossary on top of them.
 // ctest-label: integration

@@ -121,7 +121,7 @@ TEST(MarianTokenizer, EosIsAppended) {
   EXPECT_EQ(tokenizer->encode(""), std::vector<int64_t>{eos});
 }
 
-// Issue 29, item 10: a NUL byte came back as two <unk> (the shim returned NUL-terminated
+// A NUL byte came back as two <unk> (the shim returned NUL-terminated
 // pieces), where SentencePiece (python sentencepiece 0.1.97 on this source.spm, which HF's
 // MarianTokenizer calls) gives one unknown piece: 'a\0b' -> ['▁a', '\x00', 'b'], and a run of
 // NULs is one piece too: '\0\0' -> ['▁', '\x00\x00'].

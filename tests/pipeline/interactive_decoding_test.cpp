@@ -1,4 +1,4 @@
-// Issue 14, interactive decoding against transformers 4.31 itself (tests/data/hf/<fixture>/
+// Interactive decoding against transformers 4.31 itself (tests/data/hf/<fixture>/
 // interactive.json, made by tools/codegen/goldens/make_interactive_goldens.py): target prefixes
 // (greedy and beam 4, as generate() with decoder_input_ids = [start] + prefix) and
 // teacher-forced scores (Translator::score).

@@ -2,7 +2,7 @@
 // bit for bit what the freshly packed one does, in every compute type and family; a hit does
 // not rewrite the file; a changed checkpoint, a truncated or corrupt file, or another compute
 // type never reads a wrong file; the cache can be turned off; small checkpoints are not cached.
-// A damaged file (issue 29: truncated, a FIFO, a block of NaN or zeros, NaN under a valid
+// A damaged file (truncated, a FIFO, a block of NaN or zeros, NaN under a valid
 // checksum) is reported through PackedCacheOptions::warn and the model packed afresh, with the
 // same results as without a cache, from the library and from the `ordo` binary; a file that
 // shrinks under a loaded model cannot kill it.
@@ -336,7 +336,7 @@ TEST_F(PackedCacheHashIndex, AByteChangedInPlaceWithItsTimeSetBackGivesAnotherNa
   EXPECT_EQ(changed, name(unindexed).replace(0, unindexed.size(), cache_)) << "the changed bytes were not read";
 }
 
-// The damages of issue 29's probe, done to a cache file in place.
+// The damages a probe of hostile files did, done to a cache file in place.
 enum class Damage { kTruncated, kFifo, kNanBlock, kZeroedBlock };
 
 const char* damage_name(Damage damage) {
@@ -540,7 +540,7 @@ TEST(PackedCacheFiles, NanUnderAValidChecksumIsRefused) {
   }
 }
 
-// Issue 29: a cache file truncated while a process used it (mapped) killed it with SIGBUS. The
+// A cache file truncated while a process used it (mapped) killed it with SIGBUS. The
 // hit's weights live in the process's own memory: shrinking or removing the file changes
 // nothing.
 TEST(PackedCacheFiles, AFileShrinkingUnderALoadedModelCannotKillIt) {
