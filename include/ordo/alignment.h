@@ -37,5 +37,4 @@ ORDO_API std::vector<int64_t> word_indices(const std::vector<std::string>& piece
 // usual rule for turning subword alignments into word alignments), sorted and unique.
 ORDO_API std::vector<AlignmentLink> word_alignment(const TranslationResult& result, const Hypothesis& hyp);
 
-
 }  // namespace ordo

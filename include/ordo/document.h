@@ -61,9 +61,9 @@ class ORDO_API SentenceLayout {
 };
 
 struct DocumentTranslation {
-  std::string text;                         // the unit, each sentence replaced by its translation
-  std::vector<SentenceSpan> sentences;      // where the source sentences are in the unit
-  std::vector<TranslationResult> results;   // per sentence: hypotheses, scores, truncation
+  std::string text;                        // the unit, each sentence replaced by its translation
+  std::vector<SentenceSpan> sentences;     // where the source sentences are in the unit
+  std::vector<TranslationResult> results;  // per sentence: hypotheses, scores, truncation
 };
 
 // Translates each unit (a line, paragraph or document) sentence by sentence, as above. The
@@ -104,7 +104,7 @@ struct HtmlLimits {
   // Parser memory of all the pages this process parses at once (a server's concurrent
   // requests): a parse that would go past it fails like one past max_memory.
   size_t max_memory_all_parses = 512u << 20;
-  double max_seconds = 10;                // parse time
+  double max_seconds = 10;  // parse time
 };
 
 // One sentence's translation as the HTML layout needs it.
@@ -154,6 +154,5 @@ class ORDO_API HtmlDocument {
 ORDO_API std::string translate_html(const Translator& translator, const std::string& html,
                                     const DecodeOptions& options = {}, const std::string& language = "",
                                     const HtmlLimits& limits = {});
-
 
 }  // namespace ordo

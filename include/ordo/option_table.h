@@ -77,9 +77,9 @@ struct ORDO_API OptionSpec {
   OptionType type;
   double min = 0, max = 0;  // kInt and kFloat: the accepted values, both ends included
   const char* help = "";
-  bool in_preset = false;   // a preset file may set it
+  bool in_preset = false;  // a preset file may set it
   Bound bound = Bound::kNone;
-  int bound_offset = 0;     // max = min(max, server limit + bound_offset)
+  int bound_offset = 0;  // max = min(max, server limit + bound_offset)
   // Requests that differ in it never share a batch (ordo serve). The source language does not
   // split: sentences are encoded, language token included, before they are queued.
   bool splits_batches = true;

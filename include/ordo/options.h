@@ -180,8 +180,8 @@ struct DecodeOptions {
 // source position, in every decoder layer and head (Hugging Face's `cross_attentions`).
 struct Attention {
   int64_t layers = 0, heads = 0;
-  int64_t target_length = 0;  // = ids.size(): row t is the query that predicted ids[t]
-  int64_t source_length = 0;  // the encoder input ids, special tokens (final </s>) included
+  int64_t target_length = 0;   // = ids.size(): row t is the query that predicted ids[t]
+  int64_t source_length = 0;   // the encoder input ids, special tokens (final </s>) included
   std::vector<float> weights;  // [layer][head][target][source]; each row sums to 1
   // The matrix alignments use, [target][source]: the mean over all heads of layer
   // `alignment_layer`, the penultimate decoder layer (the last when there is one). Without

@@ -122,8 +122,8 @@ typedef bool (*ordo_cancel_callback)(void* user_data);
 
 ORDO_API int ordo_options_set_token_callback(ordo_options* options, ordo_token_callback callback, void* user_data,
                                              char** error);
-ORDO_API int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback callback,
-                                              void* user_data, char** error);
+ORDO_API int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback callback, void* user_data,
+                                              char** error);
 
 /* ------------------------------------------------------------------ translating */
 
@@ -138,8 +138,7 @@ ORDO_API struct ordo_batch_params ordo_batch_default_params(void);
  * defaults; `batch` NULL = the defaults. A sentence with no text gets one empty hypothesis.
  * Returns the results (free with ordo_free_result), or NULL and an error. */
 ORDO_API ordo_result* ordo_translate(const ordo_translator* translator, const char* const* sentences, size_t count,
-                                     const ordo_options* options, const struct ordo_batch_params* batch,
-                                     char** error);
+                                     const ordo_options* options, const struct ordo_batch_params* batch, char** error);
 
 /* Reading a result. Inputs and hypotheses (n_best of them, best first) by index; an index out
  * of range or a NULL handle gives 0 (counts), NULL (strings), 0.0 (scores) or -1 (ids). */

@@ -42,7 +42,9 @@ struct PositionTable {
   // "" for the computed ones, which both stacks share.
   std::string stack;
   std::vector<double> values;
-  double at(int64_t position, int64_t dimension) const { return values[static_cast<size_t>(position * dim + dimension)]; }
+  double at(int64_t position, int64_t dimension) const {
+    return values[static_cast<size_t>(position * dim + dimension)];
+  }
 };
 
 // The table for `length` positions of `dim` dimensions, computed as the models compute it
@@ -83,6 +85,7 @@ ORDO_API bool model_has_relative_positions(const std::string& model_dir);
 // reach defaults to relative_attention_max_distance. Throws ordo::Error for a model without
 // one, or reach outside 1 .. 2^20.
 ORDO_API RelativePositionBiasTable model_relative_position_bias(const std::string& model_dir,
-                                                               std::optional<int64_t> reach = {}, bool decoder = false);
+                                                                std::optional<int64_t> reach = {},
+                                                                bool decoder = false);
 
 }  // namespace ordo

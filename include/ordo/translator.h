@@ -36,8 +36,7 @@ class ORDO_API Translator {
   // characters: ordo::has_text) is not run; it gets one empty hypothesis with score 0.
   // `target_prefixes`, when not empty, holds one target text per sentence that its
   // translation starts with ("" = none), as DecodeOptions::target_prefix does for all.
-  std::vector<TranslationResult> translate(const std::vector<std::string>& sentences,
-                                           const DecodeOptions& options = {},
+  std::vector<TranslationResult> translate(const std::vector<std::string>& sentences, const DecodeOptions& options = {},
                                            const BatchOptions& batching = {},
                                            const std::vector<std::string>& target_prefixes = {}) const;
 
@@ -56,8 +55,7 @@ class ORDO_API Translator {
   // decoder ids after the start token it starts with (taken as they are: a forced language
   // code is not added), or empty.
   std::vector<TranslationResult> translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
-                                               const DecodeOptions& options = {},
-                                               const BatchOptions& batching = {},
+                                               const DecodeOptions& options = {}, const BatchOptions& batching = {},
                                                const std::vector<std::vector<int64_t>>& target_prefix_ids = {}) const;
 
   // The log-probability of each target given its source (one target per source), per token

@@ -65,7 +65,8 @@ std::string text_or_empty(const char* text) { return text ? text : ""; }
 // Sets option `name` of `options` from `value` through `table`'s entry; an error names the
 // option and what it accepts.
 template <class Options, class Spec>
-void set_option(const std::vector<Spec>& table, Options& options, const std::string& name, const ordo::OptionValue& value) {
+void set_option(const std::vector<Spec>& table, Options& options, const std::string& name,
+                const ordo::OptionValue& value) {
   for (const Spec& spec : table)
     if (name == spec.name) return spec.set(options, value);
   throw ordo::Error("internal error: no option named '" + name + "'");
@@ -92,7 +93,8 @@ ordo_translator_params ordo_translator_default_params(void) {
 
 ordo_translator* ordo_translator_new(const char* model, const ordo_translator_params* params, char** error) {
   return guarded<ordo_translator*>(error, nullptr, [&] {
-    if (!model || !*model) throw ordo::Error("no model given (a Hugging Face model folder or a bundled name such as en-de)");
+    if (!model || !*model)
+      throw ordo::Error("no model given (a Hugging Face model folder or a bundled name such as en-de)");
     const ordo_translator_params p = params ? *params : ordo_translator_default_params();
     ordo::ModelOptions options;
     const auto& table = ordo::model_option_specs();
@@ -191,8 +193,7 @@ int ordo_options_set_token_callback(ordo_options* options, ordo_token_callback c
       return 0;
     }
     options->decode.on_token = [callback, user_data](const ordo::TokenEvent& e) {
-      const ordo_token_event event{e.input,        e.id,   e.piece.c_str(), e.text.c_str(),
-                                   e.delta.c_str(), e.done, e.log_prob};
+      const ordo_token_event event{e.input, e.id, e.piece.c_str(), e.text.c_str(), e.delta.c_str(), e.done, e.log_prob};
       return callback(&event, user_data);
     };
     return 0;
@@ -203,8 +204,10 @@ int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback
                                      char** error) {
   return guarded<int>(error, -1, [&] {
     require(options, "options");
-    if (!callback) options->decode.cancelled = nullptr;
-    else options->decode.cancelled = [callback, user_data] { return callback(user_data); };
+    if (!callback)
+      options->decode.cancelled = nullptr;
+    else
+      options->decode.cancelled = [callback, user_data] { return callback(user_data); };
     return 0;
   });
 }

@@ -91,7 +91,7 @@ inline void install_crash_report() {
   stack.ss_sp = alternate;
   stack.ss_size = sizeof(alternate);
   ::sigaltstack(&stack, nullptr);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_sigaction = crash_detail::handle;
   action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&action.sa_mask);

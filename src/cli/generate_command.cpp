@@ -4,19 +4,19 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <cstdint>
 #include <iterator>
 #include <set>
 
-#include "faces/model_location.h"
 #include "cli/output_writer.h"
 #include "cli/progress_bar.h"
-#include "faces/warnings.h"
+#include "faces/model_location.h"
 #include "faces/option_flags.h"
 #include "faces/resolved_settings.h"
+#include "faces/warnings.h"
 #include "ordo/option_table.h"
 #include "ordo/ordo.h"
 #include "plot/plot.h"
@@ -125,15 +125,18 @@ void check_html_options(const GenerateArgs& args) {
     throw Error(option + " cannot be combined with --format html (" + why + ")");
   };
   if (args.whole_document || args.paragraphs)
-    refuse(args.whole_document ? "--document" : "--paragraphs", "the whole input is one HTML document; its blocks are "
-                                                                "the units");
+    refuse(args.whole_document ? "--document" : "--paragraphs",
+           "the whole input is one HTML document; its blocks are "
+           "the units");
   if (args.split_sentences || args.no_split_sentences)
     refuse(args.split_sentences ? "--split-sentences" : "--no-split-sentences",
            "HTML blocks are always split into sentences");
   if (args.json) refuse("--json", "the output is the translated HTML");
   if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "a page is rebuilt from the best translation");
   if (args.attention || !args.alignment.empty() || !args.attention_plot.empty())
-    refuse(args.attention ? "--attention" : !args.alignment.empty() ? "--alignment" : "--attention-plot",
+    refuse(args.attention            ? "--attention"
+           : !args.alignment.empty() ? "--alignment"
+                                     : "--attention-plot",
            "alignments are used to place the inline tags");
 }
 
@@ -148,7 +151,9 @@ void check_stream_options(const GenerateArgs& args, bool split) {
   if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "an n-best list is written once its input is done");
   if (!args.alignment.empty()) refuse("--alignment", "the alignment follows the finished line");
   if (split)
-    refuse(args.split_sentences ? "--split-sentences" : args.whole_document ? "--document" : "--paragraphs",
+    refuse(args.split_sentences  ? "--split-sentences"
+           : args.whole_document ? "--document"
+                                 : "--paragraphs",
            "a unit is rejoined once all its sentences are translated; add --no-split-sentences");
 }
 
@@ -214,7 +219,8 @@ bool print_config(const GenerateArgs& args, const std::string& model_dir, const 
   for (const ResolvedSetting& s : model.resolved_settings(decode)) {
     // A task no flag named is the one `ordo summarize` picks itself (run_generate).
     const bool picked = s.name == decode_option_spec(&DecodeOptions::task).name && !args.decode.task;
-    std::cout << s.name << " = " << s.value << "  (" << (picked ? "ordo summarize: the folder's own" : s.source) << ")\n";
+    std::cout << s.name << " = " << s.value << "  (" << (picked ? "ordo summarize: the folder's own" : s.source)
+              << ")\n";
     shown.insert(s.name);
   }
   for (const DecodeOptionSpec& spec : decode_option_specs()) {
@@ -249,9 +255,11 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
                              "Empty lines give empty lines; output lines follow input order.");
   cmd->add_option("-m,--model", args.model,
                   "Hugging Face model folder (config.json, model.safetensors, tokenizer files),\n"
-                  "e.g. a downloaded " + std::string(summarize ? "google/pegasus-*" : "Helsinki-NLP/opus-mt-*") +
+                  "e.g. a downloaded " +
+                      std::string(summarize ? "google/pegasus-*" : "Helsinki-NLP/opus-mt-*") +
                       " folder, or the name of a bundled model (en-de, de-en, dialogsum).\n"
-                      "Default: the bundled " + task.default_model + " model");
+                      "Default: the bundled " +
+                      task.default_model + " model");
   cmd->add_option("-i,--input", args.input, "Input text file (default: stdin)");
   cmd->add_option("-o,--output", args.output, "Output file (default: stdout); created after the model has loaded");
   if (summarize) {
@@ -292,7 +300,8 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   }
   cmd->add_option("--preset", args.preset,
                   "Decoding defaults: a name from configs/ (translation, summarization) or a JSON file.\n"
-                  "Default: " + task.default_preset + ". Precedence: flags > model's generation_config.json > preset");
+                  "Default: " +
+                      task.default_preset + ". Precedence: flags > model's generation_config.json > preset");
   cmd->add_flag("--print-config", args.print_config, "Print the resolved decoding settings and where each comes from");
   faces::add_option_flags(cmd, decode_option_specs(), args.decode);
   faces::add_option_flags(cmd, batch_option_specs(), args.batching, &args.batching_given);
@@ -331,8 +340,9 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (args.split_sentences && args.no_split_sentences)
     throw Error("--split-sentences and --no-split-sentences exclude each other");
   if (split && args.decode.n_best.value_or(1) > 1)
-    throw Error("--n-best cannot be combined with sentence splitting (a unit is rejoined from the best "
-                "translation of each sentence); use --no-split-sentences");
+    throw Error(
+        "--n-best cannot be combined with sentence splitting (a unit is rejoined from the best "
+        "translation of each sentence); use --no-split-sentences");
   const bool wants_attention = args.attention || !args.alignment.empty() || !args.attention_plot.empty();
   if (args.attention && !args.json) throw Error("--attention needs --json (the weights are written as JSON)");
   if (args.alignment_words && args.alignment != "hard") throw Error("--alignment-words needs --alignment hard");
@@ -347,8 +357,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (!args.target_prefix_file.empty()) {
     if (html || unit != InputUnit::kLine || split)
       throw Error("--target-prefix-file works on lines translated whole: it cannot be combined with " +
-                  std::string(html ? "--format html" : args.whole_document ? "--document" : args.paragraphs ? "--paragraphs"
-                                                                                                  : "--split-sentences"));
+                  std::string(html                  ? "--format html"
+                              : args.whole_document ? "--document"
+                              : args.paragraphs     ? "--paragraphs"
+                                                    : "--split-sentences"));
     prefix_lines.emplace(args.target_prefix_file);
     if (!prefix_lines->read(SIZE_MAX, target_prefixes)) target_prefixes.clear();
     for (size_t k = 0; k < target_prefixes.size(); ++k) check_utf8(target_prefixes[k], prefix_lines->where(k + 1));
@@ -356,7 +368,8 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (!args.attention_plot.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.attention_plot, error);
-    if (error) throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
+    if (error)
+      throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
   }
   refuse_output_over_input(args.input, args.output);
   if (html) {
@@ -380,8 +393,9 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   // Bad decoding options fail here, once, before any input is read.
   const std::vector<ResolvedSetting> settings = model.resolved_settings(decode);
   if (!target_prefixes.empty()) {  // the longest prefix line must leave room to generate
-    const auto longest = std::max_element(target_prefixes.begin(), target_prefixes.end(),
-                                          [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    const auto longest =
+        std::max_element(target_prefixes.begin(), target_prefixes.end(),
+                         [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
     DecodeOptions with_prefix = decode;
     with_prefix.target_prefix = *longest;
     try {
@@ -400,7 +414,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     std::cerr << "ordo: warning: --stream with beam search (" << *beams << " beams): no word is final before the "
               << "search ends, so each line appears when it is done; add --beam-size 1 to see the words as they come\n";
 
-  const OutputFormat format = args.json                         ? OutputFormat::kJson
+  const OutputFormat format = args.json                            ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
                                                                    : OutputFormat::kText;
   OutputWriter writer(args.output, format);
@@ -474,10 +488,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
       const auto run = [&](const std::vector<std::string>& in, size_t first) {
         if (prefixes.empty()) return model.translate(in, decode, batching);
         const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
-        return model.translate(in, decode, batching, std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
+        return model.translate(in, decode, batching,
+                               std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
       };
-      const std::vector<TranslationResult> results =
-          translate_each(inputs, where, run, empty_result(), failed);
+      const std::vector<TranslationResult> results = translate_each(inputs, where, run, empty_result(), failed);
       // An empty input is not run through the model: it gets one empty hypothesis, score 0.
       std::vector<TranslationResult> by_unit(valid, empty_result());
       for (size_t k = 0; k < positions.size(); ++k) {

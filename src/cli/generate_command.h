@@ -12,10 +12,10 @@
 namespace ordo::cli {
 
 struct Task {
-  std::string name;           // "translate"
-  std::string default_model;  // bundled model under models/
-  std::string default_preset; // configs/<name>.json
-  std::string unit_name;      // "sentence", "document": for messages
+  std::string name;            // "translate"
+  std::string default_model;   // bundled model under models/
+  std::string default_preset;  // configs/<name>.json
+  std::string unit_name;       // "sentence", "document": for messages
 };
 
 struct GenerateArgs {
@@ -23,16 +23,16 @@ struct GenerateArgs {
   bool json = false, quiet = false, print_config = false;
   bool whole_document = false, paragraphs = false;
   bool split_sentences = false, no_split_sentences = false;  // translate only
-  bool attention = false, alignment_words = false;            // translate only
+  bool attention = false, alignment_words = false;           // translate only
   std::string alignment, attention_plot, attention_plot_format = "png";
-  std::string format = "text";                                // translate only: text or html
-  std::string target_prefix_file;                             // translate only: a prefix per input line
-  ModelOptions model_options;  // the flags of the table of model options
+  std::string format = "text";     // translate only: text or html
+  std::string target_prefix_file;  // translate only: a prefix per input line
+  ModelOptions model_options;      // the flags of the table of model options
   bool no_weight_cache = false;
-  bool stream = false;  // --stream: each line's words as they are generated
-  std::string glossary;  // translate only: --glossary FILE.tsv (source term TAB target term)
-  BatchOptions batching;                     // the batching flags given, over the preset's:
-  std::vector<std::string> batching_given;   // their names
+  bool stream = false;                      // --stream: each line's words as they are generated
+  std::string glossary;                     // translate only: --glossary FILE.tsv (source term TAB target term)
+  BatchOptions batching;                    // the batching flags given, over the preset's:
+  std::vector<std::string> batching_given;  // their names
   DecodeOptions decode;
 };
 

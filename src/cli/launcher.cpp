@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
     errors += std::string("; ") + ::dlerror();
   }
   if (!module) {
-    std::fprintf(stderr, "ordo: error: cannot load %s (looked next to %s and in %s)%s\n", name.c_str(),
-                 dir.c_str(), ORDO_CLI_INSTALL_FULL_LIBDIR, errors.c_str());
+    std::fprintf(stderr, "ordo: error: cannot load %s (looked next to %s and in %s)%s\n", name.c_str(), dir.c_str(),
+                 ORDO_CLI_INSTALL_FULL_LIBDIR, errors.c_str());
     return 2;
   }
   // OpenMP has read it: programs ordo starts see the user's environment.

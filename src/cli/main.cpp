@@ -21,7 +21,9 @@ std::string description() {
   for (const std::string& type : ordo::supported_model_types()) types += (types.empty() ? "" : ", ") + type;
   return "ordo: translation and summarization with encoder-decoder transformers\n"
          "loaded from Hugging Face model folders whose config.json model_type is one of:\n"
-         "  " + types + "\n\n"
+         "  " +
+         types +
+         "\n\n"
          "  echo \"The cat sat on the mat.\" | ordo translate\n"
          "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n"
          "  ordo summarize -m pegasus-xsum --document -i article.txt\n"

@@ -3,13 +3,13 @@
 #include <cerrno>
 #include <cstring>
 #include <iomanip>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "ordo/alignment.h"
 #include "faces/result_json.h"
+#include "ordo/alignment.h"
 #include "ordo/error.h"
 
 namespace ordo::cli {

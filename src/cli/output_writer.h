@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "faces/result_json.h"
 #include "ordo/document.h"
 #include "ordo/options.h"
-#include "faces/result_json.h"
 
 namespace ordo::cli {
 

@@ -55,8 +55,11 @@ void print_csv(const PositionTable& t) {
 }
 
 void print_json(const PositionTable& t) {
-  nlohmann::ordered_json out = {{"layout", position_layout_name(t.layout)}, {"base", t.base},
-                                {"length", t.length}, {"dim", t.dim}, {"offset", t.offset}};
+  nlohmann::ordered_json out = {{"layout", position_layout_name(t.layout)},
+                                {"base", t.base},
+                                {"length", t.length},
+                                {"dim", t.dim},
+                                {"offset", t.offset}};
   if (!t.stack.empty()) out["stack"] = t.stack;  // a learned table: whose
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int64_t p = 0; p < t.length; ++p) {
@@ -71,8 +74,8 @@ void print_json(const PositionTable& t) {
 std::string describe(const PositionTable& t) {
   if (t.layout == PositionLayout::kLearned)
     return "learned, " + t.stack + ", d = " + std::to_string(t.dim) + ", first row " + std::to_string(t.offset);
-  std::string s = std::string(position_layout_name(t.layout)) + " layout, d = " + std::to_string(t.dim) +
-                  ", base " + number(t.base);
+  std::string s = std::string(position_layout_name(t.layout)) + " layout, d = " + std::to_string(t.dim) + ", base " +
+                  number(t.base);
   if (t.offset) s += ", first row " + std::to_string(t.offset);
   return s;
 }
@@ -125,7 +128,8 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
     // Rows of cells: the header, then one distance per line; csv joins them with commas, the
     // table pads each column to its widest cell.
     std::vector<std::vector<std::string>> rows(1, {"distance", "bucket"});
-    for (int64_t h = 0; h < t.heads; ++h) rows[0].push_back((args.format == "csv" ? "head" : "head ") + std::to_string(h));
+    for (int64_t h = 0; h < t.heads; ++h)
+      rows[0].push_back((args.format == "csv" ? "head" : "head ") + std::to_string(h));
     for (int64_t d = t.first; d <= t.last; ++d) {
       rows.push_back({std::to_string(d), std::to_string(t.buckets[static_cast<size_t>(d - t.first)])});
       for (int64_t h = 0; h < t.heads; ++h) rows.back().push_back(number(t.at(h, d)));
@@ -136,16 +140,21 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
     for (const auto& row : rows) {
       std::string line;
       for (size_t c = 0; c < row.size(); ++c)
-        line += args.format == "csv" ? (c ? "," : "") + row[c] : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+        line +=
+            args.format == "csv" ? (c ? "," : "") + row[c] : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
       while (!line.empty() && line.back() == ' ') line.pop_back();
       std::cout << line << '\n';
     }
   }
   if (args.format == "json") {
-    nlohmann::ordered_json out = {{"kind", "relative_position_bias"}, {"stack", t.stack},
-                                  {"bidirectional", t.bidirectional}, {"num_buckets", t.num_buckets},
-                                  {"max_distance", t.max_distance}, {"heads", t.heads},
-                                  {"first", t.first},   {"last", t.last},
+    nlohmann::ordered_json out = {{"kind", "relative_position_bias"},
+                                  {"stack", t.stack},
+                                  {"bidirectional", t.bidirectional},
+                                  {"num_buckets", t.num_buckets},
+                                  {"max_distance", t.max_distance},
+                                  {"heads", t.heads},
+                                  {"first", t.first},
+                                  {"last", t.last},
                                   {"buckets", t.buckets}};
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (int64_t h = 0; h < t.heads; ++h) {
@@ -162,18 +171,20 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
 }  // namespace
 
 CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
-  CLI::App* cmd = app.add_subcommand(
-      "positions",
-      "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
-      "positions x --dim dimensions, or the table a model really uses (--model; for BART and\n"
-      "mBART the learned table read from the checkpoint; for T5, which has none, the relative\n"
-      "position bias per head against the distance key - query, -N..N for the encoder, -N..0 with\n"
-      "--decoder, N = --length or relative_attention_max_distance).\n\n"
-      "  ordo positions --length 100 --dim 4 --base 100\n"
-      "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
-  cmd->add_option("--length", args.length, "Positions 0 .. N-1 (with --model: default max_position_embeddings; T5: distances -N..N)")
+  CLI::App* cmd =
+      app.add_subcommand("positions",
+                         "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
+                         "positions x --dim dimensions, or the table a model really uses (--model; for BART and\n"
+                         "mBART the learned table read from the checkpoint; for T5, which has none, the relative\n"
+                         "position bias per head against the distance key - query, -N..N for the encoder, -N..0 with\n"
+                         "--decoder, N = --length or relative_attention_max_distance).\n\n"
+                         "  ordo positions --length 100 --dim 4 --base 100\n"
+                         "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
+  cmd->add_option("--length", args.length,
+                  "Positions 0 .. N-1 (with --model: default max_position_embeddings; T5: distances -N..N)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   cmd->add_option("--base", args.base, "Wavelength base n of the frequencies n^(-2i/d) (default 10000)")
       ->check(CLI::Range(1.0001, 1e12));
   cmd->add_option("--layout", args.layout,
@@ -183,13 +194,14 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   cmd->add_option("-m,--model", args.model,
                   "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
   cmd->add_flag("--decoder", args.decoder,
-               "With --model of a learned table (BART, mBART) or a relative position bias (T5): the\n"
-               "decoder's (default: the encoder's)");
+                "With --model of a learned table (BART, mBART) or a relative position bias (T5): the\n"
+                "decoder's (default: the encoder's)");
   cmd->add_option("--format", args.format, "table (default), csv, json, or none")
       ->check(CLI::IsMember({"table", "csv", "json", "none"}));
   cmd->add_option("--heatmap", args.heatmap, "Draw positions x dimensions as a heatmap: FILE.svg or FILE.png");
   cmd->add_option("--curves", args.curves, "Draw value against position for --dims: FILE.svg or FILE.png");
-  cmd->add_option("--dims", args.dims, "Dimensions for --curves (default 0,1,2,3; T5: heads, default all)")->delimiter(',');
+  cmd->add_option("--dims", args.dims, "Dimensions for --curves (default 0,1,2,3; T5: heads, default all)")
+      ->delimiter(',');
   return cmd;
 }
 
@@ -201,8 +213,8 @@ int run_positions(const PositionsArgs& args, const CLI::App& command) {
       throw Error("--model takes the layout, dimension and base from the model; drop --dim, --layout and --base");
     const std::string model_dir = faces::resolve_model_dir(args.model, "");
     if (model_has_relative_positions(model_dir)) return run_relative(args, model_dir);
-    table = model_position_encodings(model_dir,
-                                     args.length ? std::optional<int64_t>(args.length) : std::nullopt, args.decoder);
+    table = model_position_encodings(model_dir, args.length ? std::optional<int64_t>(args.length) : std::nullopt,
+                                     args.decoder);
     if (args.decoder && table.layout != PositionLayout::kLearned)
       throw Error("--decoder: the model's position table is computed (" +
                   std::string(position_layout_name(table.layout)) + "), the same for both stacks; drop --decoder");

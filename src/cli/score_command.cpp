@@ -12,8 +12,8 @@
 
 #include "cli/line_reader.h"
 #include "faces/model_location.h"
-#include "faces/warnings.h"
 #include "faces/option_flags.h"
+#include "faces/warnings.h"
 #include "ordo/option_table.h"
 #include "ordo/ordo.h"
 

@@ -13,9 +13,9 @@ namespace ordo::cli {
 
 struct ScoreArgs {
   std::string model, sources, targets, output;
-  DecodeOptions decode;         // the languages and the task only
-  ModelOptions model_options;   // the flags of the table of model options
-  BatchOptions batching;        // and of batching options
+  DecodeOptions decode;        // the languages and the task only
+  ModelOptions model_options;  // the flags of the table of model options
+  BatchOptions batching;       // and of batching options
   bool json = false;
   bool no_weight_cache = false;
 };

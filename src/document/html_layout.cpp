@@ -45,8 +45,8 @@ namespace {
 
 using document::Atom;
 using document::Block;
-using document::Element;
 using document::code_point_at;
+using document::Element;
 using document::is_space;
 
 constexpr size_t kMaxBlockAtoms = 1000;
@@ -85,29 +85,72 @@ enum class Role { kBlock, kInline, kVoid, kBreak, kOpaque, kSkipped };
 Role role_of(const GumboNode* node) {
   if (node->type == GUMBO_NODE_TEMPLATE) return Role::kOpaque;
   switch (node->v.element.tag) {
-    case GUMBO_TAG_A: case GUMBO_TAG_ABBR: case GUMBO_TAG_ACRONYM: case GUMBO_TAG_B: case GUMBO_TAG_BDI:
-    case GUMBO_TAG_BDO: case GUMBO_TAG_BIG: case GUMBO_TAG_CITE: case GUMBO_TAG_DATA: case GUMBO_TAG_DFN:
-    case GUMBO_TAG_EM: case GUMBO_TAG_FONT: case GUMBO_TAG_I: case GUMBO_TAG_INS: case GUMBO_TAG_DEL:
-    case GUMBO_TAG_MARK: case GUMBO_TAG_Q: case GUMBO_TAG_S: case GUMBO_TAG_SMALL: case GUMBO_TAG_SPAN:
-    case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG: case GUMBO_TAG_SUB: case GUMBO_TAG_SUP: case GUMBO_TAG_TIME:
-    case GUMBO_TAG_TT: case GUMBO_TAG_U: case GUMBO_TAG_LABEL: case GUMBO_TAG_NOBR: case GUMBO_TAG_BUTTON:
-    case GUMBO_TAG_OUTPUT: case GUMBO_TAG_RUBY: case GUMBO_TAG_RB: case GUMBO_TAG_RT: case GUMBO_TAG_RP:
-    case GUMBO_TAG_UNKNOWN:
-      return Role::kInline;
-    case GUMBO_TAG_BR:
-      return Role::kBreak;
-    case GUMBO_TAG_IMG: case GUMBO_TAG_WBR: case GUMBO_TAG_INPUT: case GUMBO_TAG_EMBED: case GUMBO_TAG_AREA:
-    case GUMBO_TAG_SOURCE: case GUMBO_TAG_TRACK:
-      return Role::kVoid;
-    case GUMBO_TAG_CODE: case GUMBO_TAG_KBD: case GUMBO_TAG_SAMP: case GUMBO_TAG_VAR: case GUMBO_TAG_SCRIPT:
-    case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT: case GUMBO_TAG_TEXTAREA: case GUMBO_TAG_SVG:
-    case GUMBO_TAG_MATH: case GUMBO_TAG_SELECT: case GUMBO_TAG_IFRAME: case GUMBO_TAG_OBJECT:
-    case GUMBO_TAG_VIDEO: case GUMBO_TAG_AUDIO: case GUMBO_TAG_CANVAS: case GUMBO_TAG_TEMPLATE:
-      return Role::kOpaque;
-    case GUMBO_TAG_PRE: case GUMBO_TAG_LISTING: case GUMBO_TAG_XMP: case GUMBO_TAG_PLAINTEXT:
-      return Role::kSkipped;
-    default:
-      return Role::kBlock;
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_ABBR:
+    case GUMBO_TAG_ACRONYM:
+    case GUMBO_TAG_B:
+    case GUMBO_TAG_BDI:
+    case GUMBO_TAG_BDO:
+    case GUMBO_TAG_BIG:
+    case GUMBO_TAG_CITE:
+    case GUMBO_TAG_DATA:
+    case GUMBO_TAG_DFN:
+    case GUMBO_TAG_EM:
+    case GUMBO_TAG_FONT:
+    case GUMBO_TAG_I:
+    case GUMBO_TAG_INS:
+    case GUMBO_TAG_DEL:
+    case GUMBO_TAG_MARK:
+    case GUMBO_TAG_Q:
+    case GUMBO_TAG_S:
+    case GUMBO_TAG_SMALL:
+    case GUMBO_TAG_SPAN:
+    case GUMBO_TAG_STRIKE:
+    case GUMBO_TAG_STRONG:
+    case GUMBO_TAG_SUB:
+    case GUMBO_TAG_SUP:
+    case GUMBO_TAG_TIME:
+    case GUMBO_TAG_TT:
+    case GUMBO_TAG_U:
+    case GUMBO_TAG_LABEL:
+    case GUMBO_TAG_NOBR:
+    case GUMBO_TAG_BUTTON:
+    case GUMBO_TAG_OUTPUT:
+    case GUMBO_TAG_RUBY:
+    case GUMBO_TAG_RB:
+    case GUMBO_TAG_RT:
+    case GUMBO_TAG_RP:
+    case GUMBO_TAG_UNKNOWN: return Role::kInline;
+    case GUMBO_TAG_BR: return Role::kBreak;
+    case GUMBO_TAG_IMG:
+    case GUMBO_TAG_WBR:
+    case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_EMBED:
+    case GUMBO_TAG_AREA:
+    case GUMBO_TAG_SOURCE:
+    case GUMBO_TAG_TRACK: return Role::kVoid;
+    case GUMBO_TAG_CODE:
+    case GUMBO_TAG_KBD:
+    case GUMBO_TAG_SAMP:
+    case GUMBO_TAG_VAR:
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_TEXTAREA:
+    case GUMBO_TAG_SVG:
+    case GUMBO_TAG_MATH:
+    case GUMBO_TAG_SELECT:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_OBJECT:
+    case GUMBO_TAG_VIDEO:
+    case GUMBO_TAG_AUDIO:
+    case GUMBO_TAG_CANVAS:
+    case GUMBO_TAG_TEMPLATE: return Role::kOpaque;
+    case GUMBO_TAG_PRE:
+    case GUMBO_TAG_LISTING:
+    case GUMBO_TAG_XMP:
+    case GUMBO_TAG_PLAINTEXT: return Role::kSkipped;
+    default: return Role::kBlock;
   }
 }
 
@@ -212,7 +255,8 @@ void HtmlDocument::Impl::add_text(size_t begin, size_t end, const std::string& t
   };
   for (size_t i = begin; i + 1 < end; ++i) {
     const char next = source[i + 1];
-    if (source[i] != '<' || !(std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
+    if (source[i] != '<' ||
+        !(std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?'))
       continue;
     size_t stop;
     if (source.compare(i, 4, "<!--") == 0) {
@@ -283,8 +327,7 @@ void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<
       case GUMBO_NODE_COMMENT:
         if (source_range(node->v.text.original_text, base, size, b, e)) current.push_back(point_atom(b, e));
         continue;
-      case GUMBO_NODE_DOCUMENT:
-        break;
+      case GUMBO_NODE_DOCUMENT: break;
       case GUMBO_NODE_ELEMENT:
       case GUMBO_NODE_TEMPLATE: {
         const Role role = role_of(node);
@@ -298,9 +341,9 @@ void HtmlDocument::Impl::collect(const GumboNode* root, std::vector<std::vector<
           break;
         }
         if (role == Role::kVoid || role == Role::kBreak || role == Role::kOpaque) {
-          const bool placed =
-              role == Role::kOpaque ? subtree_range(node, base, size, b, e)
-                                    : own_tags(node) && source_range(node->v.element.original_tag, base, size, b, e);
+          const bool placed = role == Role::kOpaque
+                                  ? subtree_range(node, base, size, b, e)
+                                  : own_tags(node) && source_range(node->v.element.original_tag, base, size, b, e);
           Atom point = placed ? point_atom(b, e) : point_atom(0, 0);  // (0, 0): no source bytes
           point.hard_break = role == Role::kBreak;
           current.push_back(point);
@@ -434,9 +477,8 @@ void HtmlDocument::Impl::split(Block& block, const std::string& language) {
 
 void HtmlDocument::Impl::parse(const std::string& language) {
   document::check_html_limits(source, limits);
-  deadline = std::chrono::steady_clock::now() +
-             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(
-                 std::min(limits.max_seconds, 1e6)));
+  deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                    std::chrono::duration<double>(std::min(limits.max_seconds, 1e6)));
   const document::GumboParse parsed(source.data(), source.size(), document::html_memory_budget(source.size(), limits),
                                     limits.max_memory_all_parses, deadline, limits.max_seconds);
   std::vector<std::vector<Atom>> lists;
@@ -464,7 +506,8 @@ void HtmlDocument::Impl::parse(const std::string& language) {
     }
   }
   // Replace in source order; a block overlapping another is left alone.
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Block& x, const Block& y) { return x.begin < y.begin; });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Block& x, const Block& y) { return x.begin < y.begin; });
   size_t last_end = 0;
   for (Block& block : candidates) {
     if (block.begin < last_end) continue;
@@ -473,9 +516,8 @@ void HtmlDocument::Impl::parse(const std::string& language) {
     last_end = block.end;
     for (const Atom& atom : block.atoms)
       if (atom.kind != Atom::kText) {
-        const bool inside = std::any_of(block.sentences.begin(), block.sentences.end(), [&](const SentenceSpan& s) {
-          return atom.at > s.begin && atom.at < s.end;
-        });
+        const bool inside = std::any_of(block.sentences.begin(), block.sentences.end(),
+                                        [&](const SentenceSpan& s) { return atom.at > s.begin && atom.at < s.end; });
         needs_alignment = needs_alignment || inside || !block.elements.empty();
       }
     blocks.push_back(std::move(block));

@@ -21,7 +21,8 @@ inline uint32_t code_point_at(const std::string& text, size_t i, size_t* length)
   const unsigned char c = static_cast<unsigned char>(text[i]);
   const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
   uint32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
-  for (size_t k = 1; k < n && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  for (size_t k = 1; k < n && i + k < text.size(); ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
   if (length) *length = n;
   return cp;
 }
@@ -37,9 +38,9 @@ struct Atom {
 };
 
 struct Element {
-  int parent = -1;                // element index, -1 = the block
-  size_t open = 0, close = 0;     // atom indices
-  size_t a = 0, b = 0;            // interval of the block's text
+  int parent = -1;             // element index, -1 = the block
+  size_t open = 0, close = 0;  // atom indices
+  size_t a = 0, b = 0;         // interval of the block's text
 };
 
 struct Block {

@@ -24,22 +24,22 @@ namespace {
 // ------------------------------------------------------------------ the tree builder's model
 // What the pre-scan knows of an element (the HTML standard's tree construction rules).
 enum Flag : unsigned {
-  kVoid = 1u << 0,         // no end tag, never open
-  kSpecial = 1u << 1,      // the standard's "special" category
-  kFormatting = 1u << 2,   // a b big code em font i nobr s small strike strong tt u
-  kClosesP = 1u << 3,      // its start tag closes an open p
-  kImpliedEnd = 1u << 4,   // popped by "generate implied end tags"
-  kMarker = 1u << 5,       // pushes a marker on the list of active formatting elements
-  kRawText = 1u << 6,      // its content is text up to its end tag (outside SVG/MathML)
-  kScope = 1u << 7,        // bounds the default scope
-  kTableScope = 1u << 8,   // bounds the table scope
-  kBreakout = 1u << 9,     // a start tag that leaves SVG/MathML content
-  kIntegration = 1u << 10, // an SVG/MathML element whose children are HTML
-  kForeignRoot = 1u << 11, // svg, math
-  kIgnored = 1u << 12,     // html, head, body: always there, never opened or closed here
-  kTablePart = 1u << 13,   // tbody thead tfoot
-  kCell = 1u << 14,        // td th
-  kScopedEnd = 1u << 15,   // its end tag closes the nearest one in scope with all above it
+  kVoid = 1u << 0,          // no end tag, never open
+  kSpecial = 1u << 1,       // the standard's "special" category
+  kFormatting = 1u << 2,    // a b big code em font i nobr s small strike strong tt u
+  kClosesP = 1u << 3,       // its start tag closes an open p
+  kImpliedEnd = 1u << 4,    // popped by "generate implied end tags"
+  kMarker = 1u << 5,        // pushes a marker on the list of active formatting elements
+  kRawText = 1u << 6,       // its content is text up to its end tag (outside SVG/MathML)
+  kScope = 1u << 7,         // bounds the default scope
+  kTableScope = 1u << 8,    // bounds the table scope
+  kBreakout = 1u << 9,      // a start tag that leaves SVG/MathML content
+  kIntegration = 1u << 10,  // an SVG/MathML element whose children are HTML
+  kForeignRoot = 1u << 11,  // svg, math
+  kIgnored = 1u << 12,      // html, head, body: always there, never opened or closed here
+  kTablePart = 1u << 13,    // tbody thead tfoot
+  kCell = 1u << 14,         // td th
+  kScopedEnd = 1u << 15,    // its end tag closes the nearest one in scope with all above it
 };
 
 struct TagInfo {
@@ -49,45 +49,125 @@ struct TagInfo {
 
 constexpr unsigned kBlock = kSpecial | kClosesP | kScopedEnd;
 const TagInfo kTags[] = {
-    {"a", kFormatting}, {"address", kBlock}, {"applet", kSpecial | kMarker | kScope | kScopedEnd},
-    {"area", kSpecial | kVoid}, {"article", kBlock}, {"aside", kBlock}, {"b", kFormatting | kBreakout},
-    {"base", kSpecial | kVoid}, {"basefont", kSpecial | kVoid}, {"bgsound", kSpecial | kVoid},
-    {"big", kFormatting | kBreakout}, {"blockquote", kBlock | kBreakout}, {"body", kSpecial | kIgnored | kBreakout},
-    {"br", kSpecial | kVoid | kBreakout}, {"button", kSpecial | kScopedEnd}, {"caption", kSpecial | kMarker | kScope | kScopedEnd},
-    {"center", kBlock | kBreakout}, {"code", kFormatting | kBreakout}, {"col", kSpecial | kVoid},
-    {"colgroup", kSpecial | kScopedEnd}, {"dd", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd}, {"details", kBlock},
-    {"dialog", kBlock}, {"dir", kBlock}, {"div", kBlock | kBreakout}, {"dl", kBlock | kBreakout},
-    {"dt", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd}, {"em", kFormatting | kBreakout},
-    {"embed", kSpecial | kVoid | kBreakout}, {"fieldset", kBlock}, {"figcaption", kBlock}, {"figure", kBlock},
-    {"font", kFormatting}, {"footer", kBlock}, {"form", kBlock}, {"frame", kSpecial | kVoid}, {"frameset", kSpecial},
-    {"h1", kBlock | kBreakout}, {"h2", kBlock | kBreakout}, {"h3", kBlock | kBreakout}, {"h4", kBlock | kBreakout},
-    {"h5", kBlock | kBreakout}, {"h6", kBlock | kBreakout}, {"head", kSpecial | kIgnored | kBreakout},
-    {"header", kBlock}, {"hgroup", kBlock}, {"hr", kBlock | kVoid | kBreakout},
-    {"html", kSpecial | kIgnored | kScope | kTableScope}, {"i", kFormatting | kBreakout},
-    {"iframe", kSpecial | kRawText}, {"image", kVoid}, {"img", kSpecial | kVoid | kBreakout},
-    {"input", kSpecial | kVoid}, {"keygen", kSpecial | kVoid}, {"li", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd},
-    {"link", kSpecial | kVoid}, {"listing", kBlock | kBreakout}, {"main", kBlock},
-    {"marquee", kSpecial | kMarker | kScope | kScopedEnd}, {"menu", kBlock | kBreakout}, {"meta", kSpecial | kVoid | kBreakout},
-    {"nav", kBlock}, {"nobr", kFormatting | kBreakout}, {"noembed", kSpecial | kRawText},
-    {"noframes", kSpecial | kRawText}, {"noscript", kSpecial}, {"object", kSpecial | kMarker | kScope | kScopedEnd},
-    {"ol", kBlock | kBreakout}, {"optgroup", kImpliedEnd}, {"option", kImpliedEnd}, {"p", kBlock | kImpliedEnd | kBreakout},
-    {"param", kSpecial | kVoid}, {"plaintext", kBlock | kRawText}, {"pre", kBlock | kBreakout}, {"rb", kImpliedEnd},
-    {"rp", kImpliedEnd}, {"rt", kImpliedEnd}, {"rtc", kImpliedEnd}, {"ruby", kBreakout}, {"s", kFormatting | kBreakout},
-    {"script", kSpecial | kRawText}, {"section", kBlock}, {"select", kSpecial | kScope | kTableScope | kScopedEnd}, {"small", kFormatting | kBreakout},
-    {"source", kSpecial | kVoid}, {"span", kBreakout}, {"strike", kFormatting | kBreakout},
-    {"strong", kFormatting | kBreakout}, {"style", kSpecial | kRawText}, {"sub", kBreakout},
-    {"summary", kBlock}, {"sup", kBreakout}, {"table", kSpecial | kBreakout | kTableScope | kScopedEnd},
-    {"tbody", kSpecial | kTablePart | kScopedEnd}, {"td", kSpecial | kMarker | kScope | kCell | kScopedEnd},
-    {"template", kSpecial | kMarker | kScope | kTableScope | kScopedEnd}, {"textarea", kSpecial | kRawText},
-    {"tfoot", kSpecial | kTablePart | kScopedEnd}, {"th", kSpecial | kMarker | kScope | kCell | kScopedEnd}, {"thead", kSpecial | kTablePart | kScopedEnd},
-    {"title", kSpecial | kRawText | kIntegration}, {"tr", kSpecial | kScopedEnd}, {"track", kSpecial | kVoid},
-    {"tt", kFormatting | kBreakout}, {"u", kFormatting | kBreakout}, {"ul", kBlock | kBreakout},
-    {"var", kBreakout}, {"wbr", kSpecial | kVoid}, {"xmp", kSpecial | kRawText},
+    {"a", kFormatting},
+    {"address", kBlock},
+    {"applet", kSpecial | kMarker | kScope | kScopedEnd},
+    {"area", kSpecial | kVoid},
+    {"article", kBlock},
+    {"aside", kBlock},
+    {"b", kFormatting | kBreakout},
+    {"base", kSpecial | kVoid},
+    {"basefont", kSpecial | kVoid},
+    {"bgsound", kSpecial | kVoid},
+    {"big", kFormatting | kBreakout},
+    {"blockquote", kBlock | kBreakout},
+    {"body", kSpecial | kIgnored | kBreakout},
+    {"br", kSpecial | kVoid | kBreakout},
+    {"button", kSpecial | kScopedEnd},
+    {"caption", kSpecial | kMarker | kScope | kScopedEnd},
+    {"center", kBlock | kBreakout},
+    {"code", kFormatting | kBreakout},
+    {"col", kSpecial | kVoid},
+    {"colgroup", kSpecial | kScopedEnd},
+    {"dd", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd},
+    {"details", kBlock},
+    {"dialog", kBlock},
+    {"dir", kBlock},
+    {"div", kBlock | kBreakout},
+    {"dl", kBlock | kBreakout},
+    {"dt", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd},
+    {"em", kFormatting | kBreakout},
+    {"embed", kSpecial | kVoid | kBreakout},
+    {"fieldset", kBlock},
+    {"figcaption", kBlock},
+    {"figure", kBlock},
+    {"font", kFormatting},
+    {"footer", kBlock},
+    {"form", kBlock},
+    {"frame", kSpecial | kVoid},
+    {"frameset", kSpecial},
+    {"h1", kBlock | kBreakout},
+    {"h2", kBlock | kBreakout},
+    {"h3", kBlock | kBreakout},
+    {"h4", kBlock | kBreakout},
+    {"h5", kBlock | kBreakout},
+    {"h6", kBlock | kBreakout},
+    {"head", kSpecial | kIgnored | kBreakout},
+    {"header", kBlock},
+    {"hgroup", kBlock},
+    {"hr", kBlock | kVoid | kBreakout},
+    {"html", kSpecial | kIgnored | kScope | kTableScope},
+    {"i", kFormatting | kBreakout},
+    {"iframe", kSpecial | kRawText},
+    {"image", kVoid},
+    {"img", kSpecial | kVoid | kBreakout},
+    {"input", kSpecial | kVoid},
+    {"keygen", kSpecial | kVoid},
+    {"li", kSpecial | kImpliedEnd | kClosesP | kBreakout | kScopedEnd},
+    {"link", kSpecial | kVoid},
+    {"listing", kBlock | kBreakout},
+    {"main", kBlock},
+    {"marquee", kSpecial | kMarker | kScope | kScopedEnd},
+    {"menu", kBlock | kBreakout},
+    {"meta", kSpecial | kVoid | kBreakout},
+    {"nav", kBlock},
+    {"nobr", kFormatting | kBreakout},
+    {"noembed", kSpecial | kRawText},
+    {"noframes", kSpecial | kRawText},
+    {"noscript", kSpecial},
+    {"object", kSpecial | kMarker | kScope | kScopedEnd},
+    {"ol", kBlock | kBreakout},
+    {"optgroup", kImpliedEnd},
+    {"option", kImpliedEnd},
+    {"p", kBlock | kImpliedEnd | kBreakout},
+    {"param", kSpecial | kVoid},
+    {"plaintext", kBlock | kRawText},
+    {"pre", kBlock | kBreakout},
+    {"rb", kImpliedEnd},
+    {"rp", kImpliedEnd},
+    {"rt", kImpliedEnd},
+    {"rtc", kImpliedEnd},
+    {"ruby", kBreakout},
+    {"s", kFormatting | kBreakout},
+    {"script", kSpecial | kRawText},
+    {"section", kBlock},
+    {"select", kSpecial | kScope | kTableScope | kScopedEnd},
+    {"small", kFormatting | kBreakout},
+    {"source", kSpecial | kVoid},
+    {"span", kBreakout},
+    {"strike", kFormatting | kBreakout},
+    {"strong", kFormatting | kBreakout},
+    {"style", kSpecial | kRawText},
+    {"sub", kBreakout},
+    {"summary", kBlock},
+    {"sup", kBreakout},
+    {"table", kSpecial | kBreakout | kTableScope | kScopedEnd},
+    {"tbody", kSpecial | kTablePart | kScopedEnd},
+    {"td", kSpecial | kMarker | kScope | kCell | kScopedEnd},
+    {"template", kSpecial | kMarker | kScope | kTableScope | kScopedEnd},
+    {"textarea", kSpecial | kRawText},
+    {"tfoot", kSpecial | kTablePart | kScopedEnd},
+    {"th", kSpecial | kMarker | kScope | kCell | kScopedEnd},
+    {"thead", kSpecial | kTablePart | kScopedEnd},
+    {"title", kSpecial | kRawText | kIntegration},
+    {"tr", kSpecial | kScopedEnd},
+    {"track", kSpecial | kVoid},
+    {"tt", kFormatting | kBreakout},
+    {"u", kFormatting | kBreakout},
+    {"ul", kBlock | kBreakout},
+    {"var", kBreakout},
+    {"wbr", kSpecial | kVoid},
+    {"xmp", kSpecial | kRawText},
     // SVG and MathML
-    {"svg", kForeignRoot}, {"math", kForeignRoot}, {"foreignobject", kSpecial | kIntegration | kScope},
-    {"desc", kSpecial | kIntegration | kScope}, {"mi", kSpecial | kIntegration | kScope},
-    {"mo", kSpecial | kIntegration | kScope}, {"mn", kSpecial | kIntegration | kScope},
-    {"ms", kSpecial | kIntegration | kScope}, {"mtext", kSpecial | kIntegration | kScope},
+    {"svg", kForeignRoot},
+    {"math", kForeignRoot},
+    {"foreignobject", kSpecial | kIntegration | kScope},
+    {"desc", kSpecial | kIntegration | kScope},
+    {"mi", kSpecial | kIntegration | kScope},
+    {"mo", kSpecial | kIntegration | kScope},
+    {"mn", kSpecial | kIntegration | kScope},
+    {"ms", kSpecial | kIntegration | kScope},
+    {"mtext", kSpecial | kIntegration | kScope},
     {"annotation-xml", kSpecial | kIntegration | kScope},
 };
 constexpr int kKnownTags = static_cast<int>(sizeof kTags / sizeof kTags[0]);
@@ -106,7 +186,8 @@ class Scan {
 
   void run() {
     if (s_.size() > limits_.max_bytes)
-      refuse("the page has " + std::to_string(s_.size()) + " bytes", "max_bytes", static_cast<double>(limits_.max_bytes));
+      refuse("the page has " + std::to_string(s_.size()) + " bytes", "max_bytes",
+             static_cast<double>(limits_.max_bytes));
     size_t i = 0;
     const size_t n = s_.size();
     while (i < n) {
@@ -225,8 +306,8 @@ class Scan {
       // where the parser may ignore the start tag (in a select, after a frameset): there the
       // text is scanned as markup (more elements counted, never fewer).
       if (named(id, "frameset")) seen_frameset_ = true;
-      if (has(id, kRawText) && !stack_.empty() && stack_.back().id == id && !stack_.back().foreign &&
-          !seen_frameset_ && find({id_of("select")}, 0, 0) < 0) {
+      if (has(id, kRawText) && !stack_.empty() && stack_.back().id == id && !stack_.back().foreign && !seen_frameset_ &&
+          find({id_of("select")}, 0, 0) < 0) {
         if (named(id, "plaintext")) return n;
         return skip_raw_text(after, name);
       }
@@ -289,8 +370,10 @@ class Scan {
     return -1;
   }
 
-  bool is_heading(int id) const { return id < kKnownTags && kTags[id].name[0] == 'h' && kTags[id].name[1] >= '1' &&
-                                         kTags[id].name[1] <= '6' && kTags[id].name[2] == 0; }
+  bool is_heading(int id) const {
+    return id < kKnownTags && kTags[id].name[0] == 'h' && kTags[id].name[1] >= '1' && kTags[id].name[1] <= '6' &&
+           kTags[id].name[2] == 0;
+  }
 
   // font_breakout: a <font> with color, face or size (which leaves SVG/MathML as <b> does).
   void start_tag(int id, bool self_closing, bool font_breakout, size_t attrs_begin, size_t attrs_end, size_t byte) {
@@ -426,16 +509,18 @@ class Scan {
     }
     // Special elements: the nearest one in scope (any heading for a heading), with everything
     // above it. Table parts have the table scope; list items and p add ol/ul and button.
-    const unsigned stop = has(id, kCell) || has(id, kTablePart) || named(id, "tr") || named(id, "table") ||
-                                  named(id, "caption")
-                              ? kTableScope
-                              : kScope;
+    const unsigned stop =
+        has(id, kCell) || has(id, kTablePart) || named(id, "tr") || named(id, "table") || named(id, "caption")
+            ? kTableScope
+            : kScope;
     long k = -1;
     if (is_heading(id)) {
       for (size_t j = stack_.size(); j > 0 && k < 0; --j) {
         const Open& e = stack_[j - 1];
-        if (!e.foreign && is_heading(e.id)) k = static_cast<long>(j - 1);
-        else if (e.foreign ? has(e.id, kIntegration) : has(e.id, stop)) break;
+        if (!e.foreign && is_heading(e.id))
+          k = static_cast<long>(j - 1);
+        else if (e.foreign ? has(e.id, kIntegration) : has(e.id, stop))
+          break;
       }
     } else {
       k = find({id}, 0, stop);
@@ -474,7 +559,7 @@ struct GumboParse::Arena {
     Block* next;
     size_t size;
   };
-  Block head{&head, &head, 0};  // a ring: head.next is the oldest block
+  Block head{&head, &head, 0};                      // a ring: head.next is the oldest block
   size_t live = 0, budget = 0, process_budget = 0;  // live: bytes malloc holds for the blocks
   size_t calls = 0;
   std::chrono::steady_clock::time_point deadline;

@@ -32,8 +32,8 @@ std::vector<size_t> same_relative_place(size_t i, size_t n, size_t m) {
 // quotes, brackets, dashes, ellipsis.
 bool is_punctuation(uint32_t cp) {
   if (cp < 0x80) return cp > 0x20 && std::ispunct(static_cast<int>(cp));
-  return cp == 0xAB || cp == 0xBB || (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x3001 && cp <= 0x3011) ||
-         cp == 0xFF0C || cp == 0xFF0E || cp == 0xFF01 || cp == 0xFF1F;
+  return cp == 0xAB || cp == 0xBB || (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x3001 && cp <= 0x3011) || cp == 0xFF0C ||
+         cp == 0xFF0E || cp == 0xFF01 || cp == 0xFF1F;
 }
 
 // Start of the UTF-8 character that ends at `end`.
@@ -74,16 +74,16 @@ std::vector<SentenceSpan> words_of(const std::string& text, size_t begin, size_t
 struct Target {
   std::string text;  // unescaped
   struct Segment {
-    bool keep;          // source text copied (else a translation)
+    bool keep;  // source text copied (else a translation)
     size_t o_begin, o_end;
-    size_t b_begin;     // keep: where it starts in the block's text
+    size_t b_begin;  // keep: where it starts in the block's text
   };
   std::vector<Segment> segments;
   struct Sentence {
     size_t o_begin, o_end;
-    std::vector<SentenceSpan> source_words;          // in the block's text
-    std::vector<SentenceSpan> target_words;          // in `text`
-    std::vector<std::vector<size_t>> targets_of;     // source word -> target words
+    std::vector<SentenceSpan> source_words;       // in the block's text
+    std::vector<SentenceSpan> target_words;       // in `text`
+    std::vector<std::vector<size_t>> targets_of;  // source word -> target words
   };
   std::vector<Sentence> sentences;
 };
@@ -301,8 +301,8 @@ void emit_text(const std::string& source, const Block& block, const Target& targ
       const size_t t0 = atom.at, t1 = atom.at + atom.text.size();
       const size_t x0 = std::max(b0, t0), x1 = std::min(b1, t1);
       if (x0 >= x1) continue;
-      const bool raw_same =
-          atom.end - atom.begin == atom.text.size() && source.compare(atom.begin, atom.end - atom.begin, atom.text) == 0;
+      const bool raw_same = atom.end - atom.begin == atom.text.size() &&
+                            source.compare(atom.begin, atom.end - atom.begin, atom.text) == 0;
       if (raw_same) {
         out.append(source, atom.begin + (x0 - t0), x1 - x0);
       } else if (x0 == t0 && x1 == t1) {
@@ -311,7 +311,8 @@ void emit_text(const std::string& source, const Block& block, const Target& targ
         std::string part = escape_html_text(atom.text.substr(x0 - t0, x1 - x0));
         // The parser turned the source's CR LF into LF.
         if (source.substr(atom.begin, atom.end - atom.begin).find("\r\n") != std::string::npos)
-          for (size_t at = part.find('\n'); at != std::string::npos; at = part.find('\n', at + 2)) part.insert(at, "\r");
+          for (size_t at = part.find('\n'); at != std::string::npos; at = part.find('\n', at + 2))
+            part.insert(at, "\r");
         out += part;
       }
     }

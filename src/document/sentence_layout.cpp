@@ -5,8 +5,7 @@
 
 namespace ordo {
 
-SentenceLayout::SentenceLayout(const std::string& text, const std::string& language, LineBreaks breaks)
-    : text_(text) {
+SentenceLayout::SentenceLayout(const std::string& text, const std::string& language, LineBreaks breaks) : text_(text) {
   const auto add = [&](size_t offset, const std::string& part) {
     for (const SentenceSpan& span : split_sentences(part, language)) {
       SentenceSpan at{offset + span.begin, offset + span.end};

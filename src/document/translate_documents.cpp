@@ -6,7 +6,8 @@
 
 namespace ordo {
 
-std::vector<DocumentTranslation> translate_documents(const Translator& translator, const std::vector<std::string>& units,
+std::vector<DocumentTranslation> translate_documents(const Translator& translator,
+                                                     const std::vector<std::string>& units,
                                                      const DecodeOptions& options, const std::string& language,
                                                      const BatchOptions& batching) {
   const std::string lang = !language.empty()     ? language

@@ -39,9 +39,7 @@ nlohmann::ordered_json result_json(const TranslationResult& r) {
   return line;
 }
 
-void JsonObjectWriter::field(const char* key, const nlohmann::ordered_json& value) {
-  raw_field(key) += dump(value);
-}
+void JsonObjectWriter::field(const char* key, const nlohmann::ordered_json& value) { raw_field(key) += dump(value); }
 
 std::string& JsonObjectWriter::raw_field(const char* key) {
   if (!first_) out_ += ',';

@@ -30,9 +30,9 @@ nlohmann::ordered_json hypothesis_json(const Hypothesis& h);
 nlohmann::ordered_json result_json(const TranslationResult& r);
 
 struct AttentionFields {
-  std::string alignment;  // "", "hard" or "soft"
-  bool words = false;     // hard alignment between words, not pieces
-  bool attention = false; // every layer's and head's weights
+  std::string alignment;   // "", "hard" or "soft"
+  bool words = false;      // hard alignment between words, not pieces
+  bool attention = false;  // every layer's and head's weights
   bool any() const { return !alignment.empty() || attention; }
 };
 

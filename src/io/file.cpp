@@ -14,7 +14,10 @@ namespace {
 
 std::string not_regular(const std::string& path, mode_t mode) {
   if (S_ISDIR(mode)) return path + ": is a directory, not a file";
-  const char* what = S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : (S_ISCHR(mode) || S_ISBLK(mode)) ? "a device" : "not a file";
+  const char* what = S_ISFIFO(mode)                     ? "a FIFO"
+                     : S_ISSOCK(mode)                   ? "a socket"
+                     : (S_ISCHR(mode) || S_ISBLK(mode)) ? "a device"
+                                                        : "not a file";
   return path + ": is " + std::string(what) + ", not a regular file";
 }
 

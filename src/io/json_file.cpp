@@ -45,12 +45,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  return parse_json_text(read_regular_file(path), path);
-}
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_regular_file(path), path); }
 
-JsonFields::JsonFields(const nlohmann::json& object, std::string where)
-    : object_(object), where_(std::move(where)) {
+JsonFields::JsonFields(const nlohmann::json& object, std::string where) : object_(object), where_(std::move(where)) {
   if (!object_.is_object())
     throw Error(where_ + ": expected a JSON object at the top level, found " + type_name(object_));
 }

@@ -27,7 +27,7 @@ std::optional<int64_t> optional_token_id(const nlohmann::json& object, const Jso
 // Sizes far beyond any real checkpoint are refused before anything is allocated from them
 // (a position table of 2^56 rows would overflow the size arithmetic; one of 2^30 would take
 // all memory). The limits are generous: NLLB-200 has a 256k vocabulary, tc-big d_model 1024.
-constexpr int64_t kMaxModelDim = 1 << 16;        // d_model, ffn dims
+constexpr int64_t kMaxModelDim = 1 << 16;  // d_model, ffn dims
 constexpr int64_t kMaxLayers = 1 << 10;
 constexpr int64_t kMaxVocab = 1 << 24;
 constexpr int64_t kMaxPositions = 1 << 20;
@@ -57,8 +57,8 @@ void check_token_id(const JsonFields& fields, const std::string& key, int64_t id
 // WMT19 configs on the hub rely on them (e.g. decoder_start_token_id, forced_eos_token_id,
 // max_length 200, num_beams 5).
 nlohmann::json with_class_defaults(nlohmann::json object) {
-  if (object.is_object() && (object.value("model_type", nlohmann::json()) == "t5" ||
-                             object.value("model_type", nlohmann::json()) == "mt5")) {
+  if (object.is_object() &&
+      (object.value("model_type", nlohmann::json()) == "t5" || object.value("model_type", nlohmann::json()) == "mt5")) {
     // T5Config / MT5Config (transformers 4.31); num_decoder_layers defaults to num_layers.
     const bool mt5 = object["model_type"] == "mt5";
     const nlohmann::json t5 = {{"vocab_size", mt5 ? 250112 : 32128},
@@ -83,15 +83,28 @@ nlohmann::json with_class_defaults(nlohmann::json object) {
     return object;
   }
   if (!object.is_object() || object.value("model_type", nlohmann::json()) != "fsmt") return object;
-  static const nlohmann::json fsmt = {
-      {"src_vocab_size", 42024},        {"tgt_vocab_size", 42024},       {"activation_function", "relu"},
-      {"d_model", 1024},                {"max_length", 200},             {"max_position_embeddings", 1024},
-      {"encoder_ffn_dim", 4096},        {"encoder_layers", 12},          {"encoder_attention_heads", 16},
-      {"decoder_ffn_dim", 4096},        {"decoder_layers", 12},          {"decoder_attention_heads", 16},
-      {"decoder_start_token_id", 2},    {"scale_embedding", true},       {"tie_word_embeddings", false},
-      {"num_beams", 5},                 {"length_penalty", 1.0},         {"early_stopping", false},
-      {"pad_token_id", 1},              {"bos_token_id", 0},             {"eos_token_id", 2},
-      {"forced_eos_token_id", 2}};
+  static const nlohmann::json fsmt = {{"src_vocab_size", 42024},
+                                      {"tgt_vocab_size", 42024},
+                                      {"activation_function", "relu"},
+                                      {"d_model", 1024},
+                                      {"max_length", 200},
+                                      {"max_position_embeddings", 1024},
+                                      {"encoder_ffn_dim", 4096},
+                                      {"encoder_layers", 12},
+                                      {"encoder_attention_heads", 16},
+                                      {"decoder_ffn_dim", 4096},
+                                      {"decoder_layers", 12},
+                                      {"decoder_attention_heads", 16},
+                                      {"decoder_start_token_id", 2},
+                                      {"scale_embedding", true},
+                                      {"tie_word_embeddings", false},
+                                      {"num_beams", 5},
+                                      {"length_penalty", 1.0},
+                                      {"early_stopping", false},
+                                      {"pad_token_id", 1},
+                                      {"bos_token_id", 0},
+                                      {"eos_token_id", 2},
+                                      {"forced_eos_token_id", 2}};
   for (const auto& [key, value] : fsmt.items())
     if (!object.contains(key)) object[key] = value;
   return object;
@@ -127,17 +140,22 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   g.pad_token_id = f.optional_int("pad_token_id");
   g.eos_token_id = optional_token_id(object, f, "eos_token_id");
   g.decoder_start_token_id = f.optional_int("decoder_start_token_id");
-  for (const auto& [key, value] : {std::pair{"num_beams", g.num_beams}, {"num_return_sequences", g.num_return_sequences}})
+  for (const auto& [key, value] :
+       {std::pair{"num_beams", g.num_beams}, {"num_return_sequences", g.num_return_sequences}})
     if (value) check_range(f, key, *value, 1, kMaxBeams);
-  for (const auto& [key, value] : {std::pair{"max_length", g.max_length}, {"max_new_tokens", g.max_new_tokens},
-                                   {"min_length", g.min_length}, {"min_new_tokens", g.min_new_tokens},
-                                   {"no_repeat_ngram_size", g.no_repeat_ngram_size}, {"top_k", g.top_k}})
+  for (const auto& [key, value] : {std::pair{"max_length", g.max_length},
+                                   {"max_new_tokens", g.max_new_tokens},
+                                   {"min_length", g.min_length},
+                                   {"min_new_tokens", g.min_new_tokens},
+                                   {"no_repeat_ngram_size", g.no_repeat_ngram_size},
+                                   {"top_k", g.top_k}})
     if (value) check_range(f, key, *value, 0, kMaxLength);
-  for (const auto& [key, value] : {std::pair{"length_penalty", g.length_penalty}, {"repetition_penalty", g.repetition_penalty},
-                                   {"temperature", g.temperature}, {"top_p", g.top_p}})
+  for (const auto& [key, value] : {std::pair{"length_penalty", g.length_penalty},
+                                   {"repetition_penalty", g.repetition_penalty},
+                                   {"temperature", g.temperature},
+                                   {"top_p", g.top_p}})
     check_finite(f, key, value);
-  if (g.repetition_penalty && *g.repetition_penalty <= 0)
-    f.fail("repetition_penalty", "must be positive");
+  if (g.repetition_penalty && *g.repetition_penalty <= 0) f.fail("repetition_penalty", "must be positive");
   if (g.temperature && *g.temperature < 0) f.fail("temperature", "must not be negative");
   if (g.top_p && (*g.top_p < 0 || *g.top_p > 1)) f.fail("top_p", "must be in [0, 1]");
   return g;
@@ -146,9 +164,9 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
 // The activation names transformers 4.31 knows (activations.py, ACT2FN): a T5 config naming
 // another one fails there when the model is built. Which of them ordo computes is nn's concern.
 constexpr const char* kTransformersActivations[] = {
-    "gelu",   "gelu_10",    "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_accurate",
-    "laplace", "linear",    "mish",      "quick_gelu", "relu",      "relu2",             "relu6",
-    "sigmoid", "silu",      "swish",     "tanh"};
+    "gelu",          "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+    "gelu_accurate", "laplace", "linear",    "mish",     "quick_gelu",  "relu",
+    "relu2",         "relu6",   "sigmoid",   "silu",     "swish",       "tanh"};
 
 // feed_forward_proj as T5Config.__init__ (transformers 4.31) reads it: split on '-', the last
 // part is the activation, gated when the first part is "gated"; more than two parts, or two
@@ -159,12 +177,15 @@ void read_t5_feed_forward(const JsonFields& f, ModelConfig& c) {
   const std::string proj = f.optional_string("feed_forward_proj").value_or("relu");
   std::vector<std::string> parts{""};
   for (const char ch : proj) {
-    if (ch == '-') parts.emplace_back();
-    else parts.back() += ch;
+    if (ch == '-')
+      parts.emplace_back();
+    else
+      parts.back() += ch;
   }
   if ((parts.size() > 1 && parts[0] != "gated") || parts.size() > 2)
-    f.fail("feed_forward_proj", "is '" + proj + "', not a valid activation function of the dense layer: use the format "
-                                "'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'");
+    f.fail("feed_forward_proj", "is '" + proj +
+                                    "', not a valid activation function of the dense layer: use the format "
+                                    "'gated-{ACT_FN}' or '{ACT_FN}', e.g. 'gated-gelu' or 'relu'");
   c.gated_activation = parts[0] == "gated";
   c.activation_function = proj == "gated-gelu" ? "gelu_new" : parts.back();
   c.activation_function_key = "feed_forward_proj";
@@ -196,8 +217,8 @@ void read_t5_fields(const JsonFields& f, ModelConfig& c) {
   check_range(f, "d_ff", c.encoder_ffn_dim, 1, kMaxModelDim);
   check_range(f, "d_kv", c.head_dim, 1, kMaxModelDim);
   if (c.head_dim * c.encoder_attention_heads > kMaxModelDim)
-    f.fail("d_kv", "(" + std::to_string(c.head_dim) + ") times num_heads (" + std::to_string(c.encoder_attention_heads) +
-                       ") is larger than " + std::to_string(kMaxModelDim));
+    f.fail("d_kv", "(" + std::to_string(c.head_dim) + ") times num_heads (" +
+                       std::to_string(c.encoder_attention_heads) + ") is larger than " + std::to_string(kMaxModelDim));
   read_t5_feed_forward(f, c);
   c.layer_norm_epsilon = f.optional_number("layer_norm_epsilon").value_or(1e-6);
   if (!(c.layer_norm_epsilon > 0 && c.layer_norm_epsilon < 1)) f.fail("layer_norm_epsilon", "must be in (0, 1)");
@@ -263,27 +284,33 @@ ModelConfig load_model_config(const std::string& path) {
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
 
-  for (const auto& [key, high] : {std::pair{"d_model", kMaxModelDim}, {"encoder_ffn_dim", kMaxModelDim},
-                                  {"decoder_ffn_dim", kMaxModelDim}, {"encoder_attention_heads", c.d_model},
-                                  {"decoder_attention_heads", c.d_model}, {"vocab_size", kMaxVocab},
-                                  {"decoder_vocab_size", kMaxVocab}, {"src_vocab_size", kMaxVocab},
-                                  {"tgt_vocab_size", kMaxVocab}, {positions_key, kMaxPositions}})
+  for (const auto& [key, high] : {std::pair{"d_model", kMaxModelDim},
+                                  {"encoder_ffn_dim", kMaxModelDim},
+                                  {"decoder_ffn_dim", kMaxModelDim},
+                                  {"encoder_attention_heads", c.d_model},
+                                  {"decoder_attention_heads", c.d_model},
+                                  {"vocab_size", kMaxVocab},
+                                  {"decoder_vocab_size", kMaxVocab},
+                                  {"src_vocab_size", kMaxVocab},
+                                  {"tgt_vocab_size", kMaxVocab},
+                                  {positions_key, kMaxPositions}})
     if (f.has(key)) check_range(f, key, f.required_int(key), 1, high);
   // Zero layers is no model (a decoder of embeddings alone repeats one word): refused.
   if (!t5)
-    for (const char* key : {"encoder_layers", "decoder_layers"}) check_range(f, key, f.required_int(key), 1, kMaxLayers);
+    for (const char* key : {"encoder_layers", "decoder_layers"})
+      check_range(f, key, f.required_int(key), 1, kMaxLayers);
   if (t5) {
     // Checked in read_t5_fields: the heads' width is d_kv, not d_model / heads.
   } else if (c.d_model % c.encoder_attention_heads != 0)
-    f.fail("encoder_attention_heads", "(" + std::to_string(c.encoder_attention_heads) +
-                                          ") must divide d_model (" + std::to_string(c.d_model) + ")");
+    f.fail("encoder_attention_heads", "(" + std::to_string(c.encoder_attention_heads) + ") must divide d_model (" +
+                                          std::to_string(c.d_model) + ")");
   if (!t5 && c.d_model % c.decoder_attention_heads != 0)
-    f.fail("decoder_attention_heads", "(" + std::to_string(c.decoder_attention_heads) +
-                                          ") must divide d_model (" + std::to_string(c.d_model) + ")");
+    f.fail("decoder_attention_heads", "(" + std::to_string(c.decoder_attention_heads) + ") must divide d_model (" +
+                                          std::to_string(c.d_model) + ")");
   if (c.share_encoder_decoder_embeddings && c.decoder_vocab_size != c.vocab_size)
-    f.fail(c.decoder_vocab_size_key, "differs from " + c.vocab_size_key + " but the embeddings are shared (" +
-                                         (c.model_type == "fsmt" ? "tie_word_embeddings" : "share_encoder_decoder_embeddings") +
-                                         " is true)");
+    f.fail(c.decoder_vocab_size_key,
+           "differs from " + c.vocab_size_key + " but the embeddings are shared (" +
+               (c.model_type == "fsmt" ? "tie_word_embeddings" : "share_encoder_decoder_embeddings") + " is true)");
 
   const std::optional<int64_t> pad = optional_token_id(object, f, "pad_token_id");
   const std::optional<int64_t> eos = optional_token_id(object, f, "eos_token_id");
@@ -306,8 +333,8 @@ ModelConfig load_model_config(const std::string& path) {
   // d_model wide; both are bounded above, so the product cannot overflow.
   if (c.max_position_embeddings * c.d_model > kMaxPositionTable)
     f.fail(positions_key, "(" + std::to_string(c.max_position_embeddings) + ") times d_model (" +
-                                          std::to_string(c.d_model) + ") makes a position table larger than " +
-                                          std::to_string(kMaxPositionTable) + " values");
+                              std::to_string(c.d_model) + ") makes a position table larger than " +
+                              std::to_string(kMaxPositionTable) + " values");
   check_token_id(f, "eos_token_id", c.eos_token_id, c.decoder_vocab_size);
   check_token_id(f, "decoder_start_token_id", c.decoder_start_token_id, c.decoder_vocab_size);
   if (c.forced_bos_token_id) check_token_id(f, "forced_bos_token_id", *c.forced_bos_token_id, c.decoder_vocab_size);
@@ -322,11 +349,13 @@ std::string config_key(const ModelConfig& config, const std::string& field) {
   if (field == "decoder_vocab_size") return config.decoder_vocab_size_key;
   if (field == "activation_function") return config.activation_function_key;
   if (config.model_type != "t5" && config.model_type != "mt5") return field;
-  static const std::pair<const char*, const char*> t5[] = {
-      {"encoder_layers", "num_layers"},       {"decoder_layers", "num_decoder_layers"},
-      {"encoder_attention_heads", "num_heads"}, {"decoder_attention_heads", "num_heads"},
-      {"encoder_ffn_dim", "d_ff"},            {"decoder_ffn_dim", "d_ff"},
-      {"max_position_embeddings", "n_positions"}};
+  static const std::pair<const char*, const char*> t5[] = {{"encoder_layers", "num_layers"},
+                                                           {"decoder_layers", "num_decoder_layers"},
+                                                           {"encoder_attention_heads", "num_heads"},
+                                                           {"decoder_attention_heads", "num_heads"},
+                                                           {"encoder_ffn_dim", "d_ff"},
+                                                           {"decoder_ffn_dim", "d_ff"},
+                                                           {"max_position_embeddings", "n_positions"}};
   for (const auto& [generic, theirs] : t5)
     if (field == generic) return theirs;
   return field;
@@ -350,7 +379,8 @@ GenerationConfig generation_config_from_model_config(const std::string& path) {
 void check_generation_ids(const GenerationConfig& g, const ModelConfig& model) {
   const nlohmann::json none = nlohmann::json::object();
   const JsonFields f(none, g.path);
-  for (const auto& [key, id] : {std::pair{"pad_token_id", g.pad_token_id}, {"eos_token_id", g.eos_token_id},
+  for (const auto& [key, id] : {std::pair{"pad_token_id", g.pad_token_id},
+                                {"eos_token_id", g.eos_token_id},
                                 {"decoder_start_token_id", g.decoder_start_token_id},
                                 {"forced_bos_token_id", g.forced_bos_token_id},
                                 {"forced_eos_token_id", g.forced_eos_token_id}})

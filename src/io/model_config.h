@@ -10,8 +10,8 @@
 namespace ordo::io {
 
 struct ModelConfig {
-  std::string path;  // the config.json it was read from, for error messages
-  std::string model_type;                 // "marian", "pegasus", "m2m_100", ...
+  std::string path;                        // the config.json it was read from, for error messages
+  std::string model_type;                  // "marian", "pegasus", "m2m_100", ...
   std::vector<std::string> architectures;  // e.g. {"MarianMTModel"}
   // config.json's tokenizer_class, else tokenizer_config.json's (beside it); "" if neither.
   std::string tokenizer_class;
@@ -23,7 +23,7 @@ struct ModelConfig {
   int64_t decoder_attention_heads = 0;
   int64_t encoder_ffn_dim = 0;
   int64_t decoder_ffn_dim = 0;
-  std::string activation_function = "gelu";  // "swish"/"silu", "gelu", "relu", "gelu_new", ...
+  std::string activation_function = "gelu";                     // "swish"/"silu", "gelu", "relu", "gelu_new", ...
   std::string activation_function_key = "activation_function";  // T5: "feed_forward_proj"
   // T5 (model_type "t5", "mt5"): the config names its sizes num_layers, num_decoder_layers,
   // num_heads, d_ff and d_kv, and these four are set from it. `head_dim` is d_kv (num_heads x
@@ -114,8 +114,8 @@ void check_generation_ids(const GenerationConfig& generation, const ModelConfig&
 // ...): the text the transformers pipeline of that task puts before each input, and the
 // generation settings it lays over generation_config.json.
 struct TaskParams {
-  std::string name;    // "summarization"
-  std::string prefix;  // "summarize: "; "" when the entry has none
+  std::string name;           // "summarization"
+  std::string prefix;         // "summarize: "; "" when the entry has none
   GenerationConfig settings;  // source "config.json task_specific_params.<name>"
 };
 

@@ -187,7 +187,8 @@ PackedWeights read_packed_weights(const std::string& path, const std::string& co
       gemm.layout.assign(layout, layout + bytes);
       gemm.weights = file.part(l.at("weights"), &gemm.weight_bytes);
       if (weights_dtype != DType::I8)
-        finite.push_back({weights_dtype, gemm.weights, gemm.weight_bytes / dtype_size(weights_dtype), what + " weights"});
+        finite.push_back(
+            {weights_dtype, gemm.weights, gemm.weight_bytes / dtype_size(weights_dtype), what + " weights"});
       const uint8_t* scales = file.part(l.at("scales"), &bytes);
       gemm.scales = floats(scales, bytes, what + " scales");
       const uint8_t* bias = file.part(l.at("bias"), &bytes);

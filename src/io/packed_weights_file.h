@@ -53,7 +53,7 @@ struct PackedWeights {
   std::vector<std::string> absent;  // parameters the packed model does not have
   std::vector<PackedGemmData> gemms;
   std::string encoder_embedding, decoder_embedding;  // "table" or "packed" (the output rows)
-  std::shared_ptr<const void> owner;  // read: keeps every `data` and `weights` alive
+  std::shared_ptr<const void> owner;                 // read: keeps every `data` and `weights` alive
 };
 
 // Writes `weights` to `path` (io::VerifiedFile: temporary name, checksum last, rename).

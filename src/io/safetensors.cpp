@@ -26,8 +26,8 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::F32, "F32", 4}, {DType::F16, "F16", 2}, {DType::BF16, "BF16", 2}, {DType::F64, "F64", 8},
-    {DType::I64, "I64", 8}, {DType::I32, "I32", 4}, {DType::I16, "I16", 2},   {DType::I8, "I8", 1},
+    {DType::F32, "F32", 4}, {DType::F16, "F16", 2},   {DType::BF16, "BF16", 2}, {DType::F64, "F64", 8},
+    {DType::I64, "I64", 8}, {DType::I32, "I32", 4},   {DType::I16, "I16", 2},   {DType::I8, "I8", 1},
     {DType::U8, "U8", 1},   {DType::BOOL, "BOOL", 1},
 };
 
@@ -195,8 +195,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         }
         continue;
       }
-      if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
-          !entry.contains("data_offsets"))
+      if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
         throw Error(where + ": header entry needs 'dtype', 'shape' and 'data_offsets'");
       if (!entry["dtype"].is_string()) throw Error(where + ": 'dtype' must be a string");
       const DTypeInfo* info = find_dtype(entry["dtype"].get<std::string>());
@@ -253,8 +252,8 @@ SafetensorsFile::~SafetensorsFile() {
 
 void SafetensorsFile::read(const TensorView& tensor, size_t begin, size_t bytes, void* out) const {
   if (begin > tensor.nbytes || bytes > tensor.nbytes - begin)
-    throw Error(path_ + ": bytes " + std::to_string(begin) + "+" + std::to_string(bytes) + " of tensor '" + tensor.name +
-                "' are out of range");
+    throw Error(path_ + ": bytes " + std::to_string(begin) + "+" + std::to_string(bytes) + " of tensor '" +
+                tensor.name + "' are out of range");
   read_exactly(fd_, path_, tensor.offset + begin, bytes, out);
 }
 
@@ -396,12 +395,11 @@ void write_safetensors(const std::string& path, const std::vector<TensorData>& t
     int64_t numel = 1;
     for (int64_t d : t->shape) numel *= d;
     if (t->bytes.size() != static_cast<size_t>(numel) * dtype_size(t->dtype))
-      throw Error(path + ": tensor '" + t->name + "' has " + std::to_string(t->bytes.size()) +
-                  " bytes, its shape " + shape_string(t->shape) + " needs " +
-                  std::to_string(numel * dtype_size(t->dtype)));
+      throw Error(path + ": tensor '" + t->name + "' has " + std::to_string(t->bytes.size()) + " bytes, its shape " +
+                  shape_string(t->shape) + " needs " + std::to_string(numel * dtype_size(t->dtype)));
     if (header.contains(t->name)) throw Error(path + ": tensor '" + t->name + "' given twice");
-    header[t->name] = {{"dtype", dtype_name(t->dtype)}, {"shape", t->shape},
-                       {"data_offsets", {offset, offset + t->bytes.size()}}};
+    header[t->name] = {
+        {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + t->bytes.size()}}};
     offset += t->bytes.size();
   }
   std::string text = header.dump();

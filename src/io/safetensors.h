@@ -17,8 +17,8 @@ namespace ordo::io {
 
 enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL };
 
-const char* dtype_name(DType dtype);   // "F32", "F16", ...
-size_t dtype_size(DType dtype);        // bytes per element
+const char* dtype_name(DType dtype);  // "F32", "F16", ...
+size_t dtype_size(DType dtype);       // bytes per element
 
 struct TensorView {
   std::string name;

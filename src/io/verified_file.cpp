@@ -105,7 +105,8 @@ std::shared_ptr<uint8_t> allocate_for(const std::string& path, size_t size) {
   const size_t length = align_up(size);
   void* memory = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED)
-    throw Error(path + ": cannot allocate " + std::to_string(size) + " bytes to read it (" + std::strerror(errno) + ")");
+    throw Error(path + ": cannot allocate " + std::to_string(size) + " bytes to read it (" + std::strerror(errno) +
+                ")");
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(memory), [length](uint8_t* p) { ::munmap(p, length); });
 }
 

@@ -66,20 +66,20 @@ ORDO_ALWAYS_INLINE void dot16(const float* const* queries, const float* const* k
     for (int t = 0; t < 8; ++t)
       s1[t] = __builtin_shufflevector(x[g][2 * t], x[g][2 * t + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22,
                                       23) +
-              __builtin_shufflevector(x[g][2 * t], x[g][2 * t + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
-                                      30, 31);
+              __builtin_shufflevector(x[g][2 * t], x[g][2 * t + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28,
+                                      29, 30, 31);
     // Level 2, (a_i + a_(i+4)) for i < 4: four keys, four lanes each.
     V16 s2[4];
     for (int u = 0; u < 4; ++u)
-      s2[u] = __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
-              __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30,
-                                      31);
+      s2[u] =
+          __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+          __builtin_shufflevector(s1[2 * u], s1[2 * u + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
     // Level 3, ((a0 + a4) + (a2 + a6)) and ((a1 + a5) + (a3 + a7)): eight keys, two lanes each.
     V16 s3[2];
     for (int v = 0; v < 2; ++v)
-      s3[v] = __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
-              __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30,
-                                      31);
+      s3[v] =
+          __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+          __builtin_shufflevector(s2[2 * v], s2[2 * v + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
     // Level 4, the two halves added: lane j = key j.
     store(out[g], __builtin_shufflevector(s3[0], s3[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
                       __builtin_shufflevector(s3[0], s3[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31));

@@ -58,8 +58,7 @@ enum class ScoreOrder {
 at::Tensor fixed_order_attention(const at::Tensor& q, const at::Tensor& key, const at::Tensor& value,
                                  const at::Tensor& additive_mask, int64_t heads, float scale,
                                  ScoreOrder order = ScoreOrder::kDimensionTree,
-                                 const at::Tensor& position_bias = at::Tensor(),
-                                 const at::Tensor& rows = at::Tensor());
+                                 const at::Tensor& position_bias = at::Tensor(), const at::Tensor& rows = at::Tensor());
 
 // `key` [batch, heads, length, head_dim] as a view of a [batch, heads, head_dim, length] tensor
 // (unit stride along length): the layout ScoreOrder::kKeyChain reads without a copy. Returns

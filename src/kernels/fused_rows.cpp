@@ -65,18 +65,18 @@ ORDO_ALWAYS_INLINE void gated(const float* in, int64_t hidden, float* out, int64
   }
 }
 
-#define ORDO_FUSED_ROWS_KERNELS(suffix, target)                                                                  \
-  target void rms_##suffix(const float* x, const float* w, float eps, int64_t n, float* out, int64_t begin,     \
-                           int64_t end) {                                                                        \
-    rms_rows(x, w, eps, n, out, begin, end);                                                                     \
-  }                                                                                                              \
-  target void gated_##suffix(const float* in, int64_t hidden, Activation act, float* out, int64_t begin,        \
-                             int64_t end) {                                                                      \
-    switch (act) {                                                                                               \
-      case Activation::kGeluTanh: gated<Activation::kGeluTanh>(in, hidden, out, begin, end); break;            \
-      case Activation::kSilu: gated<Activation::kSilu>(in, hidden, out, begin, end); break;                    \
-      default: gated<Activation::kRelu>(in, hidden, out, begin, end); break;                                   \
-    }                                                                                                            \
+#define ORDO_FUSED_ROWS_KERNELS(suffix, target)                                                             \
+  target void rms_##suffix(const float* x, const float* w, float eps, int64_t n, float* out, int64_t begin, \
+                           int64_t end) {                                                                   \
+    rms_rows(x, w, eps, n, out, begin, end);                                                                \
+  }                                                                                                         \
+  target void gated_##suffix(const float* in, int64_t hidden, Activation act, float* out, int64_t begin,    \
+                             int64_t end) {                                                                 \
+    switch (act) {                                                                                          \
+      case Activation::kGeluTanh: gated<Activation::kGeluTanh>(in, hidden, out, begin, end); break;         \
+      case Activation::kSilu: gated<Activation::kSilu>(in, hidden, out, begin, end); break;                 \
+      default: gated<Activation::kRelu>(in, hidden, out, begin, end); break;                                \
+    }                                                                                                       \
   }
 ORDO_FUSED_ROWS_KERNELS(avx512, ORDO_TARGET_AVX512)
 ORDO_FUSED_ROWS_KERNELS(avx2, ORDO_TARGET_AVX2)
@@ -89,8 +89,8 @@ struct Kernels {
 };
 
 const Kernels& kernels() {
-  static const Kernels picked =
-      pick_for_isa(Kernels{rms_avx512, gated_avx512}, Kernels{rms_avx2, gated_avx2}, Kernels{rms_baseline, gated_baseline});
+  static const Kernels picked = pick_for_isa(Kernels{rms_avx512, gated_avx512}, Kernels{rms_avx2, gated_avx2},
+                                             Kernels{rms_baseline, gated_baseline});
   return picked;
 }
 

@@ -13,8 +13,8 @@ enum class Isa { kAvx512, kAvx2, kBaseline };
 // The widest of AVX-512 (F, VL, BW, DQ) / AVX2 + FMA / baseline x86-64 this CPU runs.
 inline Isa detected_isa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq"))
     return Isa::kAvx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
   return Isa::kBaseline;
@@ -28,10 +28,14 @@ inline Isa detected_isa() {
 inline bool isa_cap(Isa* cap) {
   const char* forced = std::getenv("ORDO_ISA");
   if (!forced) return false;
-  if (std::strcmp(forced, "avx512") == 0) *cap = Isa::kAvx512;
-  else if (std::strcmp(forced, "avx2") == 0) *cap = Isa::kAvx2;
-  else if (std::strcmp(forced, "baseline") == 0) *cap = Isa::kBaseline;
-  else return false;
+  if (std::strcmp(forced, "avx512") == 0)
+    *cap = Isa::kAvx512;
+  else if (std::strcmp(forced, "avx2") == 0)
+    *cap = Isa::kAvx2;
+  else if (std::strcmp(forced, "baseline") == 0)
+    *cap = Isa::kBaseline;
+  else
+    return false;
   return true;
 }
 

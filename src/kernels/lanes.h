@@ -82,8 +82,8 @@ ORDO_ALWAYS_INLINE float exp_nonpositive(float x) {
 }
 
 // The instruction set each kernel's body is picked for (kernels/isa.h).
-using kernels::Isa;
 using kernels::best_isa;
+using kernels::Isa;
 using kernels::pick_for_isa;
 
 }  // namespace ordo::kernels::lanes

@@ -50,8 +50,7 @@ ORDO_ALWAYS_INLINE void rows_in_place(float* x, int64_t n, int64_t begin, int64_
   }
 }
 
-ORDO_ALWAYS_INLINE void rows_at(const float* x, int64_t n, const int64_t* ids, float* out, int64_t begin,
-                                int64_t end) {
+ORDO_ALWAYS_INLINE void rows_at(const float* x, int64_t n, const int64_t* ids, float* out, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * n;
     const RowShift shift = row_shift(row, n);
@@ -59,13 +58,10 @@ ORDO_ALWAYS_INLINE void rows_at(const float* x, int64_t n, const int64_t* ids, f
   }
 }
 
-#define ORDO_LOG_SOFTMAX_KERNELS(suffix, target)                                                          \
-  target void in_place_##suffix(float* x, int64_t n, int64_t begin, int64_t end) {                       \
-    rows_in_place(x, n, begin, end);                                                                      \
-  }                                                                                                       \
-  target void at_##suffix(const float* x, int64_t n, const int64_t* ids, float* out, int64_t begin,      \
-                          int64_t end) {                                                                  \
-    rows_at(x, n, ids, out, begin, end);                                                                  \
+#define ORDO_LOG_SOFTMAX_KERNELS(suffix, target)                                                                      \
+  target void in_place_##suffix(float* x, int64_t n, int64_t begin, int64_t end) { rows_in_place(x, n, begin, end); } \
+  target void at_##suffix(const float* x, int64_t n, const int64_t* ids, float* out, int64_t begin, int64_t end) {    \
+    rows_at(x, n, ids, out, begin, end);                                                                              \
   }
 ORDO_LOG_SOFTMAX_KERNELS(avx512, ORDO_TARGET_AVX512)
 ORDO_LOG_SOFTMAX_KERNELS(avx2, ORDO_TARGET_AVX2)
@@ -110,7 +106,8 @@ at::Tensor log_softmax_at(const at::Tensor& x, const at::Tensor& ids) {
   const auto kernel = kernels().at;
   const float* data = x.data_ptr<float>();
   float* result = out.data_ptr<float>();
-  parallel_for(0, x.size(0), grain_for(2 * n), [&](int64_t begin, int64_t end) { kernel(data, n, id, result, begin, end); });
+  parallel_for(0, x.size(0), grain_for(2 * n),
+               [&](int64_t begin, int64_t end) { kernel(data, n, id, result, begin, end); });
   return out;
 }
 

@@ -18,7 +18,7 @@ constexpr size_t kPopulateChunk = size_t{2} << 20;
 // 8 x 8 tiles transposed in registers and stored 8 floats at a time, instead of one float per
 // store 256 bytes apart.
 __attribute__((target("avx2"))) void write_group16_avx2(const float* rows, int64_t in, const int64_t* k_offset,
-                                                         float* column) {
+                                                        float* column) {
   int64_t k = 0;
   for (; k + 8 <= in; k += 8) {
     for (int half = 0; half < 2; ++half) {
@@ -71,6 +71,8 @@ std::shared_ptr<const void> map_zeroed(size_t bytes) {
 
 // No AVX-512 body: 8 x 8 tiles already store whole cache lines in pairs (and Zen 4 runs
 // 512-bit shuffles as two 256-bit halves); baseline x86-64: the scalar loop.
-WriteGroup16 pick_write_group16() { return pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr); }
+WriteGroup16 pick_write_group16() {
+  return pick_for_isa<WriteGroup16>(write_group16_avx2, write_group16_avx2, nullptr);
+}
 
 }  // namespace ordo::kernels

@@ -42,7 +42,7 @@ void quantize_row_scalar(const float* row, int64_t cols, int8_t* target, float* 
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(const float* row, int64_t cols,
-                                                                                int8_t* target, float* scale) {
+                                                                              int8_t* target, float* scale) {
   __m512 peaks = _mm512_setzero_ps();
   int64_t j = 0;
   for (; j + 16 <= cols; j += 16) peaks = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(row + j)), peaks);
@@ -60,7 +60,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_row_avx512(co
 
 // The weights' version (quantize_weight_rows): a division per value, clamped to [-127, 127].
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_weight_row_avx512(const float* row, int64_t cols,
-                                                                                       int8_t* target, float* scale) {
+                                                                                     int8_t* target, float* scale) {
   __m512 peaks = _mm512_setzero_ps();
   int64_t j = 0;
   for (; j + 16 <= cols; j += 16) peaks = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(row + j)), peaks);
@@ -86,7 +86,8 @@ void quantize_weight_row_scalar(const float* row, int64_t cols, int8_t* target, 
   for (int64_t j = 0; j < cols; ++j) peak = std::max(peak, std::fabs(row[j]));
   const float s = row_scale(peak);
   *scale = s;
-  for (int64_t j = 0; j < cols; ++j) target[j] = static_cast<int8_t>(std::clamp(std::nearbyint(row[j] / s), -127.0f, 127.0f));
+  for (int64_t j = 0; j < cols; ++j)
+    target[j] = static_cast<int8_t>(std::clamp(std::nearbyint(row[j] / s), -127.0f, 127.0f));
 }
 
 using QuantizeRow = void (*)(const float*, int64_t, int8_t*, float*);

@@ -74,8 +74,8 @@ ORDO_TARGET_AVX512 void tile(const float* x, int64_t ldx, const float* w, int64_
 
 // Rows [0, M) (M <= 4) against every column of the panel (cz vectors): at most 16 sums.
 template <int M>
-ORDO_TARGET_AVX512 void rows_of(int cz, const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1,
-                                bool fresh, Prefetch prefetch, float* part) {
+ORDO_TARGET_AVX512 void rows_of(int cz, const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1, bool fresh,
+                                Prefetch prefetch, float* part) {
   switch (cz) {
     case 1: tile<M, 1>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
     case 2: tile<M, 2>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
@@ -97,8 +97,8 @@ ORDO_TARGET_AVX512 void rows_any(int64_t rows, int cz, const float* x, int64_t l
 // total[m][j] = x[m] . column j of the panel, chunk by chunk as oneDNN sums. Per block of k:
 // rows 1-4 stream the panel's rows from memory (whole cache lines, in order), rows 5-8 read
 // them again from L1.
-ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const float* p, int64_t width,
-                              int64_t k_chunk, float* total) {
+ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const float* p, int64_t width, int64_t k_chunk,
+                              float* total) {
   alignas(64) float part[kSmallGemmMaxRows * kTile];
   const int vectors = static_cast<int>(width / 16);
   for (int64_t start = 0; start < k; start += k_chunk) {
@@ -120,9 +120,9 @@ ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const flo
   }
 }
 
-ORDO_TARGET_AVX512 void panels_avx512(const float* x, int64_t rows, int64_t k, const float* panels,
-                                      PanelLayout layout, int64_t n, int64_t k_chunk, const float* bias, bool relu,
-                                      float* y, int64_t begin, int64_t end) {
+ORDO_TARGET_AVX512 void panels_avx512(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout,
+                                      int64_t n, int64_t k_chunk, const float* bias, bool relu, float* y, int64_t begin,
+                                      int64_t end) {
   alignas(64) float total[kSmallGemmMaxRows * kTile];
   for (int64_t p = begin; p < end; ++p) {
     const float* w = panels + p * layout.stride;

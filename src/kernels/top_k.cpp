@@ -58,11 +58,11 @@ ORDO_ALWAYS_INLINE void rank_rows(const float* data, int64_t n, int64_t segment,
 
 using Kernel = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t*, int64_t, int64_t);
 
-#define ORDO_TOP_K_KERNELS(suffix, target)                                                                        \
-  template <bool kOffsets>                                                                                       \
-  target void rank_##suffix(const float* data, int64_t n, int64_t segment, const float* offsets, int64_t k,      \
-                            float* values, int64_t* indices, int64_t begin, int64_t end) {                       \
-    rank_rows<kOffsets>(data, n, segment, offsets, k, values, indices, begin, end);                              \
+#define ORDO_TOP_K_KERNELS(suffix, target)                                                                  \
+  template <bool kOffsets>                                                                                  \
+  target void rank_##suffix(const float* data, int64_t n, int64_t segment, const float* offsets, int64_t k, \
+                            float* values, int64_t* indices, int64_t begin, int64_t end) {                  \
+    rank_rows<kOffsets>(data, n, segment, offsets, k, values, indices, begin, end);                         \
   }
 ORDO_TOP_K_KERNELS(avx512, ORDO_TARGET_AVX512)
 ORDO_TOP_K_KERNELS(avx2, ORDO_TARGET_AVX2)
@@ -81,8 +81,8 @@ TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64
   const int64_t rows = input.size(0), n = input.size(1);
   if (k < 1 || k > n) throw Error("top_k_rows: k = " + std::to_string(k) + " of " + std::to_string(n) + " columns");
   if (!offsets || segment <= 0) segment = n;
-  if (n % segment != 0) throw Error("top_k_rows: " + std::to_string(n) + " columns are not whole segments of " +
-                                    std::to_string(segment));
+  if (n % segment != 0)
+    throw Error("top_k_rows: " + std::to_string(n) + " columns are not whole segments of " + std::to_string(segment));
   TopK top;
   top.values.assign(static_cast<size_t>(rows * k), -std::numeric_limits<float>::infinity());
   top.indices.assign(static_cast<size_t>(rows * k), -1);

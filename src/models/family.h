@@ -18,14 +18,14 @@ namespace ordo::models {
 enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt, kBart, kMBart50, kMBart, kT5 };
 
 struct FamilySpec {
-  std::string name;                 // "marian"
-  std::vector<std::string> model_types;     // config.json model_type values it serves
-  std::vector<std::string> architectures;   // config.json architectures it serves
-  bool pre_norm = false;            // layer norm before each sub-layer
-  bool final_layer_norm = false;    // a layer norm after the last layer of each stack
-  bool layernorm_embedding = false; // a layer norm after embeddings + positions
+  std::string name;                        // "marian"
+  std::vector<std::string> model_types;    // config.json model_type values it serves
+  std::vector<std::string> architectures;  // config.json architectures it serves
+  bool pre_norm = false;                   // layer norm before each sub-layer
+  bool final_layer_norm = false;           // a layer norm after the last layer of each stack
+  bool layernorm_embedding = false;        // a layer norm after embeddings + positions
   PositionLayout position_layout = PositionLayout::kSinCos;
-  bool fairseq_positions = false;   // offset padding_idx + 1, padding row zero, from ids
+  bool fairseq_positions = false;  // offset padding_idx + 1, padding row zero, from ids
   // Hugging Face's Marian sets the pad logit to -inf before the log-softmax in beam search
   // (adjust_logits_during_generation); reproducing it keeps beam scores identical.
   bool beam_search_never_pad = false;

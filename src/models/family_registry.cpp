@@ -9,8 +9,8 @@ namespace ordo::models {
 namespace {
 
 std::vector<FamilySpec> all_families() {
-  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(), bart_family(), mbart_family(),
-          t5_family()};
+  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(),
+          bart_family(),   mbart_family(),   t5_family()};
 }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -24,7 +24,8 @@ FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
   if (family.tokenizer == TokenizerKind::kM2M100 && config.tokenizer_class.rfind("Nllb", 0) == 0)
     family.tokenizer = TokenizerKind::kNllb;
   if (family.tokenizer == TokenizerKind::kMBart50 || family.tokenizer == TokenizerKind::kMBart)
-    family.tokenizer = config.tokenizer_class.rfind("MBart50", 0) == 0 ? TokenizerKind::kMBart50 : TokenizerKind::kMBart;
+    family.tokenizer =
+        config.tokenizer_class.rfind("MBart50", 0) == 0 ? TokenizerKind::kMBart50 : TokenizerKind::kMBart;
   return family;
 }
 

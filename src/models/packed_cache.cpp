@@ -19,8 +19,8 @@
 #include <vector>
 
 #include <ATen/Parallel.h>
-#include <dnnl.hpp>
 #include <xxhash.h>
+#include <dnnl.hpp>
 
 #include "io/packed_weights_file.h"
 #include "io/verified_file.h"
@@ -222,9 +222,9 @@ std::string cache_file_name(const std::string& dir, const std::string& checkpoin
   const bool read = !checkpoint.empty() && hash_file(config_path, state);
   nn::cap_onednn_isa();  // before the effective ISA is read (and fixed) below
   const dnnl_version_t* v = dnnl_version();
-  const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " + compute_type_name(type) +
-                              " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                              std::to_string(v->patch) + " " + v->hash + " isa " +
+  const std::string context = std::string("ordo-packed format ") + std::to_string(io::kPackedWeightsFormat) + " type " +
+                              compute_type_name(type) + " onednn " + std::to_string(v->major) + "." +
+                              std::to_string(v->minor) + "." + std::to_string(v->patch) + " " + v->hash + " isa " +
                               std::to_string(static_cast<int>(dnnl_get_effective_cpu_isa())) + " md " +
                               std::to_string(sizeof(dnnl_memory_desc_t)) + " checkpoint " + checkpoint;
   XXH3_128bits_update(state, context.data(), context.size());
@@ -277,7 +277,8 @@ std::string packed_cache_path(const std::string& dir, const std::string& checkpo
 
 std::string remembered_packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
                                          const std::string& config_path, nn::GemmType type) {
-  return cache_file_name(dir, content_hash(dir, checkpoint_path, PackedCacheClock{}, /*remembered_only=*/true), config_path, type);
+  return cache_file_name(dir, content_hash(dir, checkpoint_path, PackedCacheClock{}, /*remembered_only=*/true),
+                         config_path, type);
 }
 
 PackedCacheWriter::PackedCacheWriter(std::function<void()> work) {
@@ -310,12 +311,9 @@ void wait_for_packed_cache_writes() {
   writers_done.wait(lock, [] { return writers_running == 0; });
 }
 
-std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& path, const std::string& dir,
-                                                             const std::string& checkpoint_path,
-                                                             const std::string& config_path, Seq2SeqModel& model,
-                                                             nn::GemmType type,
-                                                             std::function<void(const std::string&)> warn,
-                                                             PackedCacheClock clock) {
+std::unique_ptr<PackedCacheWriter> save_packed_in_background(
+    const std::string& path, const std::string& dir, const std::string& checkpoint_path, const std::string& config_path,
+    Seq2SeqModel& model, nn::GemmType type, std::function<void(const std::string&)> warn, PackedCacheClock clock) {
   // The checkpoint as it is now, just packed: if it has changed by the time it is hashed, the
   // hash would name other weights, and nothing is written. (A change while it was being packed
   // is not seen, as when the hash was read before packing.)
@@ -353,7 +351,8 @@ bool collect_packed(Seq2SeqModel& model, nn::GemmType type, CollectedWeights* ou
       return;
     }
     const at::Tensor t = param.contiguous();
-    if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16) problem = "tensor '" + name + "' is not float";
+    if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16)
+      problem = "tensor '" + name + "' is not float";
     keep.push_back(t);
     weights.tensors.push_back({name, t.scalar_type() == at::kFloat ? io::DType::F32 : io::DType::BF16, t.sizes().vec(),
                                t.data_ptr(), t.nbytes()});
@@ -411,8 +410,8 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
   try {
     // Checked there: size, checksum, ranges, byte counts, every float finite.
     // Read and scanned on the threads the model loads with.
-    const io::PackedWeights file =
-        io::read_packed_weights(path, compute_type_name(type), max_cache_bytes(model), std::max(1, at::get_num_threads()));
+    const io::PackedWeights file = io::read_packed_weights(path, compute_type_name(type), max_cache_bytes(model),
+                                                           std::max(1, at::get_num_threads()));
     const auto fail = [&](const std::string& problem) { throw Error(path + ": " + problem); };
     const std::shared_ptr<const void> owner = file.owner;
 
@@ -434,8 +433,9 @@ bool restore_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType t
       const io::PackedTensor& t = *it->second;
       if (!param.defined() || t.shape != param.sizes().vec()) fail("tensor '" + name + "' does not fit the model");
       // A view of the file's memory, which it keeps alive (no copy).
-      param = at::from_blob(const_cast<void*>(t.data), t.shape, [owner](void*) { (void)owner; },
-                            at::TensorOptions().dtype(t.dtype == io::DType::F32 ? at::kFloat : at::kBFloat16));
+      param = at::from_blob(
+          const_cast<void*>(t.data), t.shape, [owner](void*) { (void)owner; },
+          at::TensorOptions().dtype(t.dtype == io::DType::F32 ? at::kFloat : at::kBFloat16));
     });
 
     std::map<std::string, const io::PackedGemmData*> gemms;

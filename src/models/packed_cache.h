@@ -47,7 +47,7 @@ namespace ordo::models {
 
 struct PackedCacheOptions {
   bool enabled = true;
-  std::string dir;                      // "" = default_packed_cache_dir()
+  std::string dir;                          // "" = default_packed_cache_dir()
   int64_t min_checkpoint_bytes = 64 << 20;  // smaller checkpoints load in well under a second
   // Told, in one line naming the file, why a cache file was not used (damaged, truncated, not
   // a regular file, NaN inside) or could not be written; loading goes on without it. With
@@ -100,8 +100,7 @@ struct PackedCacheClock {
 
 // The cache file for a checkpoint (its bytes hashed) and config packed for `type`.
 std::string packed_cache_path(const std::string& dir, const std::string& checkpoint_path,
-                              const std::string& config_path, nn::GemmType type,
-                              const PackedCacheClock& clock = {});
+                              const std::string& config_path, nn::GemmType type, const PackedCacheClock& clock = {});
 
 // The same from the cache folder's hash index only: "" when the index does not remember the
 // checkpoint as it is now (nothing is read but the index).
@@ -118,12 +117,9 @@ bool save_packed(const std::string& path, Seq2SeqModel& model, nn::GemmType type
 // written if the checkpoint changed since it was packed or a file of that name exists. The
 // model must outlive the writer (Seq2SeqModel owns it). nullptr, told to `warn`, when the
 // model has a part the cache cannot hold.
-std::unique_ptr<PackedCacheWriter> save_packed_in_background(const std::string& path, const std::string& dir,
-                                                             const std::string& checkpoint_path,
-                                                             const std::string& config_path, Seq2SeqModel& model,
-                                                             nn::GemmType type,
-                                                             std::function<void(const std::string&)> warn,
-                                                             PackedCacheClock clock = {});
+std::unique_ptr<PackedCacheWriter> save_packed_in_background(
+    const std::string& path, const std::string& dir, const std::string& checkpoint_path, const std::string& config_path,
+    Seq2SeqModel& model, nn::GemmType type, std::function<void(const std::string&)> warn, PackedCacheClock clock = {});
 
 // Fills a freshly constructed (unloaded) `model` from the cache file. False when the file is
 // missing (`why` left empty: an ordinary miss) or fails any check above (`why` says which,

@@ -123,14 +123,15 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
     for (size_t i = 0; i < dims.size(); ++i)
       if (i >= shape.size() || shape[i] != dims[i].first)
         fields += std::string(fields.empty() ? "'" : ", '") + dims[i].second + "'";
-    throw Error(c.path + ": " + fields + " imply tensor '" + name + "' of shape " + shape_string(wanted) +
-                ", but " + weights.path() + " has " + shape_string(shape));
+    throw Error(c.path + ": " + fields + " imply tensor '" + name + "' of shape " + shape_string(wanted) + ", but " +
+                weights.path() + " has " + shape_string(shape));
   };
   const int64_t d = c.d_model;
   const auto named = [&](const std::string& name) { return checkpoint_name(f, c, name); };
   for (const char* name : {"model.shared.weight", "model.encoder.embed_tokens.weight"})
     expect(named(name), {{c.vocab_size, c.vocab_size_key}, {d, "d_model"}});
-  for (const char* name : {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
+  for (const char* name :
+       {"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight", "lm_head.weight"})
     expect(named(name), {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
   expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
   if (f.position_layout == PositionLayout::kLearned) {
@@ -149,7 +150,8 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
     expect(named(last + "fc1.weight"), {{ffn, io::config_key(c, ffn_field)}, {d, "d_model"}});
     // T5: heads x d_kv wide; elsewhere d_model.
     const int64_t inner = c.head_dim > 0 ? c.encoder_attention_heads * c.head_dim : d;
-    expect(named(last + "self_attn.q_proj.weight"), {{inner, c.head_dim > 0 ? "num_heads x d_kv" : "d_model"}, {d, "d_model"}});
+    expect(named(last + "self_attn.q_proj.weight"),
+           {{inner, c.head_dim > 0 ? "num_heads x d_kv" : "d_model"}, {d, "d_model"}});
   }
   if (f.relative_positions)
     for (const char* stack : {"model.encoder", "model.decoder"})
@@ -172,7 +174,9 @@ bool shares_embeddings(const io::ModelConfig& c) { return c.share_encoder_decode
 
 // A shared embedding table apart from the output projection: packed as int8 rows for the
 // lookups of an int8 model (Seq2SeqModel::embed_lookup_).
-bool looks_up_int8_rows(const io::ModelConfig& c) { return c.share_encoder_decoder_embeddings && !c.tie_word_embeddings; }
+bool looks_up_int8_rows(const io::ModelConfig& c) {
+  return c.share_encoder_decoder_embeddings && !c.tie_word_embeddings;
+}
 
 int64_t file_bytes(const std::string& path) {
   struct stat st;
@@ -228,8 +232,8 @@ std::shared_ptr<Seq2SeqModel> Seq2SeqModel::load(const std::string& model_dir, i
   auto model = std::make_shared<Seq2SeqModel>(std::move(config), std::move(family));
   model->load_weights(*weights, pack_as);
   if (!cache_dir.empty() && cache->write_in_background) {
-    model->cache_writer_ = save_packed_in_background(cache_path, cache_dir, weights->path(), config_path, *model,
-                                                     *pack_as, cache->warn);
+    model->cache_writer_ =
+        save_packed_in_background(cache_path, cache_dir, weights->path(), config_path, *model, *pack_as, cache->warn);
     return model;
   }
   std::string why;
@@ -258,12 +262,13 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
   // decoder embedding is also its output projection (model.decoder.output_projection).
   const bool shared = shares_embeddings(config_);
   const std::string encoder_table =
-      shared ? first_present(weights, {named("model.shared.weight"), named("model.encoder.embed_tokens.weight"),
-                                       named("model.decoder.embed_tokens.weight"), "model.decoder.output_projection.weight"})
+      shared ? first_present(weights,
+                             {named("model.shared.weight"), named("model.encoder.embed_tokens.weight"),
+                              named("model.decoder.embed_tokens.weight"), "model.decoder.output_projection.weight"})
              : first_present(weights, {named("model.encoder.embed_tokens.weight"), named("model.shared.weight")});
-  const std::string decoder_table =
-      shared ? encoder_table
-             : first_present(weights, {named("model.decoder.embed_tokens.weight"), "model.decoder.output_projection.weight"});
+  const std::string decoder_table = shared ? encoder_table
+                                           : first_present(weights, {named("model.decoder.embed_tokens.weight"),
+                                                                     "model.decoder.output_projection.weight"});
   // Packing a tied output projection, it is packed straight from the checkpoint, a slice of
   // rows at a time, and the embedding lookups read its packed rows (compact_embeddings): the
   // float32 table (1 GB for NLLB's 256k x 1024) is never built.
@@ -466,8 +471,8 @@ at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& st
   if (family_.scale_tied_output && config_.tie_word_embeddings)
     last = last * std::pow(static_cast<double>(config_.d_model), -0.5);
   const at::Tensor part = shortlist.projection.forward(last);
-  at::Tensor logits = at::full({last.size(0), config_.decoder_vocab_size}, -std::numeric_limits<float>::infinity(),
-                               part.options());
+  at::Tensor logits =
+      at::full({last.size(0), config_.decoder_vocab_size}, -std::numeric_limits<float>::infinity(), part.options());
   logits.index_copy_(1, shortlist.ids, part);
   return logits;
 }

@@ -40,8 +40,8 @@ class Seq2SeqModel {
   // the whole model never sits in memory in float32 next to its packed copy.
   // With `pack_as` and an enabled `cache` (models/packed_cache.h), a model packed before for
   // the same checkpoint and type is mapped from the cache instead, and a new one is saved there.
-  static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config,
-                                            FamilySpec family, std::optional<nn::GemmType> pack_as = std::nullopt,
+  static std::shared_ptr<Seq2SeqModel> load(const std::string& model_dir, io::ModelConfig config, FamilySpec family,
+                                            std::optional<nn::GemmType> pack_as = std::nullopt,
                                             const PackedCacheOptions* cache = nullptr);
   // Returns once the cache file this load writes in the background (PackedCacheOptions::
   // write_in_background) is complete or given up; at once otherwise. The destructor calls it.
@@ -84,7 +84,7 @@ class Seq2SeqModel {
   nn::TransformerDecoder& decoder() { return decoder_; }
 
  private:
-  void compact_embeddings(nn::GemmType type);  // after packing: see seq2seq_model.cpp
+  void compact_embeddings(nn::GemmType type);          // after packing: see seq2seq_model.cpp
   at::Tensor project(const at::Tensor& hidden) const;  // the output projection (T5's scaling first)
 
   io::ModelConfig config_;

@@ -36,7 +36,8 @@ std::string t5_name(const std::string& name, const io::ModelConfig& config) {
     const std::string part = rest.substr(dot + 1);
     const std::string ff = std::string(stack) == "encoder" ? "1" : "2";
     const auto attention = [&](const std::string& prefix, const std::string& layer) -> std::string {
-      for (const auto& [from, to] : {std::pair{"q_proj.", "q."}, {"k_proj.", "k."}, {"v_proj.", "v."}, {"out_proj.", "o."}})
+      for (const auto& [from, to] :
+           {std::pair{"q_proj.", "q."}, {"k_proj.", "k."}, {"v_proj.", "v."}, {"out_proj.", "o."}})
         if (part.compare(prefix.size(), std::string(from).size(), from) == 0)
           return block + layer + to + part.substr(prefix.size() + std::string(from).size());
       return name;
@@ -46,7 +47,8 @@ std::string t5_name(const std::string& name, const io::ModelConfig& config) {
     if (part == "self_attn_layer_norm.weight") return block + "0.layer_norm.weight";
     if (part == "encoder_attn_layer_norm.weight") return block + "1.layer_norm.weight";
     if (part == "final_layer_norm.weight") return block + ff + ".layer_norm.weight";
-    if (part == "fc1.weight") return block + ff + ".DenseReluDense." + (config.gated_activation ? "wi_0" : "wi") + ".weight";
+    if (part == "fc1.weight")
+      return block + ff + ".DenseReluDense." + (config.gated_activation ? "wi_0" : "wi") + ".weight";
     if (part == "gate.weight") return block + ff + ".DenseReluDense.wi_1.weight";
     if (part == "fc2.weight") return block + ff + ".DenseReluDense.wo.weight";
     return name;

@@ -18,8 +18,7 @@ namespace ordo::nn {
 MultiHeadAttention::MultiHeadAttention(int64_t dim, int64_t heads, int64_t head_dim_, bool bias, bool scaled_)
     : num_heads(heads), head_dim(head_dim_ > 0 ? head_dim_ : (heads > 0 ? dim / heads : 0)), scaled(scaled_) {
   if (heads <= 0 || (head_dim_ <= 0 && dim % heads != 0))
-    throw Error("d_model " + std::to_string(dim) + " is not divisible by the number of heads " +
-                std::to_string(heads));
+    throw Error("d_model " + std::to_string(dim) + " is not divisible by the number of heads " + std::to_string(heads));
   const int64_t inner = heads * head_dim;
   q_proj = Linear(dim, inner, bias);
   k_proj = Linear(dim, inner, bias);
@@ -42,7 +41,8 @@ at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options)
   if (bytes < (size_t{1} << 20)) return at::empty(sizes, options);
   void* pages = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pages == MAP_FAILED) return at::empty(sizes, options);
-  return at::from_blob(pages, sizes, [bytes](void* p) { ::munmap(p, bytes); }, options);
+  return at::from_blob(
+      pages, sizes, [bytes](void* p) { ::munmap(p, bytes); }, options);
 }
 
 }  // namespace
@@ -90,8 +90,8 @@ KeyValue KeyValue::gather(const int64_t* source, int64_t count, int64_t capacity
 KeyValue KeyValue::select(const at::Tensor& indices) const {
   if (!key_buffer.defined()) {
     // Keys stored by dimension (the encoder memory, keys_by_dimension) keep that layout.
-    const at::Tensor keys =
-        kernels::is_by_dimension(key) ? kernels::keys_by_dimension(key.index_select(0, indices)) : key.index_select(0, indices);
+    const at::Tensor keys = kernels::is_by_dimension(key) ? kernels::keys_by_dimension(key.index_select(0, indices))
+                                                          : key.index_select(0, indices);
     return {keys, value.index_select(0, indices), {}, {}, {}};
   }
   const at::Tensor index = indices.to(at::kLong).contiguous();
@@ -120,8 +120,7 @@ void KeyValue::reorder(const at::Tensor& indices) {
   if (!moved) return;
   // Each row takes its parent's row numbers; the keys and values stay where they were written.
   const int64_t capacity = key_buffer.size(2), used = length();
-  if (!origin.defined())
-    origin = at::arange(rows, at::kInt).unsqueeze(1).expand({rows, capacity}).contiguous();
+  if (!origin.defined()) origin = at::arange(rows, at::kInt).unsqueeze(1).expand({rows, capacity}).contiguous();
   at::Tensor next = at::empty({rows, capacity}, at::kInt);
   const int32_t* from = origin.data_ptr<int32_t>();
   int32_t* to = next.data_ptr<int32_t>();
@@ -153,7 +152,8 @@ void KeyValue::append(const KeyValue& fresh) {
   if (origin.defined()) {  // the new positions are the rows' own
     int32_t* rows = origin.data_ptr<int32_t>();
     for (int64_t row = 0; row < origin.size(0); ++row)
-      std::fill(rows + row * origin.stride(0) + used, rows + row * origin.stride(0) + used + added, static_cast<int32_t>(row));
+      std::fill(rows + row * origin.stride(0) + used, rows + row * origin.stride(0) + used + added,
+                static_cast<int32_t>(row));
   }
 }
 
@@ -172,18 +172,22 @@ KeyValue MultiHeadAttention::project_key_value(const at::Tensor& x) const {
     const at::Tensor kv = kv_proj.forward(x);
     return {kernels::keys_by_dimension(split_heads(part(kv, 0))), split_heads(part(kv, 1)).contiguous(), {}, {}, {}};
   }
-  return {kernels::keys_by_dimension(split_heads(k_proj.forward(x))), split_heads(v_proj.forward(x)).contiguous(), {}, {}, {}};
+  return {kernels::keys_by_dimension(split_heads(k_proj.forward(x))),
+          split_heads(v_proj.forward(x)).contiguous(),
+          {},
+          {},
+          {}};
 }
 
-at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv,
-                                       const at::Tensor& additive_mask) const {
+at::Tensor MultiHeadAttention::forward(const at::Tensor& x, const KeyValue& kv, const at::Tensor& additive_mask) const {
   return attend(q_proj.forward(x), kv, additive_mask, kernels::ScoreOrder::kKeyChain);
 }
 
 at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tensor& additive_mask,
                                             const at::Tensor& position_bias) const {
   if (!qkv_proj.packed)
-    return attend(q_proj.forward(x), project_key_value(x), additive_mask, kernels::ScoreOrder::kKeyChain, position_bias);
+    return attend(q_proj.forward(x), project_key_value(x), additive_mask, kernels::ScoreOrder::kKeyChain,
+                  position_bias);
   const at::Tensor qkv = qkv_proj.forward(x);
   // Views into the fused projection (the keys are transposed once, for all the queries).
   const KeyValue kv{split_heads(part(qkv, 1)), split_heads(part(qkv, 2)), {}, {}, {}};
@@ -200,17 +204,19 @@ void MultiHeadAttention::pack(GemmType type, bool self_attention) {
   out_proj.pack(type);
 }
 
-at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv, const at::Tensor& additive_mask,
-                                      kernels::ScoreOrder order, const at::Tensor& position_bias) const {
+at::Tensor MultiHeadAttention::attend(const at::Tensor& projected_q, const KeyValue& kv,
+                                      const at::Tensor& additive_mask, kernels::ScoreOrder order,
+                                      const at::Tensor& position_bias) const {
   const int64_t batch = projected_q.size(0), q_len = projected_q.size(1);
   const double scaling = this->scaling();
   // Inference: the kernel whose rows do not depend on the batch (attention_kernel.h). The
   // LibTorch route below stays for autograd (the trainer).
-  const bool needs_grad = at::GradMode::is_enabled() &&
-                          (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
+  const bool needs_grad =
+      at::GradMode::is_enabled() && (projected_q.requires_grad() || kv.key.requires_grad() || kv.value.requires_grad());
   if (!needs_grad)
     return out_proj.forward(kernels::fixed_order_attention(projected_q, kv.key, kv.value, additive_mask, num_heads,
-                                                  static_cast<float>(scaling), order, position_bias, kv.origin));
+                                                           static_cast<float>(scaling), order, position_bias,
+                                                           kv.origin));
   if (kv.origin.defined()) throw Error("attention with gradients over a reordered cache");
   const at::Tensor q = split_heads(scaled ? projected_q * scaling : projected_q);
   at::Tensor scores = at::matmul(q, kv.key.transpose(2, 3));  // [b, h, q, k]

@@ -25,7 +25,7 @@ struct KeyValue {
   at::Tensor key, value;
   at::Tensor key_buffer, value_buffer;  // [batch, heads, capacity, head_dim]; undefined for
                                         // a fixed key/value (the encoder memory)
-  at::Tensor origin;  // int32 [batch, capacity]; undefined: every row reads its own positions
+  at::Tensor origin;                    // int32 [batch, capacity]; undefined: every row reads its own positions
   bool empty() const { return !key.defined(); }
   int64_t length() const { return key.defined() ? key.size(2) : 0; }
   // Keeps rows `indices` (beam search reordering, dropping finished sentences), each row's

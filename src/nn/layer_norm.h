@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "nn/module.h"
 #include "kernels/fused_rows.h"
 #include "kernels/parallel.h"
+#include "nn/module.h"
 
 namespace ordo::nn {
 
@@ -18,7 +18,9 @@ struct LayerNorm {
 
   LayerNorm() = default;
   explicit LayerNorm(int64_t dim, bool rms_ = false, double eps_ = 1e-5)
-      : weight(at::empty({dim}, at::kFloat)), bias(rms_ ? at::Tensor() : at::empty({dim}, at::kFloat)), eps(eps_),
+      : weight(at::empty({dim}, at::kFloat)),
+        bias(rms_ ? at::Tensor() : at::empty({dim}, at::kFloat)),
+        eps(eps_),
         rms(rms_) {}
 
   at::Tensor forward(const at::Tensor& x) const {

@@ -27,7 +27,8 @@ bool can_use_dnnl(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 void Linear::pack(GemmType type, std::optional<Activation> activation) {
   if (!weight.defined() && weight_rows.rows) {
-    packed = std::make_shared<const PackedGemm>(weight_rows.rows, weight_rows.out, weight_rows.in, bias, type, activation);
+    packed =
+        std::make_shared<const PackedGemm>(weight_rows.rows, weight_rows.out, weight_rows.in, bias, type, activation);
     weight_rows = RowSource();
   } else {
     packed = std::make_shared<const PackedGemm>(weight, bias, type, activation);
@@ -52,9 +53,8 @@ at::Tensor Linear::forward(const at::Tensor& x) const {
   if (bias.defined()) output.copy_(bias.expand({rows, out}));
   const float beta = bias.defined() ? 1.0f : 0.0f;
   cap_onednn_isa();
-  const dnnl_status_t status =
-      dnnl_sgemm('N', 'T', rows, out, in, 1.0f, input.data_ptr<float>(), in,
-                 weight.data_ptr<float>(), in, beta, output.data_ptr<float>(), out);
+  const dnnl_status_t status = dnnl_sgemm('N', 'T', rows, out, in, 1.0f, input.data_ptr<float>(), in,
+                                          weight.data_ptr<float>(), in, beta, output.data_ptr<float>(), out);
   if (status != dnnl_success)
     throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status)));
   return output.view(out_sizes);
@@ -73,8 +73,8 @@ Linear fuse_and_pack(std::initializer_list<Linear*> parts, GemmType type) {
     const int64_t out = l->weight.defined() ? l->weight.size(0) : l->weight_rows.out;
     if (streamed && l->weight.defined()) {
       const at::Tensor w = l->weight;
-      sources.push_back({[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).to(at::kFloat); },
-                         out, w.size(1)});
+      sources.push_back(
+          {[w](int64_t begin, int64_t count) { return w.narrow(0, begin, count).to(at::kFloat); }, out, w.size(1)});
     } else if (streamed) {
       sources.push_back(l->weight_rows);
     } else {

@@ -87,9 +87,9 @@ struct PackedGemm::Impl {
   GemmType type;
   int64_t in = 0, out = 0;
   std::optional<Activation> activation;
-  memory::desc weights_md;  // the packed layout; the same for every M (checked at creation)
-  memory weights;           // packed weights (owned by oneDNN)
-  at::Tensor bias;          // [1, out] float32, or undefined
+  memory::desc weights_md;           // the packed layout; the same for every M (checked at creation)
+  memory weights;                    // packed weights (owned by oneDNN)
+  at::Tensor bias;                   // [1, out] float32, or undefined
   std::vector<float> weight_scales;  // int8: per output channel, W ~ W_q * scale
   // Where element (k, n) of the packed [K, N] = W^T sits: k_offsets[k] + n_offset(n) elements
   // from the start (a blocked layout's offset is a sum of one term per dimension). Empty when
@@ -248,11 +248,11 @@ bool gemm_type_supported(GemmType type) {
 
 PackedGemm::PackedGemm(const at::Tensor& weight, const at::Tensor& bias, GemmType type,
                        std::optional<Activation> activation)
-    : PackedGemm(
-          [&weight](int64_t begin, int64_t count) { return weight.narrow(0, begin, count).to(at::kFloat); },
-          weight.size(0), weight.size(1), bias, type, activation,
-          type == GemmType::kFloat32 && weight.scalar_type() == at::kFloat && weight.is_contiguous() ? weight
-                                                                                                   : at::Tensor()) {}
+    : PackedGemm([&weight](int64_t begin, int64_t count) { return weight.narrow(0, begin, count).to(at::kFloat); },
+                 weight.size(0), weight.size(1), bias, type, activation,
+                 type == GemmType::kFloat32 && weight.scalar_type() == at::kFloat && weight.is_contiguous()
+                     ? weight
+                     : at::Tensor()) {}
 
 PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at::Tensor& bias, GemmType type,
                        std::optional<Activation> activation)
@@ -344,7 +344,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
     for_each_slice([&](int64_t r, int64_t n, const at::Tensor& slice) {
       if (type == GemmType::kInt8)
         kernels::quantize_weight_rows(slice.data_ptr<float>(), n, m.in, source.narrow(0, r, n).data_ptr<int8_t>(),
-                             m.weight_scales.data() + r);
+                                      m.weight_scales.data() + r);
       else
         source.narrow(0, r, n).copy_(slice);
     });
@@ -432,7 +432,8 @@ void PackedGemm::Impl::write_rows(int64_t first, const void* values, int64_t cou
   // Runs of 4 consecutive k in 4 consecutive bytes (the VNNI blocks: ...4a) are copied as one.
   bool quads = in % 4 == 0;
   for (int64_t k = 0; quads && k < in; k += 4)
-    quads = k_offset[k + 1] == k_offset[k] + 1 && k_offset[k + 2] == k_offset[k] + 2 && k_offset[k + 3] == k_offset[k] + 3;
+    quads =
+        k_offset[k + 1] == k_offset[k] + 1 && k_offset[k + 2] == k_offset[k] + 2 && k_offset[k + 3] == k_offset[k] + 3;
   for (int64_t i = 0; i < count; ++i) {
     const int8_t* row = q + i * in;
     uint8_t* column = packed + n_offset(first + i);
@@ -457,12 +458,14 @@ size_t direct_bytes(const dnnl_memory_desc_t& d) {
   if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.offset0 != 0) return 0;
   const uint64_t flags = d.extra.flags;
   if (d.data_type == dnnl_f32)
-    return flags == dnnl_memory_extra_flag_none && memory::desc(d).get_size() == static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1] * 4)
+    return flags == dnnl_memory_extra_flag_none &&
+                   memory::desc(d).get_size() == static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1] * 4)
                ? memory::desc(d).get_size()
                : 0;
   if (d.data_type != dnnl_s8) return 0;
   const size_t values = static_cast<size_t>(d.padded_dims[0] * d.padded_dims[1]);
-  const size_t used = flags == dnnl_memory_extra_flag_none ? values : values + static_cast<size_t>(d.padded_dims[1]) * 4;
+  const size_t used =
+      flags == dnnl_memory_extra_flag_none ? values : values + static_cast<size_t>(d.padded_dims[1]) * 4;
   if (flags != dnnl_memory_extra_flag_none &&
       (flags != dnnl_memory_extra_flag_compensation_conv_s8s8 || d.extra.compensation_mask != 2))
     return 0;
@@ -481,7 +484,8 @@ bool PackedGemm::Impl::writes_directly() const {
     probe.in = 200;
     probe.out = 150;
     if (probed == GemmType::kInt8) probe.weight_scales.assign(150, 1.0f);
-    probe.weights_md = probe.describe(32, memory::desc({probe.in, probe.out}, source_type(probed), tag::any)).weights_desc();
+    probe.weights_md =
+        probe.describe(32, memory::desc({probe.in, probe.out}, source_type(probed), tag::any)).weights_desc();
     const size_t used = direct_bytes(probe.weights_md.data);
     if (!probe.compute_row_offsets() || used == 0) return false;
     const size_t count = static_cast<size_t>(probe.in * probe.out);
@@ -565,7 +569,8 @@ at::Tensor PackedGemm::rows(const at::Tensor& ids) const {
   const int64_t* id = flat.data_ptr<int64_t>();
   for (int64_t i = 0; i < count; ++i)
     if (id[i] < 0 || id[i] >= m.out)
-      throw Error("token id " + std::to_string(id[i]) + " is outside the vocabulary (0.." + std::to_string(m.out - 1) + ")");
+      throw Error("token id " + std::to_string(id[i]) + " is outside the vocabulary (0.." + std::to_string(m.out - 1) +
+                  ")");
   at::Tensor out = at::empty({count, m.in}, at::kFloat);
   float* target = out.data_ptr<float>();
   const int64_t* k_offsets = m.k_offsets.data();
@@ -627,7 +632,8 @@ kernels::PanelLayout PackedGemm::Impl::find_panels() const {
 int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<Activation> activation, bool bias) {
   static std::mutex mutex;
   static std::map<std::tuple<int64_t, int64_t, int, int, bool>, int64_t> known;
-  const auto key = std::make_tuple(k, rows, at::get_num_threads(), activation ? static_cast<int>(*activation) : -1, bias);
+  const auto key =
+      std::make_tuple(k, rows, at::get_num_threads(), activation ? static_cast<int>(*activation) : -1, bias);
   const auto known_chunk = [&key]() -> std::optional<int64_t> {
     std::lock_guard<std::mutex> lock(mutex);
     const auto found = known.find(key);
@@ -682,8 +688,9 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
 
 int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
   // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
-  static const bool enabled = kernels::small_gemm_available() && !(std::getenv("ORDO_SMALL_GEMM") &&
-                                                          std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
+  static const bool enabled =
+      kernels::small_gemm_available() &&
+      !(std::getenv("ORDO_SMALL_GEMM") && std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
   if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kFloat32 || probing) return 0;
   std::call_once(panels_found, [this] { panels = find_panels(); });
   return panels.width > 0 ? small_chunking(in, rows, activation, bias.defined()) : 0;
@@ -692,7 +699,7 @@ int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
 void PackedGemm::Impl::small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const {
   const bool relu = activation == Activation::kRelu;
   kernels::small_gemm(x, rows, in, static_cast<const float*>(weights.get_data_handle()), panels, out, chunk,
-             bias.defined() ? bias.data_ptr<float>() : nullptr, relu, y);
+                      bias.defined() ? bias.data_ptr<float>() : nullptr, relu, y);
   if (!activation || relu) return;
   // 8 x 4,096 values: less work than waking a thread for (kernels/parallel.h).
   const kernels::SerialScope serial(true);
@@ -758,16 +765,14 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
   const dnnl::engine& engine = cpu_engine();
   memory src({{rows, m.in}, source_type(m.type), tag::ab}, engine, input.data_ptr());
   memory dst({{rows, m.out}, dt::f32, tag::ab}, engine, output.data_ptr());
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, dst}};
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, dst}};
   if (m.fused_epilogue() && m.bias.defined())
     args.emplace(DNNL_ARG_BIAS, memory({{1, m.out}, dt::f32, tag::ab}, engine, m.bias.data_ptr()));
   at::Tensor scratchpad;
   if (kernel->scratchpad_bytes > 0) {
     scratchpad = at::empty({static_cast<int64_t>(kernel->scratchpad_bytes)}, at::kByte);
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 memory({{static_cast<int64_t>(kernel->scratchpad_bytes)}, dt::u8, tag::a}, engine,
-                        scratchpad.data_ptr()));
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory({{static_cast<int64_t>(kernel->scratchpad_bytes)}, dt::u8, tag::a}, engine,
+                                             scratchpad.data_ptr()));
   }
   dnnl::stream stream(engine);
   kernel->primitive.execute(stream, args);

@@ -73,8 +73,8 @@ class PackedGemm {
     GemmType type = GemmType::kFloat32;
     int64_t in = 0, out = 0;
     std::optional<Activation> activation;
-    std::vector<uint8_t> layout;     // oneDNN's memory descriptor of the packed weights, as bytes
-    const void* weights = nullptr;   // the packed weights
+    std::vector<uint8_t> layout;    // oneDNN's memory descriptor of the packed weights, as bytes
+    const void* weights = nullptr;  // the packed weights
     size_t weight_bytes = 0;
     std::vector<float> weight_scales;  // int8: per output channel
     std::vector<float> bias;           // empty: none

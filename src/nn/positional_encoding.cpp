@@ -31,7 +31,8 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
     // fairseq computes the frequencies in float32 with torch; mirror that arithmetic.
     fairseq_scale = static_cast<float>(std::log(spec.base) / static_cast<double>(half - 1));
     frequency.resize(static_cast<size_t>(std::max<int64_t>(half, 0)));
-    for (int64_t i = 0; i < half; ++i) frequency[static_cast<size_t>(i)] = std::exp(static_cast<float>(i) * -fairseq_scale);
+    for (int64_t i = 0; i < half; ++i)
+      frequency[static_cast<size_t>(i)] = std::exp(static_cast<float>(i) * -fairseq_scale);
   } else {
     divisor.resize(static_cast<size_t>(dim));
     for (int64_t j = 0; j < dim; ++j)
@@ -70,8 +71,7 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
             row[half + i] = std::cos(angle);
           }
           break;
-        case PositionLayout::kLearned:
-          break;  // refused above
+        case PositionLayout::kLearned: break;  // refused above
       }
     }
   });
@@ -83,17 +83,13 @@ at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEn
   return at::from_blob(const_cast<double*>(values.data()), {num_positions, dim}, at::kDouble).to(at::kFloat);
 }
 
-SinusoidalPositions::SinusoidalPositions(int64_t max_positions, int64_t dim,
-                                         const PositionEncodingSpec& spec)
-    : table_(sinusoidal_table(max_positions + spec.offset, dim, spec)),
-      max_positions_(max_positions),
-      spec_(spec) {}
+SinusoidalPositions::SinusoidalPositions(int64_t max_positions, int64_t dim, const PositionEncodingSpec& spec)
+    : table_(sinusoidal_table(max_positions + spec.offset, dim, spec)), max_positions_(max_positions), spec_(spec) {}
 
 at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
   if (start + length > max_positions_)
     throw Error("sequence of " + std::to_string(start + length) +
-                " positions exceeds the model's max_position_embeddings (" +
-                std::to_string(max_positions_) + ")");
+                " positions exceeds the model's max_position_embeddings (" + std::to_string(max_positions_) + ")");
   return table_.narrow(0, spec_.offset + start, length);
 }
 

@@ -107,12 +107,10 @@ TransformerDecoder::TransformerDecoder(const StackShape& shape) : embed(shape) {
                                          /*bidirectional=*/false);
 }
 
-DecoderState TransformerDecoder::start(const at::Tensor& encoder_out,
-                                       const at::Tensor& encoder_attention_mask) const {
+DecoderState TransformerDecoder::start(const at::Tensor& encoder_out, const at::Tensor& encoder_attention_mask) const {
   DecoderState state;
   state.self_cache.resize(layers.size());
-  for (const DecoderLayer& layer : layers)
-    state.memory.push_back(layer.encoder_attn.project_key_value(encoder_out));
+  for (const DecoderLayer& layer : layers) state.memory.push_back(layer.encoder_attn.project_key_value(encoder_out));
   state.memory_mask = padding_mask(encoder_attention_mask);
   return state;
 }

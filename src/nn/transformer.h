@@ -18,14 +18,14 @@ struct StackShape {
   LayerShape layer;
   int64_t num_layers = 0;
   int64_t max_positions = 0;
-  double embed_scale = 1.0;          // sqrt(d_model) when the config says scale_embedding
+  double embed_scale = 1.0;  // sqrt(d_model) when the config says scale_embedding
   PositionEncodingSpec positions;
   // fairseq style: a token's position counts only non-padding tokens before it, and padding
   // tokens get the (zero) padding row.
   bool positions_from_ids = false;
   int64_t padding_idx = 0;
-  bool final_layer_norm = false;      // pre-norm stacks end with a layer norm
-  bool layernorm_embedding = false;   // a layer norm right after embeddings + positions
+  bool final_layer_norm = false;     // pre-norm stacks end with a layer norm
+  bool layernorm_embedding = false;  // a layer norm right after embeddings + positions
   // T5: no positions added to the embeddings; instead a relative position bias table of
   // relative_buckets rows (0: none) added to every self-attention's logits, bidirectional in
   // the encoder and causal in the decoder (nn/relative_position.h).
@@ -55,7 +55,7 @@ class TransformerEncoder {
  public:
   Embedder embed;
   std::vector<EncoderLayer> layers;
-  LayerNorm layer_norm;  // defined only when shape.final_layer_norm
+  LayerNorm layer_norm;                // defined only when shape.final_layer_norm
   RelativePositionBias relative_bias;  // defined only when shape.relative_buckets > 0
 
   TransformerEncoder() = default;

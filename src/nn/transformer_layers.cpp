@@ -22,9 +22,8 @@ EncoderLayer::EncoderLayer(const LayerShape& shape)
       pre_norm(shape.pre_norm) {}
 
 at::Tensor EncoderLayer::forward(const at::Tensor& x, const at::Tensor& mask, const at::Tensor& position_bias) const {
-  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
-    return self_attn.forward_self(in, mask, position_bias);
-  });
+  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm,
+                          [&](const at::Tensor& in) { return self_attn.forward_self(in, mask, position_bias); });
   return residual(h, final_layer_norm, pre_norm, [&](const at::Tensor& in) { return ffn.forward(in); });
 }
 
@@ -54,16 +53,16 @@ DecoderLayer::DecoderLayer(const LayerShape& shape)
 at::Tensor DecoderLayer::forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
                                  const KeyValue& memory, const at::Tensor& memory_mask, int64_t group,
                                  at::Tensor* cross_weights) const {
-  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
-    return self_attn.forward_cached(in, self_cache, self_mask);
-  });
+  at::Tensor h = residual(x, self_attn_layer_norm, pre_norm,
+                          [&](const at::Tensor& in) { return self_attn.forward_cached(in, self_cache, self_mask); });
   h = residual(h, encoder_attn_layer_norm, pre_norm, [&](const at::Tensor& in) {
     if (cross_weights) {
       if (group == 1) {
         *cross_weights = encoder_attn.weights(in, memory, memory_mask);
       } else {  // [sources, heads, group * new_len, src] -> [rows, heads, new_len, src]
         const int64_t sources = in.size(0) / group, new_len = in.size(1);
-        const at::Tensor w = encoder_attn.weights(in.reshape({sources, group * new_len, in.size(2)}), memory, memory_mask);
+        const at::Tensor w =
+            encoder_attn.weights(in.reshape({sources, group * new_len, in.size(2)}), memory, memory_mask);
         *cross_weights = w.view({sources, w.size(1), group, new_len, w.size(3)})
                              .transpose(1, 2)
                              .reshape({sources * group, w.size(1), new_len, w.size(3)});

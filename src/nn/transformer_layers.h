@@ -79,9 +79,8 @@ struct DecoderLayer {
   // consecutive rows of x (see DecoderState).
   // `cross_weights`, when given, receives the cross-attention weights [rows, heads, new_len,
   // src_len] (each row's own source; see MultiHeadAttention::weights).
-  at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask,
-                     const KeyValue& memory, const at::Tensor& memory_mask, int64_t group = 1,
-                     at::Tensor* cross_weights = nullptr) const;
+  at::Tensor forward(const at::Tensor& x, KeyValue& self_cache, const at::Tensor& self_mask, const KeyValue& memory,
+                     const at::Tensor& memory_mask, int64_t group = 1, at::Tensor* cross_weights = nullptr) const;
   // `visited(part)` runs once that part's parameters are visited.
   void visit(const std::string& prefix, const ParamVisitor& visitor, const PartVisited& visited = {});
   void visit_linears(const std::string& prefix, const LinearVisitor& visitor);

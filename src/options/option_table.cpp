@@ -102,8 +102,8 @@ struct FieldMember final : OptionSpec<Options>::Member {
 // ---------------------------------------------------------------- entries
 
 template <class Options, class Field>
-OptionSpec<Options> entry(const char* name, const char* flag, OptionType type, double min, double max,
-                          const char* help, Field Options::*field) {
+OptionSpec<Options> entry(const char* name, const char* flag, OptionType type, double min, double max, const char* help,
+                          Field Options::*field) {
   OptionSpec<Options> s;
   s.name = name;
   s.flag = flag;
@@ -193,16 +193,16 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
       decode("min_length", "", T::kInt, 0, kMaxTokens + 1,
              "Hugging Face min_length: the whole target length, the decoder start token included",
              &DecodeOptions::min_length, Bound::kTokens, 1),
-      decode("min_new_tokens", "--min-length", T::kInt, 0, kMaxTokens, "Generate at least N tokens before the end token",
-             &DecodeOptions::min_new_tokens, Bound::kTokens),
+      decode("min_new_tokens", "--min-length", T::kInt, 0, kMaxTokens,
+             "Generate at least N tokens before the end token", &DecodeOptions::min_new_tokens, Bound::kTokens),
       decode("length_penalty", "--length-penalty", T::kFloat, -100, 100, "Beam score = log-prob sum / length^P",
              &DecodeOptions::length_penalty),
-      decode_flag("early_stopping", "--early-stopping", "Beam search stops once n-best hypotheses are finished (true/false)",
-                  &DecodeOptions::early_stopping),
+      decode_flag("early_stopping", "--early-stopping",
+                  "Beam search stops once n-best hypotheses are finished (true/false)", &DecodeOptions::early_stopping),
       decode("no_repeat_ngram_size", "--no-repeat-ngram-size", T::kInt, 0, 1024, "Never repeat an n-gram of this size",
              &DecodeOptions::no_repeat_ngram_size),
-      decode("repetition_penalty", "--repetition-penalty", T::kFloat, 0.01, 100, "Penalize generated tokens (1.0 = off)",
-             &DecodeOptions::repetition_penalty),
+      decode("repetition_penalty", "--repetition-penalty", T::kFloat, 0.01, 100,
+             "Penalize generated tokens (1.0 = off)", &DecodeOptions::repetition_penalty),
       decode_flag("sample", "--sample", "Sample instead of searching (true/false)", &DecodeOptions::sample),
       decode("temperature", "--temperature", T::kFloat, 1e-3, 100, "Sampling temperature", &DecodeOptions::temperature),
       decode("top_k", "--top-k", T::kInt, 0, 1 << 20, "Sample among the k most likely tokens (0 = all)",
@@ -214,9 +214,10 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
       decode("force_words", "--force-words", T::kText, 0, 0,
              "Target phrases each output must contain, separated by '|' (constrained beam search; beam size >= 2)",
              &DecodeOptions::force_words),
-      not_splitting_batches(decode("source_lang", "--source-lang", T::kText, 0, 0,
-                                   "Source language of multilingual models (M2M100: en; NLLB: eng_Latn; mBART-50: en_XX)",
-                                   &DecodeOptions::source_lang)),
+      not_splitting_batches(
+          decode("source_lang", "--source-lang", T::kText, 0, 0,
+                 "Source language of multilingual models (M2M100: en; NLLB: eng_Latn; mBART-50: en_XX)",
+                 &DecodeOptions::source_lang)),
       decode("target_lang", "--target-lang", T::kText, 0, 0,
              "Target language of multilingual models (M2M100: de; NLLB: deu_Latn; mBART-50: de_DE)",
              &DecodeOptions::target_lang),
@@ -262,8 +263,8 @@ const std::vector<ModelOptionSpec>& model_option_specs() {
 const std::vector<BatchOptionSpec>& batch_option_specs() {
   using T = OptionType;
   static const std::vector<BatchOptionSpec> specs = {
-      entry("batch_size", "--batch-size", T::kInt, 1, 1 << 16, "Inputs decoded together (the output does not depend on it)",
-            &BatchOptions::batch_size),
+      entry("batch_size", "--batch-size", T::kInt, 1, 1 << 16,
+            "Inputs decoded together (the output does not depend on it)", &BatchOptions::batch_size),
       entry("batch_tokens", "--batch-tokens", T::kInt, 0, 1 << 24,
             "Cap a batch at N source tokens, padding included (0 = no cap)", &BatchOptions::batch_tokens),
   };
@@ -296,25 +297,18 @@ const BatchOptionSpec* find_batch_option(const std::string& name) { return find(
 const DecodeOptionSpec& decode_option_spec(const std::string& name) {
   if (const DecodeOptionSpec* spec = find_decode_option(name)) return *spec;
   std::string known;
-  for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    known += std::string(known.empty() ? "" : ", ") + spec.name;
   throw Error("no decoding option named '" + name + "' (known: " + known + ")");
 }
 
-const DecodeOptionSpec& decode_option_spec(std::optional<int> DecodeOptions::*member) {
-  return spec_of(member);
-}
+const DecodeOptionSpec& decode_option_spec(std::optional<int> DecodeOptions::*member) { return spec_of(member); }
 const DecodeOptionSpec& decode_option_spec(std::optional<std::string> DecodeOptions::*member) {
   return spec_of(member);
 }
-const DecodeOptionSpec& decode_option_spec(std::optional<bool> DecodeOptions::*member) {
-  return spec_of(member);
-}
-const DecodeOptionSpec& decode_option_spec(std::optional<float> DecodeOptions::*member) {
-  return spec_of(member);
-}
-const DecodeOptionSpec& decode_option_spec(std::optional<uint64_t> DecodeOptions::*member) {
-  return spec_of(member);
-}
+const DecodeOptionSpec& decode_option_spec(std::optional<bool> DecodeOptions::*member) { return spec_of(member); }
+const DecodeOptionSpec& decode_option_spec(std::optional<float> DecodeOptions::*member) { return spec_of(member); }
+const DecodeOptionSpec& decode_option_spec(std::optional<uint64_t> DecodeOptions::*member) { return spec_of(member); }
 
 // ---------------------------------------------------------------- an entry's work
 
@@ -426,8 +420,7 @@ void OptionSpec<Options>::set_text(Options& options, const std::string& text) co
       if (text == "false" || text == "0") return set(options, false);
       return set(options, text);  // refused: not true or false
     case OptionType::kText:
-    case OptionType::kChoice:
-      return set(options, text);
+    case OptionType::kChoice: return set(options, text);
   }
 }
 

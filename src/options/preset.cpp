@@ -3,11 +3,11 @@
 // (BatchOptions) in a section of its own.
 #include "ordo/preset.h"
 
-#include "io/json_file.h"
 #include <string>
+#include "io/json_file.h"
 
-#include "ordo/option_table.h"
 #include "ordo/error.h"
+#include "ordo/option_table.h"
 
 namespace ordo {
 
@@ -25,8 +25,9 @@ void read_section(const nlohmann::json& section, const io::JsonFields& f, const 
     const Spec* spec = nullptr;
     for (const Spec& s : specs)
       if (accepts(s) && key == s.name) spec = &s;
-    if (!spec) f.fail(key, std::string("is not a ") + (std::is_same_v<Options, DecodeOptions> ? "decoding" : "batching") +
-                               " option (known: " + known + ")");
+    if (!spec)
+      f.fail(key, std::string("is not a ") + (std::is_same_v<Options, DecodeOptions> ? "decoding" : "batching") +
+                      " option (known: " + known + ")");
     if (value.is_null()) continue;
     try {
       spec->set(options, json_option_value(value));
@@ -48,8 +49,8 @@ DecodeOptions load_preset(const std::string& path) {
     if (json["decoding"].contains(spec.name))
       f.fail(spec.name, "is how to run, not what to decode: put it in the \"batching\" section");
   DecodeOptions o;
-  read_section(json["decoding"], f, decode_option_specs(), [](const DecodeOptionSpec& s) { return s.in_preset; }, o,
-               nullptr);
+  read_section(
+      json["decoding"], f, decode_option_specs(), [](const DecodeOptionSpec& s) { return s.in_preset; }, o, nullptr);
   return o;
 }
 
@@ -58,7 +59,8 @@ BatchOptions load_preset_batching(const std::string& path, std::vector<std::stri
   BatchOptions o;
   if (!json.contains("batching")) return o;
   const io::JsonFields f(json["batching"], path + " (batching)");
-  read_section(json["batching"], f, batch_option_specs(), [](const BatchOptionSpec&) { return true; }, o, set);
+  read_section(
+      json["batching"], f, batch_option_specs(), [](const BatchOptionSpec&) { return true; }, o, set);
   return o;
 }
 

@@ -21,7 +21,8 @@ namespace {
 // A step model that asks DecodeOptions::cancelled before each step.
 class CancellableStep : public search::StepModel {
  public:
-  CancellableStep(search::StepModel& step, const std::function<bool()>& cancelled) : step_(step), cancelled_(cancelled) {}
+  CancellableStep(search::StepModel& step, const std::function<bool()>& cancelled)
+      : step_(step), cancelled_(cancelled) {}
   at::Tensor next_logits(const at::Tensor& tokens) override {
     if (cancelled_()) throw Error("cancelled");
     return step_.next_logits(tokens);
@@ -49,7 +50,8 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
     vmap_specials = {settings.eos_token_id, settings.pad_token_id, settings.decoder_start_token_id};
     for (const std::optional<int64_t>& id : {settings.forced_bos_token_id, settings.forced_eos_token_id})
       if (id) vmap_specials.push_back(*id);
-    for (const std::vector<int64_t>& prefix : prefixes) vmap_specials.insert(vmap_specials.end(), prefix.begin(), prefix.end());
+    for (const std::vector<int64_t>& prefix : prefixes)
+      vmap_specials.insert(vmap_specials.end(), prefix.begin(), prefix.end());
     for (const std::vector<int64_t>& phrase : settings.force_words_ids)
       vmap_specials.insert(vmap_specials.end(), phrase.begin(), phrase.end());
   }
@@ -72,7 +74,7 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
       };
       if (m.warn && std::all_of(candidates.begin(), candidates.end(), special))
         m.warn("use_vmap: " + vmap->path() + " maps none of the pieces of a batch of " + std::to_string(batch.size()) +
-             " inputs: their shortlist holds only special tokens, so their output is empty");
+               " inputs: their shortlist holds only special tokens, so their output is empty");
       step.restrict_output(m.model->shortlist(at::tensor(candidates)));
     }
     if (settings.return_attention) step.record_attention();
@@ -86,7 +88,7 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
     std::vector<size_t> batch_inputs(order.begin() + static_cast<std::ptrdiff_t>(start),
                                      order.begin() + static_cast<std::ptrdiff_t>(end));
     TokenStreamStep streaming(stepper, *m.tokenizer, options.on_token, std::move(batch_inputs),
-                                        settings.num_beams == 1 && (!settings.do_sample || settings.num_return_sequences == 1));
+                              settings.num_beams == 1 && (!settings.do_sample || settings.num_return_sequences == 1));
     search::StepModel& searched = options.on_token ? static_cast<search::StepModel&>(streaming) : stepper;
     const auto hyps = search::search(searched, static_cast<int64_t>(batch.size()), settings, batch_prefixes);
     for (size_t i = start; i < end; ++i) {

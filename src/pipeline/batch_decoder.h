@@ -16,7 +16,8 @@
 namespace ordo::pipeline {
 
 // One result per source, in order. `prefixes`: none, or one per source, all of one length.
-std::vector<TranslationResult> decode_batches(const LoadedModel& model, const std::vector<std::vector<int64_t>>& sources,
+std::vector<TranslationResult> decode_batches(const LoadedModel& model,
+                                              const std::vector<std::vector<int64_t>>& sources,
                                               const search::GenerationSettings& settings,
                                               const search::Prefixes& prefixes, const DecodeOptions& options,
                                               const BatchOptions& batching);

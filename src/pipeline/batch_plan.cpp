@@ -14,7 +14,8 @@ BatchPlan plan_batches(const std::vector<std::vector<int64_t>>& sources, int bat
   std::vector<size_t>& order = plan.order;
   order.resize(sources.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
   for (size_t start = 0; start < order.size();) {
     size_t end = start + 1;
     while (end < order.size() && end - start < static_cast<size_t>(batch_size) &&

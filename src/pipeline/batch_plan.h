@@ -12,7 +12,7 @@
 namespace ordo::pipeline {
 
 struct BatchPlan {
-  std::vector<size_t> order;                        // input indices, shortest source first
+  std::vector<size_t> order;                       // input indices, shortest source first
   std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) ranges of `order`
 };
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "ordo/option_table.h"
 #include "ordo/error.h"
+#include "ordo/option_table.h"
 #include "pipeline/force_words.h"
 #include "text/tokenizer.h"
 
@@ -18,8 +18,8 @@ DecodeOptions CallSettings::with_target_language(DecodeOptions options) const {
     if (m_.tokenizer->languages().empty())
       throw Error("invalid decoding option: --target-lang '" + *options.target_lang + "': the model in " +
                   m_.model_dir + " is not multilingual (Marian models take a >>lang<< token in the text)");
-    throw Error("invalid decoding option: unknown target language '" + *options.target_lang + "' for " +
-                m_.model_dir + " (known: " + m_.tokenizer->language_list() + ")");
+    throw Error("invalid decoding option: unknown target language '" + *options.target_lang + "' for " + m_.model_dir +
+                " (known: " + m_.tokenizer->language_list() + ")");
   }
   options.forced_bos_token_id = *id;
   return options;
@@ -35,7 +35,8 @@ void CallSettings::check_source_language(const DecodeOptions& options) const {
   };
   if (lower(*options.source_lang) != lower(m_.pair_source))
     throw Error("invalid decoding option: --source-lang '" + *options.source_lang + "': the model in " + m_.model_dir +
-                " translates from '" + m_.pair_source + "' only (tokenizer_config.json source_lang; it is not multilingual)");
+                " translates from '" + m_.pair_source +
+                "' only (tokenizer_config.json source_lang; it is not multilingual)");
 }
 
 // The folder's task that `options.task` names (config.json task_specific_params); nullptr
@@ -47,10 +48,10 @@ const io::TaskParams* CallSettings::task_for(const DecodeOptions& options) const
     if (task.name == *options.task) return &task;
     known += (known.empty() ? "" : ", ") + task.name;
   }
-  throw Error("invalid decoding option: unknown task '" + *options.task + "' for " + m_.model_dir + " (" +
-              (known.empty() ? "its config.json has no task_specific_params"
-                             : "config.json task_specific_params: " + known) +
-              ")");
+  throw Error(
+      "invalid decoding option: unknown task '" + *options.task + "' for " + m_.model_dir + " (" +
+      (known.empty() ? "its config.json has no task_specific_params" : "config.json task_specific_params: " + known) +
+      ")");
 }
 std::string CallSettings::prefix_for(const DecodeOptions& options) const {
   const io::TaskParams* task = task_for(options);
@@ -58,7 +59,7 @@ std::string CallSettings::prefix_for(const DecodeOptions& options) const {
 }
 
 search::GenerationSettings CallSettings::settings_for(const DecodeOptions& requested,
-                                        std::vector<ResolvedSetting>* trace) const {
+                                                      std::vector<ResolvedSetting>* trace) const {
   DecodeOptions options = with_target_language(requested);
   if (options.return_alternatives.value_or(false)) {  // n_best alternatives, each continued greedily
     options.beam_size = 1;
@@ -93,7 +94,7 @@ search::GenerationSettings CallSettings::settings_for(const DecodeOptions& reque
 // The decoder ids a target prefix text stands for: the forced first token of `settings`
 // (a target language), then the text's target-side pieces; none for an empty text.
 std::vector<int64_t> CallSettings::prefix_ids(const std::string& text, const search::GenerationSettings& settings,
-                                const std::string& where) const {
+                                              const std::string& where) const {
   if (text.empty()) return {};
   text::check_utf8(text, where);
   std::vector<int64_t> ids;
@@ -114,7 +115,7 @@ void CallSettings::fit_prefix(search::GenerationSettings& settings, int64_t leng
 }
 
 search::GenerationSettings CallSettings::checked_settings(const DecodeOptions& options,
-                                            std::vector<ResolvedSetting>* trace) const {
+                                                          std::vector<ResolvedSetting>* trace) const {
   if (options.return_alternatives.value_or(false)) {
     if (options.use_vmap.value_or(false))
       throw Error("invalid decoding option: use_vmap with return_alternatives is not supported");
@@ -123,24 +124,27 @@ search::GenerationSettings CallSettings::checked_settings(const DecodeOptions& o
   }
   search::GenerationSettings settings = settings_for(options, trace);
   if (options.force_words) {
-    settings.force_words_ids = pipeline::force_words_ids(*m_.tokenizer, *options.force_words, m_.model->config().decoder_vocab_size);
+    settings.force_words_ids =
+        pipeline::force_words_ids(*m_.tokenizer, *options.force_words, m_.model->config().decoder_vocab_size);
     if (settings.num_beams <= 1 || settings.do_sample)
-      throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
-                  "as transformers' constrained beam search does");
+      throw Error(
+          "invalid decoding option: force_words needs beam search (beam_size of 2 or more, no sampling), "
+          "as transformers' constrained beam search does");
     if (options.target_prefix && !options.target_prefix->empty())
       throw Error("invalid decoding option: force_words with a target prefix is not supported");
   }
   if (options.use_vmap.value_or(false)) m_.vocab_map();
   if (options.target_prefix) {
     search::GenerationSettings room = settings;
-    const auto length = prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name).size();
+    const auto length =
+        prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name).size();
     if (length > 0) fit_prefix(room, static_cast<int64_t>(length));
   }
   return settings;
 }
 
 search::Prefixes CallSettings::prefixes_for(size_t inputs, const DecodeOptions& options,
-                              const std::vector<std::string>& texts) const {
+                                            const std::vector<std::string>& texts) const {
   if (texts.empty() && !options.target_prefix) return {};
   if (!texts.empty() && options.target_prefix)
     throw Error("invalid decoding option: target_prefix and per-input target prefixes exclude each other");
@@ -150,7 +154,8 @@ search::Prefixes CallSettings::prefixes_for(size_t inputs, const DecodeOptions& 
   const search::GenerationSettings settings = settings_for(options);
   search::Prefixes out;
   if (options.target_prefix) {
-    out.assign(inputs, prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name));
+    out.assign(inputs,
+               prefix_ids(*options.target_prefix, settings, decode_option_spec(&DecodeOptions::target_prefix).name));
   } else {
     for (size_t i = 0; i < inputs; ++i)
       out.push_back(prefix_ids(texts[i], settings, "target prefix " + std::to_string(i + 1)));

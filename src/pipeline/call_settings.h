@@ -36,7 +36,8 @@ class CallSettings {
   void fit_prefix(search::GenerationSettings& settings, int64_t length) const;
   // Per-input prefix ids from DecodeOptions::target_prefix (one text for all) or the per-input
   // texts; empty when neither is given.
-  search::Prefixes prefixes_for(size_t inputs, const DecodeOptions& options, const std::vector<std::string>& texts) const;
+  search::Prefixes prefixes_for(size_t inputs, const DecodeOptions& options,
+                                const std::vector<std::string>& texts) const;
   // The text the task puts before each input ("summarize: "), "" without a task.
   std::string prefix_for(const DecodeOptions& options) const;
 

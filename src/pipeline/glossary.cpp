@@ -79,8 +79,7 @@ Glossary Glossary::read_tsv(const std::string& path) {
     if (trimmed(text).empty()) continue;
     const std::string where = path + ":" + std::to_string(line);
     const size_t tab = text.find('\t');
-    if (tab == std::string::npos)
-      throw Error(where + ": expected 'source term<TAB>target term', found no tab");
+    if (tab == std::string::npos) throw Error(where + ": expected 'source term<TAB>target term', found no tab");
     if (text.find('\t', tab + 1) != std::string::npos)
       throw Error(where + ": expected 'source term<TAB>target term', found more than one tab");
     glossary.add(text.substr(0, tab), text.substr(tab + 1), where);
@@ -94,7 +93,8 @@ std::vector<std::string> Glossary::targets_in(const std::string& sentence) const
   const icu::UnicodeString text = folded(sentence);
   UErrorCode status = U_ZERO_ERROR;
   std::unique_ptr<icu::BreakIterator> words(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
-  if (U_FAILURE(status)) throw Error("glossary: ICU word boundaries are unavailable: " + std::string(u_errorName(status)));
+  if (U_FAILURE(status))
+    throw Error("glossary: ICU word boundaries are unavailable: " + std::string(u_errorName(status)));
   words->setText(text);
   for (const Entry& e : entries_) {
     const icu::UnicodeString term = text::icu_text::from_utf8(e.source);
@@ -119,8 +119,10 @@ std::vector<Glossary::Group> Glossary::groups(const std::vector<std::string>& se
   for (size_t i = 0; i < sentences.size(); ++i) {
     const std::optional<std::string> key = force_words_for(sentences[i], base);
     const auto found = std::find_if(out.begin(), out.end(), [&](const Group& g) { return g.force_words == key; });
-    if (found == out.end()) out.push_back({key, {i}});
-    else found->inputs.push_back(i);
+    if (found == out.end())
+      out.push_back({key, {i}});
+    else
+      found->inputs.push_back(i);
   }
   return out;
 }

@@ -43,14 +43,14 @@ void LoadedModel::load(const std::string& dir, const ModelOptions& options) {
   if (options.inter_threads < 1) throw Error("invalid model option: inter_threads must be at least 1");
   if (options.inter_threads > ModelOptions::kMaxInterThreads)
     throw Error("invalid model option: inter_threads " + std::to_string(options.inter_threads) + " is more than " +
-                std::to_string(ModelOptions::kMaxInterThreads) + " (each worker translates one batch at a time; more "
+                std::to_string(ModelOptions::kMaxInterThreads) +
+                " (each worker translates one batch at a time; more "
                 "workers than cores only add memory)");
   threads = options.threads > 0 ? usable_threads(options.threads) : 0;
   // Loading (packing the weights) runs on the model's threads too, and leaves the caller's as they were.
   at::internal::lazy_init_num_threads();
   const kernels::ThreadCountScope load_threads(threads);
-  if (options.inter_threads > 1)
-    workers = std::make_unique<WorkerPool>(static_cast<size_t>(options.inter_threads));
+  if (options.inter_threads > 1) workers = std::make_unique<WorkerPool>(static_cast<size_t>(options.inter_threads));
   model_dir = dir;
   warn = options.on_warning;
   // Everything small is read and checked before the weights: a bad id or size in a JSON file
@@ -80,8 +80,9 @@ void LoadedModel::load(const std::string& dir, const ModelOptions& options) {
     if (tokenizer->languages().empty()) pair_source = io::model_source_language(dir);
     const text::Tokenizer::IdRange ids = tokenizer->source_id_range();
     if (ids.limit > vocab_size)
-      throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) + ", outside the model's vocabulary (" +
-                  config_path + ": vocab_size " + std::to_string(vocab_size) + ")");
+      throw Error(ids.source + ": token ids reach " + std::to_string(ids.limit - 1) +
+                  ", outside the model's vocabulary (" + config_path + ": vocab_size " + std::to_string(vocab_size) +
+                  ")");
   };
   // Packed layer by layer while loading: peak memory is the packed model plus one layer.
   models::PackedCacheOptions cache;
@@ -106,8 +107,8 @@ void LoadedModel::load(const std::string& dir, const ModelOptions& options) {
 const VocabMap& LoadedModel::vocab_map() const {
   const std::lock_guard<std::mutex> lock(vmap_mutex_);
   if (!vmap_)
-    vmap_ = std::make_shared<const VocabMap>(
-        VocabMap::load(model_dir + "/vmap.txt", *tokenizer, model->config().vocab_size, model->config().decoder_vocab_size));
+    vmap_ = std::make_shared<const VocabMap>(VocabMap::load(
+        model_dir + "/vmap.txt", *tokenizer, model->config().vocab_size, model->config().decoder_vocab_size));
   return *vmap_;
 }
 

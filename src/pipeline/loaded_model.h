@@ -26,8 +26,8 @@ struct LoadedModel {
   std::vector<io::TaskParams> tasks;  // config.json task_specific_params
   std::unique_ptr<text::Tokenizer> tokenizer;
   std::string pair_source;  // a one-pair model's source language (tokenizer_config.json), "" if not named
-  int threads = 0;  // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
-  std::unique_ptr<WorkerPool> workers;  // ModelOptions::inter_threads > 1
+  int threads = 0;          // intra-op threads of each call (ModelOptions::threads), 0 = as the caller's thread has
+  std::unique_ptr<WorkerPool> workers;           // ModelOptions::inter_threads > 1
   std::function<void(const std::string&)> warn;  // ModelOptions::on_warning
 
   // Reads and checks the folder (the small files first, then the weights with the tokenizer

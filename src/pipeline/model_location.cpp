@@ -83,9 +83,8 @@ std::string resolve_model_dir(const std::string& name_or_path) {
 }
 
 std::string bundled_config_file(const std::string& name) {
-  return first_found(
-      candidates("ORDO_CONFIGS_DIR", "configs", ORDO_INSTALL_CONFIGS_DIR, ORDO_SOURCE_CONFIGS_DIR, name), exists,
-      "preset '" + name + "'");
+  return first_found(candidates("ORDO_CONFIGS_DIR", "configs", ORDO_INSTALL_CONFIGS_DIR, ORDO_SOURCE_CONFIGS_DIR, name),
+                     exists, "preset '" + name + "'");
 }
 
 std::string preset_file(const std::string& name_or_path) {

@@ -8,10 +8,10 @@ namespace ordo::pipeline {
 
 class ModelStep : public search::StepModel {
  public:
-  ModelStep(const models::Seq2SeqModel& model, nn::DecoderState state)
-      : model_(model), state_(std::move(state)) {}
+  ModelStep(const models::Seq2SeqModel& model, nn::DecoderState state) : model_(model), state_(std::move(state)) {}
   at::Tensor next_logits(const at::Tensor& tokens) override {
-    return shortlist_.ids.defined() ? model_.next_logits(tokens, state_, shortlist_) : model_.next_logits(tokens, state_);
+    return shortlist_.ids.defined() ? model_.next_logits(tokens, state_, shortlist_)
+                                    : model_.next_logits(tokens, state_);
   }
   // A vocabulary shortlist (DecodeOptions::use_vmap): logits computed for its ids only.
   void restrict_output(models::Shortlist shortlist) { shortlist_ = std::move(shortlist); }

@@ -19,9 +19,11 @@ constexpr int64_t kMaxDim = 1 << 16;
 
 PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec& spec) {
   if (length < 0 || length > kMaxLength)
-    throw Error("position table length " + std::to_string(length) + " is out of range [0, " + std::to_string(kMaxLength) + "]");
+    throw Error("position table length " + std::to_string(length) + " is out of range [0, " +
+                std::to_string(kMaxLength) + "]");
   if (dim < 1 || dim > kMaxDim)
-    throw Error("position table dimension " + std::to_string(dim) + " is out of range [1, " + std::to_string(kMaxDim) + "]");
+    throw Error("position table dimension " + std::to_string(dim) + " is out of range [1, " + std::to_string(kMaxDim) +
+                "]");
   if (!(spec.base > 1.0) || !std::isfinite(spec.base)) throw Error("position table base must be a finite number > 1");
   if (spec.layout == PositionLayout::kLearned)
     throw Error("a learned position table has no formula: it is read from a model (BART, mBART)");
@@ -56,9 +58,9 @@ PositionTable learned_table(const std::string& model_dir, const io::ModelConfig&
   if (shape != implied) {
     std::string got;
     for (int64_t n : shape) got += (got.empty() ? "" : ", ") + std::to_string(n);
-    throw Error(weights->path() + ": tensor '" + name + "' has shape [" + got + "], but " + config.path +
-                " implies [" + std::to_string(implied[0]) + ", " + std::to_string(implied[1]) +
-                "] (max_position_embeddings + " + std::to_string(spec.offset) + ", d_model)");
+    throw Error(weights->path() + ": tensor '" + name + "' has shape [" + got + "], but " + config.path + " implies [" +
+                std::to_string(implied[0]) + ", " + std::to_string(implied[1]) + "] (max_position_embeddings + " +
+                std::to_string(spec.offset) + ", d_model)");
   }
   const at::Tensor rows = weights->get_rows(name, spec.offset, positions).contiguous();
   PositionTable out;
@@ -120,13 +122,16 @@ RelativePositionBiasTable model_relative_position_bias(const std::string& model_
   const io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
   const models::FamilySpec family = models::family_for(config);
   if (!family.relative_positions)
-    throw Error(config.path + ": a " + family.name + " model has no relative position bias (its positions are a table)");
+    throw Error(config.path + ": a " + family.name +
+                " model has no relative position bias (its positions are a table)");
   const int64_t shown = reach.value_or(config.relative_attention_max_distance);
   if (shown < 1 || shown > kMaxLength)
-    throw Error("relative distance reach " + std::to_string(shown) + " is out of range [1, " + std::to_string(kMaxLength) + "]");
+    throw Error("relative distance reach " + std::to_string(shown) + " is out of range [1, " +
+                std::to_string(kMaxLength) + "]");
   const std::string stack = decoder ? "decoder" : "encoder";
   const std::unique_ptr<models::Checkpoint> weights = models::open_checkpoint(model_dir);
-  const std::string name = models::checkpoint_name(family, config, "model." + stack + ".relative_attention_bias.weight");
+  const std::string name =
+      models::checkpoint_name(family, config, "model." + stack + ".relative_attention_bias.weight");
   if (!weights->contains(name)) throw Error(weights->path() + ": missing tensor '" + name + "'");
   const int64_t heads = decoder ? config.decoder_attention_heads : config.encoder_attention_heads;
   const std::vector<int64_t> implied = {config.relative_attention_num_buckets, heads};

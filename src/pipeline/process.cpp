@@ -75,19 +75,21 @@ int release_object_pages(dl_phdr_info* object, size_t, void* data) {
   // after it: the kernel's fault-around).
   pass.headers.assign(object->dlpi_phdr, object->dlpi_phdr + object->dlpi_phnum);
   const uintptr_t down = ~static_cast<uintptr_t>(pass.page - 1), up = pass.page - 1;
-  const auto pages_of = [&](const ElfW(Phdr)& h) {
+  const auto pages_of = [&](const ElfW(Phdr) & h) {
     const uintptr_t start = object->dlpi_addr + h.p_vaddr;
     return std::make_pair(start & down, (start + h.p_memsz + up) & down);
   };
-  for (const ElfW(Phdr)& segment : pass.headers) {
+  for (const ElfW(Phdr) & segment : pass.headers) {
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) || segment.p_memsz == 0) continue;
     auto [begin, end] = pages_of(segment);
-    for (const ElfW(Phdr)& other : pass.headers) {  // never a page shared with a writable segment
+    for (const ElfW(Phdr) & other : pass.headers) {  // never a page shared with a writable segment
       if (other.p_type != PT_LOAD || !(other.p_flags & PF_W)) continue;
       const auto [w_begin, w_end] = pages_of(other);
       if (w_begin >= end || w_end <= begin) continue;
-      if (w_begin <= begin) begin = std::min(end, w_end);
-      else end = w_begin;
+      if (w_begin <= begin)
+        begin = std::min(end, w_end);
+      else
+        end = w_begin;
     }
     if (begin >= end) continue;
     const size_t pages = (end - begin) / pass.page, bytes = pages * sizeof(uint64_t);
@@ -106,7 +108,8 @@ int release_object_pages(dl_phdr_info* object, size_t, void* data) {
       resident += present;
     }
     if (own_page || resident == 0) continue;
-    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) == 0) pass.released += resident * pass.page;
+    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) == 0)
+      pass.released += resident * pass.page;
   }
   return 0;
 }

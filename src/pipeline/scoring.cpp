@@ -25,7 +25,7 @@ std::vector<ScoreResult> score_targets(const LoadedModel& m, const CallSettings&
     text::check_utf8(targets[i], "target " + std::to_string(i + 1));
     dropped.push_back(0);
     encoded.push_back(encode_source(*m.tokenizer, task_prefix + sources[i], options.source_lang,
-                                              m.model->config().max_position_embeddings, dropped.back()));
+                                    m.model->config().max_position_embeddings, dropped.back()));
     std::vector<int64_t> ids;
     if (settings.forced_bos_token_id) ids.push_back(*settings.forced_bos_token_id);
     const std::vector<int64_t> pieces = m.tokenizer->encode_target(targets[i]);
@@ -46,7 +46,7 @@ std::vector<ScoreResult> score_targets(const LoadedModel& m, const CallSettings&
   at::internal::lazy_init_num_threads();
   const kernels::ThreadCountScope call_threads(m.threads);
   truncate_sources(encoded, dropped, m.model->config().max_position_embeddings,
-                             static_cast<size_t>(m.tokenizer->framing().after));
+                   static_cast<size_t>(m.tokenizer->framing().after));
   const BatchPlan plan = plan_batches(encoded, batching.batch_size, batching.batch_tokens);
   std::vector<ScoreResult> results(sources.size());
   for (const auto& [start, end] : plan.batches) {

@@ -17,7 +17,9 @@ size_t cut_at_space(const std::string& text, size_t at) {
 
 std::vector<int64_t> encode_source(const text::Tokenizer& tokenizer, const std::string& text,
                                    const std::optional<std::string>& lang, int64_t max_positions, int64_t& dropped) {
-  const auto ids_of = [&](const std::string& part) { return lang ? tokenizer.encode(part, *lang) : tokenizer.encode(part); };
+  const auto ids_of = [&](const std::string& part) {
+    return lang ? tokenizer.encode(part, *lang) : tokenizer.encode(part);
+  };
   dropped = 0;
   const int64_t limit = max_positions;
   size_t prefix = static_cast<size_t>(64 * (limit + 2));

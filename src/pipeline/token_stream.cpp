@@ -15,7 +15,8 @@ char32_t last_code_point(const std::string& s) {
   const size_t n = s.size() - start;
   if (p[0] < 0x80) return n == 1 ? p[0] : 0;
   if ((p[0] & 0xE0) == 0xC0 && n == 2) return (char32_t(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
-  if ((p[0] & 0xF0) == 0xE0 && n == 3) return (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+  if ((p[0] & 0xF0) == 0xE0 && n == 3)
+    return (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
   if ((p[0] & 0xF8) == 0xF0 && n == 4)
     return (char32_t(p[0] & 0x07) << 18) | (char32_t(p[1] & 0x3F) << 12) | (char32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
   return 0;

@@ -13,6 +13,6 @@ namespace ordo::pipeline {
 
 // Throws ordo::Error naming the missing or malformed file.
 std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const models::FamilySpec& family,
-                                               const io::ModelConfig& config);
+                                                const io::ModelConfig& config);
 
 }  // namespace ordo::pipeline

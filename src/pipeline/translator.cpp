@@ -78,7 +78,8 @@ struct Translator::Impl : pipeline::LoadedModel {
   // log-probability plus the continuation's.
   std::vector<TranslationResult> alternatives(const std::vector<std::vector<int64_t>>& sources,
                                               const DecodeOptions& options, const BatchOptions& batching,
-                                              const std::vector<int64_t>& dropped, const search::Prefixes& prefixes) const {
+                                              const std::vector<int64_t>& dropped,
+                                              const search::Prefixes& prefixes) const {
     DecodeOptions greedy = options;
     greedy.return_alternatives.reset();
     greedy.beam_size = 1;
@@ -166,7 +167,8 @@ struct Translator::Impl : pipeline::LoadedModel {
           throw Error("input " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
                       " is outside the source vocabulary");
 
-    std::vector<TranslationResult> results = pipeline::decode_batches(*this, sources, settings, prefixes, options, batching);
+    std::vector<TranslationResult> results =
+        pipeline::decode_batches(*this, sources, settings, prefixes, options, batching);
     for (size_t i = 0; i < results.size(); ++i) results[i].truncated_tokens = truncated[i];
     return results;
   }
@@ -222,7 +224,8 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
                                                      const DecodeOptions& options, const BatchOptions& batching,
                                                      const std::vector<std::string>& target_prefixes) const {
   if (options.glossary) {  // per sentence: its terms' targets as force_words (ordo/glossary.h)
-    if (!target_prefixes.empty()) throw Error("invalid decoding option: a glossary with target prefixes is not supported");
+    if (!target_prefixes.empty())
+      throw Error("invalid decoding option: a glossary with target prefixes is not supported");
     return translate_with_glossary(*this, sentences, *options.glossary, options, batching);
   }
   return guarded("translating", [&] {
@@ -242,19 +245,19 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   });
 }
 
-std::future<std::vector<TranslationResult>> Translator::translate_async(std::vector<std::string> sentences,
-                                                                        DecodeOptions options, BatchOptions batching,
-                                                                        std::vector<std::string> target_prefixes) const {
+std::future<std::vector<TranslationResult>> Translator::translate_async(
+    std::vector<std::string> sentences, DecodeOptions options, BatchOptions batching,
+    std::vector<std::string> target_prefixes) const {
   checked_impl();  // a moved-from Translator fails here, not in the future
-  return std::async(std::launch::async, [this, sentences = std::move(sentences), options = std::move(options),
-                                         batching, target_prefixes = std::move(target_prefixes)] {
+  return std::async(std::launch::async, [this, sentences = std::move(sentences), options = std::move(options), batching,
+                                         target_prefixes = std::move(target_prefixes)] {
     return translate(sentences, options, batching, target_prefixes);
   });
 }
 
-std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int64_t>>& source_ids,
-                                                         const DecodeOptions& options, const BatchOptions& batching,
-                                                         const std::vector<std::vector<int64_t>>& target_prefix_ids) const {
+std::vector<TranslationResult> Translator::translate_ids(
+    const std::vector<std::vector<int64_t>>& source_ids, const DecodeOptions& options, const BatchOptions& batching,
+    const std::vector<std::vector<int64_t>>& target_prefix_ids) const {
   return guarded("translating", [&] {
     const Impl& impl = checked_impl();
     if (!target_prefix_ids.empty() && options.target_prefix)

@@ -53,8 +53,8 @@ VocabMap VocabMap::load(const std::string& path, const text::Tokenizer& tokenize
                         int64_t target_vocab) {
   // A regular file only, opened without blocking: a FIFO would hang the call (and, in a server,
   // the HTTP thread waiting for it past its timeout), a directory would read as no lines.
-  std::string content =
-      io::read_regular_file(io::require_regular_file(path, "use_vmap reads the model's vocabulary map; build one with ordo-vmap"));
+  std::string content = io::read_regular_file(
+      io::require_regular_file(path, "use_vmap reads the model's vocabulary map; build one with ordo-vmap"));
   drop_byte_order_mark(content);
   const PieceIds source_ids = source_piece_ids(tokenizer, source_vocab);
   const PieceIds target_ids = target_piece_ids(tokenizer, target_vocab);
@@ -72,7 +72,8 @@ VocabMap VocabMap::load(const std::string& path, const text::Tokenizer& tokenize
     std::vector<int64_t> key;
     for (const std::string& piece : split_spaces(line.substr(0, tab))) {
       const auto found = source_ids.find(piece);
-      if (found == source_ids.end()) throw Error(where + ": source piece '" + piece + "' is not in the model's vocabulary");
+      if (found == source_ids.end())
+        throw Error(where + ": source piece '" + piece + "' is not in the model's vocabulary");
       key.push_back(found->second);
     }
     std::vector<int64_t> targets;
@@ -89,7 +90,8 @@ VocabMap VocabMap::load(const std::string& path, const text::Tokenizer& tokenize
   }
   // An empty map would leave every batch only the special tokens: every translation empty.
   if (map.entries_ == 0)
-    throw Error(path + ": the vocabulary map has no entries (use_vmap needs lines 'source pieces TAB target pieces'; "
+    throw Error(path +
+                ": the vocabulary map has no entries (use_vmap needs lines 'source pieces TAB target pieces'; "
                 "build one with ordo-vmap)");
   return map;
 }

@@ -150,7 +150,8 @@ std::vector<int64_t> index_ticks(int64_t n, int64_t first = 0) {
 // filtering, so that an SVG of a 1024 x 512 table stays small (one embedded PNG).
 constexpr int64_t kMaxVectorCells = 40000;
 cairo_surface_t* color_image(const std::vector<float>& values, int64_t rows, int64_t cols, const HeatmapSpec& spec) {
-  cairo_surface_t* image = cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(cols), static_cast<int>(rows));
+  cairo_surface_t* image =
+      cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(cols), static_cast<int>(rows));
   cairo_surface_flush(image);
   unsigned char* data = cairo_image_surface_get_data(image);
   const int stride = cairo_image_surface_get_stride(image);
@@ -160,7 +161,8 @@ cairo_surface_t* color_image(const std::vector<float>& values, int64_t rows, int
       const float v = values[static_cast<size_t>(r * cols + c)];
       const Rgb color = std::isfinite(v) ? scale_color(spec.scale, v, spec.low, spec.high) : Rgb{0.5, 0.5, 0.5};
       row[c] = (static_cast<uint32_t>(std::lround(color.r * 255)) << 16) |
-               (static_cast<uint32_t>(std::lround(color.g * 255)) << 8) | static_cast<uint32_t>(std::lround(color.b * 255));
+               (static_cast<uint32_t>(std::lround(color.g * 255)) << 8) |
+               static_cast<uint32_t>(std::lround(color.b * 255));
     }
   }
   cairo_surface_mark_dirty(image);
@@ -197,7 +199,8 @@ HeatmapGeometry geometry(int64_t rows, int64_t cols, const HeatmapSpec& spec) {
   if (!x_tokens) g.x_tick_extent = m.height("0", kTickFont);
   const double label_height = m.height("Ag", kLabelFont);
   const double title_height = spec.title.empty() ? 0 : m.height(spec.title, kTitleFont) + kPad;
-  const double grid_width = l.cell_width * static_cast<double>(cols), grid_height = l.cell_height * static_cast<double>(rows);
+  const double grid_width = l.cell_width * static_cast<double>(cols),
+               grid_height = l.cell_height * static_cast<double>(rows);
   l.left = std::ceil(kPad + (spec.y_label.empty() ? 0 : label_height + 6) + g.y_tick_width + kTick + 4);
   l.top = std::ceil(kPad + title_height);
   g.legend_height = std::max(grid_height, 80.0);
@@ -208,7 +211,8 @@ HeatmapGeometry geometry(int64_t rows, int64_t cols, const HeatmapSpec& spec) {
   const double right = 20 + 14 + kTick + 4 + legend_ticks + (spec.legend_label.empty() ? 0 : 6 + label_height) + kPad;
   const double bottom = kTick + 4 + g.x_tick_extent + (spec.x_label.empty() ? 0 : 6 + label_height) + kPad;
   l.width = static_cast<int>(std::ceil(l.left + grid_width + right));
-  if (!spec.title.empty()) l.width = std::max(l.width, static_cast<int>(std::ceil(m.width(spec.title, kTitleFont) + 2 * kPad)));
+  if (!spec.title.empty())
+    l.width = std::max(l.width, static_cast<int>(std::ceil(m.width(spec.title, kTitleFont) + 2 * kPad)));
   l.height = static_cast<int>(std::ceil(l.top + std::max(grid_height, g.legend_height) + bottom));
   return g;
 }
@@ -225,10 +229,9 @@ Rgb scale_color(ColorScale scale, double value, double low, double high) {
 }
 
 Rgb series_color(size_t index) {
-  static const Rgb palette[] = {rgb255(31, 119, 180), rgb255(255, 127, 14), rgb255(44, 160, 44),
-                                rgb255(214, 39, 40),  rgb255(148, 103, 189), rgb255(140, 86, 75),
-                                rgb255(227, 119, 194), rgb255(127, 127, 127), rgb255(188, 189, 34),
-                                rgb255(23, 190, 207)};
+  static const Rgb palette[] = {
+      rgb255(31, 119, 180), rgb255(255, 127, 14),  rgb255(44, 160, 44),   rgb255(214, 39, 40),  rgb255(148, 103, 189),
+      rgb255(140, 86, 75),  rgb255(227, 119, 194), rgb255(127, 127, 127), rgb255(188, 189, 34), rgb255(23, 190, 207)};
   return palette[index % 10];
 }
 
@@ -248,7 +251,8 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
   const HeatmapLayout& l = g.layout;
   Canvas canvas(path, l.width, l.height);
   cairo_t* cr = canvas.cr();
-  const double grid_width = l.cell_width * static_cast<double>(cols), grid_height = l.cell_height * static_cast<double>(rows);
+  const double grid_width = l.cell_width * static_cast<double>(cols),
+               grid_height = l.cell_height * static_cast<double>(rows);
 
   if (rows * cols <= kMaxVectorCells) {
     for (int64_t r = 0; r < rows; ++r)
@@ -256,8 +260,8 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
         const float v = values[static_cast<size_t>(r * cols + c)];
         const Rgb color = std::isfinite(v) ? scale_color(spec.scale, v, spec.low, spec.high) : Rgb{0.5, 0.5, 0.5};
         cairo_set_source_rgb(cr, color.r, color.g, color.b);
-        cairo_rectangle(cr, l.left + static_cast<double>(c) * l.cell_width, l.top + static_cast<double>(r) * l.cell_height,
-                        l.cell_width, l.cell_height);
+        cairo_rectangle(cr, l.left + static_cast<double>(c) * l.cell_width,
+                        l.top + static_cast<double>(r) * l.cell_height, l.cell_width, l.cell_height);
         cairo_fill(cr);
       }
   } else {
@@ -280,7 +284,8 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
     const double y = l.top + (static_cast<double>(r) + 0.5) * l.cell_height;
     cairo_move_to(cr, l.left - 0.5, y);
     cairo_line_to(cr, l.left - 0.5 - kTick, y);
-    const std::string text = spec.y_labels.empty() ? number_label(static_cast<double>(r)) : spec.y_labels[static_cast<size_t>(r)];
+    const std::string text =
+        spec.y_labels.empty() ? number_label(static_cast<double>(r)) : spec.y_labels[static_cast<size_t>(r)];
     draw_text(cr, text, kTickFont, l.left - kTick - 4, y, 1, 0.5);
   }
   const double below = l.top + grid_height + 0.5;
@@ -312,7 +317,8 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
   cairo_set_source_rgb(cr, 0, 0, 0);
   cairo_rectangle(cr, g.legend_left - 0.5, l.top - 0.5, 15, g.legend_height + 1);
   double widest = 0;
-  for (const auto& [value, y] : {std::pair{spec.high, l.top}, {(spec.low + spec.high) / 2, l.top + g.legend_height / 2},
+  for (const auto& [value, y] : {std::pair{spec.high, l.top},
+                                 {(spec.low + spec.high) / 2, l.top + g.legend_height / 2},
                                  {spec.low, l.top + g.legend_height}}) {
     cairo_move_to(cr, g.legend_left + 14.5, y);
     cairo_line_to(cr, g.legend_left + 14.5 + kTick, y);
@@ -329,8 +335,9 @@ void draw_heatmap(const std::vector<float>& values, int64_t rows, int64_t cols, 
 void draw_line_chart(const std::vector<Series>& series, const ChartSpec& spec, const std::string& path) {
   double x_low = INFINITY, x_high = -INFINITY, y_low = INFINITY, y_high = -INFINITY;
   for (const Series& s : series) {
-    if (s.x.size() != s.y.size()) throw Error(path + ": series '" + s.name + "' has " + std::to_string(s.x.size()) +
-                                              " x values and " + std::to_string(s.y.size()) + " y values");
+    if (s.x.size() != s.y.size())
+      throw Error(path + ": series '" + s.name + "' has " + std::to_string(s.x.size()) + " x values and " +
+                  std::to_string(s.y.size()) + " y values");
     for (size_t i = 0; i < s.x.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
       x_low = std::min(x_low, s.x[i]), x_high = std::max(x_high, s.x[i]);
@@ -352,7 +359,8 @@ void draw_line_chart(const std::vector<Series>& series, const ChartSpec& spec, c
   const double left = std::ceil(kPad + (spec.y_label.empty() ? 0 : label_height + 6) + y_tick_width + kTick + 4);
   const double top = std::ceil(kPad + (spec.title.empty() ? 0 : m.height(spec.title, kTitleFont) + kPad));
   const int width = static_cast<int>(left + plot_width + 2 * kPad);
-  const int height = static_cast<int>(top + plot_height + kTick + 4 + tick_height + (spec.x_label.empty() ? 0 : 6 + label_height) + kPad);
+  const int height = static_cast<int>(top + plot_height + kTick + 4 + tick_height +
+                                      (spec.x_label.empty() ? 0 : 6 + label_height) + kPad);
   const auto px = [&](double x) { return left + (x - x_low) / (x_high - x_low) * plot_width; };
   const auto py = [&](double y) { return top + (y_high - y) / (y_high - y_low) * plot_height; };
 
@@ -399,7 +407,8 @@ void draw_line_chart(const std::vector<Series>& series, const ChartSpec& spec, c
   // Legend, top right inside the plot.
   double legend_width = 0;
   for (const Series& s : series) legend_width = std::max(legend_width, m.width(s.name, kTickFont));
-  const double row = tick_height + 2, box_width = legend_width + 34, box_height = row * static_cast<double>(series.size()) + 8;
+  const double row = tick_height + 2, box_width = legend_width + 34,
+               box_height = row * static_cast<double>(series.size()) + 8;
   const double box_left = left + plot_width - box_width - 8, box_top = top + 8;
   if (!series.empty()) {
     cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
@@ -420,7 +429,8 @@ void draw_line_chart(const std::vector<Series>& series, const ChartSpec& spec, c
   }
   if (!spec.title.empty()) draw_text(cr, spec.title, kTitleFont, left + plot_width / 2, kPad, 0.5, 0);
   if (!spec.x_label.empty())
-    draw_text(cr, spec.x_label, kLabelFont, left + plot_width / 2, top + plot_height + kTick + 4 + tick_height + 6, 0.5, 0);
+    draw_text(cr, spec.x_label, kLabelFont, left + plot_width / 2, top + plot_height + kTick + 4 + tick_height + 6, 0.5,
+              0);
   if (!spec.y_label.empty()) draw_text(cr, spec.y_label, kLabelFont, kPad, top + plot_height / 2, 0.5, 0, -M_PI / 2);
   canvas.finish();
 }

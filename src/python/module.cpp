@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
+#include "ordo/model_location.h"
 #include "ordo/option_table.h"
 #include "ordo/ordo.h"
-#include "ordo/model_location.h"
 
 namespace py = pybind11;
 using namespace ordo;
@@ -145,7 +145,8 @@ std::vector<std::string> strings_arg(const py::handle& value, const std::string&
 
 std::string known_options() {
   std::string known;
-  for (const DecodeOptionSpec& spec : decode_option_specs()) known += std::string(known.empty() ? "" : ", ") + spec.name;
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    known += std::string(known.empty() ? "" : ", ") + spec.name;
   for (const BatchOptionSpec& spec : batch_option_specs()) known += std::string(", ") + spec.name;
   return known + ", return_attention, glossary, preset";
 }
@@ -170,8 +171,10 @@ py::object python_value(const OptionValue& value) {
   return std::visit(
       [](const auto& v) -> py::object {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::monostate>) return py::none();
-        else return py::cast(v);
+        if constexpr (std::is_same_v<V, std::monostate>)
+          return py::none();
+        else
+          return py::cast(v);
       },
       value.value);
 }
@@ -269,7 +272,8 @@ struct PyTranslator {
   // `ordo summarize`: a folder with a summarization task (T5) runs it unless a task is given.
   void summarization_task(Call& call) const {
     const std::vector<std::string> tasks = translator->tasks();
-    if (!call.decode.task && std::count(tasks.begin(), tasks.end(), "summarization")) call.decode.task = "summarization";
+    if (!call.decode.task && std::count(tasks.begin(), tasks.end(), "summarization"))
+      call.decode.task = "summarization";
   }
 };
 
@@ -278,8 +282,10 @@ struct PyTranslator {
 ModelOptions model_options_of(const py::handle& compute_type, const py::handle& threads,
                               const py::handle& inter_threads, const py::handle& weight_cache) {
   ModelOptions o;
-  for (const auto& [name, value] : {std::pair{"compute_type", compute_type}, {"threads", threads},
-                                    {"inter_threads", inter_threads}, {"weight_cache", weight_cache}})
+  for (const auto& [name, value] : {std::pair{"compute_type", compute_type},
+                                    {"threads", threads},
+                                    {"inter_threads", inter_threads},
+                                    {"weight_cache", weight_cache}})
     set_option(o, *find_model_option(name), value);
   // Warnings go to Python's warnings module (the library never prints): collected during
   // loading, which runs without the GIL, and issued afterwards.
@@ -469,7 +475,7 @@ PYBIND11_MODULE(_ordo, m) {
   m.def(
       "resolve_model_dir", [](const py::object& name) { return resolve_model_dir(path_arg(name, "name_or_path")); },
       py::arg("name_or_path"),
-        "The folder a model argument means: a path as given, or a bundled model by name (\"en-de\").");
+      "The folder a model argument means: a path as given, or a bundled model by name (\"en-de\").");
 
   py::class_<Hypothesis>(m, "Hypothesis")
       .def_readonly("text", &Hypothesis::text)
@@ -493,9 +499,9 @@ PYBIND11_MODULE(_ordo, m) {
               py::list heads;
               for (int64_t hd = 0; hd < a.heads; ++hd) {
                 const size_t offset = static_cast<size_t>((l * a.heads + hd) * a.target_length * a.source_length);
-                std::vector<float> part(a.weights.begin() + static_cast<std::ptrdiff_t>(offset),
-                                        a.weights.begin() +
-                                            static_cast<std::ptrdiff_t>(offset + a.target_length * a.source_length));
+                std::vector<float> part(
+                    a.weights.begin() + static_cast<std::ptrdiff_t>(offset),
+                    a.weights.begin() + static_cast<std::ptrdiff_t>(offset + a.target_length * a.source_length));
                 heads.append(matrix(part, a.target_length, a.source_length));
               }
               layers.append(heads);
@@ -526,14 +532,14 @@ PYBIND11_MODULE(_ordo, m) {
 
   py::class_<DocumentTranslation>(m, "DocumentTranslation")
       .def_readonly("text", &DocumentTranslation::text)
-      .def_property_readonly("sentences",
-                             [](const DocumentTranslation& d) {
-                               py::list out;
-                               for (const SentenceSpan& s : d.sentences)
-                                 out.append(py::make_tuple(s.begin, s.end));
-                               return out;
-                             },
-                             "Where each source sentence lies in the unit: (begin, end) UTF-8 byte offsets")
+      .def_property_readonly(
+          "sentences",
+          [](const DocumentTranslation& d) {
+            py::list out;
+            for (const SentenceSpan& s : d.sentences) out.append(py::make_tuple(s.begin, s.end));
+            return out;
+          },
+          "Where each source sentence lies in the unit: (begin, end) UTF-8 byte offsets")
       .def_readonly("results", &DocumentTranslation::results)
       .def("__repr__", [](const DocumentTranslation& d) {
         return "DocumentTranslation(text=" + std::string(py::repr(py::str(d.text))) + ")";
@@ -633,19 +639,20 @@ PYBIND11_MODULE(_ordo, m) {
           py::arg("units"), py::arg("language") = "")
       .def(
           "translate_html",
-          [](const PyTranslator& t, const py::object& html_arg, const py::object& language_arg, const py::kwargs& kwargs) {
+          [](const PyTranslator& t, const py::object& html_arg, const py::object& language_arg,
+             const py::kwargs& kwargs) {
             const std::string html = str_arg(html_arg, "html"), language = str_arg(language_arg, "language");
             Call call = call_of(kwargs, "translation", 1);
             if (!call.target_prefixes.empty()) throw Error("translate_html takes no per-input target_prefix");
             auto flag = call.flag;
             call.decode.cancelled = [flag] { return flag->stop.load(); };
             auto model = t.translator;
-            return run_released<std::string>(flag, [model, html, call, language] {
-              return translate_html(*model, html, call.decode, language);
-            });
+            return run_released<std::string>(
+                flag, [model, html, call, language] { return translate_html(*model, html, call.decode, language); });
           },
           py::arg("html"), py::arg("language") = "",
-          "An HTML document or fragment translated sentence by sentence, its markup kept (ordo translate --format html)")
+          "An HTML document or fragment translated sentence by sentence, its markup kept (ordo translate --format "
+          "html)")
       .def(
           "_token_stream",
           [](const PyTranslator& t, const py::object& source_arg, bool summarize, const py::kwargs& kwargs) {
@@ -667,5 +674,7 @@ PYBIND11_MODULE(_ordo, m) {
             return std::make_unique<TokenStream>(t.translator, source, std::move(call));
           },
           py::arg("source"), py::arg("summarize") = false)
-      .def("__repr__", [](const PyTranslator& t) { return "ordo.Translator(" + std::string(py::repr(py::str(t.model_path))) + ")"; });
+      .def("__repr__", [](const PyTranslator& t) {
+        return "ordo.Translator(" + std::string(py::repr(py::str(t.model_path))) + ")";
+      });
 }

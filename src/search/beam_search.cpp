@@ -7,13 +7,13 @@
 #include <limits>
 
 #include "kernels/log_softmax.h"
+#include "kernels/top_k.h"
 #include "ordo/error.h"
 #include "search/attention_history.h"
 #include "search/beam_step.h"
 #include "search/finished_list.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
-#include "kernels/top_k.h"
 
 namespace ordo::search {
 
@@ -52,7 +52,7 @@ std::vector<std::vector<SearchHypothesis>> beam_search(StepModel& model, int64_t
         }
     const int64_t vocab = scores.size(1);
     const kernels::TopK top = kernels::top_k_rows(scores.contiguous().view({live, beams * vocab}), 2 * beams,
-                                beam_scores.data_ptr<float>(), vocab);
+                                                  beam_scores.data_ptr<float>(), vocab);
     const float* top_score = top.values.data();
     const int64_t* top_id = top.indices.data();
 

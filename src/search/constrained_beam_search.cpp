@@ -129,9 +129,9 @@ std::vector<Entry> torch_top_k(std::vector<Entry> queue, int64_t k) {
 }
 
 struct Candidate {
-  int64_t row;    // the beam row it continues
+  int64_t row;  // the beam row it continues
   int64_t token;
-  float score;    // the beam's score plus the token's log-probability
+  float score;  // the beam's score plus the token's log-probability
   int64_t bank;
 };
 
@@ -144,8 +144,9 @@ bool contains(const std::vector<std::vector<int64_t>>& seqs, const std::vector<i
 std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& model, int64_t batch_size,
                                                                    const GenerationSettings& s) {
   if (s.num_beams <= 1)
-    throw Error("invalid decoding option: force_words needs beam search (beam_size of 2 or more), as transformers' "
-                "constrained beam search does");
+    throw Error(
+        "invalid decoding option: force_words needs beam search (beam_size of 2 or more), as transformers' "
+        "constrained beam search does");
   if (s.do_sample) throw Error("invalid decoding option: force_words cannot be combined with sampling");
   const std::vector<std::vector<int64_t>>& phrases = s.force_words_ids;
   if (phrases.empty()) throw Error("constrained beam search: no phrase to force");
@@ -190,7 +191,8 @@ std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& mo
       const int64_t item = items[i];
       std::vector<Entry> queue(static_cast<size_t>(beams * vocab));
       for (int64_t k = 0; k < beams; ++k)
-        for (int64_t t = 0; t < vocab; ++t) queue[static_cast<size_t>(k * vocab + t)] = {full_score(i * beams + k, t), k * vocab + t};
+        for (int64_t t = 0; t < vocab; ++t)
+          queue[static_cast<size_t>(k * vocab + t)] = {full_score(i * beams + k, t), k * vocab + t};
       const std::vector<Entry> top = torch_top_k(std::move(queue), 2 * beams);
 
       // ConstrainedBeamSearchScorer.process: EOS among the top `beams` finishes a hypothesis
@@ -262,7 +264,8 @@ std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& mo
         for (size_t k = 0; k < order.size(); ++k) order[k] = k;
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return increments[a] < increments[b]; });
         std::vector<Candidate> picked;
-        for (int64_t k = 0; k < beams; ++k) picked.push_back(chosen[static_cast<size_t>(zipped[order[static_cast<size_t>(k)]].second)]);
+        for (int64_t k = 0; k < beams; ++k)
+          picked.push_back(chosen[static_cast<size_t>(zipped[order[static_cast<size_t>(k)]].second)]);
         chosen = std::move(picked);
       }
       chosen.resize(static_cast<size_t>(beams));
@@ -301,7 +304,8 @@ std::vector<std::vector<SearchHypothesis>> constrained_beam_search(StepModel& mo
         for (int64_t k = 0; k < beams; ++k) {
           if (collected[static_cast<size_t>(k)]) continue;
           const int64_t row = static_cast<int64_t>(i) * beams + k;
-          finished[items[i]].add(row_tokens(sequences, row), beam_scores[static_cast<size_t>(row)], false, history(row));
+          finished[items[i]].add(row_tokens(sequences, row), beam_scores[static_cast<size_t>(row)], false,
+                                 history(row));
         }
       }
       break;

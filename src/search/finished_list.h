@@ -17,7 +17,7 @@ struct Finished {
   double score;
   std::vector<int64_t> tokens;  // decoder start included, EOS not included
   bool ended_with_eos;
-  at::Tensor attention;         // return_attention: [generated, layers, heads, source_len]
+  at::Tensor attention;  // return_attention: [generated, layers, heads, source_len]
 };
 
 // The n-best list of one sentence (HF's BeamHypotheses).
@@ -34,8 +34,7 @@ class FinishedList {
       // Drop the worst (the earliest added among equals, as Python's sort of (score, index)).
       std::vector<size_t> order(list_.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return list_[a].score < list_[b].score; });
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return list_[a].score < list_[b].score; });
       worst_ = list_[order[1]].score;
       list_.erase(list_.begin() + static_cast<std::ptrdiff_t>(order[0]));
     } else {
@@ -79,8 +78,8 @@ inline std::vector<int64_t> row_tokens(const at::Tensor& sequences, int64_t row)
 // Each input's `n` best finished hypotheses as the searches return them: ids without the
 // decoder start, EOS appended where it ended one; the score in float32, as HF reports
 // sequences_scores.
-inline std::vector<std::vector<SearchHypothesis>> best_hypotheses(const std::vector<FinishedList>& finished,
-                                                                  int64_t n, int64_t eos_token_id) {
+inline std::vector<std::vector<SearchHypothesis>> best_hypotheses(const std::vector<FinishedList>& finished, int64_t n,
+                                                                  int64_t eos_token_id) {
   std::vector<std::vector<SearchHypothesis>> results(finished.size());
   for (size_t b = 0; b < finished.size(); ++b) {
     for (const Finished& f : finished[b].best(n)) {

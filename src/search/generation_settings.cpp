@@ -4,8 +4,8 @@
 #include <sstream>
 #include <string>
 
-#include "ordo/option_table.h"
 #include "ordo/error.h"
+#include "ordo/option_table.h"
 
 namespace ordo::search {
 
@@ -81,9 +81,8 @@ class Layers {
 
 }  // namespace
 
-GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& g,
-                                    const DecodeOptions& o, std::vector<ResolvedSetting>* trace,
-                                    const io::TaskParams* task) {
+GenerationSettings resolve_settings(const io::ModelConfig& model, const io::GenerationConfig& g, const DecodeOptions& o,
+                                    std::vector<ResolvedSetting>* trace, const io::TaskParams* task) {
   const Layers l(o, task, g, g.source.empty() ? "generation_config.json" : g.source, trace);
   using G = io::GenerationConfig;
   GenerationSettings s;
@@ -127,17 +126,17 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
     s.max_length = l.record<int64_t>(max_length, *p.max_length, "preset");
   else
     s.max_length = l.record<int64_t>(max_length, 20, "default");
-  s.max_from_new_tokens = o.max_new_tokens || (!o.max_length && ((t && t->max_new_tokens) || (!(t && t->max_length) &&
-                          (g.max_new_tokens || (!g.max_length && p.max_new_tokens)))));
+  s.max_from_new_tokens =
+      o.max_new_tokens ||
+      (!o.max_length && ((t && t->max_new_tokens) ||
+                         (!(t && t->max_length) && (g.max_new_tokens || (!g.max_length && p.max_new_tokens)))));
   s.min_length = l.pick<int64_t>(&DecodeOptions::min_length, &G::min_length, 0);
   s.min_new_tokens = l.pick<int64_t>(&DecodeOptions::min_new_tokens, &G::min_new_tokens, 0);
 
   s.length_penalty = l.pick<double>(&DecodeOptions::length_penalty, &G::length_penalty, 1.0);
   s.early_stopping = l.pick<bool>(&DecodeOptions::early_stopping, &G::early_stopping, false);
-  s.no_repeat_ngram_size =
-      l.pick<int64_t>(&DecodeOptions::no_repeat_ngram_size, &G::no_repeat_ngram_size, 0);
-  s.repetition_penalty =
-      l.pick<double>(&DecodeOptions::repetition_penalty, &G::repetition_penalty, 1.0);
+  s.no_repeat_ngram_size = l.pick<int64_t>(&DecodeOptions::no_repeat_ngram_size, &G::no_repeat_ngram_size, 0);
+  s.repetition_penalty = l.pick<double>(&DecodeOptions::repetition_penalty, &G::repetition_penalty, 1.0);
   if (o.bad_words_ids) {
     s.bad_words_ids = *o.bad_words_ids;
   } else if (l.model(&G::bad_words_ids)) {
@@ -150,11 +149,13 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   if (o.forced_bos_token_id)
     s.forced_bos_token_id = o.forced_bos_token_id;
   else
-    s.forced_bos_token_id = l.model(&G::forced_bos_token_id) ? l.model(&G::forced_bos_token_id) : model.forced_bos_token_id;
+    s.forced_bos_token_id =
+        l.model(&G::forced_bos_token_id) ? l.model(&G::forced_bos_token_id) : model.forced_bos_token_id;
   if (s.forced_bos_token_id)
     l.record("forced_bos_token_id", *s.forced_bos_token_id,
              o.forced_bos_token_id ? "option" : l.model_source(&G::forced_bos_token_id));
-  s.forced_eos_token_id = l.model(&G::forced_eos_token_id) ? l.model(&G::forced_eos_token_id) : model.forced_eos_token_id;
+  s.forced_eos_token_id =
+      l.model(&G::forced_eos_token_id) ? l.model(&G::forced_eos_token_id) : model.forced_eos_token_id;
   s.renormalize_logits = l.model(&G::renormalize_logits).value_or(false);
   s.temperature = l.pick<double>(&DecodeOptions::temperature, &G::temperature, 1.0);
   s.top_k = l.pick<int64_t>(&DecodeOptions::top_k, &G::top_k, 50);
@@ -173,14 +174,16 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
           "n-best must be in [1, " + std::to_string(max_beams) + "], got " + std::to_string(s.num_return_sequences));
   for (const auto& [name, value] : {std::pair{"length penalty", s.length_penalty},
                                     {"repetition penalty", s.repetition_penalty},
-                                    {"temperature", s.temperature}, {"top-p", s.top_p}})
+                                    {"temperature", s.temperature},
+                                    {"top-p", s.top_p}})
     require(std::isfinite(value), std::string(name) + " must be a finite number, got " + to_text(value));
-  require(s.max_length <= max_total_length, "the maximum length must be at most " + std::to_string(max_total_length - 1) +
-                                          " generated tokens, got " + std::to_string(s.max_length - 1));
+  require(s.max_length <= max_total_length, "the maximum length must be at most " +
+                                                std::to_string(max_total_length - 1) + " generated tokens, got " +
+                                                std::to_string(s.max_length - 1));
   require(s.min_length >= 0 && s.min_new_tokens >= 0, "minimum lengths must not be negative");
-  require(s.do_sample || s.num_return_sequences <= s.num_beams,
-          "n-best (" + std::to_string(s.num_return_sequences) + ") cannot exceed the beam size (" +
-              std::to_string(s.num_beams) + ")");
+  require(s.do_sample || s.num_return_sequences <= s.num_beams, "n-best (" + std::to_string(s.num_return_sequences) +
+                                                                    ") cannot exceed the beam size (" +
+                                                                    std::to_string(s.num_beams) + ")");
   require(!s.do_sample || s.num_beams == 1, "sampling works with beam size 1 (beam sampling is not supported)");
   require(s.temperature > 0, "temperature must be > 0");
   // Sampling divides the scores by it: below the table's minimum they overflow to infinities.
@@ -194,10 +197,11 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   require(s.no_repeat_ngram_size >= 0, "no-repeat n-gram size must be >= 0");
   require(s.repetition_penalty > 0, "repetition penalty must be > 0");
   const int64_t vocab = model.decoder_vocab_size;
-  for (const auto& [name, id] : {std::pair{"forced BOS token id", s.forced_bos_token_id},
-                                 {"forced EOS token id", s.forced_eos_token_id}})
-    if (id) require(*id >= 0 && *id < vocab, std::string(name) + " " + std::to_string(*id) + " is outside the vocabulary [0, " +
-                                                 std::to_string(vocab) + ")");
+  for (const auto& [name, id] :
+       {std::pair{"forced BOS token id", s.forced_bos_token_id}, {"forced EOS token id", s.forced_eos_token_id}})
+    if (id)
+      require(*id >= 0 && *id < vocab, std::string(name) + " " + std::to_string(*id) +
+                                           " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
   for (const auto& words : s.bad_words_ids)
     for (int64_t id : words)
       require(id >= 0 && id < vocab, "bad word id " + std::to_string(id) + " is outside the vocabulary");

@@ -17,11 +17,11 @@ namespace ordo::search {
 struct GenerationSettings {
   int64_t num_beams = 1;
   int64_t num_return_sequences = 1;
-  int64_t max_length = 20;       // total target length, decoder start token included (HF)
+  int64_t max_length = 20;  // total target length, decoder start token included (HF)
   // max_length came from max_new_tokens: a target prefix widens it (HF counts new tokens
   // after decoder_input_ids), where a max_length proper counts the prefix.
   bool max_from_new_tokens = false;
-  int64_t min_length = 0;        // likewise
+  int64_t min_length = 0;  // likewise
   int64_t min_new_tokens = 0;
   double length_penalty = 1.0;
   bool early_stopping = false;
@@ -47,7 +47,7 @@ struct GenerationSettings {
   double temperature = 1.0;
   int64_t top_k = 50;  // HF's default; 0 = off
   double top_p = 1.0;
-  uint64_t seed = 0;   // the same seed gives the same samples
+  uint64_t seed = 0;  // the same seed gives the same samples
 
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 0;

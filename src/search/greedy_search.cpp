@@ -71,9 +71,10 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       next = at::empty({static_cast<int64_t>(owner.size())}, at::kLong);
       int64_t* drawn = next.data_ptr<int64_t>();
       for (size_t row = 0; row < owner.size(); ++row)
-        drawn[row] = forced[row] >= 0 ? forced[row]
-                                      : at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]])
-                                            .item<int64_t>();
+        drawn[row] =
+            forced[row] >= 0
+                ? forced[row]
+                : at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]]).item<int64_t>();
     } else {
       next = scores.argmax(-1);
       int64_t* picked = next.data_ptr<int64_t>();

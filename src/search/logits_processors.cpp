@@ -39,8 +39,7 @@ class NoRepeatNGram : public LogitsProcessor {
   void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
     if (sequences.size(1) + 1 < n_) return;
     for (int64_t row = 0; row < sequences.size(0); ++row)
-      for (int64_t token : banned_ngram_tokens(row_tokens(sequences, row), n_))
-        scores[row][token] = kMinusInf;
+      for (int64_t token : banned_ngram_tokens(row_tokens(sequences, row), n_)) scores[row][token] = kMinusInf;
   }
 
  private:
@@ -67,8 +66,7 @@ class NoBadWords : public LogitsProcessor {
       for (const auto& word : multi_) {
         const size_t prefix = word.size() - 1;
         if (prefix > tokens.size()) continue;
-        if (std::equal(word.begin(), word.end() - 1, tokens.end() - prefix))
-          scores[row][word.back()] = kMinusInf;
+        if (std::equal(word.begin(), word.end() - 1, tokens.end() - prefix)) scores[row][word.back()] = kMinusInf;
       }
     }
   }
@@ -115,8 +113,7 @@ std::vector<int64_t> banned_ngram_tokens(const std::vector<int64_t>& tokens, int
   // The last n-1 tokens are the prefix the next token would complete.
   const auto prefix_begin = tokens.end() - (n - 1);
   for (int64_t start = 0; start + n <= len; ++start) {
-    if (std::equal(prefix_begin, tokens.end(), tokens.begin() + start))
-      banned.push_back(tokens[start + n - 1]);
+    if (std::equal(prefix_begin, tokens.end(), tokens.begin() + start)) banned.push_back(tokens[start + n - 1]);
   }
   return banned;
 }

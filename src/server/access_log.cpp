@@ -85,7 +85,8 @@ AccessLog::AccessLog(const std::string& path, bool log_text) : log_text_(log_tex
     shared_->fd = STDERR_FILENO;
   } else if (path != "off") {
     shared_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-    if (shared_->fd < 0) throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
+    if (shared_->fd < 0)
+      throw Error(path + ": cannot open the access log for appending (" + std::strerror(errno) + ")");
     shared_->own = true;
   }
   if (shared_->fd >= 0) writer_ = std::thread([shared = shared_] { run(shared); });
@@ -144,8 +145,8 @@ std::string AccessLog::now_text() {
   std::tm utc{};
   ::gmtime_r(&seconds, &utc);
   char out[64];  // room for any int the compiler imagines in each field
-  std::snprintf(out, sizeof(out), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
-                utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
+  std::snprintf(out, sizeof(out), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
   return out;
 }
 

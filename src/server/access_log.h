@@ -30,11 +30,11 @@ struct ApiKey;
 // What a handler learns about its request for the log line (RequestContext::record): written
 // by the request's own thread, read by the logger on the same thread after the handler.
 struct AccessRecord {
-  std::string id;      // the request id (request_id())
-  const ApiKey* key = nullptr;  // the request's API key (Service::check_key)
-  std::string key_id;  // its id (api_keys.h), never the key
-  std::string model;   // the served model's name
-  int64_t chars = -1;  // characters of the request's texts (-1: none read)
+  std::string id;                  // the request id (request_id())
+  const ApiKey* key = nullptr;     // the request's API key (Service::check_key)
+  std::string key_id;              // its id (api_keys.h), never the key
+  std::string model;               // the served model's name
+  int64_t chars = -1;              // characters of the request's texts (-1: none read)
   std::vector<std::string> texts;  // with --log-text only
 };
 
@@ -78,7 +78,7 @@ class AccessLog {
     bool own = false;
     std::mutex mutex;
     std::condition_variable wake;
-    std::deque<std::string> queue;  // guarded by mutex
+    std::deque<std::string> queue;        // guarded by mutex
     bool stopping = false, done = false;  // guarded by mutex
     uint64_t unwritten = 0;               // guarded by mutex
     ~Shared() {

@@ -112,7 +112,8 @@ std::vector<ApiKey> parse_api_keys(const std::string& text, const std::string& p
 
 std::vector<ApiKey> read_api_keys(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");
   if (!S_ISREG(st.st_mode)) throw Error(path + ": the API keys file is not a regular file (a directory?)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the API keys file (" + std::strerror(errno) + ")");

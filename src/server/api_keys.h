@@ -73,13 +73,14 @@ class KeyLimiter {
  public:
   using Clock = std::chrono::steady_clock;
   using Now = std::function<Clock::time_point()>;
-  explicit KeyLimiter(double minute_seconds = 60, double day_seconds = 86400, Now now = [] { return Clock::now(); });
+  explicit KeyLimiter(
+      double minute_seconds = 60, double day_seconds = 86400, Now now = [] { return Clock::now(); });
 
   struct Verdict {
-    int status = 0;           // 0: admitted (and counted); 429 or 400 otherwise
-    int retry_after = 0;      // seconds, for 429
-    std::string message;      // LibreTranslate's wording
-    const char* limit = "";   // "req_limit", "char_limit", "daily_char_limit"
+    int status = 0;          // 0: admitted (and counted); 429 or 400 otherwise
+    int retry_after = 0;     // seconds, for 429
+    std::string message;     // LibreTranslate's wording
+    const char* limit = "";  // "req_limit", "char_limit", "daily_char_limit"
   };
   // Admits one request of `chars` characters for `key` (counting it) or says which limit it is
   // over. Refused requests are not counted.
@@ -87,8 +88,8 @@ class KeyLimiter {
 
   // A key's use now (its windows that ended count as empty).
   struct Usage {
-    int64_t requests = 0, chars = 0;                    // in the current windows
-    int64_t requests_total = 0, chars_total = 0;        // since start
+    int64_t requests = 0, chars = 0;              // in the current windows
+    int64_t requests_total = 0, chars_total = 0;  // since start
   };
   Usage usage(const ApiKey& key) const;
 

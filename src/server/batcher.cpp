@@ -37,11 +37,13 @@ std::shared_ptr<Ticket> Batcher::submit(const std::string& model, const std::str
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_) throw ApiError(503, "the server is shutting down", 1);
   if (n > options_.max_queue)
-    throw ApiError(400, "Invalid request: " + std::to_string(n) + " sentences in one request, more than the queue holds (" +
+    throw ApiError(400, "Invalid request: " + std::to_string(n) +
+                            " sentences in one request, more than the queue holds (" +
                             std::to_string(options_.max_queue) + ")");
   if (queued_ + n > options_.max_queue)
-    throw ApiError(503, "the server is busy: " + std::to_string(queued_) + " sentences are queued (limit " +
-                            std::to_string(options_.max_queue) + "); retry later",
+    throw ApiError(503,
+                   "the server is busy: " + std::to_string(queued_) + " sentences are queued (limit " +
+                       std::to_string(options_.max_queue) + "); retry later",
                    retry_after_seconds());
   ticket->arrived_ = Clock::now();
   Group& group = groups_[ticket->group_];
@@ -62,7 +64,8 @@ bool Batcher::wait(Ticket& ticket, Clock::time_point deadline, const std::functi
   {
     std::unique_lock<std::mutex> lock(ticket.mutex_);
     while (true) {
-      const Clock::time_point until = give_up ? std::min(deadline, Clock::now() + std::chrono::milliseconds(100)) : deadline;
+      const Clock::time_point until =
+          give_up ? std::min(deadline, Clock::now() + std::chrono::milliseconds(100)) : deadline;
       if (ticket.done_.wait_until(lock, until, [&] { return ticket.remaining_ == 0; })) return true;
       if (Clock::now() >= deadline) break;
       lock.unlock();
@@ -110,7 +113,8 @@ int Batcher::retry_after_seconds() const {
 }
 
 void Batcher::work() {
-  const auto max_wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(options_.max_wait_ms));
+  const auto max_wait =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(options_.max_wait_ms));
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     // Groups whose requests were all scheduled or cancelled are dropped here.
@@ -184,7 +188,10 @@ Batcher::Batch Batcher::take(Group& group) {
         const size_t length = next_length(*t);
         return length > target ? length - target : target - length;
       };
-      std::stable_sort(turn.begin(), turn.end(), [&](const std::shared_ptr<Ticket>& a, const std::shared_ptr<Ticket>& b) { return distance(a) < distance(b); });
+      std::stable_sort(turn.begin(), turn.end(),
+                       [&](const std::shared_ptr<Ticket>& a, const std::shared_ptr<Ticket>& b) {
+                         return distance(a) < distance(b);
+                       });
     }
     for (const std::shared_ptr<Ticket>& ticket : turn) {
       const size_t index = ticket->order_[ticket->next_];

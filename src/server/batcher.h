@@ -39,11 +39,11 @@ using TranslateFn = std::function<std::vector<TranslationResult>(const std::vect
 using StreamFn = std::function<bool(size_t sentence, const TokenEvent& event)>;
 
 struct BatchingOptions {
-  int workers = 1;             // batches translated at once (--inter-threads)
-  int max_batch_size = 32;     // sentences per batch
-  int max_batch_tokens = 0;    // rows x longest source, padding included; 0 = no cap
-  double max_wait_ms = 5;      // how long a free worker waits for a batch to fill
-  size_t max_queue = 4096;     // sentences waiting, all models; past it: 503
+  int workers = 1;           // batches translated at once (--inter-threads)
+  int max_batch_size = 32;   // sentences per batch
+  int max_batch_tokens = 0;  // rows x longest source, padding included; 0 = no cap
+  double max_wait_ms = 5;    // how long a free worker waits for a batch to fill
+  size_t max_queue = 4096;   // sentences waiting, all models; past it: 503
 };
 
 // What the metrics see.
@@ -51,8 +51,8 @@ class BatchObserver {
  public:
   virtual ~BatchObserver() = default;
   virtual void queue_depth(size_t sentences) {}
-  virtual void batch_done(const std::string& model, size_t sentences, size_t padded_tokens,
-                          size_t generated_tokens, double seconds) {}
+  virtual void batch_done(const std::string& model, size_t sentences, size_t padded_tokens, size_t generated_tokens,
+                          double seconds) {}
 };
 
 // One request's sentences. Filled by the workers; the request's thread waits on it.

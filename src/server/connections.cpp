@@ -19,7 +19,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 namespace ordo::server {
 
 using Clock = std::chrono::steady_clock;
@@ -80,9 +79,9 @@ struct Connections::Connection {
   State state = State::kIdle;
   // kIdle: since the last answer; kReading: the request's first byte; kLingering: the refusal.
   Clock::time_point since;
-  bool eof = false;        // the client closed its side
-  bool registered = false;  // in the epoll set
-  bool continued = false;   // 100 Continue sent for the request being read
+  bool eof = false;            // the client closed its side
+  bool registered = false;     // in the epoll set
+  bool continued = false;      // 100 Continue sent for the request being read
   Clock::time_point received;  // when the request handed over was whole
   // Of the request handed to a request thread (written before, read after the handover).
   RequestHead head;
@@ -301,7 +300,8 @@ bool Connections::evict_for(const std::string& address) {
   };
   for (auto& [fd, c] : connections_) {
     if (c->state == Connection::State::kBusy || (!address.empty() && c->address != address)) continue;
-    if (!victim || std::make_tuple(rank(*c), c->since, c->id) < std::make_tuple(rank(*victim), victim->since, victim->id))
+    if (!victim ||
+        std::make_tuple(rank(*c), c->since, c->id) < std::make_tuple(rank(*victim), victim->since, victim->id))
       victim = c.get();
   }
   if (!victim) return false;
@@ -381,13 +381,14 @@ void Connections::readable(Connection& c) {
   while (reading_bytes_ + queued_bytes_ > options_.max_buffered_bytes) {
     Connection* oldest = nullptr;
     for (auto& [fd, other] : connections_)
-      if (other->state == Connection::State::kReading && (!oldest || other->since < oldest->since)) oldest = other.get();
+      if (other->state == Connection::State::kReading && (!oldest || other->since < oldest->since))
+        oldest = other.get();
     if (!oldest) break;
     reject(*oldest, 503, "Service Unavailable: the server holds too many unfinished requests; retry later", "budget");
   }
   const auto it = connections_.find(fd);  // c itself may have been refused, and closed
-  if (it != connections_.end() && (it->second->state == Connection::State::kIdle ||
-                                   it->second->state == Connection::State::kReading))
+  if (it != connections_.end() &&
+      (it->second->state == Connection::State::kIdle || it->second->state == Connection::State::kReading))
     advance(*it->second);
 }
 
@@ -452,7 +453,8 @@ void Connections::advance(Connection& c) {
 
 void Connections::reject(Connection& c, int status, const std::string& message, const char* reason) {
   if (observer_) observer_->connection_dropped(reason);
-  const std::string body = nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string body =
+      nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
                              "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                              "\r\nConnection: close\r\n\r\n" + body;

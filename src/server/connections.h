@@ -59,8 +59,7 @@ struct ConnectionOptions {
 // says when it was whole and on which socket (request_context.h): false when the connection
 // must be closed; `close` asks for "Connection: close"; `closed` is set when the client asked
 // for it.
-using ServeFn =
-    std::function<bool(httplib::Stream& stream, const RequestContext& context, bool close, bool& closed)>;
+using ServeFn = std::function<bool(httplib::Stream& stream, const RequestContext& context, bool close, bool& closed)>;
 
 // What the metrics see of the connections.
 class ConnectionObserver {
@@ -109,14 +108,14 @@ class Connections {
   // Owned by the loop thread.
   std::map<int, std::unique_ptr<Connection>> connections_;
   std::map<std::string, size_t> per_address_;
-  size_t reading_bytes_ = 0;  // buffered by connections in kReading
+  size_t reading_bytes_ = 0;             // buffered by connections in kReading
   std::atomic<size_t> queued_bytes_{0};  // of whole requests waiting for a thread
   uint64_t next_id_ = 0;
   // Shared; guarded by mutex_.
   std::mutex mutex_;
   std::condition_variable work_ready_, probe_ready_;
-  std::vector<int> pending_;              // accepted, not yet seen by the loop
-  std::vector<Connection*> returned_;     // answered by a request thread
+  std::vector<int> pending_;                   // accepted, not yet seen by the loop
+  std::vector<Connection*> returned_;          // answered by a request thread
   std::deque<Connection*> requests_, probes_;  // whole requests waiting for a thread
   bool stopping_ = false;
   bool threads_done_ = false;

@@ -22,20 +22,20 @@ void Service::install(httplib::Server& http) {
     };
   };
   http.Post("/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-    libre_translate(req, res, reader);
-  }));
+              libre_translate(req, res, reader);
+            }));
   http.Post("/detect", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-    libre_detect(req, res, reader);
-  }));
+              libre_detect(req, res, reader);
+            }));
   http.Post("/v1/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-    ordo_generate(Task::kTranslate, req, res, reader);
-  }));
+              ordo_generate(Task::kTranslate, req, res, reader);
+            }));
   http.Post("/v1/summarize", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-    ordo_generate(Task::kSummarize, req, res, reader);
-  }));
+              ordo_generate(Task::kSummarize, req, res, reader);
+            }));
   http.Post("/v1/score", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-    ordo_score(req, res, reader);
-  }));
+              ordo_score(req, res, reader);
+            }));
   http.Get("/languages", [this](const httplib::Request&, httplib::Response& res) {
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
     send_json(res, 200, Json(models().languages_json()));
@@ -57,14 +57,21 @@ void Service::install(httplib::Server& http) {
     Json source = {{"code", "auto"}, {"name", "Auto Detect"}}, target = source;
     if (!languages.empty()) {
       source = {{"code", languages[0]["code"]}, {"name", languages[0]["name"]}};
-      const std::string code = languages[0]["targets"].empty() ? std::string() : languages[0]["targets"][0].get<std::string>();
+      const std::string code =
+          languages[0]["targets"].empty() ? std::string() : languages[0]["targets"][0].get<std::string>();
       target = {{"code", code}, {"name", language_name(code)}};
     }
     send_json(res, 200,
-              Json{{"charLimit", config_.limits.max_chars}, {"frontendTimeout", 500}, {"apiKeys", !keys_.empty()},
-                   {"keyRequired", !keys_.empty()}, {"suggestions", false}, {"filesTranslation", false},
-                   {"supportedFilesFormat", Json::array()}, {"language", {{"source", source}, {"target", target}}},
-                   {"maxTexts", config_.limits.max_texts}, {"maxBodyBytes", config_.limits.max_body_bytes},
+              Json{{"charLimit", config_.limits.max_chars},
+                   {"frontendTimeout", 500},
+                   {"apiKeys", !keys_.empty()},
+                   {"keyRequired", !keys_.empty()},
+                   {"suggestions", false},
+                   {"filesTranslation", false},
+                   {"supportedFilesFormat", Json::array()},
+                   {"language", {{"source", source}, {"target", target}}},
+                   {"maxTexts", config_.limits.max_texts},
+                   {"maxBodyBytes", config_.limits.max_body_bytes},
                    {"timeoutSeconds", config_.limits.timeout_seconds}});
   });
   // The page (src/web), unless --no-page: static files compiled into the binary, revalidated
@@ -88,7 +95,9 @@ void Service::install(httplib::Server& http) {
     http.Get("/index.html", page);
     http.Get(R"(/static/[a-z_]+\.(js|css))", page);
   }
-  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, Json{{"status", "ok"}}); });
+  http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, Json{{"status", "ok"}});
+  });
   http.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
     if (draining_) return send_json(res, 503, Json{{"status", "draining"}});
     if (!ready_) return send_json(res, 503, Json{{"status", "loading"}});
@@ -109,7 +118,8 @@ void Service::install(httplib::Server& http) {
         RequestFields fields;
         if (req.get_header_value("Authorization").empty()) fields = read_fields(req, res, reader, false);
         if (!given_key(admin_keys_, &fields, req)) throw ApiError(403, "Invalid API key");
-        if (!ready_ || draining_) throw ApiError(503, draining_ ? "the server is shutting down" : "the models are still loading", 1);
+        if (!ready_ || draining_)
+          throw ApiError(503, draining_ ? "the server is shutting down" : "the models are still loading", 1);
         const Json report = reload("POST /admin/reload");
         send_json(res, report["result"] == "ok" ? 200 : 422, report);
       } catch (const ApiError& e) {
@@ -142,15 +152,16 @@ void Service::install(httplib::Server& http) {
       res.set_header("Vary", "Origin");
     }
   });
-  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                     httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string message = status_text(res.status);
-    if (res.status == 404) message += ": " + shown(req.method) + " " + shown(req.path, 200);
-    if (res.status == 413) message = "Request body larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes";
-    send_json(res, res.status, Json{{"error", message}});
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  http.set_error_handler(
+      httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string message = status_text(res.status);
+        if (res.status == 404) message += ": " + shown(req.method) + " " + shown(req.path, 200);
+        if (res.status == 413)
+          message = "Request body larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes";
+        send_json(res, res.status, Json{{"error", message}});
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
     std::string message = "internal error";
     try {
@@ -168,12 +179,10 @@ void Service::install(httplib::Server& http) {
     metrics_.request(route_of(req.path), res.status, seconds);
     // The access log line (access_log.h): what the handler noted, never a key.
     const AccessRecord& r = *context.record;
-    Json line = {{"time", AccessLog::now_text()},
-                 {"id", r.id.empty() ? request_id(req.get_header_value("X-Request-Id")) : r.id},
-                 {"method", req.method},
-                 {"route", route_of(req.path)},
-                 {"status", res.status},
-                 {"latency_ms", std::round(seconds * 1e4) / 10}};
+    Json line = {
+        {"time", AccessLog::now_text()}, {"id", r.id.empty() ? request_id(req.get_header_value("X-Request-Id")) : r.id},
+        {"method", req.method},          {"route", route_of(req.path)},
+        {"status", res.status},          {"latency_ms", std::round(seconds * 1e4) / 10}};
     if (!req.remote_addr.empty()) line["client"] = req.remote_addr;
     if (r.chars >= 0) line["chars"] = r.chars;
     if (!r.model.empty()) line["model"] = r.model;

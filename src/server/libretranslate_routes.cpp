@@ -53,10 +53,12 @@ void Service::libre_detect(const httplib::Request& req, httplib::Response& res, 
   check_key(&fields, req);
   require_ready();
   bool is_list = false;
-  const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
+  const std::vector<std::string> texts =
+      checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
   admit(req, texts, "");  // the key's limits, as LibreTranslate counts /detect; the access log
   const std::vector<std::string> candidates = models().source_languages();
-  if (candidates.empty()) throw ApiError(400, "this server translates from no language (it serves no translation model)");
+  if (candidates.empty())
+    throw ApiError(400, "this server translates from no language (it serves no translation model)");
   // Nothing detected among them: LibreTranslate's answer, English (here: the first served
   // source language when English is not one) with confidence 0.
   const std::string fallback =
@@ -78,14 +80,16 @@ void Service::libre_translate(const httplib::Request& req, httplib::Response& re
   check_key(&fields, req);
   require_ready();
   bool is_list = false;
-  const std::vector<std::string> texts = checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
+  const std::vector<std::string> texts =
+      checked_texts(fields, "q", is_list, "Invalid request: missing q parameter", true);
   std::string source = fields.string("source").value_or("");
   const std::string target = fields.string("target").value_or("");
   if (source.empty()) throw ApiError(400, "Invalid request: missing source parameter");
   if (target.empty()) throw ApiError(400, "Invalid request: missing target parameter");
   std::string format = fields.string("format").value_or("text");
   if (format.empty()) format = "text";
-  if (format != "text" && format != "html") throw ApiError(400, shown(format) + " format is not supported (text, html)");
+  if (format != "text" && format != "html")
+    throw ApiError(400, shown(format) + " format is not supported (text, html)");
   const int alternatives =
       static_cast<int>(fields.integer("alternatives", 0, config_.limits.max_beam_size - 1).value_or(0));
 

@@ -64,8 +64,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                       .Add({});
   dropped_ = &prometheus::BuildCounter()
                   .Name("ordo_http_connections_dropped_total")
-                  .Help("Connections closed before a request of theirs was answered, by reason (read_timeout, "
-                        "evicted, refused, budget, bad_request)")
+                  .Help(
+                      "Connections closed before a request of theirs was answered, by reason (read_timeout, "
+                      "evicted, refused, budget, bad_request)")
                   .Register(*registry_);
   reloads_ = &prometheus::BuildCounter()
                   .Name("ordo_reload_total")
@@ -78,8 +79,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   models_ = &prometheus::BuildGauge().Name("ordo_models").Help("Models served").Register(*registry_).Add({});
   key_limit_ = &prometheus::BuildGauge()
                     .Name("ordo_api_key_limit")
-                    .Help("Limits of each API key (by its id), by limit: req_limit (requests per minute), "
-                          "char_limit (characters per request), daily_char_limit (characters per day); 0: none")
+                    .Help(
+                        "Limits of each API key (by its id), by limit: req_limit (requests per minute), "
+                        "char_limit (characters per request), daily_char_limit (characters per day); 0: none")
                     .Register(*registry_);
   key_requests_ = &prometheus::BuildCounter()
                        .Name("ordo_api_key_requests_total")
@@ -103,8 +105,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                            .Register(*registry_);
   log_dropped_ = &prometheus::BuildCounter()
                       .Name("ordo_access_log_dropped_lines_total")
-                      .Help("Access-log lines dropped, by reason: queue_full (10000 were waiting to be written), "
-                            "write_failed (the disk or a file size limit did not take them whole)")
+                      .Help(
+                          "Access-log lines dropped, by reason: queue_full (10000 were waiting to be written), "
+                          "write_failed (the disk or a file size limit did not take them whole)")
                       .Register(*registry_);
   access_log_dropped(0, 0);
 }
@@ -173,8 +176,6 @@ void Metrics::batch_done(const std::string& model, size_t sentences, size_t padd
   sentences_->Add(labels).Increment(static_cast<double>(sentences));
 }
 
-std::string Metrics::text() const {
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
-}
+std::string Metrics::text() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 
 }  // namespace ordo::server

@@ -63,8 +63,8 @@ std::string ServedModel::model_code(const std::string& code) const {
 
 bool same_spec(const ModelSpec& a, const ModelSpec& b) {
   return a.name == b.name && a.dir == b.dir && a.source_lang == b.source_lang && a.target_lang == b.target_lang &&
-         a.task == b.task && a.options.threads == b.options.threads && a.options.compute_type == b.options.compute_type &&
-         a.options.weight_cache == b.options.weight_cache;
+         a.task == b.task && a.options.threads == b.options.threads &&
+         a.options.compute_type == b.options.compute_type && a.options.weight_cache == b.options.weight_cache;
 }
 
 std::string folder_fingerprint(const std::string& dir) {
@@ -248,7 +248,8 @@ nlohmann::json ModelSet::languages_json() const {
   nlohmann::json out = nlohmann::json::array();
   for (const std::string& code : codes) {
     const auto& t = targets[code];
-    out.push_back({{"code", code}, {"name", language_name(code)}, {"targets", std::vector<std::string>(t.begin(), t.end())}});
+    out.push_back(
+        {{"code", code}, {"name", language_name(code)}, {"targets", std::vector<std::string>(t.begin(), t.end())}});
   }
   return out;
 }

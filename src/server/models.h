@@ -48,9 +48,9 @@ struct ServedModel {
   // Shared with the batches that run it: a model removed by a reload is freed when its last
   // request and batch are done (service.h).
   std::shared_ptr<const Translator> translator;
-  ModelSpec spec;            // what loaded it (a reload keeps it when the spec is the same ...
-  std::string fingerprint;   // ... and the folder's files are unchanged)
-  uint64_t instance = 0;     // unique in the process: batches of two loads of a name never mix
+  ModelSpec spec;           // what loaded it (a reload keeps it when the spec is the same ...
+  std::string fingerprint;  // ... and the folder's files are unchanged)
+  uint64_t instance = 0;    // unique in the process: batches of two loads of a name never mix
 
   bool multilingual() const { return !languages.empty(); }
   // The model's code for a client's language code, "" when it does not know it.
@@ -80,9 +80,9 @@ class ModelSet {
   // Languages some model translates from (clients' codes), in the order /languages lists them.
   std::vector<std::string> source_languages() const;
   bool serves_language(const std::string& code) const;
-  std::string language_list() const;                // "de, en" (clients' codes)
-  std::string model_list(Task task) const;          // "en-de, de-en"
-  std::string pair_list(size_t limit = 20) const;   // "en->de, de->en"
+  std::string language_list() const;               // "de, en" (clients' codes)
+  std::string model_list(Task task) const;         // "en-de, de-en"
+  std::string pair_list(size_t limit = 20) const;  // "en->de, de->en"
 
   nlohmann::json languages_json() const;  // GET /languages (LibreTranslate's shape)
   nlohmann::json models_json() const;     // GET /v1/models

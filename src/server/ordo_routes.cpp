@@ -3,7 +3,6 @@
 // (service.h).
 #include "server/service.h"
 
-
 #include "ordo/alignment.h"
 
 namespace ordo::server {
@@ -21,7 +20,8 @@ AttentionFields attention_fields(const RequestFields& fields) {
   AttentionFields f;
   f.alignment = fields.string("alignment").value_or("");
   if (!f.alignment.empty() && f.alignment != "hard" && f.alignment != "soft")
-    throw ApiError(400, "Invalid request: field 'alignment' must be \"hard\" or \"soft\", not '" + shown(f.alignment) + "'");
+    throw ApiError(400,
+                   "Invalid request: field 'alignment' must be \"hard\" or \"soft\", not '" + shown(f.alignment) + "'");
   f.words = fields.boolean("alignment_words").value_or(false);
   if (f.words && f.alignment != "hard")
     throw ApiError(400, "Invalid request: field 'alignment_words' needs \"alignment\": \"hard\"");
@@ -103,7 +103,8 @@ const ServedModel& Service::model_for(Task task, const RequestFields& fields, De
       const std::string code = model->model_code(**value);
       if (code.empty())
         throw ApiError(400, "Invalid request: field '" + std::string(field) + "': model '" + model->name +
-                                "' does not know language '" + shown(**value) + "' (known: " + join(model->languages, 40) + ")");
+                                "' does not know language '" + shown(**value) +
+                                "' (known: " + join(model->languages, 40) + ")");
       *value = code;
     } else {
       const std::string& served = member == &DecodeOptions::source_lang ? model->source_lang : model->target_lang;
@@ -134,9 +135,9 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
   bool is_list = false;
-  const std::vector<std::string> texts =
-      checked_texts(fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
-                    false);  // [] gives "results": []
+  const std::vector<std::string> texts = checked_texts(
+      fields, "text", is_list, "Invalid request: field 'text' is required (a string or an array of strings)",
+      false);  // [] gives "results": []
   DecodeOptions options = decode_options(fields, config_.limits.max_beam_size, config_.limits.max_new_tokens);
   const AttentionFields attention = attention_fields(fields);
   if (attention.any()) {
@@ -161,7 +162,8 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
 
   // An empty or blank text is not run: one empty hypothesis, score 0 (the library's policy).
   if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
-  auto results = std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
+  auto results =
+      std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
   // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
   // bound the answer.
   const size_t weights = attention.attention ? faces::attention_weights(*results) : 0;
@@ -184,19 +186,20 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   // memory holds the text of one result, not of the whole answer.
   res.status = 200;
   auto next = std::make_shared<size_t>(0);
-  res.set_chunked_content_provider("application/json", [results, next, head, attention](size_t, httplib::DataSink& sink) {
-    std::string text = *next == 0 ? head : std::string();
-    if (*next < results->size()) {
-      if (*next > 0) text += ',';
-      append_result(text, (*results)[*next], attention);
-      ++*next;
-    }
-    if (*next < results->size()) return sink.write(text.data(), text.size());
-    text += "]}\n";
-    if (!sink.write(text.data(), text.size())) return false;
-    sink.done();
-    return true;
-  });
+  res.set_chunked_content_provider("application/json",
+                                   [results, next, head, attention](size_t, httplib::DataSink& sink) {
+                                     std::string text = *next == 0 ? head : std::string();
+                                     if (*next < results->size()) {
+                                       if (*next > 0) text += ',';
+                                       append_result(text, (*results)[*next], attention);
+                                       ++*next;
+                                     }
+                                     if (*next < results->size()) return sink.write(text.data(), text.size());
+                                     text += "]}\n";
+                                     if (!sink.write(text.data(), text.size())) return false;
+                                     sink.done();
+                                     return true;
+                                   });
 }
 
 // POST /v1/score {"model", "source": "..." or [...], "target": the same shape, "source_lang",
@@ -211,19 +214,27 @@ void Service::ordo_score(const httplib::Request& req, httplib::Response& res, co
   const auto text_field = [](std::optional<std::string> DecodeOptions::*member) {
     return std::string(decode_option_spec(member).name);
   };
-  const std::vector<std::string> known = {"model", "source", "target", "api_key", text_field(&DecodeOptions::source_lang),
-                                          text_field(&DecodeOptions::target_lang), text_field(&DecodeOptions::task)};
+  const std::vector<std::string> known = {"model",
+                                          "source",
+                                          "target",
+                                          "api_key",
+                                          text_field(&DecodeOptions::source_lang),
+                                          text_field(&DecodeOptions::target_lang),
+                                          text_field(&DecodeOptions::task)};
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
   bool source_list = false, target_list = false;
-  const std::vector<std::string> sources = checked_texts(
-      fields, "source", source_list, "Invalid request: field 'source' is required (a string or an array of strings)", false);
-  const std::vector<std::string> targets = checked_texts(
-      fields, "target", target_list, "Invalid request: field 'target' is required (a string or an array of strings)", false);
+  const std::vector<std::string> sources =
+      checked_texts(fields, "source", source_list,
+                    "Invalid request: field 'source' is required (a string or an array of strings)", false);
+  const std::vector<std::string> targets =
+      checked_texts(fields, "target", target_list,
+                    "Invalid request: field 'target' is required (a string or an array of strings)", false);
   if (source_list != target_list || sources.size() != targets.size())
-    throw ApiError(400, "Invalid request: fields 'source' and 'target' must have the same shape (one target per source): " +
-                            std::to_string(sources.size()) + " sources, " + std::to_string(targets.size()) + " targets");
+    throw ApiError(400,
+                   "Invalid request: fields 'source' and 'target' must have the same shape (one target per source): " +
+                       std::to_string(sources.size()) + " sources, " + std::to_string(targets.size()) + " targets");
   DecodeOptions options;
   for (const auto member : {&DecodeOptions::source_lang, &DecodeOptions::target_lang, &DecodeOptions::task})
     options.*member = fields.string(text_field(member));
@@ -235,8 +246,9 @@ void Service::ordo_score(const httplib::Request& req, httplib::Response& res, co
   size_t tokens = 0;
   for (const std::string& target : targets) tokens += std::max<size_t>(1, utf8_length(target) / 2);
   if (tokens > config_.limits.max_request_cost)
-    throw ApiError(400, "Invalid request: too much work: about " + std::to_string(tokens) + " target tokens, more than " +
-                            "this server's limit of " + std::to_string(config_.limits.max_request_cost) +
+    throw ApiError(400, "Invalid request: too much work: about " + std::to_string(tokens) +
+                            " target tokens, more than " + "this server's limit of " +
+                            std::to_string(config_.limits.max_request_cost) +
                             " (--max-request-cost); send fewer or shorter targets");
   options.cancelled = [&] { return context.client_gone() || Clock::now() > deadline; };
   std::vector<ScoreResult> scored;

@@ -19,8 +19,13 @@ Json Service::reload(const std::string& trigger) {
   const auto finish = [&](const std::string& result) {
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     metrics_.reload(result);
-    Json report = {{"result", result}, {"trigger", trigger}, {"loaded", loaded}, {"kept", kept},
-                   {"unloading", unloading}, {"errors", errors}, {"seconds", std::round(seconds * 1000) / 1000}};
+    Json report = {{"result", result},
+                   {"trigger", trigger},
+                   {"loaded", loaded},
+                   {"kept", kept},
+                   {"unloading", unloading},
+                   {"errors", errors},
+                   {"seconds", std::round(seconds * 1000) / 1000}};
     std::string line = "ordo serve: reload (" + trigger + "): " + result;
     const auto names = [](const Json& list) {
       std::vector<std::string> out;
@@ -62,7 +67,8 @@ Json Service::reload(const std::string& trigger) {
     const std::string name = spec.name.empty() ? spec.dir : spec.name;
     const std::shared_ptr<const ServedModel> before = old_model(name);
     if (!names.insert(name).second) {
-      errors.push_back(Json{{"model", name}, {"error", "two models are named '" + name + "'; the first one is served"}});
+      errors.push_back(
+          Json{{"model", name}, {"error", "two models are named '" + name + "'; the first one is served"}});
       metrics_.model_load_error(name);
       continue;
     }

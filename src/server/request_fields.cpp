@@ -1,10 +1,10 @@
 #include "server/request_fields.h"
 
-#include "ordo/option_table.h"
 #include "ordo/glossary.h"
+#include "ordo/option_table.h"
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -126,7 +126,8 @@ std::optional<std::string> RequestFields::string(const std::string& name) const 
   return form_.find(name)->second;
 }
 
-std::optional<std::vector<std::pair<std::string, std::string>>> RequestFields::string_map(const std::string& name) const {
+std::optional<std::vector<std::pair<std::string, std::string>>> RequestFields::string_map(
+    const std::string& name) const {
   if (!has(name)) return std::nullopt;
   const std::string must = "must be a JSON object of strings (e.g. {\"Vertrag\": \"contract\"})";
   if (!is_json_ || !json_[name].is_object()) throw bad_field(name, must);
@@ -226,8 +227,10 @@ std::optional<bool> RequestFields::boolean(const std::string& name) const {
 
 void RequestFields::set(const DecodeOptionSpec& spec, DecodeOptions& options, double max) const {
   try {
-    if (is_json_) spec.set(options, json_option_value(json_[spec.name]), max);
-    else spec.set_text(options, form_.find(spec.name)->second);
+    if (is_json_)
+      spec.set(options, json_option_value(json_[spec.name]), max);
+    else
+      spec.set_text(options, form_.find(spec.name)->second);
   } catch (const OptionError& e) {
     throw bad_field(spec.name, e.must);
   }

@@ -46,7 +46,8 @@ RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, 
     return h;
   };
   const size_t end = bytes.find("\r\n\r\n");
-  if ((end == std::string::npos && bytes.size() > max_head_bytes) || (end != std::string::npos && end + 4 > max_head_bytes))
+  if ((end == std::string::npos && bytes.size() > max_head_bytes) ||
+      (end != std::string::npos && end + 4 > max_head_bytes))
     return refuse(431, "the request line and headers exceed " + std::to_string(max_head_bytes) + " bytes");
   if (end == std::string::npos) return h;  // not whole yet
   const size_t line_end = bytes.find("\r\n");
@@ -75,7 +76,8 @@ RequestHead parse_request_head(const std::string& bytes, size_t max_head_bytes, 
     } else if (equals_nocase(name, "Transfer-Encoding")) {
       if (has_encoding) return refuse(400, "more than one Transfer-Encoding header");
       has_encoding = true;
-      if (!equals_nocase(value, "chunked")) return refuse(501, "Transfer-Encoding '" + shown(value) + "' (only chunked)");
+      if (!equals_nocase(value, "chunked"))
+        return refuse(501, "Transfer-Encoding '" + shown(value) + "' (only chunked)");
       h.chunked = true;
     } else if (equals_nocase(name, "Expect") && equals_nocase(value, "100-continue")) {
       h.expect_at = header_at + header.find_first_not_of(" \t");
@@ -128,7 +130,8 @@ ChunkedBody chunked_body_end(const std::string& bytes, size_t start, size_t max_
     const size_t line_end = bytes.find("\r\n", at);
     if (line_end == std::string::npos)
       return bytes.size() - at > kMaxLine ? refuse(400, "a trailer longer than 1024 bytes") : body;
-    if (line_end - at > kMaxLine || trailers > 64) return refuse(400, "a trailer longer than 1024 bytes, or more than 64");
+    if (line_end - at > kMaxLine || trailers > 64)
+      return refuse(400, "a trailer longer than 1024 bytes, or more than 64");
     const bool blank = line_end == at;
     at = line_end + 2;
     if (blank) {

@@ -13,12 +13,12 @@ const char* status_text(int status);
 
 // What a request head says about framing, or why it is refused.
 struct RequestHead {
-  int status = 0;          // 0: fine; else the error status (400, 413, 431, 501) ...
-  std::string error;       // ... and its message
+  int status = 0;     // 0: fine; else the error status (400, 413, 431, 501) ...
+  std::string error;  // ... and its message
   std::string method, path;
-  size_t head_bytes = 0;   // request line and headers, the blank line included
-  size_t body_bytes = 0;   // Content-Length (0 when absent)
-  bool chunked = false;    // Transfer-Encoding: chunked (see chunked_body_end)
+  size_t head_bytes = 0;                 // request line and headers, the blank line included
+  size_t body_bytes = 0;                 // Content-Length (0 when absent)
+  bool chunked = false;                  // Transfer-Encoding: chunked (see chunked_body_end)
   size_t expect_at = std::string::npos;  // offset of an "Expect: 100-continue" header's name
 };
 // Parses the head at the start of `bytes`: head_bytes == 0 and status == 0 while the head is

@@ -42,8 +42,7 @@ ModelSpec model_spec(const std::string& argument, const ModelOptions& options) {
   std::string location = argument;
   const size_t eq = argument.find('=');
   const size_t colon = argument.find(':');
-  if (eq != std::string::npos && colon != std::string::npos && colon < eq &&
-      argument.find('/') > eq) {
+  if (eq != std::string::npos && colon != std::string::npos && colon < eq && argument.find('/') > eq) {
     spec.source_lang = argument.substr(0, colon);
     spec.target_lang = argument.substr(colon + 1, eq - colon - 1);
     location = argument.substr(eq + 1);
@@ -74,7 +73,8 @@ std::vector<ModelSpec> models_file(const std::string& path, const ModelOptions& 
     const std::string where = path + ": models[" + std::to_string(i) + "]";
     const nlohmann::json& m = json[i];
     if (!m.is_object()) throw Error(where + ": expected an object");
-    static const std::vector<std::string> known = {"name", "path", "source", "target", "task", "compute_type", "threads"};
+    static const std::vector<std::string> known = {"name", "path",         "source", "target",
+                                                   "task", "compute_type", "threads"};
     for (const auto& item : m.items())
       if (std::find(known.begin(), known.end(), item.key()) == known.end())
         throw Error(where + ": unknown field '" + item.key() +
@@ -202,7 +202,7 @@ int run_serve(const ServeArgs& args) {
   const int workers = args.model_options.inter_threads;
   ModelOptions options;
   options.threads = std::max(1, threads / workers);  // per batch
-  options.inter_threads = 1;                                     // the server runs the batches
+  options.inter_threads = 1;                         // the server runs the batches
   options.compute_type = args.model_options.compute_type;
   options.weight_cache = !args.no_weight_cache;
   options.on_warning = faces::print_warning;

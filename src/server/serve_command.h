@@ -17,9 +17,9 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 5000;
   ModelOptions model_options;  // the flags of the table of model options: threads in all,
-                              // inter_threads = batches run at once
+                               // inter_threads = batches run at once
   bool no_weight_cache = false;
-  BatchOptions batching;       // the flags of the table of batching options: the most per batch
+  BatchOptions batching;  // the flags of the table of batching options: the most per batch
   double batch_wait_ms = 5;
   size_t max_body_bytes = 1 << 20;
   size_t max_chars = 10000;
@@ -32,10 +32,10 @@ struct ServeArgs {
   double read_timeout = 10;
   size_t max_client_connections = 256;
   std::string api_keys_file;
-  std::string admin_key_file;        // --admin-key: POST /admin/reload
-  std::string access_log;            // --access-log FILE ("-": stderr, "off": none)
-  bool log_text = false;             // --log-text
-  double key_window_seconds = 60;    // hidden --key-window-seconds: req_limit's window (tests)
+  std::string admin_key_file;      // --admin-key: POST /admin/reload
+  std::string access_log;          // --access-log FILE ("-": stderr, "off": none)
+  bool log_text = false;           // --log-text
+  double key_window_seconds = 60;  // hidden --key-window-seconds: req_limit's window (tests)
   std::vector<std::string> cors_origins;
   int http_threads = 128;
   bool no_page = false;  // --no-page: no GET / (API only)

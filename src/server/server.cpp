@@ -9,12 +9,12 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "server/connections.h"
@@ -112,7 +112,8 @@ int run_server(const ServerConfig& config) {
     port = -1;
   }
   if (port <= 0)
-    throw Error("cannot listen on " + config.host + ":" + std::to_string(config.port) + " (" + std::strerror(errno) + ")");
+    throw Error("cannot listen on " + config.host + ":" + std::to_string(config.port) + " (" + std::strerror(errno) +
+                ")");
   // httplib listens with a backlog of 5; 64 clients connecting at once need more.
   if (listen_fd >= 0) ::listen(listen_fd, 1024);
   const std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;

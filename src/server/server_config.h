@@ -30,7 +30,7 @@ struct Limits {
   // cost counts them) x source tokens; 400 past it, before decoding, and after it on the
   // weights the hypotheses hold. 2^24 floats: 64 MB, and at most ~0.4 GB of JSON text.
   size_t max_attention_values = size_t(1) << 24;
-  double read_timeout_seconds = 10;  // a request's head and body must arrive within this: 408
+  double read_timeout_seconds = 10;     // a request's head and body must arrive within this: 408
   size_t max_client_connections = 256;  // open connections per client address (0: no cap)
 };
 
@@ -50,9 +50,9 @@ struct ServerConfig {
   double key_minute_seconds = 60, key_day_seconds = 86400;  // the windows of the keys' limits
   std::string access_log;  // "" or "-": stderr; "off": none; else a file (access_log.h)
   bool log_text = false;   // the access log also holds the texts
-  int http_threads = 128;                 // requests answered at once (GET /health, /ready and
-                                          // /metrics have threads of their own)
-  bool page = true;                       // GET / serves the translation page (src/web); false: 404
+  int http_threads = 128;  // requests answered at once (GET /health, /ready and
+                           // /metrics have threads of their own)
+  bool page = true;        // GET / serves the translation page (src/web); false: 404
 };
 
 }  // namespace ordo::server

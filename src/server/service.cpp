@@ -10,7 +10,7 @@ namespace ordo::server {
 namespace {
 
 const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
-                               "/v1/models", "/health",    "/ready",        "/metrics",     "/admin/reload",
+                               "/v1/models", "/health", "/ready", "/metrics", "/admin/reload",
                                // the page (src/web) and the settings it reads
                                "/", "/static/app.js", "/static/style.css", "/frontend/settings"};
 
@@ -59,8 +59,7 @@ std::string seconds_text(double seconds) {
 }
 
 Clock::time_point request_deadline(const RequestContext& context, double timeout_seconds) {
-  return context.received +
-         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  return context.received + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
 }
 
 RequestFields Service::read_fields(const httplib::Request& req, httplib::Response& res, const Reader& reader,
@@ -117,7 +116,8 @@ Service::Service(const ServerConfig& config)
 
 void Service::load_models() {
   auto epoch = std::make_shared<ModelEpoch>();
-  epoch->set = std::make_shared<const ModelSet>(config_.models, config_.translation_preset, config_.summarization_preset);
+  epoch->set =
+      std::make_shared<const ModelSet>(config_.models, config_.translation_preset, config_.summarization_preset);
   metrics_.models_served(epoch->set->models().size());
   std::atomic_store(&epoch_, epoch);
 }
@@ -132,7 +132,8 @@ const ApiKey* Service::given_key(const KeyTable& table, const RequestFields* fie
   }
   if (key.empty()) key = fields ? fields->string("api_key").value_or("") : req.get_param_value("api_key");
   if (key.empty())
-    throw ApiError(403, "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
+    throw ApiError(403,
+                   "Invalid API key: this server needs one (the api_key field or an Authorization: Bearer header)");
   return table.find(key);
 }
 
@@ -205,12 +206,13 @@ void Service::check_work(const Translator& translator, const DecodeOptions& opti
   const int64_t forced = std::max(min_length - 1, min_new_tokens);
   const int64_t tokens = std::max<int64_t>({1, forced, std::min<int64_t>(max_length - 1, kCostTokensPerSentence)});
   const size_t sentences = source_lengths.size();
-  const double cost = static_cast<double>(sentences) * static_cast<double>(std::max<int64_t>(1, beams)) * static_cast<double>(tokens);
+  const double cost =
+      static_cast<double>(sentences) * static_cast<double>(std::max<int64_t>(1, beams)) * static_cast<double>(tokens);
   if (cost > static_cast<double>(config_.limits.max_request_cost))
     throw ApiError(400, "Invalid request: too much decoding work: " + std::to_string(sentences) + " sentences x " +
-                            std::to_string(beams) + " beams x " + std::to_string(tokens) + " new tokens = " +
-                            std::to_string(static_cast<uint64_t>(cost)) + ", more than this server's limit of " +
-                            std::to_string(config_.limits.max_request_cost) +
+                            std::to_string(beams) + " beams x " + std::to_string(tokens) +
+                            " new tokens = " + std::to_string(static_cast<uint64_t>(cost)) +
+                            ", more than this server's limit of " + std::to_string(config_.limits.max_request_cost) +
                             " (--max-request-cost); send fewer texts, a smaller beam_size or fewer new tokens");
   if (!options.return_attention) return;
   // Every hypothesis decoded (beams) or returned (n_best) holds its weights until the answer.
@@ -244,7 +246,8 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       for (size_t i : g.inputs) part.push_back(sentences[i]);
       StreamFn part_stream;
       // By value: a batch still running after this request gave up may call it once more.
-      if (on_token) part_stream = [on_token, inputs = g.inputs](size_t k, const TokenEvent& e) { return on_token(inputs[k], e); };
+      if (on_token)
+        part_stream = [on_token, inputs = g.inputs](size_t k, const TokenEvent& e) { return on_token(inputs[k], e); };
       std::vector<TranslationResult> done = translate(model, o, part, context, deadline, part_stream, keep_going);
       for (size_t k = 0; k < g.inputs.size(); ++k) results[g.inputs[k]] = std::move(done[k]);
     }
@@ -286,8 +289,7 @@ std::vector<TranslationResult> Service::translate(const ServedModel& model, cons
       options, std::move(sources),
       on_token ? StreamFn([on_token, queued](size_t i, const TokenEvent& e) { return on_token(queued[i], e); })
                : StreamFn());
-  if (!batcher_.wait(*ticket, deadline,
-                     [&] { return context.client_gone() || (keep_going && !keep_going()); })) {
+  if (!batcher_.wait(*ticket, deadline, [&] { return context.client_gone() || (keep_going && !keep_going()); })) {
     if (Clock::now() < deadline) throw ApiError(499, "the client closed the connection");  // nobody reads it
     throw ApiError(504, "Timed out: not translated within " + seconds_text(config_.limits.timeout_seconds) +
                             " s (the server is overloaded or the request too large)");

@@ -11,6 +11,7 @@
 // find by their Request in contexts().
 #include <httplib.h>
 
+#include <strings.h>
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -18,11 +19,10 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <strings.h>
 
-#include "ordo/option_table.h"
-#include "ordo/document.h"
 #include "faces/result_json.h"
+#include "ordo/document.h"
+#include "ordo/option_table.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/connections.h"

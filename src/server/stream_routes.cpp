@@ -36,43 +36,43 @@ void Service::stream_generate(const ServedModel& model, const DecodeOptions& opt
   if (with_text > 0) check_work(*model.translator, options, std::vector<size_t>(with_text, 0));
   const ServedModel* served = &model;
   auto queue = std::make_shared<EventQueue>();
-  res.set_chunked_content_provider(
-      "text/event-stream", [this, served, options, texts, context, deadline, queue](size_t, httplib::DataSink& sink) {
-        const auto write_pending = [&] {
-          std::string out;
-          {
-            std::lock_guard<std::mutex> lock(queue->mutex);
-            out.swap(queue->pending);
-          }
-          return out.empty() || sink.write(out.data(), out.size());
-        };
-        const StreamFn on_token = [queue](size_t index, const TokenEvent& e) {
-          if (e.done) return true;  // the whole answer follows in the done event
-          const std::string event =
-              sse_event("token", Json{{"index", index}, {"id", e.id}, {"piece", e.piece}, {"text", e.text}, {"delta", e.delta}});
-          std::lock_guard<std::mutex> lock(queue->mutex);
-          queue->pending += event;
-          return true;
-        };
-        std::string last;
-        try {
-          const std::vector<TranslationResult> results = translate(
-              *served, options, texts, context, deadline, on_token, [&] { return write_pending() && sink.is_writable(); });
-          if (!write_pending()) return false;
-          Json lines = Json::array();
-          for (const TranslationResult& r : results) lines.push_back(faces::result_json(r));
-          last = sse_event("done", Json{{"model", served->name}, {"results", lines}});
-        } catch (const ApiError& e) {
-          if (e.status == 499 || !write_pending()) return false;  // nobody reads it
-          last = sse_event("error", Json{{"error", e.what()}, {"status", e.status}});
-        } catch (const std::exception& e) {
-          if (!write_pending()) return false;
-          last = sse_event("error", Json{{"error", e.what()}, {"status", 500}});
-        }
-        if (!sink.write(last.data(), last.size())) return false;
-        sink.done();
-        return true;
-      });
+  res.set_chunked_content_provider("text/event-stream", [this, served, options, texts, context, deadline, queue](
+                                                            size_t, httplib::DataSink& sink) {
+    const auto write_pending = [&] {
+      std::string out;
+      {
+        std::lock_guard<std::mutex> lock(queue->mutex);
+        out.swap(queue->pending);
+      }
+      return out.empty() || sink.write(out.data(), out.size());
+    };
+    const StreamFn on_token = [queue](size_t index, const TokenEvent& e) {
+      if (e.done) return true;  // the whole answer follows in the done event
+      const std::string event = sse_event(
+          "token", Json{{"index", index}, {"id", e.id}, {"piece", e.piece}, {"text", e.text}, {"delta", e.delta}});
+      std::lock_guard<std::mutex> lock(queue->mutex);
+      queue->pending += event;
+      return true;
+    };
+    std::string last;
+    try {
+      const std::vector<TranslationResult> results = translate(*served, options, texts, context, deadline, on_token,
+                                                               [&] { return write_pending() && sink.is_writable(); });
+      if (!write_pending()) return false;
+      Json lines = Json::array();
+      for (const TranslationResult& r : results) lines.push_back(faces::result_json(r));
+      last = sse_event("done", Json{{"model", served->name}, {"results", lines}});
+    } catch (const ApiError& e) {
+      if (e.status == 499 || !write_pending()) return false;  // nobody reads it
+      last = sse_event("error", Json{{"error", e.what()}, {"status", e.status}});
+    } catch (const std::exception& e) {
+      if (!write_pending()) return false;
+      last = sse_event("error", Json{{"error", e.what()}, {"status", 500}});
+    }
+    if (!sink.write(last.data(), last.size())) return false;
+    sink.done();
+    return true;
+  });
   res.set_header("Cache-Control", "no-cache");
 }
 

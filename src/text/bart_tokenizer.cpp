@@ -30,9 +30,8 @@ constexpr const char* kNeeds = "BART models need vocab.json and merges.txt (GPT-
 
 // GPT-2's pre-tokenization: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // with the `regex` module's \s, which is Unicode's White_Space (ICU's \s lacks \v and U+0085).
-constexpr const char* kPattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+)"
-    R"(|[\p{White_Space}]+(?![^\p{White_Space}])|[\p{White_Space}]+)";
+constexpr const char* kPattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+)"
+                                 R"(|[\p{White_Space}]+(?![^\p{White_Space}])|[\p{White_Space}]+)";
 
 // bytes_to_unicode(): the printable Latin-1 bytes stand for themselves, the other 68 bytes for
 // U+0100 upwards, in byte order.

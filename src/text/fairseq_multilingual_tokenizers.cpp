@@ -27,12 +27,15 @@ std::vector<std::string> language_tokens(const std::string& dir, bool (*is_langu
   for (const std::string& token : tokenizer_list(dir, "additional_special_tokens"))
     if (is_language(token)) out.push_back(token);
   if (out.empty())
-    throw Error(dir + "/tokenizer_config.json: no language codes found in 'additional_special_tokens' "
+    throw Error(dir +
+                "/tokenizer_config.json: no language codes found in 'additional_special_tokens' "
                 "(nor in special_tokens_map.json)");
   return out;
 }
 
-bool is_m2m_language(const std::string& t) { return t.size() > 4 && t.rfind("__", 0) == 0 && t.substr(t.size() - 2) == "__"; }
+bool is_m2m_language(const std::string& t) {
+  return t.size() > 4 && t.rfind("__", 0) == 0 && t.substr(t.size() - 2) == "__";
+}
 bool is_nllb_language(const std::string& t) { return t.size() >= 8 && t[3] == '_' && t.find('_') == 3; }
 
 class M2M100Tokenizer : public SpmTokenizer {

@@ -11,8 +11,8 @@
 //   decode: ids -> vocab-tgt.json pieces (special ids skipped, unknown ids -> "<unk>"),
 //           "</w>" -> " ", MosesDetokenizer(tgt_lang), then clean_up_tokenization.
 // The languages are tokenizer_config.json's (else config.json's) "langs": [source, target].
-#include <unicode/uchar.h>
 #include <unicode/locid.h>
+#include <unicode/uchar.h>
 
 #include <algorithm>
 #include <memory>
@@ -88,10 +88,12 @@ std::string remove_non_printing(const std::string& text) {
   for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1)) {
     const UChar32 c = u.char32At(i);
     switch (u_charType(c)) {
-      case U_CONTROL_CHAR: case U_FORMAT_CHAR: case U_SURROGATE: case U_PRIVATE_USE_CHAR: case U_UNASSIGNED:
-        continue;
-      default:
-        out.append(c);
+      case U_CONTROL_CHAR:
+      case U_FORMAT_CHAR:
+      case U_SURROGATE:
+      case U_PRIVATE_USE_CHAR:
+      case U_UNASSIGNED: continue;
+      default: out.append(c);
     }
   }
   return to_utf8(out);
@@ -105,11 +107,13 @@ std::vector<std::string> languages_of(const std::string& dir) {
     if (!json.is_object()) continue;
     const io::JsonFields fields(json, path);
     if (const auto langs = fields.optional_strings("langs")) {
-      if (langs->size() != 2) fields.fail("langs", "must list two languages, the source and the target (e.g. [\"en\", \"de\"])");
+      if (langs->size() != 2)
+        fields.fail("langs", "must list two languages, the source and the target (e.g. [\"en\", \"de\"])");
       return *langs;
     }
   }
-  throw Error(dir + "/tokenizer_config.json: field 'langs' is missing (FSMT needs [source, target], e.g. [\"en\", \"de\"])");
+  throw Error(dir +
+              "/tokenizer_config.json: field 'langs' is missing (FSMT needs [source, target], e.g. [\"en\", \"de\"])");
 }
 
 class FsmtTokenizer : public Tokenizer {
@@ -163,8 +167,9 @@ class FsmtTokenizer : public Tokenizer {
   // FSMTTokenizer has no target side (text_target would be tokenized as source text, with
   // the source vocabulary): refused rather than guessed.
   std::vector<int64_t> encode_target(const std::string&) const override {
-    throw Error("FSMT models take no target text (a target prefix or a target to score): their tokenizer has "
-                "no target-side tokenization");
+    throw Error(
+        "FSMT models take no target text (a target prefix or a target to score): their tokenizer has "
+        "no target-side tokenization");
   }
 
   std::vector<std::string> id_to_pieces(const std::vector<int64_t>& ids) const override {

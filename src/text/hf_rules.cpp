@@ -85,9 +85,16 @@ std::string pieces_to_text(const std::vector<std::string>& pieces, const Special
 }
 
 std::string clean_up_tokenization(std::string s) {
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-           {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}})
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{" .", "."},
+                                                                                 {" ?", "?"},
+                                                                                 {" !", "!"},
+                                                                                 {" ,", ","},
+                                                                                 {" ' ", "'"},
+                                                                                 {" n't", "n't"},
+                                                                                 {" 'm", "'m"},
+                                                                                 {" 's", "'s"},
+                                                                                 {" 've", "'ve"},
+                                                                                 {" 're", "'re"}})
     replace_all(s, from, to);
   return s;
 }
@@ -111,7 +118,6 @@ nlohmann::json read_json_object(const std::string& path) {
   nlohmann::json json = io::read_json_file(path);
   return json.is_object() ? json : nlohmann::json::object();
 }
-
 
 bool clean_up_spaces(const std::string& dir) {
   const std::string path = dir + "/tokenizer_config.json";

@@ -20,7 +20,8 @@ RegexRule::RegexRule(const std::string& pattern, const std::string& replacement,
     : replacement_(from_utf8(replacement)), source_(pattern.size() > 60 ? pattern.substr(0, 60) + "..." : pattern) {
   UErrorCode status = U_ZERO_ERROR;
   UParseError where;
-  pattern_.reset(icu::RegexPattern::compile(from_utf8(pattern), literal ? UREGEX_LITERAL : UREGEX_UNIX_LINES, where, status));
+  pattern_.reset(
+      icu::RegexPattern::compile(from_utf8(pattern), literal ? UREGEX_LITERAL : UREGEX_UNIX_LINES, where, status));
   if (U_FAILURE(status) || !pattern_)
     throw Error("internal error: the text rule /" + source_ + "/ does not compile (" + u_errorName(status) +
                 " at offset " + std::to_string(where.offset) + ")");
@@ -60,7 +61,8 @@ std::vector<icu::UnicodeString> RegexRule::find_all(const icu::UnicodeString& te
 icu::UnicodeSet make_set(const std::string& body) {
   UErrorCode status = U_ZERO_ERROR;
   icu::UnicodeSet set(from_utf8("[" + body + "]"), status);
-  if (U_FAILURE(status)) throw Error(std::string("internal error: a character set does not compile (") + u_errorName(status) + ")");
+  if (U_FAILURE(status))
+    throw Error(std::string("internal error: a character set does not compile (") + u_errorName(status) + ")");
   set.freeze();
   return set;
 }

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <unicode/regex.h>
-#include <unicode/unistr.h>
 #include <unicode/uniset.h>
+#include <unicode/unistr.h>
 
 namespace ordo::text::icu_text {
 

@@ -134,9 +134,9 @@ struct MosesTokenizer::Rules {
   RegexRule ascii_junk{R"([\x{0}-\x{1f}])", ""};           // ASCII_JUNK
   RegexRule pad_not_isalnum{std::string("([^") + moses_tables::kTokenizerIsAlnum + space() + R"re(\.\'\`\,\-]))re",
                             " $1 "};  // PAD_NOT_ISALNUM
-  RegexRule aggressive_hyphen_split{std::string("([") + moses_tables::kTokenizerIsAlnum + R"(])\-(?=[)" +
-                                        moses_tables::kTokenizerIsAlnum + "])",
-                                    "$1 @-@ "};  // AGGRESSIVE_HYPHEN_SPLIT
+  RegexRule aggressive_hyphen_split{
+      std::string("([") + moses_tables::kTokenizerIsAlnum + R"(])\-(?=[)" + moses_tables::kTokenizerIsAlnum + "])",
+      "$1 @-@ "};  // AGGRESSIVE_HYPHEN_SPLIT
   // replace_multidots / restore_multidots
   RegexRule dots{R"(\.([\.]+))", " DOTMULTI$1"};
   RegexRule dotmulti_dot{"DOTMULTI.", "DOTDOTMULTI", kLiteral};
@@ -149,9 +149,9 @@ struct MosesTokenizer::Rules {
       {std::string("([") + moses_tables::kTokenizerIsN + "])[,]$", "$1 , "}};  // COMMA_SEPARATE_3
   std::vector<RegexRule> apostrophe;
   RegexRule trailing_dot_apostrophe{R"(\.' ?$)", " . ' "};  // TRAILING_DOT_APOSTROPHE
-  std::vector<RegexRule> escape_xml{{"&", "&amp;", kLiteral},  {"|", "&#124;", kLiteral}, {"<", "&lt;", kLiteral},
-                                    {">", "&gt;", kLiteral},   {"'", "&apos;", kLiteral},  {"\"", "&quot;", kLiteral},
-                                    {"[", "&#91;", kLiteral},  {"]", "&#93;", kLiteral}};
+  std::vector<RegexRule> escape_xml{{"&", "&amp;", kLiteral}, {"|", "&#124;", kLiteral}, {"<", "&lt;", kLiteral},
+                                    {">", "&gt;", kLiteral},  {"'", "&apos;", kLiteral}, {"\"", "&quot;", kLiteral},
+                                    {"[", "&#91;", kLiteral}, {"]", "&#93;", kLiteral}};
   icu::UnicodeSet is_alpha = icu_text::make_set(moses_tables::kTokenizerIsAlpha);
   icu::UnicodeSet is_lower = icu_text::make_set(moses_tables::kTokenizerIsLower);
   std::unordered_set<std::string> prefixes, numeric_only;
@@ -169,11 +169,11 @@ MosesTokenizer::MosesTokenizer(const std::string& lang) {
   rules->numeric_only.insert(list.numeric_only, list.numeric_only + list.numeric_only_count);
   const std::string alpha = moses_tables::kTokenizerIsAlpha, isn = moses_tables::kTokenizerIsN;
   if (rules->english) {
-    rules->apostrophe = {{"([^" + alpha + "])[']([^" + alpha + "])", "$1 ' $2"},         // EN_SPECIFIC_1
-                         {"([^" + alpha + isn + "])[']([" + alpha + "])", "$1 ' $2"},     // EN_SPECIFIC_2
-                         {"([" + alpha + "])[']([^" + alpha + "])", "$1 ' $2"},           // EN_SPECIFIC_3
-                         {"([" + alpha + "])[']([" + alpha + "])", "$1 '$2"},             // EN_SPECIFIC_4
-                         {"([" + isn + "])[']([s])", "$1 '$2"}};                           // EN_SPECIFIC_5
+    rules->apostrophe = {{"([^" + alpha + "])[']([^" + alpha + "])", "$1 ' $2"},       // EN_SPECIFIC_1
+                         {"([^" + alpha + isn + "])[']([" + alpha + "])", "$1 ' $2"},  // EN_SPECIFIC_2
+                         {"([" + alpha + "])[']([^" + alpha + "])", "$1 ' $2"},        // EN_SPECIFIC_3
+                         {"([" + alpha + "])[']([" + alpha + "])", "$1 '$2"},          // EN_SPECIFIC_4
+                         {"([" + isn + "])[']([s])", "$1 '$2"}};                       // EN_SPECIFIC_5
   } else {
     rules->apostrophe = {{"'", " ' ", kLiteral}};  // NON_SPECIFIC_APOSTROPHE
   }
@@ -248,10 +248,10 @@ struct MosesDetokenizer::Rules {
   std::string lang;
   RegexRule aggressive_hyphen_split{" @-@ ", "-", kLiteral};
   // MOSES_UNESCAPE_XML_REGEXES, in sacremoses' order.
-  std::vector<RegexRule> unescape_xml{
-      {"&bar;", "|", kLiteral},   {"&#124;", "|", kLiteral}, {"&lt;", "<", kLiteral},    {"&gt;", ">", kLiteral},
-      {"&bra;", "[", kLiteral},   {"&ket;", "]", kLiteral},  {"&quot;", "\"", kLiteral}, {"&apos;", "'", kLiteral},
-      {"&#91;", "[", kLiteral},   {"&#93;", "]", kLiteral},  {"&amp;", "&", kLiteral}};
+  std::vector<RegexRule> unescape_xml{{"&bar;", "|", kLiteral},   {"&#124;", "|", kLiteral}, {"&lt;", "<", kLiteral},
+                                      {"&gt;", ">", kLiteral},    {"&bra;", "[", kLiteral},  {"&ket;", "]", kLiteral},
+                                      {"&quot;", "\"", kLiteral}, {"&apos;", "'", kLiteral}, {"&#91;", "[", kLiteral},
+                                      {"&#93;", "]", kLiteral},   {"&amp;", "&", kLiteral}};
   RegexRule one_space{" {2,}", " "};
   icu::UnicodeSet is_alpha = icu_text::make_set(moses_tables::kDetokenizerIsAlpha);
   icu::UnicodeSet currency = icu_text::make_set(std::string(moses_tables::kDetokenizerIsSc) + R"(\(\[\{¿¡)");

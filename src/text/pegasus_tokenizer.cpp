@@ -21,8 +21,7 @@ std::optional<std::string> config_text(const nlohmann::json& config, const std::
 
 class PegasusTokenizer : public SpmTokenizer {
  public:
-  explicit PegasusTokenizer(const std::string& dir)
-      : SpmTokenizer(dir, "spiece.model", missing_spiece_reason(dir)) {
+  explicit PegasusTokenizer(const std::string& dir) : SpmTokenizer(dir, "spiece.model", missing_spiece_reason(dir)) {
     // The arguments of PegasusTokenizer.__init__ come from tokenizer_config.json; HF applies
     // special_tokens_map.json afterwards (setattr), which changes which tokens are special
     // but not the id table built here.

@@ -4,10 +4,10 @@
 #include <elf.h>
 #include <link.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <mutex>

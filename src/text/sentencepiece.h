@@ -18,10 +18,10 @@ class SentencePiece {
   SentencePiece(const SentencePiece&) = delete;
   SentencePiece& operator=(const SentencePiece&) = delete;
 
-  std::vector<std::string> encode(const std::string& text) const;   // pieces
+  std::vector<std::string> encode(const std::string& text) const;    // pieces
   std::string decode(const std::vector<std::string>& pieces) const;  // detokenized text
-  int piece_to_id(const std::string& piece) const;  // the unknown id when absent
-  std::string id_to_piece(int id) const;             // ordo::Error unless 0 <= id < size()
+  int piece_to_id(const std::string& piece) const;                   // the unknown id when absent
+  std::string id_to_piece(int id) const;                             // ordo::Error unless 0 <= id < size()
   int size() const;
   const std::string& path() const { return path_; }
 

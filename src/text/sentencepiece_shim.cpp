@@ -161,7 +161,8 @@ ORDO_SHIM_EXPORT char* ordo_spm_id_to_piece(void* processor, int id, char** erro
     // SentencePiece does not check the range (an out-of-range id reads past its table).
     if (id < 0 || id >= model->GetPieceSize()) {
       set_error(error, ("id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                        std::to_string(model->GetPieceSize()) + ")").c_str());
+                        std::to_string(model->GetPieceSize()) + ")")
+                           .c_str());
       return nullptr;
     }
     char* out = copy_string(model->IdToPiece(id));

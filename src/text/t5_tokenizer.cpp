@@ -30,7 +30,8 @@ class T5Tokenizer : public SpmTokenizer {
     const io::JsonFields fields(config, path);
     extra_ids_ = fields.optional_int("extra_ids").value_or(100);
     if (extra_ids_ < 0 || extra_ids_ > kMaxExtraIds)
-      fields.fail("extra_ids", "is " + std::to_string(extra_ids_) + ", outside [0, " + std::to_string(kMaxExtraIds) + "]");
+      fields.fail("extra_ids",
+                  "is " + std::to_string(extra_ids_) + ", outside [0, " + std::to_string(kMaxExtraIds) + "]");
     vocab_size_ = spm_.size() + extra_ids_;
     legacy_ = fields.optional_bool("legacy").value_or(true);
     const auto text_of = [&](const char* key, const char* fallback) {

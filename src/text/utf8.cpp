@@ -62,13 +62,20 @@ std::string decode_utf8_replacing(const std::string& bytes) {
     // table of well-formed sequences: no overlongs, surrogates or code points past U+10FFFF).
     size_t need = 0;
     unsigned char low = 0x80, high = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) need = 1;
-    else if (c == 0xe0) need = 2, low = 0xa0;
-    else if (c == 0xed) need = 2, high = 0x9f;
-    else if (c >= 0xe1 && c <= 0xef) need = 2;
-    else if (c == 0xf0) need = 3, low = 0x90;
-    else if (c == 0xf4) need = 3, high = 0x8f;
-    else if (c >= 0xf1 && c <= 0xf3) need = 3;
+    if (c >= 0xc2 && c <= 0xdf)
+      need = 1;
+    else if (c == 0xe0)
+      need = 2, low = 0xa0;
+    else if (c == 0xed)
+      need = 2, high = 0x9f;
+    else if (c >= 0xe1 && c <= 0xef)
+      need = 2;
+    else if (c == 0xf0)
+      need = 3, low = 0x90;
+    else if (c == 0xf4)
+      need = 3, high = 0x8f;
+    else if (c >= 0xf1 && c <= 0xf3)
+      need = 3;
     size_t j = i + 1;
     for (size_t k = 0; need && k < need && j < n && s[j] >= low && s[j] <= high; ++k, ++j) low = 0x80, high = 0xbf;
     if (need && j - i == need + 1) {

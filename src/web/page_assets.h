@@ -12,7 +12,7 @@ struct PageAsset {
   std::string path;          // "/", "/static/app.js", "/static/style.css"
   std::string content_type;  // with charset
   std::string_view body;
-  std::string etag;          // a strong ETag of the bytes, quoted
+  std::string etag;  // a strong ETag of the bytes, quoted
 };
 
 // The asset served at `path`, or nullptr.

@@ -29,13 +29,13 @@ static bool on_token(const struct ordo_token_event* event, void* user_data) {
 }
 static bool cancel_now(void* user_data) { return user_data == NULL; }
 
-#define CHECK(condition)                                             \
-  do {                                                               \
-    ++checks;                                                        \
-    if (!(condition)) {                                              \
-      ++failures;                                                    \
+#define CHECK(condition)                                                      \
+  do {                                                                        \
+    ++checks;                                                                 \
+    if (!(condition)) {                                                       \
+      ++failures;                                                             \
       fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #condition); \
-    }                                                                \
+    }                                                                         \
   } while (0)
 
 /* The call failed with an error containing `part`; frees the error. */

@@ -58,7 +58,8 @@ TEST(CliScore, JsonLinesEqualTeacherForcing) {
     ASSERT_EQ(line["log_probs"].size(), c["log_probs"].size());
     for (size_t t = 0; t < c["log_probs"].size(); ++t)
       EXPECT_NEAR(line["log_probs"][t].get<double>(), c["log_probs"][t].get<double>(), 1e-4) << i << " " << t;
-    EXPECT_NEAR(line["score"].get<double>(), c["score"].get<double>(), 1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
+    EXPECT_NEAR(line["score"].get<double>(), c["score"].get<double>(),
+                1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
   }
   // Without --json: one total per line, the same numbers.
   const auto plain = run_ordo("score -m " + fixture_dir("m2m100") + " --target-lang de -r " + tgt, joined(sources));
@@ -87,7 +88,8 @@ TEST(CliScore, RoundTripOfTranslateJson) {
   ASSERT_EQ(lines.size(), sources.size());
   std::vector<std::string> hyps;
   for (const std::string& line : lines) hyps.push_back(json::parse(line)["text"].get<std::string>());
-  const auto scored = run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("hyp.txt", joined(hyps)) + " --json");
+  const auto scored =
+      run_ordo("score -m " + model + " -i " + src + " -r " + dir.write("hyp.txt", joined(hyps)) + " --json");
   ASSERT_EQ(scored.exit_code, 0) << scored.err;
   const auto out = lines_of(scored.out);
   ASSERT_EQ(out.size(), hyps.size());
@@ -147,7 +149,8 @@ TEST(CliScore, TargetsForAnFsmtModelAreAnErrorNamingTheFileAndLine) {
 
 TEST(CliScore, ScoringWithoutTargetsIsAnOptionErrorNamingTargets) {
   TempDir dir;
-  const auto missing = run_ordo("score -m " + fixture_dir("pegasus") + " -i " + dir.write("src.txt", "one\ntwo\nthree\n"));
+  const auto missing =
+      run_ordo("score -m " + fixture_dir("pegasus") + " -i " + dir.write("src.txt", "one\ntwo\nthree\n"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--targets"), std::string::npos) << missing.err;
 }
@@ -206,8 +209,8 @@ TEST(CliTargetPrefix, FileLinesPrefixTheirInputLines) {
 }
 
 // `ordo translate -q -m <marian> <options> --target-prefix-file <prefixes>` of `input`.
-testing::CliRun translate_with_prefixes(const std::string& options, const std::string& name, const std::string& prefixes,
-                                        const std::string& input) {
+testing::CliRun translate_with_prefixes(const std::string& options, const std::string& name,
+                                        const std::string& prefixes, const std::string& input) {
   TempDir dir;
   return run_ordo("translate -q -m " + fixture_dir("marian_opus_en_mg") + " " + options + " --target-prefix-file " +
                       dir.write(name, prefixes),

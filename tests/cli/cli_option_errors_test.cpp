@@ -60,8 +60,9 @@ TEST(CliOptionErrors, AnEmptyVocabularyMapFailsOnceBeforeAnyInput) {
 }
 
 TEST(CliOptionErrors, VocabularyMapWithAlternativesFailsOnceBeforeAnyInput) {
-  expect_one_error(ordo::testing::run_ordo(translate_args() + "--use-vmap true --return-alternatives true -n 3", kInput),
-                   "use_vmap with return_alternatives is not supported");
+  expect_one_error(
+      ordo::testing::run_ordo(translate_args() + "--use-vmap true --return-alternatives true -n 3", kInput),
+      "use_vmap with return_alternatives is not supported");
 }
 
 TEST(CliOptionErrors, APrefixLineThatLeavesNoRoomFailsOnceBeforeAnyInput) {

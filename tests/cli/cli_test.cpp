@@ -15,8 +15,8 @@
 #include "nn/packed_gemm.h"
 #include "ordo/alignment.h"
 #include "ordo/model_types.h"
-#include "support/fixtures.h"
 #include "support/cli_run.h"
+#include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -115,7 +115,8 @@ TEST(Cli, AnEmptyLineGivesOneEmptyJsonHypothesis) {
 
 TEST(Cli, TextNBestLinesStartWithTheirInputLineNumber) {
   TempDir dir;
-  const std::string in = dir.write("in.txt", "Where is the train station?\n\nMy neighbour planted three apple trees.\n");
+  const std::string in =
+      dir.write("in.txt", "Where is the train station?\n\nMy neighbour planted three apple trees.\n");
   const CliRun run = ordo("translate " + model_arg() + " -i '" + in + "' --beam-size 4 --n-best 2 --max-length 10");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto nbest = lines_of(run.out);
@@ -262,10 +263,10 @@ void expect_avx2_bits_equal_avx512_bits(const std::string& compute) {
   for (const char* isa : {"avx512", "avx2"}) {
     TempDir dir;
     const std::string in = dir.write("stdin", input);
-    const CliRun run = ordo::testing::run_shell(std::string("ORDO_ISA=") + isa + " " + ORDO_BINARY_DIR + "/ordo translate " +
-                                                    model_arg() + " --json --beam-size 4 --n-best 2 --max-length 20 " +
-                                                    "--compute-type " + compute + " < '" + in + "'",
-                                                dir);
+    const CliRun run = ordo::testing::run_shell(
+        std::string("ORDO_ISA=") + isa + " " + ORDO_BINARY_DIR + "/ordo translate " + model_arg() +
+            " --json --beam-size 4 --n-best 2 --max-length 20 " + "--compute-type " + compute + " < '" + in + "'",
+        dir);
     ASSERT_EQ(run.exit_code, 0) << isa << ": " << run.err;
     ASSERT_EQ(lines_of(run.out).size(), sources.size()) << isa;
     if (first.empty()) first = run.out;
@@ -290,9 +291,9 @@ TEST(Cli, AMissingInputFileIsAnError) { EXPECT_NE(ordo("translate -m x -i /nonex
 TEST(Cli, TranslateHelpListsEveryOption) {
   const CliRun run = ordo("translate --help");
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* flag : {"--model", "--input", "--output", "--beam-size", "--n-best", "--max-length",
-                           "--min-length", "--batch-size", "--threads", "--json", "--compute-type",
-                           "--inter-threads", "--batch-tokens"})
+  for (const char* flag :
+       {"--model", "--input", "--output", "--beam-size", "--n-best", "--max-length", "--min-length", "--batch-size",
+        "--threads", "--json", "--compute-type", "--inter-threads", "--batch-tokens"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
 }
 
@@ -315,10 +316,11 @@ TEST(CliPositions, PrintsTheTextbookTable) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::vector<std::string> lines = lines_of(run.out);
   ASSERT_EQ(lines.size(), 101u);
-  const std::vector<std::vector<std::string>> expected = {{"0", "0", "1", "0", "1"},
-                                                          {"1", "0.84147098", "0.54030231", "0.09983342", "0.99500417"},
-                                                          {"2", "0.90929743", "-0.41614684", "0.19866933", "0.98006658"},
-                                                          {"3", "0.14112001", "-0.9899925", "0.29552021", "0.95533649"}};
+  const std::vector<std::vector<std::string>> expected = {
+      {"0", "0", "1", "0", "1"},
+      {"1", "0.84147098", "0.54030231", "0.09983342", "0.99500417"},
+      {"2", "0.90929743", "-0.41614684", "0.19866933", "0.98006658"},
+      {"3", "0.14112001", "-0.9899925", "0.29552021", "0.95533649"}};
   for (size_t p = 0; p < expected.size(); ++p) {
     std::stringstream row(lines[p + 1]);
     std::vector<std::string> cells;
@@ -360,7 +362,9 @@ void expect_pictures(const std::string& args) {
   EXPECT_EQ(read_file(dir.file("c.png")).substr(1, 3), "PNG");
 }
 
-TEST(CliPositions, PicturesAreWrittenInTheFormatOfTheirExtension) { expect_pictures("--length 50 --dim 16 --dims 4,5,6,7"); }
+TEST(CliPositions, PicturesAreWrittenInTheFormatOfTheirExtension) {
+  expect_pictures("--length 50 --dim 16 --dims 4,5,6,7");
+}
 
 // Bad requests are one clear line.
 TEST(CliPositions, ADimensionPastTheTableIsAnErrorNamingDims) {
@@ -519,10 +523,10 @@ TEST(CliTasks, PrintConfigSaysWhereSummarizeTakesEachSettingFrom) {
   const CliRun run = ordo("summarize " + tasks_arg() + " --print-config");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string from_task = "  (config.json task_specific_params.summarization)";
-  for (const std::string& line : std::vector<std::string>{"task = summarization  (ordo summarize: the folder's own)",
-                                 "prefix = \"summarize: \"" + from_task, "beam_size = 2" + from_task,
-                                 "length_penalty = 1.5" + from_task, "max_length = 12" + from_task,
-                                 "no_repeat_ngram_size = 3  (generation_config.json)"})
+  for (const std::string& line : std::vector<std::string>{
+           "task = summarization  (ordo summarize: the folder's own)", "prefix = \"summarize: \"" + from_task,
+           "beam_size = 2" + from_task, "length_penalty = 1.5" + from_task, "max_length = 12" + from_task,
+           "no_repeat_ngram_size = 3  (generation_config.json)"})
     EXPECT_NE(run.out.find(line + "\n"), std::string::npos) << line << "\n" << run.out;
 }
 
@@ -536,8 +540,10 @@ TEST(CliTasks, OptionsOverTheTasksSettingsAreShownAsOptions) {
 TEST(CliTasks, TranslateTakesTheTaskNamedByTaskOnly) {
   const CliRun run = ordo("translate " + tasks_arg() + " --task translation_en_to_de --print-config");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.out.find("prefix = \"translate English to German: \"  (config.json task_specific_params.translation_en_to_de)"),
-            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(
+                "prefix = \"translate English to German: \"  (config.json task_specific_params.translation_en_to_de)"),
+            std::string::npos)
+      << run.out;
   EXPECT_EQ(run.out.find("summarization"), std::string::npos) << "translate picks no task itself\n" << run.out;
 }
 
@@ -568,7 +574,8 @@ std::string greedy4_args() { return "translate " + model_arg() + " --beam-size 1
 
 // "Hello there.", "How are you?" and "Good." each translated as a line of its own.
 const std::vector<std::string>& alone() {
-  static const std::vector<std::string> lines = lines_of(ordo(greedy4_args(), "Hello there.\nHow are you?\nGood.\n").out);
+  static const std::vector<std::string> lines =
+      lines_of(ordo(greedy4_args(), "Hello there.\nHow are you?\nGood.\n").out);
   return lines;
 }
 
@@ -591,8 +598,8 @@ TEST(CliDocuments, SplitSentencesJoinsTheTranslationsOfALinesSentences) {
   ASSERT_EQ(first["sentences"].size(), 2u);
   EXPECT_EQ(first["sentences"][0]["source"], "Hello there.");
   EXPECT_EQ(first["sentences"][1]["source"], "How are you?");
-  EXPECT_EQ(first["text"], first["sentences"][0]["text"].get<std::string>() + " " +
-                               first["sentences"][1]["text"].get<std::string>());
+  EXPECT_EQ(first["text"],
+            first["sentences"][0]["text"].get<std::string>() + " " + first["sentences"][1]["text"].get<std::string>());
 }
 
 TEST(CliDocuments, ASplitSentenceIsTranslatedAsALineOfItsOwn) {
@@ -669,7 +676,8 @@ TEST(CliHardening, MinLengthAboveMaxLengthIsRefusedNamingBoth) {
 TEST(CliHardening, MinLengthAboveTheModelsMaximumIsRefusedNamingIt) {
   const CliRun run = ordo("translate " + model_arg() + " --min-length 600", "Hello.\n");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_NE(run.err.find("--min-length 600 is above the maximum length of 511 new tokens"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--min-length 600 is above the maximum length of 511 new tokens"), std::string::npos)
+      << run.err;
 }
 
 TEST(CliHardening, MinLengthWithinMaxLengthIsAccepted) {
@@ -834,8 +842,8 @@ TEST(CliAttention, WordIndicesFollowBpeWordEndMarks) {
 }
 
 TEST(CliHardening, OptionErrorsAreOneLineNamingTheOption) {
-  for (const std::string args : {"translate --beam-size 0", "translate --compute-type float16", "translate --bogus",
-                                 "translate --threads -3"}) {
+  for (const std::string args :
+       {"translate --beam-size 0", "translate --compute-type float16", "translate --bogus", "translate --threads -3"}) {
     const CliRun run = ordo(args);
     EXPECT_EQ(run.exit_code, 2) << args;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
@@ -855,9 +863,9 @@ TEST(CliHardening, OutputOverTheInputIsRefusedAndTheInputKept) {
   const std::string in = dir.write("in.txt", text);
   ASSERT_EQ(std::system(("ln -s '" + in + "' '" + dir.file("link.txt") + "'").c_str()), 0);
   const std::string ordo_bin = std::string(ORDO_BINARY_DIR) + "/ordo translate " + model_arg() + " --max-length 5";
-  for (const std::string command : {ordo_bin + " -i '" + in + "' -o '" + in + "'",
-                                    ordo_bin + " -i '" + in + "' -o '" + dir.file("link.txt") + "'",
-                                    ordo_bin + " -o '" + in + "' < '" + in + "'"}) {
+  for (const std::string command :
+       {ordo_bin + " -i '" + in + "' -o '" + in + "'", ordo_bin + " -i '" + in + "' -o '" + dir.file("link.txt") + "'",
+        ordo_bin + " -o '" + in + "' < '" + in + "'"}) {
     const CliRun run = shell(command, dir);
     EXPECT_EQ(run.exit_code, 1) << command;
     EXPECT_NE(run.err.find("is the input"), std::string::npos) << run.err;
@@ -924,7 +932,8 @@ TEST(CliSummarize, DocumentWithParagraphsIsRefused) {
 TEST(CliSummarize, BlankInputGivesEmptyOutput) {
   const std::string hello = lines_of(ordo("translate " + model_arg() + " --max-length 10", "Hello.\n").out).at(0);
   ASSERT_FALSE(hello.empty());
-  CliRun run = ordo("translate " + model_arg() + " --max-length 10", "   \n" + std::string("\0\0", 2) + "\nHello.\n \t \n");
+  CliRun run =
+      ordo("translate " + model_arg() + " --max-length 10", "   \n" + std::string("\0\0", 2) + "\nHello.\n \t \n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "\n\n" + hello + "\n\n");
   run = ordo("summarize " + pegasus_arg() + " --document --max-length 5", std::string(100000, '\n'));
@@ -969,9 +978,9 @@ TEST(CliPresets, AnUnknownPresetIsAnErrorNamingItsFile) {
 
 TEST(CliMultilingual, TargetLanguageFlag) {
   const json golden = ordo::testing::load_golden("nllb");
-  const CliRun run = ordo("translate -m '" + ordo::testing::fixture_dir("nllb") +
-                              "' --target-lang deu_Latn --beam-size 1 --max-length 20",
-                          golden["sentences"][0].get<std::string>() + "\n");
+  const CliRun run = ordo(
+      "translate -m '" + ordo::testing::fixture_dir("nllb") + "' --target-lang deu_Latn --beam-size 1 --max-length 20",
+      golden["sentences"][0].get<std::string>() + "\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(lines_of(run.out).at(0), golden["generation"]["greedy"]["per_sentence"][0]["texts"][0].get<std::string>());
 }
@@ -980,7 +989,8 @@ TEST(CliMultilingual, TargetLanguageFlag) {
 // src_lang en_XX and forced_bos de_DE); an unknown code is refused naming it.
 TEST(CliMultilingual, MBart50LanguageCodes) {
   const json golden = ordo::testing::load_golden("mbart50");
-  const std::string model = "translate -m '" + ordo::testing::fixture_dir("mbart50") + "' --beam-size 1 --max-length 20";
+  const std::string model =
+      "translate -m '" + ordo::testing::fixture_dir("mbart50") + "' --beam-size 1 --max-length 20";
   std::string input;
   std::vector<std::string> expected;
   for (int i : {0, 3, 4, 5}) {

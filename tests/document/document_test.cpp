@@ -12,7 +12,8 @@ namespace {
 
 std::vector<std::string> sentences_of(const std::string& text, const std::string& language) {
   std::vector<std::string> out;
-  for (const SentenceSpan& span : split_sentences(text, language)) out.push_back(text.substr(span.begin, span.end - span.begin));
+  for (const SentenceSpan& span : split_sentences(text, language))
+    out.push_back(text.substr(span.begin, span.end - span.begin));
   return out;
 }
 
@@ -29,11 +30,11 @@ TEST(SentenceSplitting, HardCases) {
   EXPECT_EQ(sentences_of("Wait... what happened? Nothing at all.", "en"),
             (Sentences{"Wait... what happened?", "Nothing at all."}));
   EXPECT_EQ(sentences_of("你好。我很好！谢谢？", "zh"), (Sentences{"你好。", "我很好！", "谢谢？"}));
-  EXPECT_EQ(sentences_of("今日は晴れです。明日は雨でしょう。", "ja"), (Sentences{"今日は晴れです。", "明日は雨でしょう。"}));
+  EXPECT_EQ(sentences_of("今日は晴れです。明日は雨でしょう。", "ja"),
+            (Sentences{"今日は晴れです。", "明日は雨でしょう。"}));
   EXPECT_EQ(sentences_of("Привет. Как дела?", "ru"), (Sentences{"Привет.", "Как дела?"}));
   EXPECT_EQ(sentences_of("One sentence without an end", "en"), (Sentences{"One sentence without an end"}));
-  EXPECT_EQ(sentences_of("First one. Second without an end", "en"),
-            (Sentences{"First one.", "Second without an end"}));
+  EXPECT_EQ(sentences_of("First one. Second without an end", "en"), (Sentences{"First one.", "Second without an end"}));
   EXPECT_EQ(sentences_of("Visit www.example.com/a.html today. Thanks.", "en"),
             (Sentences{"Visit www.example.com/a.html today.", "Thanks."}));
   EXPECT_EQ(sentences_of("", "en"), Sentences{});
@@ -92,7 +93,8 @@ TEST(SentenceLayout, MissingTranslationsAreEmpty) { EXPECT_EQ(line_by_line().reb
 TEST(SentenceLayout, TheSentencesOwnSpansGiveTheTextBack) {
   for (const SentenceLayout& layout : {as_paragraphs(), line_by_line()}) {
     std::vector<std::string> same;
-    for (const SentenceSpan& span : layout.spans()) same.push_back(kWrappedText.substr(span.begin, span.end - span.begin));
+    for (const SentenceSpan& span : layout.spans())
+      same.push_back(kWrappedText.substr(span.begin, span.end - span.begin));
     EXPECT_EQ(layout.rebuild(same), kWrappedText);
   }
 }
@@ -103,12 +105,14 @@ TEST(SentenceLayout, AnEmptyTextHasNoSentences) {
 }
 
 TEST(SentenceLayout, InvalidUtf8IsAnError) {
-  EXPECT_NE(testing::error_of([] { SentenceLayout("bad \xff byte.", "en", LineBreaks::kEndLine); }).find("invalid UTF-8"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::error_of([] { SentenceLayout("bad \xff byte.", "en", LineBreaks::kEndLine); }).find("invalid UTF-8"),
+      std::string::npos);
 }
 
 TEST(SentenceSplitting, InvalidUtf8IsAnError) {
-  EXPECT_NE(testing::error_of([] { split_sentences("bad \xff byte.", "en"); }).find("invalid UTF-8"), std::string::npos);
+  EXPECT_NE(testing::error_of([] { split_sentences("bad \xff byte.", "en"); }).find("invalid UTF-8"),
+            std::string::npos);
 }
 
 // Four units (leading spaces and three between sentences, one line, an empty one, a wrapped
@@ -121,11 +125,11 @@ struct TranslatedUnits {
     DecodeOptions options;
     options.beam_size = 2;
     options.max_new_tokens = 6;
-    docs = translate_documents(translator,
-                               {"  Hello there.   How are you?\n", "One line only", "", "A wrapped\nsentence. And another."},
-                               options, "en");
-    direct = translator.translate({"Hello there.", "How are you?", "One line only", "A wrapped sentence.", "And another."},
-                                  options);
+    docs = translate_documents(
+        translator, {"  Hello there.   How are you?\n", "One line only", "", "A wrapped\nsentence. And another."},
+        options, "en");
+    direct = translator.translate(
+        {"Hello there.", "How are you?", "One line only", "A wrapped sentence.", "And another."}, options);
   }
 };
 

@@ -71,8 +71,9 @@ TEST(HtmlLayout, AnInlineTagFollowsItsWordWhenTheWordOrderChanges) {
 }
 
 TEST(HtmlLayout, AnInlineTagWrapsEveryTargetWordOfItsSourceWord) {
-  EXPECT_EQ(brave_new_world().rebuild({aligned("Hallo du tapfere neue Welt.", {{0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}}, 4)}),
-            "<p class=intro>Hallo <b>du tapfere</b> neue Welt.</p>");
+  EXPECT_EQ(
+      brave_new_world().rebuild({aligned("Hallo du tapfere neue Welt.", {{0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}}, 4)}),
+      "<p class=intro>Hallo <b>du tapfere</b> neue Welt.</p>");
 }
 
 TEST(HtmlLayout, WithoutAnAlignmentAnInlineTagGoesByRelativePosition) {
@@ -108,14 +109,16 @@ TEST(HtmlLayout, PunctuationAfterALinkStaysOutsideIt) {
 }
 
 TEST(HtmlLayout, NestedTagsKeepTheirAttributesAroundTheirTranslatedWords) {
-  EXPECT_EQ(HtmlDocument(kNestedLink, "en").rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
-            "<li>Lies <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>das <i>neue <b>Buch</b></i></a>.</li>");
+  EXPECT_EQ(
+      HtmlDocument(kNestedLink, "en").rebuild({aligned("Lies das neue Buch.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, 4)}),
+      "<li>Lies <a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3>das <i>neue <b>Buch</b></i></a>.</li>");
 }
 
 TEST(HtmlLayout, ReorderedWordsKeepChildElementsInsideTheirParents) {
   // Each element wraps the hull of its words' translations.
-  EXPECT_EQ(HtmlDocument(kNestedLink, "en").rebuild({aligned("Buch lies das neue.", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, 4)}),
-            "<li><a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3><i><b>Buch</b> lies das neue</i></a>.</li>");
+  EXPECT_EQ(
+      HtmlDocument(kNestedLink, "en").rebuild({aligned("Buch lies das neue.", {{0, 1}, {1, 2}, {2, 3}, {3, 0}}, 4)}),
+      "<li><a href=\"/a?x=1&amp;y=2\" title='say \"hi\"' data-n=3><i><b>Buch</b> lies das neue</i></a>.</li>");
 }
 
 TEST(HtmlLayout, MarkupOutsideTextIsKeptByteForByte) {
@@ -129,17 +132,17 @@ TEST(HtmlLayout, MarkupOutsideTextIsKeptByteForByte) {
       "  <p>Run <code>ls -l</code> now.<br/>Next line.<img src=a.png alt=\"An image\"></p>\n"
       "</body></html>\n";
   const HtmlDocument doc(html, "en");
-  EXPECT_EQ(doc.sentences(), (Sentences{"The title", "Big news", "Tom & Jerry <3 \u2014 fun.", "Run now.", "Next line."}));
+  EXPECT_EQ(doc.sentences(),
+            (Sentences{"The title", "Big news", "Tom & Jerry <3 \u2014 fun.", "Run now.", "Next line."}));
   // Unchanged sentences give the page back as it was (translated text is written as UTF-8,
   // only &, < and > escaped: the entity of a translated sentence is not kept).
   std::string same = html;
   same.replace(same.find("&#8212;"), 7, "\u2014");
   EXPECT_EQ(doc.rebuild(identity(doc)), same);
-  std::vector<AlignedTranslation> t = {aligned("Der Titel", {{0, 0}, {1, 1}}, 2),
-                                       aligned("Große Neuigkeiten", {{0, 0}, {1, 1}}, 2),
-                                       aligned("Tom & Jerry <3 — Spaß.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}, 6),
-                                       aligned("Führe jetzt aus.", {{0, 0}, {1, 1}, {0, 2}}, 2),
-                                       aligned("Nächste Zeile.", {{0, 0}, {1, 1}}, 2)};
+  std::vector<AlignedTranslation> t = {
+      aligned("Der Titel", {{0, 0}, {1, 1}}, 2), aligned("Große Neuigkeiten", {{0, 0}, {1, 1}}, 2),
+      aligned("Tom & Jerry <3 — Spaß.", {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}, 6),
+      aligned("Führe jetzt aus.", {{0, 0}, {1, 1}, {0, 2}}, 2), aligned("Nächste Zeile.", {{0, 0}, {1, 1}}, 2)};
   EXPECT_EQ(doc.rebuild(t),
             "<!DOCTYPE html>\n<html lang=en><head><title>Der Titel</title>\n"
             "<style>p { color: red }</style><script>var s = \"Do not translate.\";</script></head>\n"
@@ -228,7 +231,6 @@ TEST(HtmlLayout, NestingWithinARaisedDepthLimitIsTranslated) {
   EXPECT_EQ(doc.rebuild({aligned("X", {}, 0)}), deep.substr(0, deep.size() - 10) + "X");
 }
 
-
 // The message of the Error `html` is refused with under `limits` (empty when it is accepted),
 // and the refusal takes well under a second.
 std::string refusal(const std::string& html, const HtmlLimits& limits = {}) {
@@ -264,7 +266,8 @@ std::string distinct_open_formatting() {
 }
 
 TEST(HtmlLimits, FormattingElementsReopenedInEveryBlockAreRefusedNamingTheLimit) {
-  EXPECT_NE(refusal(distinct_open_formatting() + repeat("</p>x", 5000)).find("max_open_formatting 100"), std::string::npos);
+  EXPECT_NE(refusal(distinct_open_formatting() + repeat("</p>x", 5000)).find("max_open_formatting 100"),
+            std::string::npos);
   EXPECT_NE(refusal(distinct_open_formatting() + "</p>" + repeat("<p>x</p>", 5000)).find("max_open_formatting"),
             std::string::npos);
 }
@@ -301,8 +304,8 @@ TEST(HtmlLimits, APagePastMaxTotalAttributesIsRefusedNamingTheLimit) {
 }
 
 TEST(HtmlLimits, LessThanSignsInScriptsAndCommentsStartNoElement) {
-  EXPECT_EQ(refusal("<script>" + repeat("s = '<b>';", 10000) + "</script><!--" + repeat("<b>", 10000) + "--><p>Hi.</p>"),
-            "");
+  EXPECT_EQ(
+      refusal("<script>" + repeat("s = '<b>';", 10000) + "</script><!--" + repeat("<b>", 10000) + "--><p>Hi.</p>"), "");
 }
 
 // The parse itself runs within a memory budget and a deadline, whatever the pre-scan lets
@@ -311,7 +314,8 @@ TEST(HtmlLimits, LessThanSignsInScriptsAndCommentsStartNoElement) {
 // 2000 paragraphs, each with a distinct attribute.
 std::string numbered_page() {
   std::string page;
-  for (int i = 0; i < 2000; ++i) page += "<p class=c" + std::to_string(i) + ">Sentence number " + std::to_string(i) + ".</p>\n";
+  for (int i = 0; i < 2000; ++i)
+    page += "<p class=c" + std::to_string(i) + ">Sentence number " + std::to_string(i) + ".</p>\n";
   return page;
 }
 
@@ -349,9 +353,7 @@ TEST(HtmlLimits, AParsePastItsDeadlineIsRefused) {
   EXPECT_NE(refusal(repeat(numbered_page(), 10), tight).find("max_seconds"), std::string::npos);
 }
 
-TEST(HtmlLimits, ReopenedFormattingElementsParseWithinTheDefaultBudget) {
-  EXPECT_EQ(refusal(reopening_page()), "");
-}
+TEST(HtmlLimits, ReopenedFormattingElementsParseWithinTheDefaultBudget) { EXPECT_EQ(refusal(reopening_page()), ""); }
 
 TEST(HtmlLimits, ReopenedFormattingElementsAreRefusedPastASmallerMemoryBudget) {
   HtmlLimits tight;
@@ -377,9 +379,10 @@ TEST(HtmlLimits, AMegabytePageParsesWithTheDefaultsAfterARefusal) {
   ASSERT_NE(refusal(numbered_page(), tight).find("max_memory"), std::string::npos);
   std::string normal = "<!DOCTYPE html><html><head><title>A page</title></head><body>";
   while (normal.size() < (1u << 20))
-    normal += "<div class=\"section\"><h2>A heading</h2><p>A man is riding a <b>red</b> bicycle down "
-              "<a href=\"/street?id=1&amp;x=2\">the street</a>.</p><ul><li>One item.<li>Two items.</ul>"
-              "<table><tr><td>Cell one.<td>Cell two.</table></div>\n";
+    normal +=
+        "<div class=\"section\"><h2>A heading</h2><p>A man is riding a <b>red</b> bicycle down "
+        "<a href=\"/street?id=1&amp;x=2\">the street</a>.</p><ul><li>One item.<li>Two items.</ul>"
+        "<table><tr><td>Cell one.<td>Cell two.</table></div>\n";
   normal += "</body></html>";
   const HtmlDocument doc(normal, "en");
   EXPECT_GT(doc.sentences().size(), 20000u);
@@ -431,15 +434,16 @@ struct TranslatedPage {
 
 const TranslatedPage& translated_page() {
   static const TranslatedPage page = [] {
-    const Sentences source = {"A Small Test Page",          "Two men are playing soccer in a park.",
-                              "A dog runs through the grass.", "A woman is reading a book.",
-                              "A man is riding a red bicycle down the street.", "A child is eating an apple."};
+    const Sentences source = {
+        "A Small Test Page",          "Two men are playing soccer in a park.",          "A dog runs through the grass.",
+        "A woman is reading a book.", "A man is riding a red bicycle down the street.", "A child is eating an apple."};
     TranslatedPage out;
     out.german = plain(source);
     const std::string html =
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + source[0] +
         "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
-        "<p class='x' data-a=\"1&amp;2\">" + source[1] + " " + source[2] + "</p>\n<ul>\n  <li>" + source[3] +
+        "<p class='x' data-a=\"1&amp;2\">" +
+        source[1] + " " + source[2] + "</p>\n<ul>\n  <li>" + source[3] +
         "</li>\n</ul>\n<p>A man is riding a <b>red</b> bicycle down the street.</p>\n"
         "<div>A child is eating <a href=\"/apple?id=1&amp;x=2\">an apple</a>.</div>\n<pre>A man is here.</pre>\n"
         "</body></html>\n";
@@ -447,8 +451,9 @@ const TranslatedPage& translated_page() {
     const Sentences& german = out.german;
     out.head = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escaped(german[0]) +
                "</title>\n<script>var t = \"A man is here.\";</script></head>\n<body>\n<!-- comment -->\n"
-               "<p class='x' data-a=\"1&amp;2\">" + escaped(german[1]) + " " + escaped(german[2]) +
-               "</p>\n<ul>\n  <li>" + escaped(german[3]) + "</li>\n</ul>\n<p>";
+               "<p class='x' data-a=\"1&amp;2\">" +
+               escaped(german[1]) + " " + escaped(german[2]) + "</p>\n<ul>\n  <li>" + escaped(german[3]) +
+               "</li>\n</ul>\n<p>";
     out.tail = "</div>\n<pre>A man is here.</pre>\n</body></html>\n";
     return out;
   }();
@@ -503,8 +508,8 @@ TEST(HtmlCli, TranslatesAPageFileIntoAnOutputFile) {
 }
 
 TEST(HtmlCli, OptionsForPlainTextAreRefusedNamingTheFormat) {
-  for (const std::string option : {"--json", "--paragraphs", "--document", "--split-sentences", "--alignment hard",
-                                   "--beam-size 2 --n-best 2"}) {
+  for (const std::string option :
+       {"--json", "--paragraphs", "--document", "--split-sentences", "--alignment hard", "--beam-size 2 --n-best 2"}) {
     const CliRun run = ordo_cli("translate --format html " + model_arg() + " " + option, "<p>Hi.</p>");
     EXPECT_EQ(run.exit_code, 1) << option;
     EXPECT_NE(run.err.find("--format html"), std::string::npos) << option << ": " << run.err;
@@ -533,7 +538,8 @@ TEST(HtmlCli, HostilePageIsAnErrorNamingTheLimit) {
   // A page past max_bytes is refused while it is read, not read whole first.
   const CliRun big = ordo_cli("translate --format html " + model_arg(), std::string((16u << 20) + 10, 'a'));
   EXPECT_EQ(big.exit_code, 1) << big.err;
-  EXPECT_NE(big.err.find("stdin: HTML input: the page has more than 16777216 bytes (limit max_bytes"), std::string::npos)
+  EXPECT_NE(big.err.find("stdin: HTML input: the page has more than 16777216 bytes (limit max_bytes"),
+            std::string::npos)
       << big.err;
 }
 

@@ -16,7 +16,8 @@
 namespace ordo::faces {
 namespace {
 
-Attention attention_of(int64_t layers, int64_t heads, int64_t target, int64_t source, const std::vector<float>& values) {
+Attention attention_of(int64_t layers, int64_t heads, int64_t target, int64_t source,
+                       const std::vector<float>& values) {
   Attention a;
   a.layers = layers;
   a.heads = heads;
@@ -33,8 +34,10 @@ uint32_t bits(float v) {
 }
 
 TEST(AttentionJson, EachWeightReadsBackAsTheSameFloat) {
-  const std::vector<float> values = {0.1f, 1.0f, 0.0f, 1e-8f, 0.33333334f, std::numeric_limits<float>::denorm_min(),
-                                     0.999999f, 3.4028235e38f, 1.17549435e-38f, 0.5f, 0.25f, 7.006492e-10f};
+  const std::vector<float> values = {0.1f,      1.0f,          0.0f,
+                                     1e-8f,     0.33333334f,   std::numeric_limits<float>::denorm_min(),
+                                     0.999999f, 3.4028235e38f, 1.17549435e-38f,
+                                     0.5f,      0.25f,         7.006492e-10f};
   std::string text;
   append_attention(text, attention_of(2, 3, 1, 2, values));
   const nlohmann::json parsed = nlohmann::json::parse(text);

@@ -36,8 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (values.size() != numel) ordo::fuzz::fail("to_float32 size of '" + name + "'");
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
     (void)file.metadata();

@@ -14,8 +14,8 @@
 #include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/text.h"
-#include "server/request_fields.h"
 #include "server/language_detect.h"
+#include "server/request_fields.h"
 #include "server/request_head.h"
 
 namespace {
@@ -65,8 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         ordo::fuzz::fail("request head refused with an unexpected status");
       if (head.error.empty()) ordo::fuzz::fail("request head refused without a message");
     } else if (head.head_bytes != 0) {
-      if (head.head_bytes > body.size() || head.head_bytes > 4096 || body.compare(head.head_bytes - 4, 4, "\r\n\r\n") != 0 ||
-          body.find("\r\n\r\n") + 4 != head.head_bytes)
+      if (head.head_bytes > body.size() || head.head_bytes > 4096 ||
+          body.compare(head.head_bytes - 4, 4, "\r\n\r\n") != 0 || body.find("\r\n\r\n") + 4 != head.head_bytes)
         ordo::fuzz::fail("request head framed at the wrong place");
       if (head.body_bytes > 65536) ordo::fuzz::fail("request body past the limit accepted");
       if (head.chunked) {
@@ -116,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The body as a text whose language POST /detect and source "auto" detect (CLD2): any bytes,
   // as plain text and as HTML, give an answer among the candidates and never more than three.
   for (const bool html : {false, true}) {
-    const ordo::server::Detection d = ordo::server::detect_language(body, {"en", "de", "deu_Latn", "zh", "he", "nb"}, html);
+    const ordo::server::Detection d =
+        ordo::server::detect_language(body, {"en", "de", "deu_Latn", "zh", "he", "nb"}, html);
     if (d.languages.size() > 3) ordo::fuzz::fail("more than three detected languages");
     for (const ordo::server::DetectedLanguage& l : d.languages)
       if (l.confidence < 0 || l.confidence > 100) ordo::fuzz::fail("a confidence outside 0-100");

@@ -106,7 +106,8 @@ TEST(ModelConfig, IntegersBeyondInt64AreOutOfRangeNotWrapped) {
     }
     EXPECT_THROW(load_model_config(path), Error) << value;
   }
-  const std::string path = dir.write("config.json", "{\"a\": 9223372036854775807, \"b\": -9223372036854775808, \"c\": 4.0}");
+  const std::string path =
+      dir.write("config.json", "{\"a\": 9223372036854775807, \"b\": -9223372036854775808, \"c\": 4.0}");
   const nlohmann::json json = read_json_file(path);
   EXPECT_EQ(JsonFields(json, path).required_int("a"), INT64_MAX);
   EXPECT_EQ(JsonFields(json, path).required_int("b"), INT64_MIN);
@@ -170,12 +171,12 @@ TEST(GenerationConfig, AMissingFileSetsNothing) {
 
 TEST(GenerationConfig, RejectsBadValues) {
   TempDir dir;
-  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"num_beams": 0})", "num_beams"},
-           {R"({"length_penalty": "long"})", "length_penalty"},
-           {R"({"max_length": -1})", "max_length"},
-           {R"({"early_stopping": "sometimes"})", "early_stopping"},
-           {R"({"bad_words_ids": [[1, -2]]})", "bad_words_ids"}}) {
+  for (const auto& [text, field] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"num_beams": 0})", "num_beams"},
+                                                        {R"({"length_penalty": "long"})", "length_penalty"},
+                                                        {R"({"max_length": -1})", "max_length"},
+                                                        {R"({"early_stopping": "sometimes"})", "early_stopping"},
+                                                        {R"({"bad_words_ids": [[1, -2]]})", "bad_words_ids"}}) {
     const std::string path = dir.write("generation_config.json", text);
     try {
       load_generation_config(path);
@@ -321,7 +322,8 @@ TEST(ModelConfigT5, FieldsAreKnownByT5sOwnNames) {
 
 TEST(ModelConfigT5, GatedSiluIsGatedWithSilu) {
   TempDir dir;
-  const ModelConfig silu = load_model_config(dir.write("config.json", R"({"model_type": "t5", "feed_forward_proj": "gated-silu"})"));
+  const ModelConfig silu =
+      load_model_config(dir.write("config.json", R"({"model_type": "t5", "feed_forward_proj": "gated-silu"})"));
   EXPECT_TRUE(silu.gated_activation);
   EXPECT_EQ(silu.activation_function, "silu");
 }
@@ -356,9 +358,11 @@ TEST(ModelConfigT5, AnOutOfRangeSizeIsNamedByItsT5Field) {
   EXPECT_NE(error_with("d_kv", 0).find("'d_kv'"), std::string::npos);
   EXPECT_NE(error_with("num_heads", -1).find("'num_heads'"), std::string::npos);
   EXPECT_NE(error_with("num_decoder_layers", 0).find("'num_decoder_layers'"), std::string::npos);
-  EXPECT_NE(error_with("relative_attention_num_buckets", 2).find("'relative_attention_num_buckets'"), std::string::npos);
+  EXPECT_NE(error_with("relative_attention_num_buckets", 2).find("'relative_attention_num_buckets'"),
+            std::string::npos);
   // max_distance must exceed num_buckets / 2 (the buckets' logarithm divides by ln(max_distance / max_exact)).
-  EXPECT_NE(error_with("relative_attention_max_distance", 16).find("'relative_attention_max_distance'"), std::string::npos);
+  EXPECT_NE(error_with("relative_attention_max_distance", 16).find("'relative_attention_max_distance'"),
+            std::string::npos);
   EXPECT_NE(error_with("layer_norm_epsilon", 0).find("'layer_norm_epsilon'"), std::string::npos);
   EXPECT_NE(error_with("d_ff", "wide").find("'d_ff'"), std::string::npos);
 }

@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <functional>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -95,8 +95,9 @@ TEST(Safetensors, TheDataFollowsTheHeader) {
 }
 
 TEST(Safetensors, MissingFileNamesThePath) {
-  EXPECT_NE(error_of([] { SafetensorsFile f("/nonexistent/model.safetensors"); })
-                .find("/nonexistent/model.safetensors: cannot open"),
+  EXPECT_NE(error_of([] {
+              SafetensorsFile f("/nonexistent/model.safetensors");
+            }).find("/nonexistent/model.safetensors: cannot open"),
             std::string::npos);
 }
 
@@ -118,9 +119,10 @@ TEST(Safetensors, MalformedFilesGiveClearErrors) {
        "tensor 'x': shape [5] of F32 needs 20 bytes"},
       {"truncated data", raw_file(R"({"x":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})", four_floats),
        "truncated file"},
-      {"overlap", raw_file(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
-                           R"("y":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
-                           four_floats),
+      {"overlap",
+       raw_file(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+                R"("y":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                four_floats),
        "overlap"},
       {"missing field", raw_file(R"({"x":{"dtype":"F32","shape":[4]}})", four_floats), "data_offsets"},
       {"negative dim", raw_file(R"({"x":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", four_floats),
@@ -186,8 +188,7 @@ TEST(Safetensors, ATensorOfAnotherShapeIsNamedWithBothShapes) {
   TempDir dir;
   write_safetensors(dir.file("m.safetensors"), {{"w", DType::F32, {2, 2}, float32_bytes({1, 2, 3, 4})}});
   SafetensorsFile file(dir.file("m.safetensors"));
-  EXPECT_NE(error_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { file.get("w", {4}); }).find("tensor 'w' has shape [2, 2], expected [4]"), std::string::npos);
 }
 
 TEST(Safetensors, AnInconsistentTensorIsRefusedAndTheOldFileKept) {
@@ -206,7 +207,8 @@ class SafetensorsRead : public ::testing::Test {
   void SetUp() override {
     std::vector<float> big(4096), small = {1, 2, 3};
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
-    write_safetensors(path_, {{"a", DType::F32, {3}, float32_bytes(small)}, {"z", DType::F32, {4096}, float32_bytes(big)}});
+    write_safetensors(path_,
+                      {{"a", DType::F32, {3}, float32_bytes(small)}, {"z", DType::F32, {4096}, float32_bytes(big)}});
     file_ = std::make_unique<SafetensorsFile>(path_);
   }
   TempDir dir_;

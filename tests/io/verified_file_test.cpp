@@ -141,8 +141,8 @@ TEST(VerifiedFile, TruncatedOrGrownFilesAreRefused) {
   std::vector<uint8_t> a, b;
   const std::string path = write_sample(dir, a, b);
   const std::string good = read(path);
-  for (const size_t size : {size_t{0}, size_t{7}, size_t{31}, size_t{4096}, good.size() / 2, good.size() - 8,
-                            good.size() - 1}) {
+  for (const size_t size :
+       {size_t{0}, size_t{7}, size_t{31}, size_t{4096}, good.size() / 2, good.size() - 8, good.size() - 1}) {
     overwrite(path, good.substr(0, size));
     const std::string error = read_error(path);
     EXPECT_NE(error.find(path + ": truncated"), std::string::npos) << size << ": " << error;
@@ -221,7 +221,8 @@ TEST_F(VerifiedFileOnThreads, AChangedByteInAnyThreadsShareIsAChecksumMismatch) 
       } catch (const Error& e) {
         error = e.what();
       }
-      EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << threads << " threads, byte " << at << ": " << error;
+      EXPECT_NE(error.find("checksum mismatch"), std::string::npos)
+          << threads << " threads, byte " << at << ": " << error;
     }
   }
 }

@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "kernels/log_softmax.h"
-#include "ordo/error.h"
 #include "kernels/top_k.h"
+#include "ordo/error.h"
 
 namespace ordo {
 namespace {

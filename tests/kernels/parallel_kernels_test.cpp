@@ -13,13 +13,13 @@
 
 #include <ATen/Parallel.h>
 
-#include "nn/attention.h"
 #include "kernels/attention_kernel.h"
 #include "kernels/fused_rows.h"
 #include "kernels/isa.h"
 #include "kernels/parallel.h"
-#include "ordo/error.h"
 #include "kernels/top_k.h"
+#include "nn/attention.h"
+#include "ordo/error.h"
 #include "support/thread_count.h"
 
 namespace ordo::nn {
@@ -68,11 +68,15 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
       const int64_t rows = 8, heads = 16, head_dim = 64;
       KeyValue cache;
       for (int step = 0; step < 37; ++step)  // 37 positions: a buffer of capacity 64
-        cache.append({at::randn({rows, heads, 1, head_dim}).to(type), at::randn({rows, heads, 1, head_dim}).to(type), {}, {}});
+        cache.append(
+            {at::randn({rows, heads, 1, head_dim}).to(type), at::randn({rows, heads, 1, head_dim}).to(type), {}, {}});
       ASSERT_LT(cache.length(), cache.key_buffer.size(2));
       for (const std::vector<int64_t>& order :
-           {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {0, 0, 0, 1, 4, 4, 7, 2},
-            {7, 6, 5, 4, 3, 2, 1, 0}, {0, 0, 1, 2, 4, 4, 5, 6} /* chains: each row read before it is written */}) {
+           {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7},
+            {1, 0, 3, 2, 5, 4, 7, 6},
+            {0, 0, 0, 1, 4, 4, 7, 2},
+            {7, 6, 5, 4, 3, 2, 1, 0},
+            {0, 0, 1, 2, 4, 4, 5, 6} /* chains: each row read before it is written */}) {
         const at::Tensor index = at::tensor(order, at::kLong);
         KeyValue expected = cache.select(index);
         const at::Tensor stored = cache.key.clone();
@@ -89,16 +93,18 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
         // Attention through the origin gives the bits attention over the copied rows gives.
         if (type == at::kFloat) {
           const at::Tensor q = at::randn({rows, 1, heads * head_dim});
-          const at::Tensor through = kernels::fixed_order_attention(q, cache.key, cache.value, {}, heads, 0.125f,
-                                                           kernels::ScoreOrder::kDimensionTree, {}, cache.origin);
-          EXPECT_TRUE(at::equal(through, kernels::fixed_order_attention(q, expected.key, expected.value, {}, heads, 0.125f)));
+          const at::Tensor through = kernels::fixed_order_attention(
+              q, cache.key, cache.value, {}, heads, 0.125f, kernels::ScoreOrder::kDimensionTree, {}, cache.origin);
+          EXPECT_TRUE(
+              at::equal(through, kernels::fixed_order_attention(q, expected.key, expected.value, {}, heads, 0.125f)));
         }
       }
       // More positions after a reorder, past the capacity (64): the rows keep their histories.
       KeyValue expected = cache.select(at::tensor(std::vector<int64_t>{3, 3, 1, 0, 2, 6, 7, 5}, at::kLong));
       cache.reorder(at::tensor(std::vector<int64_t>{3, 3, 1, 0, 2, 6, 7, 5}, at::kLong));
       for (int step = 0; step < 30; ++step) {
-        const KeyValue fresh{at::randn({rows, heads, 1, head_dim}).to(type), at::randn({rows, heads, 1, head_dim}).to(type)};
+        const KeyValue fresh{at::randn({rows, heads, 1, head_dim}).to(type),
+                             at::randn({rows, heads, 1, head_dim}).to(type)};
         cache.append(fresh);
         expected.append(fresh);
         if (step == 10) {
@@ -119,7 +125,9 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
 TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   const char* set = std::getenv("ORDO_ISA");
   const std::string saved = set ? set : "";
-  const auto name = [](kernels::Isa isa) { return isa == kernels::Isa::kAvx512 ? "avx512" : isa == kernels::Isa::kAvx2 ? "avx2" : "baseline"; };
+  const auto name = [](kernels::Isa isa) {
+    return isa == kernels::Isa::kAvx512 ? "avx512" : isa == kernels::Isa::kAvx2 ? "avx2" : "baseline";
+  };
   const auto picked = [] { return std::string(kernels::pick_for_isa<const char*>("avx512", "avx2", "baseline")); };
   ::unsetenv("ORDO_ISA");
   const kernels::Isa detected = kernels::detected_isa();
@@ -137,8 +145,10 @@ TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   ::setenv("ORDO_ISA", "sse9", 1);
   EXPECT_EQ(kernels::best_isa(), detected);
   EXPECT_EQ(picked(), name(detected));
-  if (set) ::setenv("ORDO_ISA", saved.c_str(), 1);
-  else ::unsetenv("ORDO_ISA");
+  if (set)
+    ::setenv("ORDO_ISA", saved.c_str(), 1);
+  else
+    ::unsetenv("ORDO_ISA");
 }
 
 TEST(ParallelKernels, ASerialScopeRunsLibTorchOnThisThreadOnly) {
@@ -220,7 +230,8 @@ TEST(ParallelKernels, RmsNormRowsMatchTheirFormula) {
   const RmsRows r;
   const at::Tensor xd = r.x.to(at::kDouble);
   const at::Tensor rms_ref = r.w.to(at::kDouble) * (xd * at::rsqrt(xd.pow(2).mean(-1, true) + kRmsEps));
-  EXPECT_TRUE(at::allclose(r.rms.to(at::kDouble), rms_ref, 1e-5, 1e-5)) << (r.rms.to(at::kDouble) - rms_ref).abs().max();
+  EXPECT_TRUE(at::allclose(r.rms.to(at::kDouble), rms_ref, 1e-5, 1e-5))
+      << (r.rms.to(at::kDouble) - rms_ref).abs().max();
 }
 
 TEST(ParallelKernels, AnRmsNormRowAloneEqualsItInABatch) {
@@ -250,11 +261,12 @@ const Activation kGatedActivations[] = {Activation::kGeluTanh, Activation::kSilu
 
 TEST(ParallelKernels, GatedRowsMatchTheirFormulas) {
   const at::Tensor fused = gated_input();
-  const at::Tensor a = fused.narrow(1, 0, kHidden).to(at::kDouble), b = fused.narrow(1, kHidden, kHidden).to(at::kDouble);
+  const at::Tensor a = fused.narrow(1, 0, kHidden).to(at::kDouble),
+                   b = fused.narrow(1, kHidden, kHidden).to(at::kDouble);
   const at::Tensor gelu_new = 0.5 * a * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a.pow(3))));
-  for (const auto& [each_activation, ref] : {std::pair{Activation::kGeluTanh, gelu_new * b},
-                                              std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
-                                              std::pair{Activation::kRelu, at::relu(a) * b}}) {
+  for (const auto& [each_activation, ref] :
+       {std::pair{Activation::kGeluTanh, gelu_new * b}, std::pair{Activation::kSilu, a * at::sigmoid(a) * b},
+        std::pair{Activation::kRelu, at::relu(a) * b}}) {
     const Activation activation = each_activation;  // a structured binding cannot be captured in C++17 (clang)
     const at::Tensor out = with_threads(1, [&] { return kernels::gated_rows(fused, activation); });
     EXPECT_TRUE(at::allclose(out.to(at::kDouble), ref, 1e-5, 1e-5))

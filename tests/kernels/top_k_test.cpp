@@ -25,7 +25,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The top 3 of [1 3 3 -inf] and [2 3 -inf -inf].
 kernels::TopK top3_of_ties_and_infinities() {
-  return kernels::top_k_rows(at::tensor({1.0f, 3.0f, 3.0f, -kInf, 2.0f, 3.0f, -kInf, -kInf}, at::kFloat).view({2, 4}), 3);
+  return kernels::top_k_rows(at::tensor({1.0f, 3.0f, 3.0f, -kInf, 2.0f, 3.0f, -kInf, -kInf}, at::kFloat).view({2, 4}),
+                             3);
 }
 
 TEST(TopKRows, TiesKeepTheLowerColumnFirst) {

@@ -62,7 +62,9 @@ TEST(Bleu13aTokenizer, PreSteps) {
   // '<skipped>' removed, "-\n" joins, remaining "\n" becomes a space.
   EXPECT_EQ(tokenize_13a("<skipped> end-\nline\nnext"), "endline next");
   // Whitespace collapses (including U+00A0, which Python's str.split() treats as space).
-  EXPECT_EQ(tokenize_13a("  a \t b\xC2\xA0" "c  "), "a b c");
+  EXPECT_EQ(tokenize_13a("  a \t b\xC2\xA0"
+                         "c  "),
+            "a b c");
   EXPECT_EQ(tokenize_13a(""), "");
 }
 
@@ -116,8 +118,8 @@ TEST(BleuCorpus, MultiReferenceClipping) {
   //  2-, 3-, 4-grams: 0/6, 0/5, 0/4 -> 100/(2*6) = 8.333, 100/(4*5) = 5, 100/(8*4) = 3.125
   //  closest ref length to 7 is 7 -> BP = 1
   //  BLEU = (28.571 * 8.333 * 5 * 3.125)^(1/4) = 3720.24^(1/4) = 7.81
-  const auto b = corpus_bleu({"the the the the the the the"},
-                             {{"the cat is on the mat"}, {"there is a cat on the mat"}});
+  const auto b =
+      corpus_bleu({"the the the the the the the"}, {{"the cat is on the mat"}, {"there is a cat on the mat"}});
   EXPECT_EQ(b.counts[0], 2);
   EXPECT_EQ(b.ref_len, 7);
   EXPECT_NEAR(b.precisions[0], 100.0 * 2 / 7, kTol);
@@ -166,8 +168,7 @@ TEST(BleuCorpus, BrevityPenalty) {
   const auto b = corpus_bleu({"the cat sat on the mat"}, {{"the cat sat on the mat today"}});
   EXPECT_NEAR(b.bp, std::exp(1.0 - 7.0 / 6.0), kTol);
   EXPECT_NEAR(b.score, 100.0 * std::exp(-1.0 / 6.0), 1e-9);
-  EXPECT_EQ(b.format(),
-            "BLEU = 84.65 100.0/100.0/100.0/100.0 (BP = 0.846 ratio = 0.857 hyp_len = 6 ref_len = 7)");
+  EXPECT_EQ(b.format(), "BLEU = 84.65 100.0/100.0/100.0/100.0 (BP = 0.846 ratio = 0.857 hyp_len = 6 ref_len = 7)");
 }
 
 TEST(BleuCorpus, SacreBleuReadmeExample) {
@@ -178,8 +179,7 @@ TEST(BleuCorpus, SacreBleuReadmeExample) {
       {"The dog bit the man.", "It was not unexpected.", "The man bit him first."},
       {"The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."}};
   const auto b = corpus_bleu(sys, refs);
-  EXPECT_EQ(b.format(),
-            "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)");
+  EXPECT_EQ(b.format(), "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)");
   EXPECT_NEAR(b.score, 48.530827009929865, 1e-9);
 }
 
@@ -331,11 +331,11 @@ TEST(RougeCorpus, MultiReferenceTakesBestF) {
 // as the NLTK mode changes or keeps them.
 TEST(PorterStemmer, NltkHowtoWords) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"caresses", "caress"}, {"flies", "fli"},       {"dies", "die"},          {"mules", "mule"},
-      {"denied", "deni"},     {"died", "die"},        {"agreed", "agre"},       {"owned", "own"},
-      {"humbled", "humbl"},   {"sized", "size"},      {"meeting", "meet"},      {"stating", "state"},
+      {"caresses", "caress"}, {"flies", "fli"},        {"dies", "die"},           {"mules", "mule"},
+      {"denied", "deni"},     {"died", "die"},         {"agreed", "agre"},        {"owned", "own"},
+      {"humbled", "humbl"},   {"sized", "size"},       {"meeting", "meet"},       {"stating", "state"},
       {"siezing", "siez"},    {"itemization", "item"}, {"sensational", "sensat"}, {"traditional", "tradit"},
-      {"reference", "refer"}, {"colonizer", "colon"}, {"plotted", "plot"}};
+      {"reference", "refer"}, {"colonizer", "colon"},  {"plotted", "plot"}};
   for (const auto& [word, stem] : cases) EXPECT_EQ(ordo::metrics::porter_stem(word), stem) << word;
 }
 
@@ -345,24 +345,44 @@ void expect_stems(const std::vector<std::pair<std::string, std::string>>& cases)
 
 // Step 1: plurals, -ed, -ing and their tidying.
 TEST(PorterStemmer, StepOneOfThePaperStemsPluralsAndEdAndIng) {
-  expect_stems({{"ponies", "poni"}, {"ties", "tie"}, {"cats", "cat"}, {"caress", "caress"}, {"feed", "feed"},
-                {"plastered", "plaster"}, {"bled", "bled"}, {"motoring", "motor"}, {"sing", "sing"},
-                {"conflated", "conflat"}, {"troubled", "troubl"}, {"hopping", "hop"}, {"tanned", "tan"},
-                {"falling", "fall"}, {"hissing", "hiss"}, {"fizzed", "fizz"}, {"failing", "fail"}, {"filing", "file"},
-                {"happy", "happi"}, {"enjoy", "enjoy"}, {"spied", "spi"}});
+  expect_stems({{"ponies", "poni"},  {"ties", "tie"},          {"cats", "cat"},        {"caress", "caress"},
+                {"feed", "feed"},    {"plastered", "plaster"}, {"bled", "bled"},       {"motoring", "motor"},
+                {"sing", "sing"},    {"conflated", "conflat"}, {"troubled", "troubl"}, {"hopping", "hop"},
+                {"tanned", "tan"},   {"falling", "fall"},      {"hissing", "hiss"},    {"fizzed", "fizz"},
+                {"failing", "fail"}, {"filing", "file"},       {"happy", "happi"},     {"enjoy", "enjoy"},
+                {"spied", "spi"}});
 }
 
 TEST(PorterStemmer, StepsTwoToFiveOfThePaperStemSuffixes) {
-  expect_stems({{"relational", "relat"}, {"conditional", "condit"}, {"rational", "ration"}, {"hopeful", "hope"},
-                {"goodness", "good"}, {"adjustment", "adjust"}, {"dependent", "depend"}, {"adoption", "adopt"},
-                {"effective", "effect"}, {"probate", "probat"}, {"rate", "rate"}, {"cease", "ceas"},
-                {"controlling", "control"}, {"roll", "roll"}, {"generalizations", "gener"}, {"oscillators", "oscil"}});
+  expect_stems({{"relational", "relat"},
+                {"conditional", "condit"},
+                {"rational", "ration"},
+                {"hopeful", "hope"},
+                {"goodness", "good"},
+                {"adjustment", "adjust"},
+                {"dependent", "depend"},
+                {"adoption", "adopt"},
+                {"effective", "effect"},
+                {"probate", "probat"},
+                {"rate", "rate"},
+                {"cease", "ceas"},
+                {"controlling", "control"},
+                {"roll", "roll"},
+                {"generalizations", "gener"},
+                {"oscillators", "oscil"}});
 }
 
 // NLTK's irregular forms, "-alli" tried first, "logi" measured before the "l", short words.
 TEST(PorterStemmer, NltksExtensionsAreApplied) {
-  expect_stems({{"skies", "sky"}, {"dying", "die"}, {"news", "news"}, {"proceed", "proceed"}, {"innings", "inning"},
-                {"radically", "radic"}, {"geology", "geolog"}, {"is", "is"}, {"abilities", "abil"}});
+  expect_stems({{"skies", "sky"},
+                {"dying", "die"},
+                {"news", "news"},
+                {"proceed", "proceed"},
+                {"innings", "inning"},
+                {"radically", "radic"},
+                {"geology", "geolog"},
+                {"is", "is"},
+                {"abilities", "abil"}});
 }
 
 // use_stemmer=True: tokens longer than 3 characters are stemmed before matching, so
@@ -376,5 +396,5 @@ TEST(RougePair, StemmerMatchesInflections) {
   const auto stemmed = rouge_pair("the dogs ran to parks", "the dog runs to park", true);
   EXPECT_NEAR(plain.rouge1.fmeasure, 2.0 / 5, kTol);
   EXPECT_NEAR(stemmed.rouge1.fmeasure, 4.0 / 5, kTol);  // dog, park now match too; ran != run
-  EXPECT_NEAR(stemmed.rouge2.fmeasure, 2.0 / 4, kTol);   // "the dog" and "to park" of 4 bigrams a side
+  EXPECT_NEAR(stemmed.rouge2.fmeasure, 2.0 / 4, kTol);  // "the dog" and "to park" of 4 bigrams a side
 }

@@ -20,10 +20,12 @@ using testing::fixture_dir;
 
 at::Tensor first_logits(models::Seq2SeqModel& model) {
   at::InferenceMode guard;
-  const at::Tensor ids = at::tensor(std::vector<int64_t>{5, 9, 17, 3, model.config().eos_token_id}, at::kLong).unsqueeze(0);
+  const at::Tensor ids =
+      at::tensor(std::vector<int64_t>{5, 9, 17, 3, model.config().eos_token_id}, at::kLong).unsqueeze(0);
   const at::Tensor mask = at::ones_like(ids);
   nn::DecoderState state = model.start_decoding(model.encode(ids, mask), mask);
-  const at::Tensor start = at::tensor(std::vector<int64_t>{model.config().decoder_start_token_id}, at::kLong).unsqueeze(0);
+  const at::Tensor start =
+      at::tensor(std::vector<int64_t>{model.config().decoder_start_token_id}, at::kLong).unsqueeze(0);
   return model.next_logits(start, state);
 }
 

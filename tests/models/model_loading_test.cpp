@@ -122,7 +122,8 @@ TEST_F(ModelFolder, LegacyPytorchBinLoadsLikeSafetensors) {
     const io::SafetensorsFile file(path("model.safetensors"));
     for (const std::string& name : file.names()) state.insert(name, checkpoint->get(name));
     const std::vector<char> bytes = torch::jit::pickle_save(state);
-    std::ofstream(path("pytorch_model.bin"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path("pytorch_model.bin"), std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   fs::remove(path("model.safetensors"));
   const Translator legacy(dir_.string());
@@ -204,9 +205,10 @@ TEST_F(ModelFolder, AnUnreadableFolderSaysWhy) {
     error = load_error();
   } else if (std::system("command -v setpriv > /dev/null") == 0) {
     const testing::TempDir out;
-    const testing::CliRun run = testing::run_shell("echo 'A man.' | setpriv --reuid=65534 --regid=65534 --clear-groups " +
-                                                       std::string(ORDO_BINARY_DIR) + "/ordo translate -m '" + locked + "'",
-                                                   out);
+    const testing::CliRun run =
+        testing::run_shell("echo 'A man.' | setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                               std::string(ORDO_BINARY_DIR) + "/ordo translate -m '" + locked + "'",
+                           out);
     EXPECT_NE(run.exit_code, 0);
     error = run.err;
   }
@@ -240,8 +242,9 @@ TEST_F(T5Folder, MissingTensorsAreNamedAsT5NamesThem) {
                            "decoder.final_layer_norm.weight", "lm_head.weight"}) {
     testing::ScratchModel scratch("t5", std::string("missing_") + std::to_string(std::hash<std::string>()(name)));
     scratch.rewrite_weights([&](std::vector<io::TensorData>& tensors) {
-      tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [&](const io::TensorData& t) { return t.name == name; }),
-                    tensors.end());
+      tensors.erase(
+          std::remove_if(tensors.begin(), tensors.end(), [&](const io::TensorData& t) { return t.name == name; }),
+          tensors.end());
     });
     const std::string error = scratch.load_error();
     EXPECT_NE(error.find(name), std::string::npos) << error;
@@ -281,9 +284,10 @@ TEST(BartFolder, APositionTableOfTheWrongSizeNamesMaxPositionEmbeddings) {
   // And a table the checkpoint lacks is named.
   testing::ScratchModel missing("bart", "bart_no_positions");
   missing.rewrite_weights([](std::vector<io::TensorData>& tensors) {
-    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
-                                 [](const io::TensorData& t) { return t.name == "model.decoder.embed_positions.weight"; }),
-                  tensors.end());
+    tensors.erase(
+        std::remove_if(tensors.begin(), tensors.end(),
+                       [](const io::TensorData& t) { return t.name == "model.decoder.embed_positions.weight"; }),
+        tensors.end());
   });
   error = missing.load_error();
   EXPECT_NE(error.find("model.decoder.embed_positions.weight"), std::string::npos) << error;

@@ -105,8 +105,8 @@ TEST_P(PackedCache, RestoredModelComputesTheSameBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PackedCache,
-                         ::testing::Combine(::testing::Values("marian_opus_en_mg", "marian_sep_en_mg", "pegasus", "nllb",
-                                                              "fsmt", "bart", "mbart50", "t5", "t5_v1"),
+                         ::testing::Combine(::testing::Values("marian_opus_en_mg", "marian_sep_en_mg", "pegasus",
+                                                              "nllb", "fsmt", "bart", "mbart50", "t5", "t5_v1"),
                                             ::testing::Values(nn::GemmType::kFloat32, nn::GemmType::kBFloat16,
                                                               nn::GemmType::kInt8)),
                          [](const auto& info) {
@@ -221,7 +221,7 @@ TEST(PackedCacheFiles, AFileWrittenInTheBackgroundIsCompleteOnceTheModelIsGone) 
   testing::TempDir tmp;
   const std::string dir = fixture_dir("marian_opus_en_mg");
   io::ModelConfig config = io::load_model_config(dir + "/config.json");
-  std::vector<std::string> warnings;  // read only after the writer has ended
+  std::vector<std::string> warnings;           // read only after the writer has ended
   ::setenv("ORDO_WEIGHT_CACHE", "always", 1);  // the fixture is far below 64 MB
   {
     ModelOptions options;
@@ -231,7 +231,8 @@ TEST(PackedCacheFiles, AFileWrittenInTheBackgroundIsCompleteOnceTheModelIsGone) 
   }
   ::unsetenv("ORDO_WEIGHT_CACHE");
   const std::vector<std::string> files = cache_files(tmp.file("api"));
-  ASSERT_EQ(files.size(), 1u) << "the Translator's destructor did not wait for its cache file (or left a temporary one)";
+  ASSERT_EQ(files.size(), 1u)
+      << "the Translator's destructor did not wait for its cache file (or left a temporary one)";
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   {
     models::Seq2SeqModel fresh(config, models::family_for(config));
@@ -364,9 +365,7 @@ void damage_file(const std::string& file, Damage damage) {
   std::string content = read_bytes(file);
   const size_t middle = content.size() / 2 / 4 * 4;
   switch (damage) {
-    case Damage::kTruncated:
-      content.resize(content.size() / 2);
-      break;
+    case Damage::kTruncated: content.resize(content.size() / 2); break;
     case Damage::kFifo:
       ASSERT_EQ(::unlink(file.c_str()), 0);
       ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0);
@@ -377,9 +376,7 @@ void damage_file(const std::string& file, Damage damage) {
         std::memcpy(&content[middle + i], &nan, 4);
       }
       break;
-    case Damage::kZeroedBlock:
-      std::memset(&content[middle], 0, 8192);
-      break;
+    case Damage::kZeroedBlock: std::memset(&content[middle], 0, 8192); break;
   }
   write_bytes(file, content);
 }

@@ -19,11 +19,11 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
-#include "nn/attention.h"
-#include "nn/relative_position.h"
 #include "kernels/attention_kernel.h"
-#include "nn/packed_gemm.h"
 #include "kernels/small_gemm.h"
+#include "nn/attention.h"
+#include "nn/packed_gemm.h"
+#include "nn/relative_position.h"
 #include "ordo/ordo.h"
 #include "support/fixtures.h"
 #include "support/thread_count.h"
@@ -53,11 +53,11 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
     int64_t in, out;
     std::optional<kernels::Activation> activation;
   };
-  const std::vector<Shape> shapes = {{256, 768, std::nullopt},      // en-de fused q/k/v
+  const std::vector<Shape> shapes = {{256, 768, std::nullopt},  // en-de fused q/k/v
                                      {256, 1024, kernels::Activation::kRelu},
                                      {512, 2048, kernels::Activation::kSilu},
                                      {1024, 256, std::nullopt},
-                                     {64, 8001, std::nullopt},       // an output projection
+                                     {64, 8001, std::nullopt},  // an output projection
                                      {32, 96, kernels::Activation::kGelu}};
   const std::vector<int64_t> row_counts = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 300};
   for (const GemmType type : {GemmType::kFloat32, GemmType::kBFloat16, GemmType::kInt8}) {
@@ -74,8 +74,8 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
           const at::Tensor y = gemm.forward(x.narrow(0, 0, rows));
           for (int64_t r = 0; r < rows; ++r)
             ASSERT_TRUE(same_bits(y.narrow(0, r, 1), alone[r]))
-                << "type " << static_cast<int>(type) << ", " << shape.in << "x" << shape.out << ", row " << r
-                << " of " << rows << ", " << threads << " threads";
+                << "type " << static_cast<int>(type) << ", " << shape.in << "x" << shape.out << ", row " << r << " of "
+                << rows << ", " << threads << " threads";
         }
       }
     }
@@ -95,14 +95,14 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
     bool bias;
     std::optional<kernels::Activation> activation;
   };
-  const std::vector<Shape> shapes = {{768, 2304, false, std::nullopt},   // Flan-T5 fused q/k/v
-                                     {2048, 768, false, std::nullopt},   // Flan-T5 wo
+  const std::vector<Shape> shapes = {{768, 2304, false, std::nullopt},                // Flan-T5 fused q/k/v
+                                     {2048, 768, false, std::nullopt},                // Flan-T5 wo
                                      {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
-                                     {4096, 1024, true, std::nullopt},   // tc-big fc2
-                                     {512, 4001, true, std::nullopt},    // a last panel cut short
+                                     {4096, 1024, true, std::nullopt},                // tc-big fc2
+                                     {512, 4001, true, std::nullopt},                 // a last panel cut short
                                      {40, 80, true, kernels::Activation::kRelu},
-                                     {1024, 4096, true, kernels::Activation::kGelu},      // BART/mBART fc1
-                                     {512, 2048, true, kernels::Activation::kSilu},       // Marian fc1
+                                     {1024, 4096, true, kernels::Activation::kGelu},  // BART/mBART fc1
+                                     {512, 2048, true, kernels::Activation::kSilu},   // Marian fc1
                                      {768, 3072, true, kernels::Activation::kGeluTanh},
                                      {256, 512, false, kernels::Activation::kTanh}};
   for (const Shape& shape : shapes) {
@@ -114,8 +114,8 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
       const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
       ASSERT_FALSE(gemm.small_rows_kernel(32));
       for (int64_t rows = 1; rows <= 8; ++rows) {
-        ASSERT_TRUE(gemm.small_rows_kernel(rows)) << shape.in << "x" << shape.out << ", " << rows << " rows, "
-                                                  << threads << " threads";
+        ASSERT_TRUE(gemm.small_rows_kernel(rows))
+            << shape.in << "x" << shape.out << ", " << rows << " rows, " << threads << " threads";
         const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
         for (int64_t r = 0; r < rows; ++r)
           ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 32 - rows + r, 1)))
@@ -187,7 +187,9 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
   const at::Tensor qh = q.to(at::kDouble).reshape({batch, q_len, heads, head_dim}).transpose(1, 2) * scale;
   at::Tensor scores = at::matmul(qh, k.to(at::kDouble).transpose(2, 3));
   if (mask.defined()) scores = scores + mask.to(at::kDouble).clamp_min(-1e30);
-  return at::matmul(at::softmax(scores, -1), v.to(at::kDouble)).transpose(1, 2).reshape({batch, q_len, heads * head_dim});
+  return at::matmul(at::softmax(scores, -1), v.to(at::kDouble))
+      .transpose(1, 2)
+      .reshape({batch, q_len, heads * head_dim});
 }
 
 constexpr kernels::ScoreOrder kOrders[] = {kernels::ScoreOrder::kDimensionTree, kernels::ScoreOrder::kKeyChain};
@@ -209,13 +211,15 @@ TEST(FixedOrderAttention, MatchesSoftmaxAttention) {
         const at::Tensor attention = at::ones({batch, kv_len}, at::kLong);
         attention[1].narrow(0, 6, 5).fill_(0);  // row 1 has 6 real positions
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-        for (const at::Tensor& mask : {at::Tensor(), nn::padding_mask(attention), nn::causal_mask(q_len, kv_len - q_len)}) {
+        for (const at::Tensor& mask :
+             {at::Tensor(), nn::padding_mask(attention), nn::causal_mask(q_len, kv_len - q_len)}) {
           const at::Tensor got = kernels::fixed_order_attention(q, k, v, mask, heads, scale, order);
           const at::Tensor want = reference_attention(q, k, v, mask, heads, scale);
           EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-6)
               << order_name(order) << ", head_dim " << head_dim << ", kv_len " << kv_len;
           // The keys' layout changes speed, never a bit (key chain: read in place or transposed).
-          EXPECT_TRUE(same_bits(kernels::fixed_order_attention(q, kernels::keys_by_dimension(k), v, mask, heads, scale, order), got))
+          EXPECT_TRUE(same_bits(
+              kernels::fixed_order_attention(q, kernels::keys_by_dimension(k), v, mask, heads, scale, order), got))
               << order_name(order) << ", head_dim " << head_dim;
         }
       }
@@ -240,20 +244,23 @@ TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
       const at::Tensor bias = table.forward(0, len, len), mask = nn::padding_mask(attention);
       const at::Tensor got = kernels::fixed_order_attention(q, k, v, mask, heads, 1.0f, order, bias);
       const at::Tensor want = reference_attention(q, k, v, bias + mask, heads, 1.0);
-      EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-5) << order_name(order) << ", head_dim " << head_dim;
+      EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 2e-5)
+          << order_name(order) << ", head_dim " << head_dim;
       EXPECT_TRUE(same_bits(got, kernels::fixed_order_attention(q, k, v, bias + mask, heads, 1.0f, order)))
           << order_name(order) << ", head_dim " << head_dim;
-      EXPECT_FALSE(same_bits(got, kernels::fixed_order_attention(q, k, v, mask, heads, 1.0f, order)));  // the bias counts
+      EXPECT_FALSE(
+          same_bits(got, kernels::fixed_order_attention(q, k, v, mask, heads, 1.0f, order)));  // the bias counts
       nn::RelativePositionBias causal(32, 128, heads, /*bidirectional=*/false);
       causal.weight = table.weight;
       const at::Tensor step_bias = causal.forward(6, 1, 7);
       const at::Tensor q1 = q.narrow(1, 6, 1), k7 = k.narrow(2, 0, 7), v7 = v.narrow(2, 0, 7);
-      EXPECT_LT((kernels::fixed_order_attention(q1, k7, v7, at::Tensor(), heads, 1.0f, order, step_bias).to(at::kDouble) -
-                 reference_attention(q1, k7, v7, step_bias, heads, 1.0))
-                    .abs()
-                    .max()
-                    .item<double>(),
-                2e-5)
+      EXPECT_LT(
+          (kernels::fixed_order_attention(q1, k7, v7, at::Tensor(), heads, 1.0f, order, step_bias).to(at::kDouble) -
+           reference_attention(q1, k7, v7, step_bias, heads, 1.0))
+              .abs()
+              .max()
+              .item<double>(),
+          2e-5)
           << order_name(order) << ", head_dim " << head_dim;
     }
 }
@@ -263,8 +270,10 @@ TEST(FixedOrderAttention, PositionBiasBesideTheMaskMatchesTheirSum) {
 TEST(FixedOrderAttention, TheTwoOrdersAreDifferentSums) {
   at::manual_seed(8);
   const at::Tensor q = at::randn({2, 7, 4 * 64}), k = at::randn({2, 4, 50, 64}), v = at::randn({2, 4, 50, 64});
-  const at::Tensor tree = kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kDimensionTree);
-  const at::Tensor chain = kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kKeyChain);
+  const at::Tensor tree =
+      kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kDimensionTree);
+  const at::Tensor chain =
+      kernels::fixed_order_attention(q, k, v, at::Tensor(), 4, 0.125f, kernels::ScoreOrder::kKeyChain);
   EXPECT_FALSE(same_bits(tree, chain));
   EXPECT_LT((tree - chain).abs().max().item<float>(), 1e-5);
 }
@@ -293,7 +302,8 @@ TEST(FixedOrderAttention, ARowGivesItsBitsAloneInAnyPaddedBatchOnAnyThreadCount)
         at::Tensor attention = at::ones({3, padded}, at::kLong);
         attention[1].narrow(0, real, padded - real).fill_(0);
         attention[2].narrow(0, 0, padded / 2).fill_(1);
-        const at::Tensor out = kernels::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale, order);
+        const at::Tensor out =
+            kernels::fixed_order_attention(qs, ks, vs, nn::padding_mask(attention), heads, scale, order);
         EXPECT_TRUE(same_bits(out.narrow(0, 1, 1), alone))
             << order_name(order) << ", padded to " << padded << ", " << threads << " threads";
       }
@@ -395,7 +405,8 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
     one_by_one.batch_size = 1;
     at::set_num_threads(1);
     std::vector<TranslationResult> alone;
-    for (const std::string& sentence : c.sentences) alone.push_back(translator.translate({sentence}, options, one_by_one)[0]);
+    for (const std::string& sentence : c.sentences)
+      alone.push_back(translator.translate({sentence}, options, one_by_one)[0]);
 
     // Two threads: the first batch only (all sentences, shortest to longest). On a busy
     // 2-core machine, two OpenMP threads spend most of a call waiting for each other at
@@ -406,9 +417,9 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
       size_t batches;
       const char* label;
     };
-    for (const Setting& s : {Setting{&translator, 1, 32, batches.size(), "1 thread"},
-                             Setting{&translator, 2, 32, 1, "2 threads"},
-                             Setting{&concurrent, 2, 2, 1, "2 workers x 1 thread, batches of 2"}}) {
+    for (const Setting& s :
+         {Setting{&translator, 1, 32, batches.size(), "1 thread"}, Setting{&translator, 2, 32, 1, "2 threads"},
+          Setting{&concurrent, 2, 2, 1, "2 workers x 1 thread, batches of 2"}}) {
       at::set_num_threads(s.threads);
       BatchOptions batched;
       batched.batch_size = s.batch_size;
@@ -426,11 +437,12 @@ TEST_P(TranslationInvariance, SentenceAloneEqualsSentenceInAnyBatch) {
                         << results[j].hypotheses[0].score << " vs " << alone[batch[j]].hypotheses[0].score << ")";
         }
       }
-
     }
   }
-  std::printf("[ invariance ] %s: %zu sentences, %zu batches, greedy and beam 4, 3 thread settings: %zu checks, %zu mismatches\n",
-              c.name.c_str(), c.sentences.size(), batches.size(), checks, mismatches);
+  std::printf(
+      "[ invariance ] %s: %zu sentences, %zu batches, greedy and beam 4, 3 thread settings: %zu checks, %zu "
+      "mismatches\n",
+      c.name.c_str(), c.sentences.size(), batches.size(), checks, mismatches);
   EXPECT_EQ(mismatches, 0u);
 }
 
@@ -466,12 +478,11 @@ std::vector<std::string> invariance_models() {
   return all;
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, TranslationInvariance, ::testing::ValuesIn(invariance_models()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Models, TranslationInvariance, ::testing::ValuesIn(invariance_models()), [](const auto& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
 
 }  // namespace
 }  // namespace ordo

@@ -117,7 +117,8 @@ TEST(PositionalEncoding, TablesHoldTheValueByValueFormulasBitsOnAnyThreads) {
   testing::ThreadCount restore;
   for (const int threads : {1, 2}) {
     at::set_num_threads(threads);
-    for (const PositionLayout layout : {PositionLayout::kInterleaved, PositionLayout::kSinCos, PositionLayout::kFairseq})
+    for (const PositionLayout layout :
+         {PositionLayout::kInterleaved, PositionLayout::kSinCos, PositionLayout::kFairseq})
       for (const int64_t dim : {int64_t{7}, int64_t{64}, int64_t{1024}}) {
         PositionEncodingSpec spec;
         spec.layout = layout;

@@ -27,13 +27,13 @@ namespace {
 //   n = 1000: far beyond max_distance -> 15 (capped)
 TEST(RelativePositionBucket, BidirectionalByHand) {
   const auto bucket = [](int64_t distance) { return relative_position_bucket(distance, true, 32, 128); };
-  EXPECT_EQ(bucket(0), 0);    // the query itself: lower half, n = 0
-  EXPECT_EQ(bucket(-1), 1);   // one key before
-  EXPECT_EQ(bucket(1), 17);   // one key after: 16 + 1
-  EXPECT_EQ(bucket(-7), 7);   // the last exact distance (7 < 8)
-  EXPECT_EQ(bucket(7), 23);   // 16 + 7
-  EXPECT_EQ(bucket(-8), 8);   // the first logarithmic one: max_exact = num_buckets / 4 = 8
-  EXPECT_EQ(bucket(8), 24);   // 16 + 8
+  EXPECT_EQ(bucket(0), 0);   // the query itself: lower half, n = 0
+  EXPECT_EQ(bucket(-1), 1);  // one key before
+  EXPECT_EQ(bucket(1), 17);  // one key after: 16 + 1
+  EXPECT_EQ(bucket(-7), 7);  // the last exact distance (7 < 8)
+  EXPECT_EQ(bucket(7), 23);  // 16 + 7
+  EXPECT_EQ(bucket(-8), 8);  // the first logarithmic one: max_exact = num_buckets / 4 = 8
+  EXPECT_EQ(bucket(8), 24);  // 16 + 8
   EXPECT_EQ(bucket(-11), 8);
   EXPECT_EQ(bucket(-12), 9);
   EXPECT_EQ(bucket(-15), 9);
@@ -63,7 +63,7 @@ TEST(RelativePositionBucket, BidirectionalByHand) {
 TEST(RelativePositionBucket, CausalByHand) {
   const auto bucket = [](int64_t distance) { return relative_position_bucket(distance, false, 32, 128); };
   EXPECT_EQ(bucket(0), 0);
-  EXPECT_EQ(bucket(1), 0);    // a later key (masked anyway): bucket 0
+  EXPECT_EQ(bucket(1), 0);  // a later key (masked anyway): bucket 0
   EXPECT_EQ(bucket(500), 0);
   EXPECT_EQ(bucket(-1), 1);
   EXPECT_EQ(bucket(-15), 15);  // the last exact distance (15 < 16)
@@ -103,8 +103,7 @@ TEST(RelativePositionBias, LooksUpEveryQueryAndKeyThroughItsBucket) {
   for (int64_t h = 0; h < 3; ++h)
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t s = 0; s < 42; ++s)
-        ASSERT_EQ(values[0][h][i][s].item<float>(),
-                  3 * relative_position_bucket(s - 40 - i, false, 32, 128) + h)
+        ASSERT_EQ(values[0][h][i][s].item<float>(), 3 * relative_position_bucket(s - 40 - i, false, 32, 128) + h)
             << h << " " << i << " " << s;
   // The query at 41 against key 0 is distance -41: ln(41/16) / ln 8 * 16 = 7.2403 -> 23; head 1.
   EXPECT_EQ(values[0][1][1][0].item<float>(), 3 * 23 + 1);

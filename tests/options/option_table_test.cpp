@@ -203,8 +203,8 @@ TEST(DecodeOptionPresets, APresetRefusesAValueAboveTheRangeNamingTheKey) {
 
 TEST(DecodeOptionPresets, APresetsBatchingIsReadThroughTheBatchTable) {
   std::vector<std::string> set;
-  const BatchOptions o =
-      load_preset_batching(write_preset({{"decoding", nlohmann::json::object()}, {"batching", {{"batch_size", 7}}}}), &set);
+  const BatchOptions o = load_preset_batching(
+      write_preset({{"decoding", nlohmann::json::object()}, {"batching", {{"batch_size", 7}}}}), &set);
   EXPECT_EQ(o.batch_size, 7);
   EXPECT_EQ(set, std::vector<std::string>{"batch_size"});
   EXPECT_THROW(load_preset_batching(write_preset({{"batching", {{"batch_size", 0}}}})), Error);

@@ -166,8 +166,8 @@ TEST_P(AttentionParity, BeamWeightsFollowTheirHypothesis) {
         for (int64_t h = 0; h < hyp.attention.heads; ++h)
           for (int64_t t = 0; t < hyp.attention.target_length; ++t)
             for (int64_t s = 0; s < hyp.attention.source_length; ++s)
-              worst = std::max<double>(worst, std::abs(hyp.attention.at(l, h, t, s) -
-                                                       state.cross_attention[l][0][h][t][s].item<float>()));
+              worst = std::max<double>(
+                  worst, std::abs(hyp.attention.at(l, h, t, s) - state.cross_attention[l][0][h][t][s].item<float>()));
       EXPECT_LE(worst, 1e-5) << fixture << " sentence " << sentence;
     }
   }

@@ -3,11 +3,11 @@
 // floor well below their measured quality: a broken model, tokenizer or decoder falls far
 // below it, while a change of a few tokens does not.
 // ctest-label: slow
+#include <sys/stat.h>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -24,9 +24,7 @@ namespace {
 
 using testing::read_lines;
 
-std::string bundled_model(const std::string& name) {
-  return std::string(ORDO_SOURCE_DIR) + "/models/" + name;
-}
+std::string bundled_model(const std::string& name) { return std::string(ORDO_SOURCE_DIR) + "/models/" + name; }
 
 // Translates the 100-line Multi30k val sample with a bundled model (beam 4) and returns BLEU.
 metrics::BleuScore bleu_on_val_sample(const std::string& model, const std::string& source_lang,
@@ -67,7 +65,8 @@ TEST(BundledModels, DialogSumSummarizesValidationSample) {
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json row = nlohmann::json::parse(line);
     std::string dialogue = row.at("dialogue").get<std::string>();
-    for (char& c : dialogue) if (c == '\n') c = ' ';  // one document per line, as the CLI reads it
+    for (char& c : dialogue)
+      if (c == '\n') c = ' ';  // one document per line, as the CLI reads it
     dialogues.push_back(dialogue);
     references.push_back(row.at("summary").get<std::string>());
   }
@@ -77,8 +76,8 @@ TEST(BundledModels, DialogSumSummarizesValidationSample) {
   ModelOptions model_options;
   const Translator summarizer(bundled_model("dialogsum"), model_options);
   DecodeOptions options;
-  options.preset = std::make_shared<const DecodeOptions>(
-      load_preset(std::string(ORDO_SOURCE_DIR) + "/configs/summarization.json"));
+  options.preset =
+      std::make_shared<const DecodeOptions>(load_preset(std::string(ORDO_SOURCE_DIR) + "/configs/summarization.json"));
   std::vector<std::string> summaries;
   for (const TranslationResult& result : summarizer.translate(dialogues, options)) {
     ASSERT_FALSE(result.hypotheses.empty());
@@ -110,9 +109,9 @@ TEST(BundledModels, MarianFoldersKeepTheLayoutTransformersSaves) {
   for (const std::string model : {"en-de", "de-en", "dialogsum"}) {
     SCOPED_TRACE(model);
     const std::string dir = bundled_model(model);
-    for (const char* file : {"config.json", "generation_config.json", "model.safetensors", "source.spm",
-                             "target.spm", "vocab.json", "tokenizer_config.json", "special_tokens_map.json"}) {
-      struct stat st{};
+    for (const char* file : {"config.json", "generation_config.json", "model.safetensors", "source.spm", "target.spm",
+                             "vocab.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+      struct stat st {};
       EXPECT_TRUE(::stat((dir + "/" + file).c_str(), &st) == 0 && st.st_size > 0) << dir << "/" << file;
     }
     const nlohmann::json config = nlohmann::json::parse(std::ifstream(dir + "/config.json"));

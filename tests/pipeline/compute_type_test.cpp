@@ -7,11 +7,11 @@
 #include <fstream>
 
 #include <ATen/Parallel.h>
-#include <dnnl.hpp>
 #include <gtest/gtest.h>
+#include <dnnl.hpp>
 
-#include "metrics/bleu.h"
 #include "kernels/quantize.h"
+#include "metrics/bleu.h"
 #include "models/seq2seq_model.h"
 #include "nn/packed_gemm.h"
 #include "ordo/ordo.h"
@@ -26,9 +26,7 @@ using testing::fixture_dir;
 using testing::load_golden;
 using testing::read_lines;
 
-at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
-  return at::tensor(ids, at::kLong).unsqueeze(0);
-}
+at::Tensor ids_tensor(const std::vector<int64_t>& ids) { return at::tensor(ids, at::kLong).unsqueeze(0); }
 
 // First-step logits of the golden case, computed with GEMMs packed for `type`.
 at::Tensor first_step_logits(const std::string& fixture, nn::GemmType type) {
@@ -161,7 +159,8 @@ TEST(Int8Quantization, RowsAreTheDefinitionBitForBit) {
 TEST(DirectPacking, WritesTheBytesOneDnnsReorderWrites) {
   at::manual_seed(5);
   std::vector<std::pair<std::string, at::Tensor>> weights;
-  for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{{150, 200}, {1003, 77}, {3, 5}, {64, 64}, {4100, 1024}, {700, 1000}})
+  for (const auto& [out, in] :
+       std::vector<std::pair<int64_t, int64_t>>{{150, 200}, {1003, 77}, {3, 5}, {64, 64}, {4100, 1024}, {700, 1000}})
     weights.emplace_back(std::to_string(out) + "x" + std::to_string(in), at::randn({out, in}));
   at::Tensor ties = (at::arange(64 * 96, at::kFloat).remainder(255) - 127).div(2).view({64, 96});
   ties.select(1, 0).fill_(127);  // scale 1: every other value a tie
@@ -189,7 +188,8 @@ TEST(DirectPacking, WritesTheBytesOneDnnsReorderWrites) {
       ASSERT_EQ(image.layout.size(), sizeof(layout));
       std::memcpy(&layout, image.layout.data(), sizeof(layout));
       const dnnl::memory::desc md(layout);
-      dnnl::memory plain({{w.size(1), w.size(0)}, int8 ? dnnl::memory::data_type::s8 : dnnl::memory::data_type::f32,
+      dnnl::memory plain({{w.size(1), w.size(0)},
+                          int8 ? dnnl::memory::data_type::s8 : dnnl::memory::data_type::f32,
                           dnnl::memory::format_tag::ba},
                          engine, plain_values.data_ptr());
       dnnl::memory reordered(md, engine);
@@ -202,7 +202,8 @@ TEST(DirectPacking, WritesTheBytesOneDnnsReorderWrites) {
       if (layout.extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8) used += layout.padded_dims[1] * 4;
       ASSERT_EQ(image.weight_bytes, md.get_size()) << name;
       ASSERT_LE(used, image.weight_bytes) << name;
-      EXPECT_EQ(std::memcmp(image.weights, reordered.get_data_handle(), used), 0) << name << " " << (int8 ? "int8" : "float32");
+      EXPECT_EQ(std::memcmp(image.weights, reordered.get_data_handle(), used), 0)
+          << name << " " << (int8 ? "int8" : "float32");
     }
   }
 }
@@ -274,7 +275,8 @@ TEST(PackedRows, UntiedSharedTableIsInt8RowsInAnInt8Model) {
   }
   at::InferenceMode guard;
   const at::Tensor ids = at::tensor(std::vector<int64_t>{13, 7, 1}, at::kLong).unsqueeze(0);
-  EXPECT_TRUE(at::equal(packed_after->encode(ids, at::ones_like(ids)), packed_loading->encode(ids, at::ones_like(ids))));
+  EXPECT_TRUE(
+      at::equal(packed_after->encode(ids, at::ones_like(ids)), packed_loading->encode(ids, at::ones_like(ids))));
   if (nn::gemm_type_supported(nn::GemmType::kBFloat16)) {
     auto bf16 = models::Seq2SeqModel::load(dir);
     bf16->pack(nn::GemmType::kBFloat16);

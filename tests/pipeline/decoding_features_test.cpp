@@ -28,8 +28,8 @@ DecodeOptions greedy(int max_new_tokens = 20) {
 
 // The fixture's golden greedy run forced the target language by id; naming it must do the same.
 TEST(TargetLanguage, ByNameEqualsGoldenForcedBos) {
-  for (const auto& [fixture, lang] : std::vector<std::pair<std::string, std::string>>{
-           {"m2m100", "de"}, {"nllb", "deu_Latn"}, {"mbart50", "de_DE"}}) {
+  for (const auto& [fixture, lang] :
+       std::vector<std::pair<std::string, std::string>>{{"m2m100", "de"}, {"nllb", "deu_Latn"}, {"mbart50", "de_DE"}}) {
     const json golden = load_golden(fixture);
     const Translator translator(fixture_dir(fixture));
     DecodeOptions options = greedy();

@@ -48,17 +48,19 @@ void poison(io::TensorData& tensor, size_t index, bool infinity) {
       std::memcpy(tensor.bytes.data() + 2 * index, &value, 2);
       break;
     }
-    default:
-      FAIL() << tensor.name << " is not a float tensor";
+    default: FAIL() << tensor.name << " is not a float tensor";
   }
 }
 
 TEST(HardeningConfig, HugeSizesAreRefusedNamingTheField) {
   // 2^56 + 1 positions used to overflow the table size and write past a tiny buffer.
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"max_position_embeddings", "72057594037927937"}, {"d_model", "4611686018427387904"},
-           {"vocab_size", "1000000000"}, {"encoder_ffn_dim", "1099511627776"}, {"decoder_layers", "100000"},
-           {"max_position_embeddings", "1048577"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"max_position_embeddings", "72057594037927937"},
+                                                        {"d_model", "4611686018427387904"},
+                                                        {"vocab_size", "1000000000"},
+                                                        {"encoder_ffn_dim", "1099511627776"},
+                                                        {"decoder_layers", "100000"},
+                                                        {"max_position_embeddings", "1048577"}}) {
     const ScratchModel model(kMarian, key);
     model.set_json("config.json", key, value);
     expect_mentions(model.load_error(), {"config.json", key});
@@ -85,7 +87,9 @@ TEST(HardeningConfig, LayersTheConfigDoesNotCountAreRefusedNamingThem) {
        std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>>{
            {kMarian, "encoder_layers", "1", {"model.encoder.layers.1.*", "encoder_layers=1", "2 encoder layers"}},
            {kMarian, "decoder_layers", "1", {"model.decoder.layers.1.*", "decoder_layers=1", "2 decoder layers"}},
-           {"marian_sep_en_mg", "decoder_layers", "1",
+           {"marian_sep_en_mg",
+            "decoder_layers",
+            "1",
             {"model.decoder.layers.1.* to model.decoder.layers.2.*", "decoder_layers=1", "3 decoder layers"}},
            {"pegasus", "encoder_layers", "1", {"model.encoder.layers.1.*", "encoder_layers=1"}}}) {
     const ScratchModel model(fixture, key + value);
@@ -105,10 +109,13 @@ TEST(HardeningConfig, ZeroLayersAreRefused) {
 }
 
 TEST(HardeningGeneration, TokenIdsOutsideTheVocabularyAreRefused) {
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"eos_token_id", "99999"}, {"eos_token_id", "-3"}, {"forced_bos_token_id", "-1"},
-           {"pad_token_id", "1000000"}, {"decoder_start_token_id", "99999"}, {"forced_eos_token_id", "99999"},
-           {"bad_words_ids", "[[5, 99999]]"}}) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"eos_token_id", "99999"},
+                                                                                   {"eos_token_id", "-3"},
+                                                                                   {"forced_bos_token_id", "-1"},
+                                                                                   {"pad_token_id", "1000000"},
+                                                                                   {"decoder_start_token_id", "99999"},
+                                                                                   {"forced_eos_token_id", "99999"},
+                                                                                   {"bad_words_ids", "[[5, 99999]]"}}) {
     const ScratchModel model(kMarian, key);
     model.set_json("generation_config.json", key, value);
     expect_mentions(model.load_error(), {"generation_config.json", key});
@@ -116,10 +123,16 @@ TEST(HardeningGeneration, TokenIdsOutsideTheVocabularyAreRefused) {
 }
 
 TEST(HardeningGeneration, OutOfRangeSettingsAreRefused) {
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"num_beams", "5000"}, {"num_beams", "1000000000"}, {"max_new_tokens", "9223372036854775807"},
-           {"max_length", "-1"}, {"num_return_sequences", "2000"}, {"temperature", "1e999"},
-           {"length_penalty", "-1e999"}, {"top_p", "7"}, {"repetition_penalty", "0"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"num_beams", "5000"},
+                                                        {"num_beams", "1000000000"},
+                                                        {"max_new_tokens", "9223372036854775807"},
+                                                        {"max_length", "-1"},
+                                                        {"num_return_sequences", "2000"},
+                                                        {"temperature", "1e999"},
+                                                        {"length_penalty", "-1e999"},
+                                                        {"top_p", "7"},
+                                                        {"repetition_penalty", "0"}}) {
     const ScratchModel model(kMarian, key + value);
     model.set_json("generation_config.json", key, value);
     // JSON cannot spell an infinity: 1e999 overflows the parser, whose message quotes the number.
@@ -152,10 +165,12 @@ TEST(HardeningFiles, DirectoryAsSentencePieceModelIsAClearError) {
 }
 
 TEST(HardeningWeights, NanOrInfinityInAnyWeightIsNamed) {
-  for (const auto& [name, infinity] : std::vector<std::pair<std::string, bool>>{
-           {"model.shared.weight", false}, {"model.encoder.layers.0.self_attn.q_proj.weight", false},
-           {"model.decoder.layers.1.fc2.weight", true}, {"model.encoder.layers.0.final_layer_norm.weight", false},
-           {"final_logits_bias", true}}) {
+  for (const auto& [name, infinity] :
+       std::vector<std::pair<std::string, bool>>{{"model.shared.weight", false},
+                                                 {"model.encoder.layers.0.self_attn.q_proj.weight", false},
+                                                 {"model.decoder.layers.1.fc2.weight", true},
+                                                 {"model.encoder.layers.0.final_layer_norm.weight", false},
+                                                 {"final_logits_bias", true}}) {
     const ScratchModel model(kMarian, name);
     bool found = false;
     model.rewrite_weights([&, name = name, infinity = infinity](std::vector<io::TensorData>& tensors) {
@@ -203,7 +218,8 @@ TEST(HardeningOptions, LibraryOptionsOutOfRangeAreOrdoErrors) {
   }
   BatchOptions no_batch;
   no_batch.batch_size = 0;
-  const std::string error = error_of([&] { translator.translate({"Hello world."}, with([](DecodeOptions&) {}), no_batch); });
+  const std::string error =
+      error_of([&] { translator.translate({"Hello world."}, with([](DecodeOptions&) {}), no_batch); });
   EXPECT_NE(error.find("batch size"), std::string::npos) << error;
 }
 

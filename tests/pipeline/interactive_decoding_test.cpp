@@ -5,8 +5,8 @@
 // ctest-label: integration
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <functional>
+#include <set>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -46,7 +46,8 @@ TEST_P(Interactive, TargetPrefixMatchesGenerate) {
     DecodeOptions options = options_of(c);
     options.target_prefix = c["prefix"].get<std::string>();
     const std::string what = GetParam() + " " + c["case"].get<std::string>() + " sentence " +
-                             std::to_string(c["sentence_index"].get<int>()) + " prefix '" + c["prefix"].get<std::string>() + "'";
+                             std::to_string(c["sentence_index"].get<int>()) + " prefix '" +
+                             c["prefix"].get<std::string>() + "'";
     const auto by_text = translator.translate({c["source"].get<std::string>()}, options);
     options.target_prefix.reset();
     const auto by_ids = translator.translate_ids({c["source_ids"].get<std::vector<int64_t>>()}, options, {},
@@ -192,7 +193,8 @@ const std::vector<TranslationResult>& alternatives_after_prefix() {
 
 TEST(InteractiveAlternatives, EachStartsWithThePrefix) {
   ASSERT_GE(greedy_with_prefix().ids.size(), 2u);
-  const std::vector<int64_t> prefix(greedy_with_prefix().ids.begin(), greedy_with_prefix().ids.begin() + 2);  // "Aiza no": two tokens
+  const std::vector<int64_t> prefix(greedy_with_prefix().ids.begin(),
+                                    greedy_with_prefix().ids.begin() + 2);  // "Aiza no": two tokens
   ASSERT_EQ(alternatives_after_prefix().size(), 2u);
   const auto& alternatives = alternatives_after_prefix()[0].hypotheses;
   ASSERT_EQ(alternatives.size(), 5u);

@@ -22,9 +22,7 @@ using testing::load_golden;
 
 constexpr double kTolerance = 1e-4;
 
-at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
-  return at::tensor(ids, at::kLong).unsqueeze(0);
-}
+at::Tensor ids_tensor(const std::vector<int64_t>& ids) { return at::tensor(ids, at::kLong).unsqueeze(0); }
 
 double max_abs_diff(const at::Tensor& actual, const json& expected_rows) {
   std::vector<float> flat;
@@ -243,13 +241,12 @@ std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return 
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Parity, ::testing::ValuesIn(testing::seq2seq_fixtures()), name_of);
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, Generation,
-    ::testing::Combine(::testing::ValuesIn(testing::seq2seq_fixtures()),
-                       ::testing::Values("greedy", "beam4", "beam4_nrng3")),
-    [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Fixtures, Generation,
+                         ::testing::Combine(::testing::ValuesIn(testing::seq2seq_fixtures()),
+                                            ::testing::Values("greedy", "beam4", "beam4_nrng3")),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 }  // namespace
 }  // namespace ordo

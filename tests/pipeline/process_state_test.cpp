@@ -130,7 +130,8 @@ TEST(ProcessState, ReleasingLibraryPagesDropsMostOfTheLibrariesCleanPages) {
   translator.translate({"Hello world."}, greedy(8));
   configure_process(release_only());
   const long resident = clean_library_kb();
-  ASSERT_GT(resident, 10 * 1024) << "LibTorch's libraries hold more than 10 MB of resident clean pages after a translation";
+  ASSERT_GT(resident, 10 * 1024)
+      << "LibTorch's libraries hold more than 10 MB of resident clean pages after a translation";
   const size_t released = pipeline::release_library_pages();
   const long after = clean_library_kb();
   EXPECT_GT(released, size_t{5} << 20);
@@ -194,8 +195,8 @@ TEST(ProcessState, ReleasingLibraryPagesWhileAThreadLoadsLibrariesLosesNoRelocat
 
 // The workers live as long as the Translator: every call on it uses them.
 TEST(ProcessState, InterThreadsWorkersGiveTheSerialResultsCallAfterCall) {
-  const std::vector<std::string> sentences = {"Hello world.", "How are you?", "A man rides a bike.",
-                                              "The cat sleeps.", "Good morning to all of you."};
+  const std::vector<std::string> sentences = {"Hello world.", "How are you?", "A man rides a bike.", "The cat sleeps.",
+                                              "Good morning to all of you."};
   const DecodeOptions options = greedy(12);
   BatchOptions one;
   one.batch_size = 1;

@@ -175,9 +175,9 @@ TEST(Streaming, OnlyTextLaterTokensCannotChangeIsGiven) {
   EXPECT_EQ(final_part("Hello world "), "Hello world");  // the space may yet be joined (" .")
   EXPECT_EQ(final_part("Hello"), "");
   EXPECT_EQ(final_part("a\nb"), "a");
-  EXPECT_EQ(final_part("ab \xE2\x82"), "ab");            // half a character is never given
+  EXPECT_EQ(final_part("ab \xE2\x82"), "ab");                                         // half a character is never given
   EXPECT_EQ(final_part("x \xE6\x9D\xB1\xE4\xBA\xAC"), "x \xE6\x9D\xB1\xE4\xBA\xAC");  // CJK: whole
-  EXPECT_EQ(final_part("x \xEF\xBF\xBD"), "x");          // a trailing U+FFFD waits
+  EXPECT_EQ(final_part("x \xEF\xBF\xBD"), "x");                                       // a trailing U+FFFD waits
 }
 
 // The pieces `command`'s stdout arrives in, read from a pipe as it comes (at most 60 s).
@@ -186,7 +186,8 @@ std::vector<std::string> stdout_pieces(const std::string& command, int& exit_cod
   if (!pipe) return {};
   std::vector<std::string> pieces;
   char buffer[4096];
-  for (ssize_t n; (n = ::read(fileno(pipe), buffer, sizeof buffer)) > 0;) pieces.emplace_back(buffer, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(fileno(pipe), buffer, sizeof buffer)) > 0;)
+    pieces.emplace_back(buffer, static_cast<size_t>(n));
   const int status = ::pclose(pipe);
   exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return pieces;
@@ -210,8 +211,9 @@ const StreamRuns& stream_runs(const std::string& command, const std::string& fix
   const auto found = runs.find(command);
   if (found != runs.end()) return found->second;
   ordo::testing::TempDir dir;
-  const std::string input = dir.write("in.txt", "My neighbour planted three apple trees in the garden last spring.\n\n"
-                                                "Where is the train station?\n");
+  const std::string input = dir.write("in.txt",
+                                      "My neighbour planted three apple trees in the garden last spring.\n\n"
+                                      "Where is the train station?\n");
   const std::string base = std::string(ORDO_BINARY_DIR) + "/ordo " + command + " -m '" + fixture_dir(fixture) +
                            "' -i '" + input + "' --beam-size 1 --min-length 200 --max-length 200 -q";
   StreamRuns made;
@@ -233,18 +235,23 @@ void expect_words_before_their_lines_end(const std::string& command, const std::
   const StreamRuns& runs = stream_runs(command, fixture);
   ASSERT_EQ(runs.stream_code, 0) << command;
   bool cut_inside_a_line = false;
-  for (size_t i = 0; i + 1 < runs.pieces.size(); ++i) cut_inside_a_line = cut_inside_a_line || runs.pieces[i].back() != '\n';
+  for (size_t i = 0; i + 1 < runs.pieces.size(); ++i)
+    cut_inside_a_line = cut_inside_a_line || runs.pieces[i].back() != '\n';
   EXPECT_TRUE(cut_inside_a_line) << command << ": the words must reach the pipe before their line's end ("
                                  << runs.pieces.size() << " pieces)";
 }
 
-TEST(CliStreaming, AStreamedSummaryIsTheOutputWithoutStream) { expect_the_output_without_stream("summarize", "pegasus"); }
+TEST(CliStreaming, AStreamedSummaryIsTheOutputWithoutStream) {
+  expect_the_output_without_stream("summarize", "pegasus");
+}
 
 TEST(CliStreaming, SummaryWordsReachThePipeBeforeTheirLineEnds) {
   expect_words_before_their_lines_end("summarize", "pegasus");
 }
 
-TEST(CliStreaming, AStreamedTranslationIsTheOutputWithoutStream) { expect_the_output_without_stream("translate", "bart"); }
+TEST(CliStreaming, AStreamedTranslationIsTheOutputWithoutStream) {
+  expect_the_output_without_stream("translate", "bart");
+}
 
 TEST(CliStreaming, TranslationWordsReachThePipeBeforeTheirLineEnds) {
   expect_words_before_their_lines_end("translate", "bart");
@@ -252,16 +259,19 @@ TEST(CliStreaming, TranslationWordsReachThePipeBeforeTheirLineEnds) {
 
 TEST(CliStreaming, OptionsAStreamCannotFollowAreRefusedNamingThem) {
   const std::string model = "-m '" + fixture_dir("marian_opus_en_mg") + "'";
-  for (const auto& [flags, named] :
-       {std::pair<std::string, std::string>{"--json", "--json"}, {"--beam-size 2 --n-best 2", "--n-best"},
-        {"--paragraphs", "--paragraphs"}, {"--split-sentences", "--split-sentences"}, {"--format html", "--format html"},
-        {"--alignment hard", "--alignment"}}) {
+  for (const auto& [flags, named] : {std::pair<std::string, std::string>{"--json", "--json"},
+                                     {"--beam-size 2 --n-best 2", "--n-best"},
+                                     {"--paragraphs", "--paragraphs"},
+                                     {"--split-sentences", "--split-sentences"},
+                                     {"--format html", "--format html"},
+                                     {"--alignment hard", "--alignment"}}) {
     const ordo::testing::CliRun run = ordo::testing::run_ordo("translate " + model + " --stream " + flags, "Hello.\n");
     EXPECT_EQ(run.exit_code, 1) << flags << ": " << run.err;
     EXPECT_NE(run.err.find("--stream cannot be combined with " + named), std::string::npos) << run.err;
   }
   // Beam search: the output all the same, with a warning that lines come whole.
-  const ordo::testing::CliRun beam = ordo::testing::run_ordo("translate " + model + " --stream --beam-size 2", "Hello.\n");
+  const ordo::testing::CliRun beam =
+      ordo::testing::run_ordo("translate " + model + " --stream --beam-size 2", "Hello.\n");
   EXPECT_EQ(beam.exit_code, 0) << beam.err;
   EXPECT_EQ(beam.out, ordo::testing::run_ordo("translate " + model + " --beam-size 2", "Hello.\n").out);
   EXPECT_NE(beam.err.find("--stream with beam search (2 beams)"), std::string::npos) << beam.err;

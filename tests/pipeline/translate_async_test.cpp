@@ -46,7 +46,8 @@ TEST_F(TranslateAsync, TwoCallsInFlightKeepTheirOwnOptions) {
   beams.beam_size = 3;
   auto greedy = translator->translate_async({"Call me."}, short_options());
   auto beam = translator->translate_async({"Call me."}, beams);
-  EXPECT_EQ(greedy.get()[0].hypotheses[0].ids, translator->translate({"Call me."}, short_options())[0].hypotheses[0].ids);
+  EXPECT_EQ(greedy.get()[0].hypotheses[0].ids,
+            translator->translate({"Call me."}, short_options())[0].hypotheses[0].ids);
   EXPECT_EQ(beam.get()[0].hypotheses[0].ids, translator->translate({"Call me."}, beams)[0].hypotheses[0].ids);
 }
 

@@ -18,8 +18,8 @@
 
 #include "ordo/ordo.h"
 #include "pipeline/worker_pool.h"
-#include "support/sanitizer.h"
 #include "support/fixtures.h"
+#include "support/sanitizer.h"
 #include "support/temp_dir.h"
 
 namespace ordo {
@@ -57,7 +57,8 @@ TEST_P(TranslatorText, GreedyTextsMatchTheGolden) {
   const auto sentences = golden["sentences"].get<std::vector<std::string>>();
   DecodeOptions options = greedy20();
   const json& kwargs = golden["generation"]["greedy"]["kwargs"];
-  if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
+  if (kwargs.contains("forced_bos_token_id"))
+    options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
   const auto results = translator().translate(sentences, options);
   ASSERT_EQ(results.size(), sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
@@ -201,7 +202,8 @@ TEST(Translator, WhitespaceNulAndInvisibleCharactersAreNoText) {
   EXPECT_FALSE(has_text(""));
   EXPECT_FALSE(has_text(" \t\r\n\v\f"));
   EXPECT_FALSE(has_text(std::string("\0\0", 2)));
-  EXPECT_FALSE(has_text("\xC2\xA0\xE3\x80\x80\xE2\x80\x8B\xEF\xBB\xBF\x7F"));  // NBSP, ideographic space, ZWSP, BOM, DEL
+  EXPECT_FALSE(
+      has_text("\xC2\xA0\xE3\x80\x80\xE2\x80\x8B\xEF\xBB\xBF\x7F"));  // NBSP, ideographic space, ZWSP, BOM, DEL
 }
 
 TEST(Translator, AnyVisibleCharacterIsText) {
@@ -255,9 +257,7 @@ TEST(Translator, TheModelItselfMakesTextUpForABlankInput) {
   EXPECT_FALSE(marian().translate_ids({marian().encode("   ")}, greedy20())[0].hypotheses[0].ids.empty());
 }
 
-TEST(Translator, OnlyBlankInputsGiveAResultEach) {
-  EXPECT_EQ(marian().translate({"  ", "\n"}, greedy20()).size(), 2u);
-}
+TEST(Translator, OnlyBlankInputsGiveAResultEach) { EXPECT_EQ(marian().translate({"  ", "\n"}, greedy20()).size(), 2u); }
 
 TEST(Translator, BadOptionsAreRefusedForOnlyBlankInputsToo) {
   EXPECT_THROW(marian().translate({"  "}, three_of_two_beams()), Error);
@@ -393,8 +393,12 @@ std::string setting(const std::vector<ResolvedSetting>& settings, const std::str
 const Translator& with_tasks() {
   static const testing::TempDir dir;
   static const Translator translator = [] {
-    write_with_tasks(dir, {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"length_penalty", 1.5},
-                                              {"max_length", 12}, {"min_length", 3}}},
+    write_with_tasks(dir, {{"summarization",
+                            {{"prefix", "summarize: "},
+                             {"num_beams", 2},
+                             {"length_penalty", 1.5},
+                             {"max_length", 12},
+                             {"min_length", 3}}},
                            {"translation_en_to_de", {{"prefix", "translate English to German: "}, {"num_beams", 3}}}});
     return Translator(dir.path());
   }();
@@ -462,7 +466,8 @@ TEST(Translator, EncodeWithATaskPutsItsPrefixBeforeTheInput) {
 TEST(Translator, TranslateWithATaskPutsItsPrefixBeforeTheInput) {
   const Translator& translator = with_tasks();
   const TranslationResult prefixed = translator.translate({kTowerText}, summarize()).at(0);
-  const TranslationResult by_ids = translator.translate_ids({translator.encode("summarize: " + kTowerText)}, summarize()).at(0);
+  const TranslationResult by_ids =
+      translator.translate_ids({translator.encode("summarize: " + kTowerText)}, summarize()).at(0);
   EXPECT_EQ(prefixed.hypotheses.at(0).ids, by_ids.hypotheses.at(0).ids);
 }
 
@@ -527,8 +532,8 @@ TEST(Translator, T5TranslationTaskPutsItsPrefixAsThePipelineDoes) {
 
 TEST(Translator, BadTaskSpecificParamsNameConfigJsonAndTheField) {
   for (const json& tasks : {json{{"summarization", {{"num_beams", "four"}}}}, json{{"summarization", 3}},
-                            json{{"summarization", {{"prefix", 7}}}}, json{{"summarization", {{"forced_bos_token_id", 99999999}}}},
-                            json::array()}) {
+                            json{{"summarization", {{"prefix", 7}}}},
+                            json{{"summarization", {{"forced_bos_token_id", 99999999}}}}, json::array()}) {
     testing::TempDir dir;
     write_with_tasks(dir, tasks);
     try {

@@ -120,8 +120,9 @@ TEST(VocabShortlist, OutputsUseOnlyTheTargetsOfTheSourcePiecesFound) {
 
 TEST(VocabShortlist, AMissingMapIsAnErrorNamingItsFile) {
   const Translator plain(fixture_dir("marian_opus_en_mg"));
-  EXPECT_NE(error_of([&] { plain.translate(kSentences, decoding(1, true)); })
-                .find("marian_opus_en_mg/vmap.txt: file not found (use_vmap reads the model's vocabulary map"),
+  EXPECT_NE(error_of([&] {
+              plain.translate(kSentences, decoding(1, true));
+            }).find("marian_opus_en_mg/vmap.txt: file not found (use_vmap reads the model's vocabulary map"),
             std::string::npos);
 }
 
@@ -144,8 +145,9 @@ TEST(VocabShortlist, WithoutUseVmapTheMapIsNeverRead) {
 TEST(VocabShortlist, AnUnknownTargetPieceIsAnErrorNamingIt) {
   const ModelWithMap folder(kMapWithAnUnknownPiece);
   const Translator mapped(folder.dir.path());
-  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); })
-                .find("vmap.txt:2: target piece 'no-such-piece-here' is not in the model's target vocabulary"),
+  EXPECT_NE(error_of([&] {
+              mapped.translate(kSentences, decoding(1, true));
+            }).find("vmap.txt:2: target piece 'no-such-piece-here' is not in the model's target vocabulary"),
             std::string::npos);
 }
 
@@ -167,15 +169,17 @@ TEST(VocabShortlist, ALeadingByteOrderMarkIsNotPartOfTheFirstSourcePiece) {
 TEST(VocabShortlist, AnEmptyMapIsRefusedNamingTheFile) {
   const ModelWithMap folder("");
   const Translator mapped(folder.dir.path());
-  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); })
-                .find("/vmap.txt: the vocabulary map has no entries"),
+  EXPECT_NE(error_of([&] {
+              mapped.translate(kSentences, decoding(1, true));
+            }).find("/vmap.txt: the vocabulary map has no entries"),
             std::string::npos);
 }
 
 TEST(VocabShortlist, AMapOfOnlyBlankLinesIsRefusedAsEmpty) {
   const ModelWithMap folder("\n\r\n\n");
   const Translator mapped(folder.dir.path());
-  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("has no entries"), std::string::npos);
+  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("has no entries"),
+            std::string::npos);
 }
 
 TEST(VocabShortlist, ADirectoryNamedVmapIsRefusedNamingIt) {
@@ -183,8 +187,9 @@ TEST(VocabShortlist, ADirectoryNamedVmapIsRefusedNamingIt) {
   testing::copy_dir(fixture_dir("marian_opus_en_mg"), dir.path());
   ASSERT_EQ(::mkdir(dir.file("vmap.txt").c_str(), 0755), 0);
   const Translator mapped(dir.path());
-  EXPECT_NE(error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("/vmap.txt: is a directory, not a file"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { mapped.translate(kSentences, decoding(1, true)); }).find("/vmap.txt: is a directory, not a file"),
+      std::string::npos);
 }
 
 TEST(VocabShortlist, AFifoNamedVmapIsRefusedWithoutWaitingForAWriter) {
@@ -192,7 +197,8 @@ TEST(VocabShortlist, AFifoNamedVmapIsRefusedWithoutWaitingForAWriter) {
   testing::copy_dir(fixture_dir("marian_opus_en_mg"), dir.path());
   ASSERT_EQ(::mkfifo(dir.file("vmap.txt").c_str(), 0644), 0);
   const Translator mapped(dir.path());
-  auto error = std::async(std::launch::async, [&] { return error_of([&] { mapped.translate(kSentences, decoding(1, true)); }); });
+  auto error = std::async(std::launch::async,
+                          [&] { return error_of([&] { mapped.translate(kSentences, decoding(1, true)); }); });
   if (error.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
     // Unblock the reader so that the test ends, then fail.
     const int fd = ::open(dir.file("vmap.txt").c_str(), O_WRONLY | O_NONBLOCK);

@@ -33,7 +33,8 @@ class Pixels {
     cairo_surface_flush(surface_);
     const unsigned char* data = cairo_image_surface_get_data(surface_);
     const int stride = cairo_image_surface_get_stride(surface_);
-    const uint32_t p = *reinterpret_cast<const uint32_t*>(data + static_cast<int>(y) * stride + 4 * static_cast<int>(x));
+    const uint32_t p =
+        *reinterpret_cast<const uint32_t*>(data + static_cast<int>(y) * stride + 4 * static_cast<int>(x));
     return {((p >> 16) & 0xff) / 255.0, ((p >> 8) & 0xff) / 255.0, (p & 0xff) / 255.0};
   }
   // Pixels within `tolerance` of `color`.

@@ -172,9 +172,7 @@ TEST(BeamSearch, AnEosOutsideTheTopBeamsCandidatesDoesNotFinishAHypothesis) {
   // hypothesis), 3 5 (.18). With early stopping, had "3 EOS" counted the list would be full and
   // the search over after step 2; it goes on and finishes 2 4 and 3 5 at step 3.
   ScriptedStepModel model(1, kVocab, ends());
-  model.after({}, {{2, 0.55}, {3, 0.4}})
-      .after({2}, {{4, 0.55}, {kEos, 0.4}})
-      .after({3}, {{kEos, 0.5}, {5, 0.45}});
+  model.after({}, {{2, 0.55}, {3, 0.4}}).after({2}, {{4, 0.55}, {kEos, 0.4}}).after({3}, {{kEos, 0.5}, {5, 0.45}});
   GenerationSettings s = beam_settings();
   s.early_stopping = true;
   const auto out = beam_search(model, 1, s);

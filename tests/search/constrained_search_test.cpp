@@ -67,7 +67,8 @@ TEST_P(Constrained, ForceWordsMatchGenerate) {
         EXPECT_EQ(hyps[k].ids, testing::golden_generated(c["sequences"][k], eos())) << what << " hypothesis " << k;
         const json& score = c["sequences_scores"][k];
         if (score.is_null())
-          EXPECT_TRUE(std::isinf(hyps[k].score) && hyps[k].score < 0) << what << " hypothesis " << k << ": " << hyps[k].score;
+          EXPECT_TRUE(std::isinf(hyps[k].score) && hyps[k].score < 0)
+              << what << " hypothesis " << k << ": " << hyps[k].score;
         else
           EXPECT_NEAR(hyps[k].score, score.get<double>(), kTolerance) << what << " hypothesis " << k;
       }
@@ -104,7 +105,8 @@ TEST(Glossary, TermForcedOnlyWhereFound) {
   Glossary glossary;
   glossary.add("NEIGHBOUR", "trano");
   glossary.add("railway station", "fiaran-dalamby");  // in no source below
-  const std::vector<std::string> sources = {c0["source"].get<std::string>(), m.one_phrase(2)["source"].get<std::string>(),
+  const std::vector<std::string> sources = {c0["source"].get<std::string>(),
+                                            m.one_phrase(2)["source"].get<std::string>(),
                                             m.one_phrase(3)["source"].get<std::string>()};
   ASSERT_EQ(glossary.targets_in(sources[0]), std::vector<std::string>{"trano"});
   ASSERT_TRUE(glossary.targets_in(sources[1]).empty());
@@ -153,7 +155,8 @@ TEST(Glossary, BadTsvLinesAreNamed) {
   EXPECT_EQ(g.size(), 3u);
   EXPECT_EQ(g.targets_in("Am Bahnhof"), std::vector<std::string>{"station"});
   const std::string no_tab = write("no_tab.tsv", "Vertrag\tcontract\nBahnhof station\n");
-  expect_error([&] { Glossary::read_tsv(no_tab); }, no_tab + ":2: expected 'source term<TAB>target term', found no tab");
+  expect_error([&] { Glossary::read_tsv(no_tab); },
+               no_tab + ":2: expected 'source term<TAB>target term', found no tab");
   const std::string two_tabs = write("two.tsv", "a\tb\tc\n");
   expect_error([&] { Glossary::read_tsv(two_tabs); }, two_tabs + ":1: expected");
   const std::string empty = write("empty.tsv", "\n\nVertrag\t \n");
@@ -207,7 +210,8 @@ TEST(ForceWords, BadOptionsAreNamed) {
 TEST(GlossaryCli, TranslateWithGlossaryFile) {
   const MarianCase m;
   const json& c0 = m.one_phrase(0);
-  const std::vector<std::string> sources = {c0["source"].get<std::string>(), m.one_phrase(2)["source"].get<std::string>()};
+  const std::vector<std::string> sources = {c0["source"].get<std::string>(),
+                                            m.one_phrase(2)["source"].get<std::string>()};
   const testing::TempDir dir;
   const std::string input = dir.write("in.txt", sources[0] + "\n" + sources[1] + "\n");
   const std::string glossary = dir.write("terms.tsv", "Neighbour\ttrano\nrailway station\tfiaran-dalamby\n");

@@ -123,10 +123,7 @@ TEST(GreedySearch, TargetPrefixTokensAreStreamedAtLogProbabilityZero) {
 TEST(GreedySearch, FinishedInputsLeaveTheBatch) {
   // Input 0 ends at once; input 1 takes three steps.
   ScriptedStepModel model(2, kVocab, ends());
-  model.after(0, {}, {{kEos, 0.7}})
-      .after(1, {}, {{2, 0.7}})
-      .after(1, {2}, {{3, 0.7}})
-      .after(1, {2, 3}, {{kEos, 0.7}});
+  model.after(0, {}, {{kEos, 0.7}}).after(1, {}, {{2, 0.7}}).after(1, {2}, {{3, 0.7}}).after(1, {2, 3}, {{kEos, 0.7}});
   const auto out = greedy_search(model, 2, greedy_settings());
   EXPECT_EQ(out[0][0].ids, (Ids{kEos}));
   EXPECT_EQ(out[1][0].ids, (Ids{2, 3, kEos}));
@@ -160,7 +157,9 @@ TEST_F(GreedySearchStoppedByOnToken, EachTokenIsStreamedToItsHypothesis) {
   EXPECT_EQ(hypotheses, (Ids{0, 1, 0, 0}));
 }
 
-TEST_F(GreedySearchStoppedByOnToken, AStoppedHypothesisLeavesTheBatch) { EXPECT_EQ(model_.rows_per_call(), (Ids{2, 1, 1})); }
+TEST_F(GreedySearchStoppedByOnToken, AStoppedHypothesisLeavesTheBatch) {
+  EXPECT_EQ(model_.rows_per_call(), (Ids{2, 1, 1}));
+}
 
 TEST(GreedySearch, NoRepeatNgramSizeBansTheTokenThatWouldRepeatAnNgram) {
   // 2 and 3 call each other: 2 3 2 3 ... ; with bigrams unique the second "2 3" is banned.

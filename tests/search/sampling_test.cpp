@@ -47,7 +47,9 @@ TEST(SamplingSearch, AnotherSeedDrawsOtherTokens) { EXPECT_NE(sample(7), sample(
 
 TEST(SamplingSearch, TopKOneIsGreedySearch) {
   const auto script = [](ScriptedStepModel& m) {
-    m.after({}, {{3, 0.3}, {4, 0.25}, {5, 0.2}}).after({3}, {{5, 0.3}, {6, 0.29}}).after({3, 5}, {{kEos, 0.3}, {2, 0.2}});
+    m.after({}, {{3, 0.3}, {4, 0.25}, {5, 0.2}})
+        .after({3}, {{5, 0.3}, {6, 0.29}})
+        .after({3, 5}, {{kEos, 0.3}, {2, 0.2}});
   };
   ScriptedStepModel greedy_model(1, kVocab, flat());
   script(greedy_model);

@@ -28,10 +28,10 @@ using namespace ordo::server;
 
 TEST(ApiKeys, KeysEqualOnlyForTheSameBytes) {
   EXPECT_TRUE(keys_equal("k-9f2c1e", "k-9f2c1e"));
-  EXPECT_FALSE(keys_equal("k-9f2c1f", "k-9f2c1e"));  // last byte
-  EXPECT_FALSE(keys_equal("x-9f2c1e", "k-9f2c1e"));  // first byte
-  EXPECT_FALSE(keys_equal("k-9f2c1", "k-9f2c1e"));   // a prefix
-  EXPECT_FALSE(keys_equal("k-9f2c1e0", "k-9f2c1e")); // longer
+  EXPECT_FALSE(keys_equal("k-9f2c1f", "k-9f2c1e"));                    // last byte
+  EXPECT_FALSE(keys_equal("x-9f2c1e", "k-9f2c1e"));                    // first byte
+  EXPECT_FALSE(keys_equal("k-9f2c1", "k-9f2c1e"));                     // a prefix
+  EXPECT_FALSE(keys_equal("k-9f2c1e0", "k-9f2c1e"));                   // longer
   EXPECT_FALSE(keys_equal(std::string("k-9f2c1e\0", 9), "k-9f2c1e"));  // a NUL past the end
   EXPECT_FALSE(keys_equal("", "k"));
   EXPECT_FALSE(keys_equal("", ""));  // an empty secret never matches
@@ -110,10 +110,15 @@ TEST(ApiKeys, BadLinesAreErrorsNamingTheFileAndLine) {
     return std::string("no error");
   };
   EXPECT_EQ(error("a\nb rate=3\n"),
-            "keys.txt:2: unknown field 'rate=3' after the key (known: name=ID, req_limit=N, char_limit=N, daily_char_limit=N)");
-  EXPECT_EQ(error("a req_limit=x\n"), "keys.txt:1: req_limit must be a whole number from 0 (no limit) to 2^40, not 'x'");
-  EXPECT_EQ(error("a char_limit=-1\n"), "keys.txt:1: char_limit must be a whole number from 0 (no limit) to 2^40, not '-1'");
-  EXPECT_EQ(error("a name=x y\n"), "keys.txt:1: unknown field 'y' after the key (known: name=ID, req_limit=N, char_limit=N, daily_char_limit=N)");
+            "keys.txt:2: unknown field 'rate=3' after the key (known: name=ID, req_limit=N, char_limit=N, "
+            "daily_char_limit=N)");
+  EXPECT_EQ(error("a req_limit=x\n"),
+            "keys.txt:1: req_limit must be a whole number from 0 (no limit) to 2^40, not 'x'");
+  EXPECT_EQ(error("a char_limit=-1\n"),
+            "keys.txt:1: char_limit must be a whole number from 0 (no limit) to 2^40, not '-1'");
+  EXPECT_EQ(
+      error("a name=x y\n"),
+      "keys.txt:1: unknown field 'y' after the key (known: name=ID, req_limit=N, char_limit=N, daily_char_limit=N)");
   EXPECT_EQ(error("a name=bad/name\n"), "keys.txt:1: name 'bad/name' must be 1-64 letters, digits, '-', '_' or '.'");
   EXPECT_EQ(error("a\nb\na\n"), "keys.txt:3: this key is already on an earlier line");
   EXPECT_EQ(error("a name=x\nb name=x\n"), "keys.txt:2: the name 'x' is already taken");
@@ -237,7 +242,8 @@ TEST_F(ApiKeysCharacters, AKeyWithoutLimitsIsAdmittedAndCounted) {
 TEST(AccessLog, RequestIdsAreTheClientsWhenSaneElseNewOnes) {
   EXPECT_EQ(request_id("abc-123_x.y:z/w+v="), "abc-123_x.y:z/w+v=");
   std::set<std::string> ids;
-  for (const std::string& bad : std::vector<std::string>{"", "has space", "quote\"", std::string(129, 'a'), "new\nline"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "has space", "quote\"", std::string(129, 'a'), "new\nline"}) {
     const std::string id = request_id(bad);
     EXPECT_EQ(id.size(), 16u) << bad;
     EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
@@ -294,7 +300,8 @@ class AccessLogOnAFullDisk : public ::testing::Test {
     ASSERT_NE(kLimit % line_bytes_, 0u);
     struct rlimit before {};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
-    struct sigaction ignore {}, previous {};
+    struct sigaction ignore {
+    }, previous{};
     ignore.sa_handler = SIG_IGN;
     ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
     struct rlimit low = before;
@@ -305,7 +312,8 @@ class AccessLogOnAFullDisk : public ::testing::Test {
       for (int i = 0; i < kLines; ++i) log.write(line(i));
       // Until the log has counted every line it could not write (its thread's counter), bounded.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      while (log.unwritten() < kLines - whole_ && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      while (log.unwritten() < kLines - whole_ && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
       unwritten_ = log.unwritten();
     }
     ::setrlimit(RLIMIT_FSIZE, &before);
@@ -319,7 +327,7 @@ class AccessLogOnAFullDisk : public ::testing::Test {
   const size_t line_bytes_ = line(0).dump().size() + 1;
   const uint64_t whole_ = kLimit / line_bytes_;  // the lines that fit
   uint64_t unwritten_ = 0;
-  std::string text_;                             // the file afterwards
+  std::string text_;  // the file afterwards
 };
 
 TEST_F(AccessLogOnAFullDisk, OnlyTheWholeLinesThatFitAreInTheFile) {

@@ -29,7 +29,7 @@ struct FakeModel {
   std::mutex mutex;
   std::condition_variable gate;
   std::condition_variable started;  // told each time a batch starts (batches grew)
-  bool held = false;  // guarded by mutex
+  bool held = false;                // guarded by mutex
   std::vector<std::vector<std::vector<int64_t>>> batches;
   std::atomic<int> running{0}, most_running{0};
 

@@ -82,9 +82,10 @@ TEST_F(ServeDetect, AMultipartFormIsAnsweredAsJson) {
 }
 
 TEST_F(ServeDetect, MixedTextGivesBothLanguages) {
-  const std::string mixed = "Das Wetter ist heute sehr schön, und wir gehen am Nachmittag in den Park spazieren. "
-                            "Die Kinder spielen den ganzen Tag mit dem Hund auf der großen Wiese. "
-                            "The weather is very nice today, and we are going for a walk in the park.";
+  const std::string mixed =
+      "Das Wetter ist heute sehr schön, und wir gehen am Nachmittag in den Park spazieren. "
+      "Die Kinder spielen den ganzen Tag mit dem Hund auf der großen Wiese. "
+      "The weather is very nice today, and we are going for a walk in the park.";
   const Answer a = post("/detect", json{{"q", mixed}});
   ASSERT_EQ(a.status, 200) << a.text;
   // Both, best first; which one leads is CLD2's estimate of their shares (here about 65/34
@@ -117,7 +118,8 @@ TEST_F(ServeDetect, OnlyServedLanguagesElseEnglishWithConfidenceZero) {
   EXPECT_EQ(post("/detect", json{{"q", kFrench}}).body, nothing);
   EXPECT_EQ(post("/detect", json{{"q", "12345 !!!"}}).body, nothing);
   // Control characters and noncharacters do not hide the language around them.
-  const Answer controls = post("/detect", json{{"q", "Ein Mann fährt\u0001 mit dem Fahrrad \ufffe die Straße entlang."}});
+  const Answer controls =
+      post("/detect", json{{"q", "Ein Mann fährt\u0001 mit dem Fahrrad \ufffe die Straße entlang."}});
   ASSERT_EQ(controls.status, 200) << controls.text;
   expect_detections(controls.body, "de", 50);
 }
@@ -130,7 +132,8 @@ TEST_F(ServeDetect, AnEmptyOrInvalidQuestionIs400NamingWhatIsWrong) {
       {R"({"q": []})", "application/json", "Invalid request: missing q parameter"},
       {R"({})", "application/json", "Invalid request: missing q parameter"},
       {"q=", "application/x-www-form-urlencoded", "Invalid request: missing q parameter"},
-      {R"({"q": 5})", "application/json", "Invalid request: field 'q' must be a string or an array of strings, not number"},
+      {R"({"q": 5})", "application/json",
+       "Invalid request: field 'q' must be a string or an array of strings, not number"},
       {R"({"q": ["a", 1]})", "application/json",
        "Invalid request: field 'q' must be a string or an array of strings (element 1 is number)"},
       {"q=a%FF", "application/x-www-form-urlencoded", "Invalid request: q: invalid UTF-8 at byte 2"},

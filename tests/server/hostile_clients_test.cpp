@@ -17,8 +17,8 @@
 
 #include "server/server_process.h"
 #include "support/fixtures.h"
-#include "support/temp_dir.h"
 #include "support/sanitizer.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -68,8 +68,8 @@ class ServeTricklingClients : public ::testing::Test {
                                  "--max-client-connections", "40"});
     seen_ = new Seen;
     // A first translation builds the kernels, so that the one in the loop below is not the cold one.
-    const auto warm = server_->client(60)->Post("/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}}.dump(),
-                                                "application/json");
+    const auto warm = server_->client(60)->Post(
+        "/translate", json{{"q", "Hi"}, {"source", "en"}, {"target", "de"}}.dump(), "application/json");
     ASSERT_TRUE(warm && warm->status == 200);
     trickle(*server_, *seen_);
   }
@@ -158,13 +158,15 @@ TEST_F(ServeTricklingClients, MetricsShowTheOpenConnections) {
 TEST_F(ServeTricklingClients, AtThePerAddressCapTheOldestIdleConnectionMakesRoom) {
   MetricsWatch watch(server().port());
   double open = 0;
-  ASSERT_TRUE(watch.wait_until("ordo_http_connections", [](double n) { return n <= 1; }, 30 * kTimeScale, &open))
+  ASSERT_TRUE(watch.wait_until(
+      "ordo_http_connections", [](double n) { return n <= 1; }, 30 * kTimeScale, &open))
       << open << " connections still open after the tricklers hung up";
   const double evicted_before =
       ordo::testing::metric_value(watch.text(), "ordo_http_connections_dropped_total{reason=\"evicted\"}");
   std::vector<std::unique_ptr<RawSocket>> idle;
   for (int i = 0; i < 40; ++i) idle.push_back(std::make_unique<RawSocket>(server().port()));
-  ASSERT_TRUE(watch.wait_until("ordo_http_connections", [](double n) { return n >= 41; }, 30 * kTimeScale, &open))
+  ASSERT_TRUE(watch.wait_until(
+      "ordo_http_connections", [](double n) { return n >= 41; }, 30 * kTimeScale, &open))
       << "the server saw " << open << " connections of the 40 idle ones and the watch's";
   RawSocket fresh(server().port());
   ASSERT_TRUE(fresh.send("GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
@@ -211,8 +213,9 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
   }
   {
     RawSocket socket(server.port());
-    ASSERT_TRUE(socket.send(post_request("/translate", json{{"q", texts[1]}, {"source", "en"}, {"target", "de"}}.dump()) +
-                            "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(
+        socket.send(post_request("/translate", json{{"q", texts[1]}, {"source", "en"}, {"target", "de"}}.dump()) +
+                    "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
     const auto answers = split_answers(socket.read_until_closed(20));
     ASSERT_EQ(answers.size(), 2u);
     EXPECT_EQ(json::parse(answers[0].body)["translatedText"], expected[1]);
@@ -228,11 +231,11 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
       std::snprintf(text, sizeof(text), "%zx", n);
       return std::string(text);
     };
-    ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                            "Transfer-Encoding: chunked\r\n\r\n" +
-                            hex(10) + "\r\n" + body.substr(0, 10) + "\r\n" + hex(body.size() - 10) + ";x=y\r\n" +
-                            body.substr(10) + "\r\n0\r\n\r\n" +
-                            "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(socket.send(
+        "POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n" +
+        hex(10) + "\r\n" + body.substr(0, 10) + "\r\n" + hex(body.size() - 10) + ";x=y\r\n" + body.substr(10) +
+        "\r\n0\r\n\r\n" + "GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"));
     const auto answers = split_answers(socket.read_until_closed(20));
     ASSERT_EQ(answers.size(), 2u);
     EXPECT_EQ(answers[0].status, 200) << answers[0].body;
@@ -243,9 +246,10 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
   {
     RawSocket socket(server.port());
     const std::string body = json{{"q", texts[0]}, {"source", "en"}, {"target", "de"}}.dump();
-    ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                            "Expect: 100-continue\r\nConnection: close\r\nContent-Length: " +
-                            std::to_string(body.size()) + "\r\n\r\n"));
+    ASSERT_TRUE(
+        socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                    "Expect: 100-continue\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n"));
     const std::string interim = socket.read_until_closed(5, nullptr, "\r\n\r\n");
     EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
     ASSERT_TRUE(socket.send(body));
@@ -257,8 +261,9 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
   }
   // Framing that lies is refused, never guessed (item 10): 400 and the connection closed.
   for (const std::string& head :
-       {std::string("Content-Length: 2\r\nContent-Length: 2\r\n"), std::string("Content-Length: 2\r\nContent-Length: 40\r\n"),
-        std::string("Content-Length: -1\r\n"), std::string("Transfer-Encoding: chunked\r\nContent-Length: 2\r\n")}) {
+       {std::string("Content-Length: 2\r\nContent-Length: 2\r\n"),
+        std::string("Content-Length: 2\r\nContent-Length: 40\r\n"), std::string("Content-Length: -1\r\n"),
+        std::string("Transfer-Encoding: chunked\r\nContent-Length: 2\r\n")}) {
     RawSocket socket(server.port());
     ASSERT_TRUE(socket.send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" + head +
                             "\r\n{}GET /health HTTP/1.1\r\n\r\n"));
@@ -275,13 +280,16 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
 // clients each holding a 250 KB body one byte short of whole (20 MB) make the server refuse the
 // ones read longest with 503; it answers the others meanwhile.
 TEST(ServeHostileClients, UnfinishedBodiesHaveAMemoryBudget) {
-  ServerProcess server({"--model", "en-de", "--threads", "1", "--max-body-bytes", "262144", "--max-client-connections", "0"});
+  ServerProcess server(
+      {"--model", "en-de", "--threads", "1", "--max-body-bytes", "262144", "--max-client-connections", "0"});
   std::vector<std::unique_ptr<RawSocket>> holders;
   const std::string body(249999, ' ');
   for (int i = 0; i < 80; ++i) {
     holders.push_back(std::make_unique<RawSocket>(server.port()));
-    ASSERT_TRUE(holders.back()->send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                                     "Content-Length: 250000\r\n\r\n" + body));
+    ASSERT_TRUE(
+        holders.back()->send("POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                             "Content-Length: 250000\r\n\r\n" +
+                             body));
   }
   EXPECT_EQ(probe_health(server).first, 200);
   int refused = 0;
@@ -316,12 +324,9 @@ class ServeAbandonedWork : public ::testing::Test {
 
   // 8 texts x 16 beams x 1000 forced tokens: minutes of work on two cores.
   static json huge() {
-    return {{"model", "en-de"},
-            {"text", std::vector<std::string>(8, "A man is sleeping on a couch.")},
-            {"beam_size", 16},
-            {"n_best", 16},
-            {"min_new_tokens", 1000},
-            {"max_new_tokens", 1000}};
+    return {{"model", "en-de"},       {"text", std::vector<std::string>(8, "A man is sleeping on a couch.")},
+            {"beam_size", 16},        {"n_best", 16},
+            {"min_new_tokens", 1000}, {"max_new_tokens", 1000}};
   }
   static json small() { return {{"model", "en-de"}, {"text", "Hello."}}; }
 
@@ -340,7 +345,8 @@ class ServeAbandonedWork : public ::testing::Test {
     });
     // The huge request holds the one request thread (it is being answered) before /health is probed.
     MetricsWatch watch(server.port());
-    seen.in_flight = watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30 * kTimeScale);
+    seen.in_flight = watch.wait_until(
+        "ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30 * kTimeScale);
     for (int i = 0; i < 5; ++i) {
       const auto [status, seconds] = probe_health(server);
       if (status != 200) ++seen.probe_failures;
@@ -391,7 +397,8 @@ TEST_F(ServeAbandonedWork, TheDecodingOfARequestWhoseClientHungUpStops) {
   {
     RawSocket socket(server().port());
     ASSERT_TRUE(socket.send(post_request("/v1/translate", huge().dump())));
-    EXPECT_TRUE(watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30 * kTimeScale))
+    EXPECT_TRUE(watch.wait_until(
+        "ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30 * kTimeScale))
         << "the huge request of the client about to hang up was not being answered";
   }
   const auto start = Clock::now();
@@ -405,8 +412,11 @@ TEST_F(ServeAbandonedWork, TheDecodingOfARequestWhoseClientHungUpStops) {
 TEST(ServeHostileClients, OnlyARequestOverMaxRequestCostIsRefusedNamingTheLimit) {
   ServerProcess bounded({"--model", "en-de", "--threads", "1", "--max-request-cost", "10000"});
   auto res = bounded.client()->Post("/v1/translate",
-                                    json{{"model", "en-de"}, {"text", {"a", "b", "c", "d"}}, {"beam_size", 8},
-                                         {"min_new_tokens", 400}, {"max_new_tokens", 400}}
+                                    json{{"model", "en-de"},
+                                         {"text", {"a", "b", "c", "d"}},
+                                         {"beam_size", 8},
+                                         {"min_new_tokens", 400},
+                                         {"max_new_tokens", 400}}
                                         .dump(),
                                     "application/json");
   ASSERT_TRUE(res);
@@ -423,7 +433,8 @@ TEST(ServeHostileClients, OnlyARequestOverMaxRequestCostIsRefusedNamingTheLimit)
 // Texts of about 1,400 characters: each fills the en-de model's 256 source positions.
 std::vector<std::string> long_texts(size_t count) {
   std::string text;
-  while (text.size() < 1400) text += "A man in a red jacket is riding a bicycle down the busy street near the old market. ";
+  while (text.size() < 1400)
+    text += "A man in a red jacket is riding a bicycle down the busy street near the old market. ";
   return std::vector<std::string>(count, text);
 }
 
@@ -431,14 +442,15 @@ std::vector<std::string> long_texts(size_t count) {
 // past the default limit of 2^24: refused before decoding, naming the limit.
 TEST(ServeAttentionLimits, ARequestForMoreWeightsThanTheLimitIs400NamingIt) {
   ServerProcess server({"--model", "en-de", "--threads", "1"});
-  const json request = {{"model", "en-de"},     {"text", long_texts(16)},    {"beam_size", 1},
-                        {"min_new_tokens", 250}, {"max_new_tokens", 255}, {"attention", true}};
+  const json request = {{"model", "en-de"},      {"text", long_texts(16)}, {"beam_size", 1},
+                        {"min_new_tokens", 250}, {"max_new_tokens", 255},  {"attention", true}};
   const auto res = server.client(120)->Post("/v1/translate", request.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400) << res->body.substr(0, 300);
   const std::string error = json::parse(res->body)["error"];
-  EXPECT_NE(error.find("too many attention weights: 16 sentences x 1 hypotheses x 24 layers and heads x 255 new tokens"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("too many attention weights: 16 sentences x 1 hypotheses x 24 layers and heads x 255 new tokens"),
+      std::string::npos)
       << error;
   EXPECT_NE(error.find("(--max-attention-values)"), std::string::npos) << error;
 }
@@ -463,7 +475,8 @@ TEST(ServeAttentionLimits, EveryBeamOfTheSearchCounts) {
 // format=html needs the weights too (its tags are placed by word alignment): the same limit.
 TEST(ServeAttentionLimits, HtmlTranslationCountsAgainstTheLimit) {
   ServerProcess server({"--model", "en-de", "--threads", "1", "--max-attention-values", "1000"});
-  const json request = {{"q", "<p>A man is <b>riding</b> a bicycle.</p>"}, {"source", "en"}, {"target", "de"}, {"format", "html"}};
+  const json request = {
+      {"q", "<p>A man is <b>riding</b> a bicycle.</p>"}, {"source", "en"}, {"target", "de"}, {"format", "html"}};
   const auto res = server.client(60)->Post("/translate", request.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400) << res->body;
@@ -474,7 +487,7 @@ TEST(ServeAttentionLimits, HtmlTranslationCountsAgainstTheLimit) {
 // as many target rows as its id_pieces and source columns as source_tokens.
 TEST(ServeAttentionLimits, AnAnswerInsideTheLimitHoldsEveryWeight) {
   ServerProcess server({"--model", "en-de", "--threads", "1"});
-  const json request = {{"model", "en-de"}, {"text", long_texts(2)}, {"beam_size", 2}, {"n_best", 2},
+  const json request = {{"model", "en-de"},      {"text", long_texts(2)}, {"beam_size", 2},   {"n_best", 2},
                         {"min_new_tokens", 100}, {"max_new_tokens", 120}, {"attention", true}};
   const auto res = server.client(300)->Post("/v1/translate", request.dump(), "application/json");
   ASSERT_TRUE(res);

@@ -57,8 +57,8 @@ TEST(LanguageDetect, TheFullTablesKnowYoruba) {
 }
 
 TEST(LanguageDetect, TheFullTablesKnowHausa) {
-  const Detection ha = detect_language("Sannu da zuwa, yaya aikin ku? Ina fatan kuna lafiya tare da iyalan ku baki daya a yau.",
-                                       kServedYorubaHausa);
+  const Detection ha = detect_language(
+      "Sannu da zuwa, yaya aikin ku? Ina fatan kuna lafiya tare da iyalan ku baki daya a yau.", kServedYorubaHausa);
   ASSERT_FALSE(ha.languages.empty());
   EXPECT_EQ(ha.languages[0].language, "ha");
 }
@@ -102,9 +102,9 @@ TEST(LanguageDetect, ShortTextIsAGuessNeverReliable) {
 
 TEST(LanguageDetect, AControlCharacterOrNoncharacterCountsAsASpace) {
   // CLD2's checking call refuses all of these; the text around them is still German.
-  for (const std::string bad : {std::string("\x01"), std::string("\x7f"), std::string("\xc2\x85"),
-                                std::string("\xef\xbf\xbe"), std::string("\xef\xb7\x90"), std::string("\xf4\x8f\xbf\xbf"),
-                                std::string(1, '\0')}) {
+  for (const std::string bad :
+       {std::string("\x01"), std::string("\x7f"), std::string("\xc2\x85"), std::string("\xef\xbf\xbe"),
+        std::string("\xef\xb7\x90"), std::string("\xf4\x8f\xbf\xbf"), std::string(1, '\0')}) {
     const Detection d = detect_language("Ein Mann fährt mit" + bad + "dem Fahrrad die Straße entlang.", kServed);
     ASSERT_FALSE(d.languages.empty());
     EXPECT_EQ(d.languages[0].language, "de");
@@ -193,8 +193,8 @@ TEST(LanguageDetect, ManyThreadsGetTheSameAnswers) {
 
 TEST(LanguageDetect, HtmlTagsAreSkipped) {
   // English markup around a German sentence: as HTML, the German text decides.
-  const std::string page = "<div class=\"the main content of the page\" title=\"hello world this is english\">" + kGerman +
-                           "</div>";
+  const std::string page =
+      "<div class=\"the main content of the page\" title=\"hello world this is english\">" + kGerman + "</div>";
   const Detection html = detect_language(page, kServed, true);
   ASSERT_FALSE(html.languages.empty());
   EXPECT_EQ(html.languages[0].language, "de");

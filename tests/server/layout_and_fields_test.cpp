@@ -18,10 +18,10 @@
 
 namespace {
 
-using ordo::server::ApiError;
 using ordo::HtmlDocument;
 using ordo::LineBreaks;
 using ordo::SentenceLayout;
+using ordo::server::ApiError;
 using ordo::server::RequestFields;
 
 // Replaces each sentence by "[sentence]" so that every replaced byte is visible (no word
@@ -81,9 +81,9 @@ TEST(HtmlDocument, LinesInAParagraphAreSentencesAndKeepTheDocumentsLineEnds) {
 }
 
 TEST(HtmlDocument, OddInputRebuildsWithoutThrowing) {
-  for (const std::string odd : {std::string(""), std::string("<"), std::string("</p></div>"),
-                                std::string("<p unclosed=\"a>b"), std::string("<table>stray<tr>text</table>"),
-                                std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
+  for (const std::string odd :
+       {std::string(""), std::string("<"), std::string("</p></div>"), std::string("<p unclosed=\"a>b"),
+        std::string("<table>stray<tr>text</table>"), std::string("a\0b", 3), std::string("<p>\xff\xfe</p>")}) {
     const HtmlDocument layout(odd, "en");
     EXPECT_NO_THROW(layout.rebuild(marked(layout.sentences())));
   }
@@ -130,8 +130,8 @@ TEST(LineText, LinesBlankLinesAndCrLf) {
 TEST(LineText, SentencesOfALine) {
   const SentenceLayout text("Mr. Smith went to Washington. He arrived on Monday.  Then?\nNext line", "en",
                             LineBreaks::kEndLine);
-  EXPECT_EQ(text.sentences(), (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?",
-                                                   "Next line"}));
+  EXPECT_EQ(text.sentences(),
+            (std::vector<std::string>{"Mr. Smith went to Washington.", "He arrived on Monday.", "Then?", "Next line"}));
   EXPECT_EQ(text.rebuild({"1", "2", "3", "4"}), "1 2  3\n4");
   const HtmlDocument html("<p>A sentence that\nwraps. &lt;Second&gt; one.</p><p>|</p>", "en");
   EXPECT_EQ(html.sentences(), (std::vector<std::string>{"A sentence that wraps.", "<Second> one."}));
@@ -195,7 +195,9 @@ TEST_F(RequestFieldsOfJson, ATextListElementOfAnotherTypeIsNamedByItsIndex) {
             "Invalid request: field 'q' must be a string or an array of strings (element 1 is number)");
 }
 
-TEST(RequestFields, ABodyThatIsNotJsonIs400) { EXPECT_EQ(status_of([] { RequestFields::from_json("{\"q\": "); }), 400); }
+TEST(RequestFields, ABodyThatIsNotJsonIs400) {
+  EXPECT_EQ(status_of([] { RequestFields::from_json("{\"q\": "); }), 400);
+}
 
 TEST(RequestFields, ABodyThatIsNoJsonObjectIsInvalidJson) {
   EXPECT_EQ(message_of([] { RequestFields::from_json("[1]"); }), "Invalid JSON format: the body must be a JSON object");
@@ -236,8 +238,9 @@ TEST(RequestFields, DecodeOptionsByTheirNames) {
   EXPECT_EQ(*o.seed, 42u);
   EXPECT_EQ(*o.target_lang, "de");
   EXPECT_FALSE(o.max_length.has_value());
-  EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"beam_size": 17})"), 16, 1024); }),
-            "Invalid request: field 'beam_size' must be an integer from 1 to 16");
+  EXPECT_EQ(
+      message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"beam_size": 17})"), 16, 1024); }),
+      "Invalid request: field 'beam_size' must be an integer from 1 to 16");
   EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"top_p": 2})"), 16, 1024); }),
             "Invalid request: field 'top_p' must be a number from 0.000001 to 1");
   EXPECT_EQ(message_of([] { ordo::server::decode_options(RequestFields::from_json(R"({"sample": 1})"), 16, 1024); }),
@@ -274,7 +277,8 @@ TEST(Metrics, PrometheusTextFormat) {
   metrics.batch_done("en-de", 5, 60, 40, 0.1);
   metrics.batch_done("en-de", 1, 12, 9, 0.02);
   const std::string text = metrics.text();
-  const std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? (-?[0-9.e+\-]+|\+Inf|NaN)( [0-9]+)?$)");
+  const std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? (-?[0-9.e+\-]+|\+Inf|NaN)( [0-9]+)?$)");
   std::map<std::string, std::string> types;
   std::map<std::string, double> values;
   std::set<std::string> helped;

@@ -28,11 +28,14 @@ using ordo::testing::TempDir;
 using ordo::testing::Answer;
 using ordo::testing::answer_of;
 
-Answer post(const ServerProcess& server, const std::string& path, const json& body, const httplib::Headers& headers = {}) {
+Answer post(const ServerProcess& server, const std::string& path, const json& body,
+            const httplib::Headers& headers = {}) {
   return answer_of(server.client()->Post(path.c_str(), headers, body.dump(), "application/json"));
 }
 
-Answer get(const ServerProcess& server, const std::string& path) { return answer_of(server.client()->Get(path.c_str())); }
+Answer get(const ServerProcess& server, const std::string& path) {
+  return answer_of(server.client()->Get(path.c_str()));
+}
 
 double metric(const std::string& metrics_text, const std::string& sample) {
   const size_t at = metrics_text.find("\n" + sample + " ");
@@ -64,7 +67,8 @@ double rss_mb(pid_t pid) {
 // Waits (at most `seconds`) until `done` holds, checking every 20 ms.
 template <typename F>
 bool eventually(double seconds, F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   while (std::chrono::steady_clock::now() < deadline) {
     if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -106,15 +110,15 @@ std::string read_file(const std::string& path) {
 class ServeReloadUnderLoad : public ::testing::Test {
  protected:
   struct Seen {
-    std::vector<std::string> lines;                   // the long request's
-    json german, to_m;                                // a de-en request, and the same to m
+    std::vector<std::string> lines;  // the long request's
+    json german, to_m;               // a de-en request, and the same to m
     bool in_flight_before_reload = false, done_before_reload = false, sighup_reported = false;
     std::string stderr_after_sighup;
     Answer new_m, new_deen, in_flight, ende;
     bool old_m_unloaded = false;
     std::string stderr_after_first_stage;
     int no_key = 0, wrong_key = 0, name_as_key = 0;  // POST /admin/reload's statuses
-    std::string broken;                               // the broken folder
+    std::string broken;                              // the broken folder
     Answer broken_report, m_after_broken, ende_after_removal, languages_after_removal;
     std::string stderr_after_broken;
     bool ende_unloaded = false;
@@ -145,8 +149,8 @@ class ServeReloadUnderLoad : public ::testing::Test {
     });
     {
       ordo::testing::MetricsWatch watch(server.port());
-      seen.in_flight_before_reload =
-          watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30);
+      seen.in_flight_before_reload = watch.wait_until(
+          "ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 30);
     }
     dir.write("models.json", R"({"models": [{"name": "m", "path": "de-en"}, {"name": "ende", "path": "en-de"},
                                             {"name": "deen", "path": "de-en"}]})");
@@ -170,7 +174,8 @@ class ServeReloadUnderLoad : public ::testing::Test {
 
     // 2. POST /admin/reload without the admin key.
     seen.no_key = post(server, "/admin/reload", json::object()).status;
-    seen.wrong_key = post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e0"}}).status;
+    seen.wrong_key =
+        post(server, "/admin/reload", json::object(), {{"Authorization", "Bearer admin-secret-5d1e0"}}).status;
     seen.name_as_key = post(server, "/admin/reload", json{{"api_key", "ops"}}).status;
 
     // 3. m points at a broken folder, ende is removed.
@@ -268,9 +273,9 @@ TEST_F(ServeReloadUnderLoad, ABrokenFolderIs422NamingTheModelAndItsFile) {
 }
 
 TEST_F(ServeReloadUnderLoad, AFailedReloadIsLoggedWithWhatWasKeptAndRemoved) {
-  EXPECT_NE(seen().stderr_after_broken.find(
-                "reload (POST /admin/reload): failed; kept m, deen; removed ende; model 'm': "),
-            std::string::npos)
+  EXPECT_NE(
+      seen().stderr_after_broken.find("reload (POST /admin/reload): failed; kept m, deen; removed ende; model 'm': "),
+      std::string::npos)
       << seen().stderr_after_broken;
 }
 
@@ -297,7 +302,9 @@ TEST_F(ServeReloadUnderLoad, ARemovedModelsMemoryIsReturned) {
   EXPECT_TRUE(seen().rss_returned) << "RSS before " << seen().rss_before << " MB, after " << seen().rss_after << " MB";
 }
 
-TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnloaded) { EXPECT_TRUE(seen().ende_unloaded) << seen().stderr_after_broken; }
+TEST_F(ServeReloadUnderLoad, ARemovedModelIsUnloaded) {
+  EXPECT_TRUE(seen().ende_unloaded) << seen().stderr_after_broken;
+}
 
 TEST_F(ServeReloadUnderLoad, MetricsCountTheReloadsAndTheLoadErrors) {
   EXPECT_EQ(metric(seen().metrics, "ordo_reload_total{result=\"ok\"}"), 1);
@@ -325,7 +332,8 @@ class ServeReloadOfAFolder : public ::testing::Test {
     const std::string tiny = dir.file("tiny");
     ::mkdir(tiny.c_str(), 0755);
     ordo::testing::copy_dir(ordo::testing::fixture_dir("marian_opus_en_mg"), tiny);
-    dir.write("models.json", R"({"models": [{"name": "tiny", "path": ")" + tiny + R"(", "source": "en", "target": "xx"}]})");
+    dir.write("models.json",
+              R"({"models": [{"name": "tiny", "path": ")" + tiny + R"(", "source": "en", "target": "xx"}]})");
     dir.write("admin.txt", "admin-secret-77\n");
     ServerProcess server({"--models", dir.file("models.json"), "--admin-key", dir.file("admin.txt"), "--threads", "1"});
     const json request = {{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}};
@@ -438,7 +446,8 @@ TEST_F(ServeKeyLimits, RequestsOverTheLimitAre429WithRetryAfter) {
   EXPECT_EQ(first.header("X-Request-Id"), "limits-1");
   int admitted = 1;
   Answer over;
-  for (int i = 0; i < 3 && (over = post(server(), "/translate", request(), bearer("secret-alpha-7f3e"))).status == 200; ++i)
+  for (int i = 0; i < 3 && (over = post(server(), "/translate", request(), bearer("secret-alpha-7f3e"))).status == 200;
+       ++i)
     ++admitted;
   ASSERT_EQ(over.status, 429) << over.text;
   EXPECT_EQ(over.body, json({{"error", "Slowdown: 2 per 3 seconds (key alpha)"}}));
@@ -455,7 +464,8 @@ TEST_F(ServeKeyLimits, RequestsOverTheLimitAre429WithRetryAfter) {
 // behaviour under test, not a guess at when something else happened.
 TEST_F(ServeKeyLimits, TheWindowResetsWhenRetryAfterSays) {
   Answer over;
-  for (int i = 0; i < 3 && (over = post(server(), "/translate", request(), bearer("secret-reset-52b1"))).status == 200; ++i) {
+  for (int i = 0; i < 3 && (over = post(server(), "/translate", request(), bearer("secret-reset-52b1"))).status == 200;
+       ++i) {
   }
   ASSERT_EQ(over.status, 429) << over.text;
   const int retry_after = std::stoi(over.header("Retry-After"));
@@ -470,7 +480,8 @@ TEST_F(ServeKeyLimits, ARequestOverTheKeysCharacterLimitIs400) {
   long_request["api_key"] = "secret-chars-6d0a";
   EXPECT_EQ(post(server(), "/translate", long_request).body,
             json({{"error", "Invalid request: request (31) exceeds text limit (30)"}}));
-  EXPECT_EQ(metric(get(server(), "/metrics").text, "ordo_api_key_limited_total{key=\"chars\",limit=\"char_limit\"}"), 1);
+  EXPECT_EQ(metric(get(server(), "/metrics").text, "ordo_api_key_limited_total{key=\"chars\",limit=\"char_limit\"}"),
+            1);
 }
 
 // Characters per day: the second 12-character request is over 20.
@@ -487,7 +498,8 @@ TEST_F(ServeKeyLimits, CharactersOverTheDailyLimitAre429UntilTomorrow) {
 }
 
 TEST_F(ServeKeyLimits, AKeyWithoutLimitsIsNotLimited) {
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(post(server(), "/translate", request(), bearer("secret-plain-0c4d")).status, 200);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(post(server(), "/translate", request(), bearer("secret-plain-0c4d")).status, 200);
 }
 
 // /metrics: limits and use by key id, never a key.
@@ -550,7 +562,8 @@ TEST_F(ServeKeyLimits, ALimitedRequestIsLoggedWithItsStatus) {
   Answer over;
   std::string over_id;
   for (int i = 0; i < 3 && over.status != 429; ++i)
-    over = post(server(), "/translate", request(), bearer("secret-once-e4c2", over_id = "once-" + std::to_string(i + 2)));
+    over =
+        post(server(), "/translate", request(), bearer("secret-once-e4c2", over_id = "once-" + std::to_string(i + 2)));
   ASSERT_EQ(over.status, 429) << over.text;
   std::string text;
   const json line = logged_line(over_id, &text);

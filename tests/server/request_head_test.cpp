@@ -50,8 +50,10 @@ TEST(RequestHead, RefusesAmbiguousOrOversizedFraming) {
       {"Content-Length: -1\r\n", 400, "Bad Request: invalid Content-Length '-1'"},
       {"Content-Length: \r\n", 400, "Bad Request: invalid Content-Length ''"},
       {"Content-Length: 99999999999999999999\r\n", 400, "Bad Request: invalid Content-Length '99999999999999999999'"},
-      {"Transfer-Encoding: chunked\r\nContent-Length: 2\r\n", 400, "Bad Request: both Transfer-Encoding and Content-Length"},
-      {"Transfer-Encoding: gzip, chunked\r\n", 501, "Not Implemented: Transfer-Encoding 'gzip, chunked' (only chunked)"},
+      {"Transfer-Encoding: chunked\r\nContent-Length: 2\r\n", 400,
+       "Bad Request: both Transfer-Encoding and Content-Length"},
+      {"Transfer-Encoding: gzip, chunked\r\n", 501,
+       "Not Implemented: Transfer-Encoding 'gzip, chunked' (only chunked)"},
       {"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 400,
        "Bad Request: more than one Transfer-Encoding header"},
       {"Content-Length: 1025\r\n", 413, "Request body larger than 1024 bytes"},
@@ -63,9 +65,11 @@ TEST(RequestHead, RefusesAmbiguousOrOversizedFraming) {
   }
   EXPECT_EQ(parse_request_head("GARBAGE\r\n\r\n", 4096, 1024).status, 400);
   EXPECT_EQ(parse_request_head("GET /" + std::string(5000, 'a') + " HTTP/1.1\r\n\r\n", 4096, 1024).status, 431);
-  EXPECT_EQ(parse_request_head("GET /" + std::string(5000, 'a'), 4096, 1024).status, 431);  // not whole, already too long
+  EXPECT_EQ(parse_request_head("GET /" + std::string(5000, 'a'), 4096, 1024).status,
+            431);  // not whole, already too long
   // A value shown in a message is cut and its control characters escaped.
-  const auto h = parse_request_head("POST / HTTP/1.1\r\nContent-Length: 1\x01" + std::string(100, '2') + "\r\n\r\n", 4096, 1024);
+  const auto h =
+      parse_request_head("POST / HTTP/1.1\r\nContent-Length: 1\x01" + std::string(100, '2') + "\r\n\r\n", 4096, 1024);
   EXPECT_EQ(h.error, "Bad Request: invalid Content-Length '1\\u0001" + std::string(62, '2') + "...'");
 }
 
@@ -79,9 +83,9 @@ TEST(RequestHead, ChunkedBodies) {
     EXPECT_EQ(partial.end, 0u) << cut;
     EXPECT_EQ(partial.status, 0) << cut;
   }
-  EXPECT_EQ(chunked_body_end("4\r\nWikiXX", 0, 1024).status, 400);          // no CRLF after the data
-  EXPECT_EQ(chunked_body_end("zz\r\n", 0, 1024).status, 400);               // not hex
-  EXPECT_EQ(chunked_body_end("401\r\n", 0, 1024).status, 413);              // 1025 bytes of data
+  EXPECT_EQ(chunked_body_end("4\r\nWikiXX", 0, 1024).status, 400);  // no CRLF after the data
+  EXPECT_EQ(chunked_body_end("zz\r\n", 0, 1024).status, 400);       // not hex
+  EXPECT_EQ(chunked_body_end("401\r\n", 0, 1024).status, 413);      // 1025 bytes of data
   EXPECT_EQ(chunked_body_end("ffffffffffffffffff\r\n", 0, 1024).status, 413);
   EXPECT_EQ(chunked_body_end("200\r\n" + std::string(512, 'a') + "\r\n201\r\n", 0, 1024).status, 413);  // in all
   EXPECT_EQ(chunked_body_end(std::string(2000, '1'), 0, 1024).status, 400);  // a size line without end

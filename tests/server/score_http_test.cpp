@@ -58,8 +58,8 @@ ServedScores served_scores(const ServerProcess& server) {
     s.sources.push_back(c["source"]);
     s.targets.push_back(c["target"]);
   }
-  std::tie(s.status, s.body) =
-      post(server, "/v1/score", {{"model", "m2m100"}, {"source", s.sources}, {"target", s.targets}, {"target_lang", "de"}});
+  std::tie(s.status, s.body) = post(
+      server, "/v1/score", {{"model", "m2m100"}, {"source", s.sources}, {"target", s.targets}, {"target_lang", "de"}});
   return s;
 }
 
@@ -72,7 +72,8 @@ TEST_F(ServeInteractive, ScoreEqualsTeacherForcing) {
     const json& served = s.body["results"][i];
     const json& c = s.golden["teacher_forced"][i];
     EXPECT_EQ(served["tokens"], c["tokens"]) << i;
-    EXPECT_NEAR(served["score"].get<double>(), c["score"].get<double>(), 1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
+    EXPECT_NEAR(served["score"].get<double>(), c["score"].get<double>(),
+                1e-4 * std::max(1.0, std::abs(c["score"].get<double>())));
   }
 }
 
@@ -86,9 +87,9 @@ TEST_F(ServeInteractive, ScoreEqualsTheCommandLineBitForBit) {
     src += s.sources[i].get<std::string>() + "\n";
     tgt += s.targets[i].get<std::string>() + "\n";
   }
-  const auto cli = ordo::testing::run_ordo("score --json -m " + ordo::testing::fixture_dir("m2m100") +
-                                               " --target-lang de -r " + dir.write("t.txt", tgt),
-                                           src);
+  const auto cli = ordo::testing::run_ordo(
+      "score --json -m " + ordo::testing::fixture_dir("m2m100") + " --target-lang de -r " + dir.write("t.txt", tgt),
+      src);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   std::istringstream lines(cli.out);
   for (size_t i = 0; i < s.sources.size(); ++i) {
@@ -99,7 +100,8 @@ TEST_F(ServeInteractive, ScoreEqualsTheCommandLineBitForBit) {
 }
 
 TEST_F(ServeInteractive, ScoringAStringPairGivesOneResult) {
-  const auto [status, one] = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}});
+  const auto [status, one] =
+      post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "Hello"}, {"target", "Hallo"}});
   ASSERT_EQ(status, 200) << one.dump();
   EXPECT_EQ(one["results"].size(), 1u);
 }
@@ -114,14 +116,17 @@ TEST_F(ServeInteractive, ScoreHasItsOwnRouteLabelInTheMetrics) {
 TEST_F(ServeInteractive, ScoreRefusesBadRequestsNamingTheField) {
   const auto shape = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", {"a", "b"}}, {"target", {"x"}}});
   EXPECT_EQ(shape.first, 400);
-  EXPECT_NE(shape.second.dump().find("'source' and 'target' must have the same shape"), std::string::npos) << shape.second;
+  EXPECT_NE(shape.second.dump().find("'source' and 'target' must have the same shape"), std::string::npos)
+      << shape.second;
   const auto missing = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "a"}});
   EXPECT_EQ(missing.first, 400);
   EXPECT_NE(missing.second.dump().find("field 'target' is required"), std::string::npos) << missing.second;
-  const auto unknown = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "a"}, {"target", "b"}, {"beam_size", 2}});
+  const auto unknown =
+      post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "a"}, {"target", "b"}, {"beam_size", 2}});
   EXPECT_EQ(unknown.first, 400);
   EXPECT_NE(unknown.second.dump().find("unknown field 'beam_size'"), std::string::npos) << unknown.second;
-  const auto language = post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "a"}, {"target", "b"}, {"target_lang", "xx"}});
+  const auto language =
+      post(server(), "/v1/score", {{"model", "m2m100"}, {"source", "a"}, {"target", "b"}, {"target_lang", "xx"}});
   EXPECT_EQ(language.first, 400);
   EXPECT_NE(language.second.dump().find("target_lang"), std::string::npos) << language.second;
 }
@@ -143,7 +148,8 @@ TEST_F(ServeInteractive, TranslateTargetPrefixFieldEqualsGenerate) {
     ++checked;
   }
   EXPECT_EQ(checked, 6);
-  const auto bad = post(server(), "/v1/translate", {{"model", "marian_opus_en_mg"}, {"text", "a"}, {"target_prefix", 3}});
+  const auto bad =
+      post(server(), "/v1/translate", {{"model", "marian_opus_en_mg"}, {"text", "a"}, {"target_prefix", 3}});
   EXPECT_EQ(bad.first, 400);
   EXPECT_NE(bad.second.dump().find("target_prefix"), std::string::npos) << bad.second;
 }

@@ -36,7 +36,9 @@ Answer post(const ServerProcess& server, const std::string& path, const json& bo
   return post(server, path, body.dump());
 }
 
-Answer get(const ServerProcess& server, const std::string& path) { return answer_of(server.client()->Get(path.c_str())); }
+Answer get(const ServerProcess& server, const std::string& path) {
+  return answer_of(server.client()->Get(path.c_str()));
+}
 
 std::vector<std::string> sample_lines(size_t n, size_t skip = 0) {
   std::ifstream in(ordo::testing::data_dir() + "/samples/multi30k_val100.en");
@@ -75,8 +77,8 @@ double metric(const std::string& metrics_text, const std::string& sample) {
 
 std::string m2m100() { return ordo::testing::fixture_dir("m2m100"); }
 
-const std::vector<std::string> kHtmlRuns = {"A man is sleeping on a couch.", "Two dogs & a cat play in the snow.", "A boy",
-                                           "A man is riding a red bicycle."};
+const std::vector<std::string> kHtmlRuns = {"A man is sleeping on a couch.", "Two dogs & a cat play in the snow.",
+                                            "A boy", "A man is riding a red bicycle."};
 
 // `ordo translate -m en-de --json` on every sentence the tests below send with the default
 // settings, in one run (each run of the binary costs a LibTorch start-up).
@@ -106,8 +108,8 @@ class Serve : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     server_ = new ServerProcess({"--model", "en-de", "--model", "dialogsum", "--model", m2m100(), "--threads", "2",
-                                 "--inter-threads", "2", "--max-texts", "8", "--max-chars", "5000",
-                                 "--max-body-bytes", "65536"});
+                                 "--inter-threads", "2", "--max-texts", "8", "--max-chars", "5000", "--max-body-bytes",
+                                 "65536"});
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -161,7 +163,8 @@ TEST_F(Serve, LibreTranslateJsonEqualsTheCommandLine) {
   Answer one = post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}});
   ASSERT_EQ(one.status, 200) << one.text;
   EXPECT_EQ(one.body, json({{"translatedText", expected[0]}}));
-  Answer many = post(server(), "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}, {"format", "text"}});
+  Answer many =
+      post(server(), "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}, {"format", "text"}});
   ASSERT_EQ(many.status, 200) << many.text;
   EXPECT_EQ(many.body, json({{"translatedText", expected}}));
   // Lines of one text are translated one by one, blank lines and line ends kept.
@@ -173,8 +176,8 @@ TEST_F(Serve, LibreTranslateJsonEqualsTheCommandLine) {
       "Mr. Smith is sleeping on a couch. Two dogs play in the snow.  A boy sits on a bench.",
       "A woman rides a bike. She wears a red helmet."};
   const std::vector<std::string> split = texts_of(cli_json("translate -m en-de --split-sentences", paragraphs));
-  Answer paragraph = post(server(), "/translate", json{{"q", paragraphs[0] + "\n" + paragraphs[1]},
-                                                      {"source", "en"}, {"target", "de"}});
+  Answer paragraph = post(server(), "/translate",
+                          json{{"q", paragraphs[0] + "\n" + paragraphs[1]}, {"source", "en"}, {"target", "de"}});
   EXPECT_EQ(paragraph.body["translatedText"], split[0] + "\n" + split[1]);
   EXPECT_NE(split[0].find("  "), std::string::npos);  // the spacing between sentences is the input's
   // Empty texts in an array come back empty.
@@ -198,7 +201,8 @@ TEST_F(Serve, LibreTranslateFormFields) {
   // Longer than httplib's own 8 KB cap on urlencoded bodies.
   std::string long_text;
   for (int i = 0; i < 60; ++i) long_text += lines[0] + "\n";
-  Answer long_form = answer_of(client->Post("/translate", httplib::Params{{"q", long_text}, {"source", "en"}, {"target", "de"}}));
+  Answer long_form =
+      answer_of(client->Post("/translate", httplib::Params{{"q", long_text}, {"source", "en"}, {"target", "de"}}));
   ASSERT_EQ(long_form.status, 200) << long_form.text;
   EXPECT_EQ(long_form.body["translatedText"].get<std::string>().substr(0, expected[0].size() + 1), expected[0] + "\n");
 }
@@ -214,14 +218,17 @@ TEST_F(Serve, AlternativesAreTheNBestTranslations) {
     json expected = json::array();
     for (size_t k = 1; k < nbest[i]["n_best"].size(); ++k) {
       const json& t = nbest[i]["n_best"][k]["text"];
-      if (t != nbest[i]["text"] && std::find(expected.begin(), expected.end(), t) == expected.end()) expected.push_back(t);
+      if (t != nbest[i]["text"] && std::find(expected.begin(), expected.end(), t) == expected.end())
+        expected.push_back(t);
     }
     EXPECT_EQ(a.body["alternatives"][i], expected);
   }
-  Answer single = post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}, {"alternatives", 1}});
+  Answer single =
+      post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}, {"alternatives", 1}});
   ASSERT_TRUE(single.body["alternatives"].is_array());
   EXPECT_LE(single.body["alternatives"].size(), 1u);
-  EXPECT_FALSE(post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}}).body.contains("alternatives"));
+  EXPECT_FALSE(post(server(), "/translate", json{{"q", lines[0]}, {"source", "en"}, {"target", "de"}})
+                   .body.contains("alternatives"));
 }
 
 std::string html_escaped(const std::string& s) {
@@ -240,21 +247,26 @@ std::string translated_html_document() {
   // <br> ends a sentence; the full stop the model adds to "A boy" stays outside <em>, which did
   // not cover one in the source.
   EXPECT_EQ(t[2].back(), '.') << t[2];
-  return "<div class=\"card\" data-x='1'>\n  <p>" + html_escaped(t[0]) + "</p><!-- not text -->\n"
-         "  <ul><li title=\"A title\">" + html_escaped(t[1]) + "</li></ul>"
+  return "<div class=\"card\" data-x='1'>\n  <p>" + html_escaped(t[0]) +
+         "</p><!-- not text -->\n"
+         "  <ul><li title=\"A title\">" +
+         html_escaped(t[1]) +
+         "</li></ul>"
          "<script>var s = \"A dog\";</script> | <img src=x.png alt=\"a dog\"><br/><em>" +
          html_escaped(t[2].substr(0, t[2].size() - 1)) + "</em>.</div>";
 }
 
 TEST_F(Serve, HtmlKeepsTheMarkupAndTranslatesTheText) {
-  Answer a = post(server(), "/translate", json{{"q", kHtmlDocument}, {"source", "en"}, {"target", "de"}, {"format", "html"}});
+  Answer a =
+      post(server(), "/translate", json{{"q", kHtmlDocument}, {"source", "en"}, {"target", "de"}, {"format", "html"}});
   ASSERT_EQ(a.status, 200) << a.text;
   EXPECT_EQ(a.body["translatedText"], translated_html_document());
 }
 
 TEST_F(Serve, AnHtmlDocumentGetsNoAlternatives) {
-  Answer alts = post(server(), "/translate",
-                     json{{"q", {kHtmlDocument}}, {"source", "en"}, {"target", "de"}, {"format", "html"}, {"alternatives", 1}});
+  Answer alts =
+      post(server(), "/translate",
+           json{{"q", {kHtmlDocument}}, {"source", "en"}, {"target", "de"}, {"format", "html"}, {"alternatives", 1}});
   EXPECT_EQ(alts.body, json({{"translatedText", {translated_html_document()}}, {"alternatives", {json::array()}}}));
 }
 
@@ -262,7 +274,9 @@ TEST_F(Serve, AnHtmlDocumentGetsNoAlternatives) {
 // the tag goes around some of them (placed by the word alignment).
 TEST_F(Serve, AnInlineTagGoesAroundSomeWordsOfTheWholeSentencesTranslation) {
   Answer inline_tag = post(server(), "/translate",
-                           json{{"q", "<p>A man is riding a <b>red</b> bicycle.</p>"}, {"source", "en"}, {"target", "de"},
+                           json{{"q", "<p>A man is riding a <b>red</b> bicycle.</p>"},
+                                {"source", "en"},
+                                {"target", "de"},
                                 {"format", "html"}});
   ASSERT_EQ(inline_tag.status, 200) << inline_tag.text;
   std::string answer = inline_tag.body["translatedText"];
@@ -289,9 +303,14 @@ TEST_F(Serve, MultilingualModelsServeEveryPairTheyKnow) {
 
 TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
   const std::vector<std::string> lines = sample_lines(3, 8);
-  const json options = {{"beam_size", 3},         {"n_best", 2},        {"max_new_tokens", 12},
-                        {"min_new_tokens", 2},    {"length_penalty", 0.8}, {"no_repeat_ngram_size", 2},
-                        {"repetition_penalty", 1.1}, {"early_stopping", true}};
+  const json options = {{"beam_size", 3},
+                        {"n_best", 2},
+                        {"max_new_tokens", 12},
+                        {"min_new_tokens", 2},
+                        {"length_penalty", 0.8},
+                        {"no_repeat_ngram_size", 2},
+                        {"repetition_penalty", 1.1},
+                        {"early_stopping", true}};
   json request = options;
   request["model"] = "en-de";
   request["text"] = lines;
@@ -303,15 +322,17 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
                                "--no-repeat-ngram-size 2 --repetition-penalty 1.1 --early-stopping true",
                                lines));
   // Sampling: the same seed gives the command line's samples, batched or not.
-  const json sampling = {{"model", "en-de"}, {"text", lines}, {"sample", true}, {"seed", 7}, {"top_k", 20},
-                         {"top_p", 0.9},     {"temperature", 0.8}};
+  const json sampling = {{"model", "en-de"}, {"text", lines}, {"sample", true},    {"seed", 7},
+                         {"top_k", 20},      {"top_p", 0.9},  {"temperature", 0.8}};
   Answer s = post(server(), "/v1/translate", sampling);
   ASSERT_EQ(s.status, 200) << s.text;
-  expect_same_results(s.body["results"],
-                      cli_json("translate -m en-de --sample true --seed 7 --top-k 20 --top-p 0.9 --temperature 0.8", lines));
+  expect_same_results(
+      s.body["results"],
+      cli_json("translate -m en-de --sample true --seed 7 --top-k 20 --top-p 0.9 --temperature 0.8", lines));
   // A string text, an empty text, no text.
   Answer one = post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", ""}});
-  EXPECT_EQ(one.body["results"], json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])"));
+  EXPECT_EQ(one.body["results"],
+            json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])"));
   EXPECT_EQ(post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", json::array()}}).body,
             json({{"model", "en-de"}, {"results", json::array()}}));
 }
@@ -319,7 +340,8 @@ TEST_F(Serve, V1TranslateTakesEveryDecodingOption) {
 // An input with no text (spaces, a NUL) gives an empty output on every route,
 // by the library's one policy (ordo::has_text), never text the model made up.
 TEST_F(Serve, BlankInputGivesEmptyOutputOnEveryRoute) {
-  const json empty = json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])");
+  const json empty =
+      json::parse(R"([{"text":"","tokens":[],"score":0.0,"n_best":[{"text":"","tokens":[],"score":0.0}]}])");
   for (const std::string blank : {std::string("   "), std::string("\t  "), std::string(1, '\0')}) {
     SCOPED_TRACE(json(blank).dump());
     Answer t = post(server(), "/v1/translate", json{{"model", "en-de"}, {"text", blank}});
@@ -355,7 +377,8 @@ TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
   const std::string bart = ordo::testing::fixture_dir("bart");
   const std::string tasks = dir.file("bart_tasks");
   json config = json::parse(std::ifstream(bart + "/config.json"));
-  config["task_specific_params"] = {{"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"max_length", 10}}}};
+  config["task_specific_params"] = {
+      {"summarization", {{"prefix", "summarize: "}, {"num_beams", 2}, {"max_length", 10}}}};
   std::filesystem::create_directories(tasks);
   ordo::testing::copy_dir(bart, tasks);
   std::ofstream(tasks + "/config.json") << config.dump(2);
@@ -367,8 +390,9 @@ TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
   EXPECT_EQ(by_name["bart"]["task"], "summarize");  // model_type bart: a summarizer
   EXPECT_EQ(by_name["bart_tasks"]["task"], "summarize");
 
-  const std::vector<std::string> texts = {"The tower is 324 metres tall, about the same height as an 81-storey building.",
-                                          "It was the first structure to reach a height of 300 metres."};
+  const std::vector<std::string> texts = {
+      "The tower is 324 metres tall, about the same height as an 81-storey building.",
+      "It was the first structure to reach a height of 300 metres."};
   for (const std::string& folder : {bart, tasks}) {
     const std::string name = folder == bart ? "bart" : "bart_tasks";
     const std::vector<json> cli = cli_json("summarize -m '" + folder + "'", texts);
@@ -377,16 +401,19 @@ TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
     expect_same_results(a.body["results"], cli);
   }
   // The task's prefix is really applied: the served summary is the plain folder's of the prefixed text.
-  const Answer prefixed = post(server, "/v1/summarize", json{{"text", "summarize: " + texts[0]}, {"model", "bart"},
-                                                             {"beam_size", 2}, {"max_length", 10}});
+  const Answer prefixed =
+      post(server, "/v1/summarize",
+           json{{"text", "summarize: " + texts[0]}, {"model", "bart"}, {"beam_size", 2}, {"max_length", 10}});
   const Answer with_task = post(server, "/v1/summarize", json{{"text", texts[0]}, {"model", "bart_tasks"}});
   ASSERT_EQ(prefixed.status, 200) << prefixed.text;
   EXPECT_EQ(with_task.body["results"][0]["text"], prefixed.body["results"][0]["text"]);
   EXPECT_EQ(with_task.body["results"][0]["score"], prefixed.body["results"][0]["score"]);
   // A task the folder lacks is the request's mistake.
-  const Answer unknown = post(server, "/v1/summarize", json{{"text", "x"}, {"model", "bart"}, {"task", "summarization"}});
+  const Answer unknown =
+      post(server, "/v1/summarize", json{{"text", "x"}, {"model", "bart"}, {"task", "summarization"}});
   EXPECT_EQ(unknown.status, 400) << unknown.text;
-  EXPECT_NE(unknown.body["error"].get<std::string>().find("no task_specific_params"), std::string::npos) << unknown.text;
+  EXPECT_NE(unknown.body["error"].get<std::string>().find("no task_specific_params"), std::string::npos)
+      << unknown.text;
 }
 
 // Bad requests to the shared server: each gets its status and {"error": message} alone, as
@@ -413,125 +440,148 @@ void expect_refused(const ServerProcess& server, const std::vector<BadRequest>& 
 
 TEST_F(Serve, AMissingFieldIsNamed) {
   expect_refused(server(), {
-      {"/translate", "application/json", "{" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
-      {"/translate", "application/json", R"({"q": "", )" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
-      {"/translate", "application/json", R"({"q": "Hi", "target": "de"})", 400, "Invalid request: missing source parameter"},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "en"})", 400, "Invalid request: missing target parameter"},
-      {"/v1/translate", "application/json", R"({"text": "Hi"})", 400,
-       "Invalid request: field 'model' is required (served translate models: en-de, m2m100)"},
-      {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
-       "Invalid request: field 'text' is required (a string or an array of strings)"},
-      {"/translate", "application/json", R"({"q": [], )" + kLanguagePair + "}", 400, "Invalid request: missing q parameter"},
-  });
+                               {"/translate", "application/json", "{" + kLanguagePair + "}", 400,
+                                "Invalid request: missing q parameter"},
+                               {"/translate", "application/json", R"({"q": "", )" + kLanguagePair + "}", 400,
+                                "Invalid request: missing q parameter"},
+                               {"/translate", "application/json", R"({"q": "Hi", "target": "de"})", 400,
+                                "Invalid request: missing source parameter"},
+                               {"/translate", "application/json", R"({"q": "Hi", "source": "en"})", 400,
+                                "Invalid request: missing target parameter"},
+                               {"/v1/translate", "application/json", R"({"text": "Hi"})", 400,
+                                "Invalid request: field 'model' is required (served translate models: en-de, m2m100)"},
+                               {"/v1/translate", "application/json", R"({"model": "en-de"})", 400,
+                                "Invalid request: field 'text' is required (a string or an array of strings)"},
+                               {"/translate", "application/json", R"({"q": [], )" + kLanguagePair + "}", 400,
+                                "Invalid request: missing q parameter"},
+                           });
 }
 
 TEST_F(Serve, AFieldOfTheWrongTypeOrOutOfRangeIsNamedWithWhatItMustBe) {
-  expect_refused(server(), {
-      {"/translate", "application/json", R"({"q": 5, )" + kLanguagePair + "}", 400,
-       "Invalid request: field 'q' must be a string or an array of strings, not number"},
-      {"/translate", "application/json", R"({"q": ["a", null], )" + kLanguagePair + "}", 400,
-       "Invalid request: field 'q' must be a string or an array of strings (element 1 is null)"},
-      {"/translate", "application/json", R"({"q": "a", "source": 1, "target": "de"})", 400,
-       "Invalid request: field 'source' must be a string"},
-      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": "two"})", 400,
-       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
-      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": 99})", 400,
-       "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
-       "Invalid request: field 'beam_size' must be an integer from 1 to 16"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
-       "Invalid request: field 'temperature' must be a number from 0.001 to 100"},
-  });
+  expect_refused(
+      server(),
+      {
+          {"/translate", "application/json", R"({"q": 5, )" + kLanguagePair + "}", 400,
+           "Invalid request: field 'q' must be a string or an array of strings, not number"},
+          {"/translate", "application/json", R"({"q": ["a", null], )" + kLanguagePair + "}", 400,
+           "Invalid request: field 'q' must be a string or an array of strings (element 1 is null)"},
+          {"/translate", "application/json", R"({"q": "a", "source": 1, "target": "de"})", 400,
+           "Invalid request: field 'source' must be a string"},
+          {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": "two"})", 400,
+           "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
+          {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "alternatives": 99})", 400,
+           "Invalid request: field 'alternatives' must be an integer from 0 to 15"},
+          {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": "4"})", 400,
+           "Invalid request: field 'beam_size' must be an integer from 1 to 16"},
+          {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "temperature": 0})", 400,
+           "Invalid request: field 'temperature' must be a number from 0.001 to 100"},
+      });
 }
 
 TEST_F(Serve, DecodingOptionsThatContradictEachOtherAreNamed) {
   expect_refused(server(), {
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
-       "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
-  });
+                               {"/v1/translate", "application/json",
+                                R"({"model": "en-de", "text": "Hi", "beam_size": 2, "n_best": 3})", 400,
+                                "Invalid request: invalid decoding option: n-best (3) cannot exceed the beam size (2)"},
+                           });
 }
 
 TEST_F(Serve, AnUnsupportedLanguageOrFormatIsNamed) {
-  expect_refused(server(), {
-      {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "format": "pdf"})", 400,
-       "pdf format is not supported (text, html)"},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
-       "xx is not supported (served languages: en, de, ..."},
-      {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
-       "yy is not supported (served languages: ..."},
-      {"/translate", "application/json", R"({"q": "12345", "source": "auto", "target": "de"})", 400,
-       "source 'auto': the language of q could not be detected, and 99 source languages translate into de (en, ..."},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
-       "Invalid request: field 'target_lang': model 'en-de' translates en into de, not 'fr'"},
-      {"/v1/translate", "application/json", R"({"model": "m2m100", "text": "Hi", "target_lang": "xx"})", 400,
-       "Invalid request: field 'target_lang': model 'm2m100' does not know language 'xx' (known: ..."},
-      {"/translate", "application/json", "{\"q\": \"Hi\", \"source\": \"e\\u0000n\", \"target\": \"de\"}", 400,
-       "e\\u0000n is not supported (served languages: ..."},
-      {"/translate", "application/json", R"({"q": "Hi", "source": ")" + std::string(60000, 's') + R"(", "target": "de"})",
-       400, std::string(64, 's') + "... is not supported (served languages: ..."},
-      {"/translate", "application/json", "{\"q\": \"Hi\", \"target\": \"de\", \"source\": \"\xC3\xA9\xC3\xA9" + std::string(70, 'x') + "\"}",
-       400, "\xC3\xA9\xC3\xA9" + std::string(62, 'x') + "... is not supported (served languages: ..."},
-  });
+  expect_refused(
+      server(),
+      {
+          {"/translate", "application/json", R"({"q": "Hi", )" + kLanguagePair + R"(, "format": "pdf"})", 400,
+           "pdf format is not supported (text, html)"},
+          {"/translate", "application/json", R"({"q": "Hi", "source": "en", "target": "xx"})", 400,
+           "xx is not supported (served languages: en, de, ..."},
+          {"/translate", "application/json", R"({"q": "Hi", "source": "yy", "target": "de"})", 400,
+           "yy is not supported (served languages: ..."},
+          {"/translate", "application/json", R"({"q": "12345", "source": "auto", "target": "de"})", 400,
+           "source 'auto': the language of q could not be detected, and 99 source languages translate into de (en, "
+           "..."},
+          {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "target_lang": "fr"})", 400,
+           "Invalid request: field 'target_lang': model 'en-de' translates en into de, not 'fr'"},
+          {"/v1/translate", "application/json", R"({"model": "m2m100", "text": "Hi", "target_lang": "xx"})", 400,
+           "Invalid request: field 'target_lang': model 'm2m100' does not know language 'xx' (known: ..."},
+          {"/translate", "application/json", "{\"q\": \"Hi\", \"source\": \"e\\u0000n\", \"target\": \"de\"}", 400,
+           "e\\u0000n is not supported (served languages: ..."},
+          {"/translate", "application/json",
+           R"({"q": "Hi", "source": ")" + std::string(60000, 's') + R"(", "target": "de"})", 400,
+           std::string(64, 's') + "... is not supported (served languages: ..."},
+          {"/translate", "application/json",
+           "{\"q\": \"Hi\", \"target\": \"de\", \"source\": \"\xC3\xA9\xC3\xA9" + std::string(70, 'x') + "\"}", 400,
+           "\xC3\xA9\xC3\xA9" + std::string(62, 'x') + "... is not supported (served languages: ..."},
+      });
 }
 
 TEST_F(Serve, AnUnknownFieldOrModelIsNamedWithWhatIsKnown) {
-  expect_refused(server(), {
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam": 2})", 400,
-       "Invalid request: unknown field 'beam' (known: model, text, api_key, beam_size, ..."},
-      {"/v1/translate", "application/json", R"({"model": "xx", "text": "Hi"})", 400,
-       "Invalid request: unknown translate model 'xx' (served: en-de, m2m100)"},
-      {"/v1/translate", "application/json", "{\"model\": \"en-de\", \"text\": \"Hi\", \"be\\u0000am\": 1}", 400,
-       "Invalid request: unknown field 'be\\u0000am' (known: ..."},
-  });
+  expect_refused(
+      server(),
+      {
+          {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam": 2})", 400,
+           "Invalid request: unknown field 'beam' (known: model, text, api_key, beam_size, ..."},
+          {"/v1/translate", "application/json", R"({"model": "xx", "text": "Hi"})", 400,
+           "Invalid request: unknown translate model 'xx' (served: en-de, m2m100)"},
+          {"/v1/translate", "application/json", "{\"model\": \"en-de\", \"text\": \"Hi\", \"be\\u0000am\": 1}", 400,
+           "Invalid request: unknown field 'be\\u0000am' (known: ..."},
+      });
 }
 
 TEST_F(Serve, ABodyThatIsNotValidJsonIsInvalidJsonFormatSayingWhy) {
-  expect_refused(server(), {
-      {"/translate", "application/json", R"({"q": "Hi", )", 400, "Invalid JSON format: parse error at line 1, column 13: ..."},
-      {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
-      {"/translate", "application/json", "{\"q\": \"a\xff\", " + kLanguagePair + "}", 400,
-       "Invalid JSON format: parse error at line 1, column 9: syntax error while parsing value - invalid string: ill-formed UTF-8 byte..."},
-      {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
-       "Invalid JSON format: nested deeper than 32 levels"},
-      {"/translate", "application/json", R"({"q": ["Hi"], "x": {"y": [1e400]}, )" + kLanguagePair + "}", 400,
-       "Invalid JSON format: number overflow parsing '1e400'"},
-      {"/translate", "application/json", R"({"q": "Hi", "x": -1e999999999999, )" + kLanguagePair + "}", 400,
-       "Invalid JSON format: number overflow parsing '-1e999999999999'"},
-      {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 1e400})", 400,
-       "Invalid JSON format: number overflow parsing '1e400'"},
-  });
+  expect_refused(
+      server(),
+      {
+          {"/translate", "application/json", R"({"q": "Hi", )", 400,
+           "Invalid JSON format: parse error at line 1, column 13: ..."},
+          {"/translate", "application/json", "[1, 2]", 400, "Invalid JSON format: the body must be a JSON object"},
+          {"/translate", "application/json", "{\"q\": \"a\xff\", " + kLanguagePair + "}", 400,
+           "Invalid JSON format: parse error at line 1, column 9: syntax error while parsing value - invalid string: "
+           "ill-formed UTF-8 byte..."},
+          {"/translate", "application/json", R"({"q": )" + std::string(30000, '[') + std::string(30000, ']') + "}", 400,
+           "Invalid JSON format: nested deeper than 32 levels"},
+          {"/translate", "application/json", R"({"q": ["Hi"], "x": {"y": [1e400]}, )" + kLanguagePair + "}", 400,
+           "Invalid JSON format: number overflow parsing '1e400'"},
+          {"/translate", "application/json", R"({"q": "Hi", "x": -1e999999999999, )" + kLanguagePair + "}", 400,
+           "Invalid JSON format: number overflow parsing '-1e999999999999'"},
+          {"/v1/translate", "application/json", R"({"model": "en-de", "text": "Hi", "beam_size": 1e400})", 400,
+           "Invalid JSON format: number overflow parsing '1e400'"},
+      });
 }
 
 TEST_F(Serve, AFormFieldThatIsNotValidIsNamed) {
   expect_refused(server(), {
-      {"/translate", "application/x-www-form-urlencoded", "q=a%FF&source=en&target=de", 400,
-       "Invalid request: q: invalid UTF-8 at byte 2..."},
-      {"/translate", "application/x-www-form-urlencoded", "q=a&q=b%C0%80&source=en&target=de", 400,
-       "Invalid request: q[1]: invalid UTF-8 at byte 2..."},
-      {"/translate", "application/x-www-form-urlencoded", "q=a%ZZ&source=en&target=de", 400,
-       "Invalid request: malformed %-escape in form field 'q'"},
-      {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
-       "Invalid JSON format: parse error at line 1, column 1: ..."},
-  });
+                               {"/translate", "application/x-www-form-urlencoded", "q=a%FF&source=en&target=de", 400,
+                                "Invalid request: q: invalid UTF-8 at byte 2..."},
+                               {"/translate", "application/x-www-form-urlencoded", "q=a&q=b%C0%80&source=en&target=de",
+                                400, "Invalid request: q[1]: invalid UTF-8 at byte 2..."},
+                               {"/translate", "application/x-www-form-urlencoded", "q=a%ZZ&source=en&target=de", 400,
+                                "Invalid request: malformed %-escape in form field 'q'"},
+                               {"/v1/translate", "application/x-www-form-urlencoded", "model=en-de&text=Hi", 400,
+                                "Invalid JSON format: parse error at line 1, column 1: ..."},
+                           });
 }
 
 TEST_F(Serve, ARequestOverTheServersLimitsIsRefusedNamingTheLimit) {
-  expect_refused(server(), {
-      {"/translate", "application/json", R"({"q": ["1","2","3","4","5","6","7","8","9"], )" + kLanguagePair + "}", 400,
-       "Invalid request: request (9) exceeds text limit (8)"},
-      {"/translate", "application/json", R"({"q": ")" + std::string(5001, 'a') + R"(", )" + kLanguagePair + "}", 400,
-       "Invalid request: request (5001) exceeds text limit (5000)"},
-      {"/translate", "application/json", R"({"q": ["a", ")" + std::string(4000, 'a') + "\xC3\xA9\xC3\xA9" +
-           std::string(1000, 'a') + R"("], )" + kLanguagePair + "}", 400, "Invalid request: request (5002) exceeds text limit (5000)"},
-      {"/translate", "application/json", R"({"q": ")" + std::string(65536, 'a') + R"(", )" + kLanguagePair + "}", 413,
-       "Request body larger than 65536 bytes"},
-  });
+  expect_refused(
+      server(),
+      {
+          {"/translate", "application/json", R"({"q": ["1","2","3","4","5","6","7","8","9"], )" + kLanguagePair + "}",
+           400, "Invalid request: request (9) exceeds text limit (8)"},
+          {"/translate", "application/json", R"({"q": ")" + std::string(5001, 'a') + R"(", )" + kLanguagePair + "}",
+           400, "Invalid request: request (5001) exceeds text limit (5000)"},
+          {"/translate", "application/json",
+           R"({"q": ["a", ")" + std::string(4000, 'a') + "\xC3\xA9\xC3\xA9" + std::string(1000, 'a') + R"("], )" +
+               kLanguagePair + "}",
+           400, "Invalid request: request (5002) exceeds text limit (5000)"},
+          {"/translate", "application/json", R"({"q": ")" + std::string(65536, 'a') + R"(", )" + kLanguagePair + "}",
+           413, "Request body larger than 65536 bytes"},
+      });
 }
 
 TEST_F(Serve, APostToAnUnknownPathIs404) {
   expect_refused(server(), {
-      {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
-  });
+                               {"/nowhere", "application/json", "{}", 404, "Not Found: POST /nowhere"},
+                           });
 }
 
 // The parser's worst cases do not leave the server unable to answer.
@@ -578,7 +628,8 @@ TEST_F(Serve, ConcurrentClientsGetTheCommandLinesAnswers) {
   }
   const std::string after = server().client()->Get("/metrics")->body;
   const double batches = metric(after, R"(ordo_batch_sentences_count{model="en-de"})") - std::max(0.0, batches_before);
-  const double sentences = metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
+  const double sentences =
+      metric(after, R"(ordo_batch_sentences_sum{model="en-de"})") - std::max(0.0, sentences_before);
   EXPECT_EQ(sentences, 24);
   EXPECT_LT(batches, sentences) << "no two requests shared a batch";
   EXPECT_GT(metric(after, R"(ordo_http_requests_total{route="/translate",status="200"})"), 0);
@@ -610,8 +661,13 @@ const ConcurrentSampling& concurrent_sampling(const ServerProcess& server) {
       clients.emplace_back([&, c] {
         for (size_t i = static_cast<size_t>(c); i < lines.size(); i += kClients) {
           Answer a = post(server, "/v1/translate",
-                          json{{"model", "en-de"}, {"text", lines[i]}, {"sample", true}, {"seed", 11},
-                               {"top_k", 30}, {"temperature", 1.2}, {"n_best", 2}});
+                          json{{"model", "en-de"},
+                               {"text", lines[i]},
+                               {"sample", true},
+                               {"seed", 11},
+                               {"top_k", 30},
+                               {"temperature", 1.2},
+                               {"n_best", 2}});
           if (a.status != 200) {
             ++failures;
             continue;
@@ -647,7 +703,8 @@ std::vector<std::string> long_lines(size_t n) {
   std::vector<std::string> captions = sample_lines(99);
   for (std::string& c : captions) c.erase(std::remove(c.begin(), c.end(), '.'), c.end());
   std::vector<std::string> lines;
-  for (size_t i = 0; lines.size() < n; i = (i + 3) % 99) lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
+  for (size_t i = 0; lines.size() < n; i = (i + 3) % 99)
+    lines.push_back(captions[i] + " and " + captions[i + 1] + " and " + captions[i + 2]);
   return lines;
 }
 
@@ -663,15 +720,18 @@ class ServeFullQueue : public ::testing::Test {
     seen_ = new Seen;
     Seen& seen = *seen_;
     ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "6"});
-    std::thread busy(
-        [&] { seen.first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}}); });
+    std::thread busy([&] {
+      seen.first = post(server, "/translate", json{{"q", long_lines(6)}, {"source", "en"}, {"target", "de"}});
+    });
     // Until the server holds the first request's sentences in its queue.
     MetricsWatch watch(server.port());
-    seen.queued = watch.wait_until("ordo_queue_sentences", [](double n) { return n >= 2; }, 60);
-    seen.full = post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
+    seen.queued = watch.wait_until(
+        "ordo_queue_sentences", [](double n) { return n >= 2; }, 60);
+    seen.full =
+        post(server, "/translate", json{{"q", {"a", "b", "c", "d", "e", "f"}}, {"source", "en"}, {"target", "de"}});
     busy.join();
-    seen.too_many =
-        post(server, "/translate", json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}});
+    seen.too_many = post(server, "/translate",
+                         json{{"q", {"1", "2", "3", "4", "5", "6", "7"}}, {"source", "en"}, {"target", "de"}});
   }
   static void TearDownTestSuite() {
     delete seen_;
@@ -698,7 +758,8 @@ TEST_F(ServeFullQueue, A503SaysWhenToRetry) {
 TEST_F(ServeFullQueue, TheQueuedRequestIsAnswered) { EXPECT_EQ(seen().first.status, 200) << seen().first.text; }
 
 TEST_F(ServeFullQueue, ARequestLargerThanTheWholeQueueIs400) {
-  EXPECT_EQ(seen().too_many.body["error"], "Invalid request: 7 sentences in one request, more than the queue holds (6)");
+  EXPECT_EQ(seen().too_many.body["error"],
+            "Invalid request: 7 sentences in one request, more than the queue holds (6)");
 }
 
 // A request of 48 long sentences, one at a time: seconds of work on any machine, far more
@@ -715,11 +776,13 @@ class ServeTimeout : public ::testing::Test {
   static void SetUpTestSuite() {
     seen_ = new Seen;
     Seen& seen = *seen_;
-    ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "64", "--timeout", "0.5"});
+    ServerProcess server(
+        {"--model", "en-de", "--threads", "1", "--batch-size", "1", "--max-queue", "64", "--timeout", "0.5"});
     seen.first = post(server, "/translate", json{{"q", long_lines(48)}, {"source", "en"}, {"target", "de"}});
     seen.health = get(server, "/health").status;
     MetricsWatch watch(server.port());
-    seen.queue_emptied = watch.wait_until("ordo_queue_sentences", [](double n) { return n == 0; }, 10, &seen.queued);
+    seen.queue_emptied = watch.wait_until(
+        "ordo_queue_sentences", [](double n) { return n == 0; }, 10, &seen.queued);
     // Once the sentence being translated when the first one timed out is done: each attempt
     // that comes too soon waits out its own 0.5 s.
     for (int i = 0; i < 20 && seen.again.status != 200; ++i)
@@ -745,7 +808,9 @@ TEST_F(ServeTimeout, ATimedOutRequestsSentencesLeaveTheQueue) {
   EXPECT_TRUE(seen().queue_emptied) << seen().queued << " sentences still queued";
 }
 
-TEST_F(ServeTimeout, AShortRequestIsAnsweredAgainAfterwards) { EXPECT_EQ(seen().again.status, 200) << seen().again.text; }
+TEST_F(ServeTimeout, AShortRequestIsAnsweredAgainAfterwards) {
+  EXPECT_EQ(seen().again.status, 200) << seen().again.text;
+}
 
 // One server for the access tests: API keys from a file (a comment after a key is no part of
 // it), models from a file (names, languages given for a folder, compute type, threads), and
@@ -756,10 +821,11 @@ class ServeAccess : public ::testing::Test {
     dir_ = new TempDir;
     const std::string keys =
         dir_->write("keys.txt", "# clients\nkey-one\n  key-two  \n\nkey-three # the note is no part of it\n");
-    const std::string models = dir_->write(
-        "models.json", R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
-                                      {"name": "tiny", "path": ")" + ordo::testing::fixture_dir("marian_opus_en_mg") +
-                           R"(", "source": "en", "target": "xx"}]})");
+    const std::string models =
+        dir_->write("models.json",
+                    R"({"models": [{"name": "english-german", "path": "en-de", "compute_type": "float32", "threads": 1},
+                                      {"name": "tiny", "path": ")" +
+                        ordo::testing::fixture_dir("marian_opus_en_mg") + R"(", "source": "en", "target": "xx"}]})");
     server_ = new ServerProcess({"--models", models, "--api-keys", keys, "--cors-origin", "https://app.example"});
   }
   static void TearDownTestSuite() {
@@ -817,8 +883,8 @@ TEST_F(ServeAccess, AKeyInAFormFieldIsAccepted) {
 }
 
 TEST_F(ServeAccess, AModelOfTheModelsFileTranslatesUnderItsName) {
-  const Answer tiny = post_with_header("/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}},
-                                       "Bearer key-one");
+  const Answer tiny = post_with_header(
+      "/v1/translate", json{{"model", "tiny"}, {"text", "Hello"}, {"max_new_tokens", 3}}, "Bearer key-one");
   EXPECT_EQ(tiny.status, 200) << tiny.text;
   EXPECT_LE(tiny.body["results"][0]["tokens"].size(), 3u);  // at most 3 generated, </s> not shown
 }
@@ -839,7 +905,8 @@ TEST_F(ServeAccess, V1ModelsNeedsAKey) {
 TEST_F(ServeAccess, V1ModelsShowsTheModelsFileWithoutServerPaths) {
   const Answer m = answer_of(server().client()->Get("/v1/models", {{"Authorization", "Bearer key-one"}}));
   ASSERT_EQ(m.status, 200) << m.text;
-  for (const json& model : m.body["models"]) EXPECT_EQ(model["folder"].get<std::string>().find('/'), std::string::npos) << model;
+  for (const json& model : m.body["models"])
+    EXPECT_EQ(model["folder"].get<std::string>().find('/'), std::string::npos) << model;
   EXPECT_EQ(m.body["models"][1]["folder"], "marian_opus_en_mg");
   EXPECT_EQ(m.body["models"][0]["name"], "english-german");
   EXPECT_EQ(m.body["models"][0]["compute_type"], "float32");
@@ -916,10 +983,13 @@ class ServeShutdown : public ::testing::Test {
     ServerProcess server({"--model", "en-de", "--threads", "1", "--batch-size", "2"});
     const std::vector<std::string> lines = sample_lines(8, 20);
     seen.expected = reference_texts(lines);
-    std::thread client([&] { seen.in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}}); });
+    std::thread client([&] {
+      seen.in_flight = post(server, "/translate", json{{"q", lines}, {"source", "en"}, {"target", "de"}});
+    });
     {
       MetricsWatch watch(server.port());  // its connection closed before the signal
-      seen.in_flight_at_signal = watch.wait_until("ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 60);
+      seen.in_flight_at_signal = watch.wait_until(
+          "ordo_http_requests_in_flight", [](double n) { return n >= 1; }, 60);
     }
     seen.exit_status = server.stop(SIGTERM);
     client.join();
@@ -946,7 +1016,8 @@ TEST_F(ServeShutdown, TheRequestInFlightIsAnsweredWhole) {
 }
 
 TEST_F(ServeShutdown, ItSaysItIsFinishingTheRequestsInFlight) {
-  EXPECT_NE(seen().stderr_text.find("SIGTERM: finishing the requests in flight"), std::string::npos) << seen().stderr_text;
+  EXPECT_NE(seen().stderr_text.find("SIGTERM: finishing the requests in flight"), std::string::npos)
+      << seen().stderr_text;
 }
 
 TEST_F(ServeShutdown, NothingListensAfterwards) { EXPECT_FALSE(seen().still_listening); }
@@ -960,10 +1031,12 @@ TEST(ServeStartup, AModelThatDoesNotLoadIsAnErrorNamingIt) {
 
 TEST(ServeStartup, ABadModelsFileIsAnErrorNamingTheField) {
   TempDir dir;
-  const std::string models = dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 2000}]})");
+  const std::string models =
+      dir.write("models.json", R"({"models": [{"name": "a", "path": "en-de", "threads": 2000}]})");
   const auto file = ordo::testing::run_ordo("serve --port 0 --models '" + models + "'");
   EXPECT_EQ(file.exit_code, 1);
-  EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer from 0 to 1024"), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find("models[0]: field 'threads' must be an integer from 0 to 1024"), std::string::npos)
+      << file.err;
 }
 
 TEST(ServeStartup, AFolderGivenAsTheApiKeysFileIsAnError) {
@@ -977,7 +1050,8 @@ TEST(ServeStartup, AFolderGivenAsTheApiKeysFileIsAnError) {
 TEST_F(Serve, ABusyPortIsAnError) {
   const auto busy = ordo::testing::run_ordo("serve --port " + std::to_string(server().port()) + " --model en-de");
   EXPECT_EQ(busy.exit_code, 1);
-  EXPECT_NE(busy.err.find("cannot listen on 127.0.0.1:" + std::to_string(server().port())), std::string::npos) << busy.err;
+  EXPECT_NE(busy.err.find("cannot listen on 127.0.0.1:" + std::to_string(server().port())), std::string::npos)
+      << busy.err;
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,7 +109,8 @@ class ServerProcess {
     int status = 0;
     bool exited = false;
     while (!exited && std::chrono::steady_clock::now() < deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (pidfd >= 0) {
         pollfd p{pidfd, POLLIN, 0};
         ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, left.count())));
@@ -140,7 +141,8 @@ class ServerProcess {
   std::string read_line(std::chrono::steady_clock::time_point deadline, const std::string& waiting_for) {
     std::string line;
     while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) throw std::runtime_error("ordo serve " + waiting_for + " in time: " + stderr_text());
       pollfd p{out_fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -201,10 +203,12 @@ class RawSocket {
   // false), or until it holds `or_text` when that is given.
   std::string read_until_closed(double seconds, bool* closed = nullptr, const std::string& or_text = "") {
     std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
     if (closed) *closed = false;
     while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return out;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -222,7 +226,8 @@ class RawSocket {
   // or `seconds` pass before it is whole.
   std::string read_answer(double seconds) {
     std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
     while (true) {
       const size_t head_end = out.find("\r\n\r\n");
       if (head_end != std::string::npos) {
@@ -234,7 +239,8 @@ class RawSocket {
         }
         if (out.size() >= head_end + 4 + length) return out;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return "";
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -304,7 +310,8 @@ class MetricsWatch {
       } catch (const std::exception&) {
         return "";
       }
-      const std::string answer = socket_->send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n") ? socket_->read_answer(10) : "";
+      const std::string answer =
+          socket_->send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n") ? socket_->read_answer(10) : "";
       const auto answers = split_answers(answer);
       if (answers.size() == 1 && answers[0].status == 200) return answers[0].body;
       socket_.reset();
@@ -316,7 +323,8 @@ class MetricsWatch {
   // false then. `last`: the value last read.
   bool wait_until(const std::string& sample, const std::function<bool(double)>& done, double seconds,
                   double* last = nullptr) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
     while (true) {
       const double value = metric_value(text(), sample);
       if (last) *last = value;
@@ -341,8 +349,8 @@ struct CommandRun {
 inline CommandRun run_ordo(const std::string& args, const std::string& input = "") {
   TempDir dir;
   const std::string in = dir.write("stdin", input);
-  const std::string command = ordo_binary() + " " + args + " < '" + in + "' > '" + dir.file("stdout") + "' 2> '" +
-                              dir.file("stderr") + "'";
+  const std::string command =
+      ordo_binary() + " " + args + " < '" + in + "' > '" + dir.file("stdout") + "' 2> '" + dir.file("stderr") + "'";
   const int status = std::system(command.c_str());
   const auto read = [](const std::string& path) {
     std::ifstream f(path, std::ios::binary);

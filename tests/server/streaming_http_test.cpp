@@ -32,8 +32,10 @@ int send_request(const ServerProcess& server, const std::string& path, const jso
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("connect failed");
   const std::string text = body.dump();
-  const std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                              "Connection: close\r\nContent-Length: " + std::to_string(text.size()) + "\r\n\r\n" + text;
+  const std::string request = "POST " + path +
+                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              "Connection: close\r\nContent-Length: " +
+                              std::to_string(text.size()) + "\r\n\r\n" + text;
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
     throw std::runtime_error("send failed");
   return fd;
@@ -109,8 +111,8 @@ json post_json(const ServerProcess& server, const std::string& path, const json&
 class ServeStreamingEvents : public ::testing::Test {
  protected:
   struct Streamed {
-    json plain;                  // the non-streamed answer
-    std::string head;            // the streamed answer's head
+    json plain;        // the non-streamed answer
+    std::string head;  // the streamed answer's head
     std::vector<SseEvent> events;
   };
   static void SetUpTestSuite() {
@@ -172,7 +174,8 @@ ServerProcess* ServeStreamingEvents::server_ = nullptr;
 
 TEST_F(ServeStreamingEvents, AStreamIsAnEventStream) {
   for (const std::string& path : paths())
-    EXPECT_NE(streamed(path, 1).head.find("Content-Type: text/event-stream"), std::string::npos) << streamed(path, 1).head;
+    EXPECT_NE(streamed(path, 1).head.find("Content-Type: text/event-stream"), std::string::npos)
+        << streamed(path, 1).head;
 }
 
 TEST_F(ServeStreamingEvents, TheLastEventIsDoneWithTheNonStreamedAnswer) {
@@ -222,7 +225,8 @@ TEST_F(ServeStreamingEvents, BeamSearchStreamsOnlyTheDoneEvent) {
 }
 
 TEST_F(ServeStreamingEvents, ABadStreamFieldIsNamed) {
-  const auto bad = server_->client()->Post("/v1/translate", json{{"text", "x"}, {"stream", "yes"}}.dump(), "application/json");
+  const auto bad =
+      server_->client()->Post("/v1/translate", json{{"text", "x"}, {"stream", "yes"}}.dump(), "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_NE(bad->body.find("stream"), std::string::npos) << bad->body;
@@ -230,11 +234,13 @@ TEST_F(ServeStreamingEvents, ABadStreamFieldIsNamed) {
 
 TEST(ServeStreaming, AClientThatHangsUpMidStreamFreesTheWorker) {
   // One worker, one sentence per batch: while a request decodes, the next one waits.
-  ServerProcess server({"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--threads", "1",
-                        "--batch-size", "1"});
+  ServerProcess server(
+      {"--model", ordo::testing::fixture_dir("marian_opus_en_mg"), "--threads", "1", "--batch-size", "1"});
   // Four texts of 500 tokens each (batched one by one): about 2 s of decoding.
   const json long_request = {{"text", {"Where is the train station?", "Line one.", "Hello world.", "How are you?"}},
-                             {"beam_size", 1}, {"min_new_tokens", 500}, {"max_new_tokens", 500}};
+                             {"beam_size", 1},
+                             {"min_new_tokens", 500},
+                             {"max_new_tokens", 500}};
   // The whole decoding, for comparison: its tokens.
   const double before = generated_tokens(server);
   ASSERT_TRUE(post_json(server, "/v1/translate", long_request).contains("results"));
@@ -244,10 +250,12 @@ TEST(ServeStreaming, AClientThatHangsUpMidStreamFreesTheWorker) {
   json streaming = long_request;
   streaming["stream"] = true;
   const int fd = send_request(server, "/v1/translate", streaming);
-  const std::string first = read_until(fd, [](const std::string& b) { return b.find("event: token") != std::string::npos; });
+  const std::string first =
+      read_until(fd, [](const std::string& b) { return b.find("event: token") != std::string::npos; });
   ASSERT_NE(first.find("event: token"), std::string::npos) << first;
   ::close(fd);  // gone mid-stream
-  const json next = post_json(server, "/v1/translate", json{{"text", "Hello."}, {"beam_size", 1}, {"max_new_tokens", 5}});
+  const json next =
+      post_json(server, "/v1/translate", json{{"text", "Hello."}, {"beam_size", 1}, {"max_new_tokens", 5}});
   ASSERT_TRUE(next.contains("results")) << next.dump();
   // The stopped request generated far fewer tokens than the whole decoding: the worker, which
   // `next` waited for, did not run it to its end. (One worker: the stopped batch was done and

@@ -14,7 +14,8 @@ inline DecodeOptions options_for(const nlohmann::json& kwargs) {
   options.max_new_tokens = kwargs["max_new_tokens"].get<int>();
   if (kwargs.contains("no_repeat_ngram_size")) options.no_repeat_ngram_size = kwargs["no_repeat_ngram_size"].get<int>();
   if (kwargs.contains("length_penalty")) options.length_penalty = kwargs["length_penalty"].get<float>();
-  if (kwargs.contains("forced_bos_token_id")) options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
+  if (kwargs.contains("forced_bos_token_id"))
+    options.forced_bos_token_id = kwargs["forced_bos_token_id"].get<int64_t>();
   return options;
 }
 

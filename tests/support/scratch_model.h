@@ -23,7 +23,8 @@ class ScratchModel {
  public:
   explicit ScratchModel(const std::string& fixture, const std::string& tag = "") {
     namespace fs = std::filesystem;
-    dir_ = (fs::temp_directory_path() / ("ordo_model_" + std::to_string(::getpid()) + "_" + fixture + "_" + tag)).string();
+    dir_ =
+        (fs::temp_directory_path() / ("ordo_model_" + std::to_string(::getpid()) + "_" + fixture + "_" + tag)).string();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     for (const auto& entry : fs::directory_iterator(fixture_dir(fixture)))

@@ -34,7 +34,7 @@ class ScriptedStepModel : public search::StepModel {
 
   // What the model was asked at one next_logits() call, per row.
   struct Call {
-    std::vector<int64_t> inputs;  // the input (sentence) each row belongs to
+    std::vector<int64_t> inputs;    // the input (sentence) each row belongs to
     std::vector<Tokens> histories;  // each row's tokens after the decoder start, before this step
   };
   struct Streamed {
@@ -137,9 +137,9 @@ class ScriptedStepModel : public search::StepModel {
   }
   int64_t rows() const { return static_cast<int64_t>(rows_.size()); }
 
-  std::vector<Call> calls;                   // one per next_logits()
+  std::vector<Call> calls;                    // one per next_logits()
   std::vector<std::vector<int64_t>> selects;  // each select()'s rows, in order
-  std::vector<Streamed> streamed;            // each on_token()
+  std::vector<Streamed> streamed;             // each on_token()
 
  private:
   struct Row {

@@ -79,33 +79,33 @@ template <typename Check>
 void for_each_generated_sequence(const json& golden, const Check& check) {
   for (const auto& [name, gcase] : golden["generation"].items())
     for (const json& sentence : outputs(gcase))
-      for (size_t k = 0; k < sentence["sequences"].size(); ++k) check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
+      for (size_t k = 0; k < sentence["sequences"].size(); ++k)
+        check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
 }
 
 TEST_P(Issue13TokenizerGolden, EveryGeneratedSequenceDecodesToTheGoldenText) {
   const auto tokenizer = load(GetParam());
   int texts = 0;
-  for_each_generated_sequence(ordo::testing::load_golden(GetParam()),
-                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
-                                EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>())
-                                    << name << " sequence " << k;
-                                ++texts;
-                              });
+  for_each_generated_sequence(ordo::testing::load_golden(GetParam()), [&](const std::string& name, const Ids& ids,
+                                                                          const json& sentence, size_t k) {
+    EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>()) << name << " sequence " << k;
+    ++texts;
+  });
   EXPECT_GE(texts, 8 + 2 * 8 * 4 + 8);
 }
 
 TEST_P(Issue13TokenizerGolden, EveryGeneratedIdIsItsGoldenTokenPiece) {
   const auto tokenizer = load(GetParam());
   int tokens = 0;
-  for_each_generated_sequence(ordo::testing::load_golden(GetParam()),
-                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
-                                if (!sentence.contains("tokens")) return;
-                                const Pieces golden_tokens = sentence["tokens"][k].get<Pieces>();
-                                ASSERT_EQ(ids.size(), golden_tokens.size()) << name;
-                                for (size_t j = 0; j < ids.size(); ++j)
-                                  EXPECT_EQ(tokenizer->target_piece(ids[j]), golden_tokens[j]) << name << " id " << ids[j];
-                                ++tokens;
-                              });
+  for_each_generated_sequence(ordo::testing::load_golden(GetParam()), [&](const std::string& name, const Ids& ids,
+                                                                          const json& sentence, size_t k) {
+    if (!sentence.contains("tokens")) return;
+    const Pieces golden_tokens = sentence["tokens"][k].get<Pieces>();
+    ASSERT_EQ(ids.size(), golden_tokens.size()) << name;
+    for (size_t j = 0; j < ids.size(); ++j)
+      EXPECT_EQ(tokenizer->target_piece(ids[j]), golden_tokens[j]) << name << " id " << ids[j];
+    ++tokens;
+  });
   EXPECT_GE(tokens, 8 + 2 * 8 * 4);
 }
 
@@ -135,10 +135,11 @@ TEST_P(Issue13TokenizerGolden, EosEndsTheInput) {
 TEST_P(Issue13TokenizerGolden, SpecialIdsDecodeToNothing) {
   const json golden = ordo::testing::load_golden(GetParam());
   const json& special = golden["special_ids"];
-  EXPECT_EQ(load(GetParam())->decode({special["tokenizer_pad_token_id"].get<int64_t>(),
-                                      special["tokenizer_unk_token_id"].get<int64_t>(),
-                                      special["tokenizer_eos_token_id"].get<int64_t>()}),
-            "");
+  EXPECT_EQ(
+      load(GetParam())
+          ->decode({special["tokenizer_pad_token_id"].get<int64_t>(), special["tokenizer_unk_token_id"].get<int64_t>(),
+                    special["tokenizer_eos_token_id"].get<int64_t>()}),
+      "");
 }
 
 TEST_P(Issue13TokenizerGolden, EveryIdEncodeCanGiveFitsTheEmbeddingTable) {
@@ -177,20 +178,41 @@ TEST(BartTokenizer, AddPrefixSpaceFromTokenizerConfig) {
 TEST(BartTokenizer, PiecesOfThePythonReference) {
   const auto bart = load("bart");
   const std::vector<std::pair<std::string, Pieces>> cases = {
-      {"I'll pay 42$  now", {"I", "'ll", "\xc4\xa0pay", "\xc4\xa0" "42", "$", "\xc4\xa0", "\xc4\xa0now"}},
-      {"a\x09" "b", {"a", "\xc4\x89", "b"}},
+      {"I'll pay 42$  now",
+       {"I", "'ll", "\xc4\xa0pay",
+        "\xc4\xa0"
+        "42",
+        "$", "\xc4\xa0", "\xc4\xa0now"}},
+      {"a\x09"
+       "b",
+       {"a", "\xc4\x89", "b"}},
       {"x\x0by", {"x", "\xc4\x8b", "y"}},
       {"x\xc2\x85y \xc2\xa0z", {"x", "\xc3\x82", "\xc4\xa7", "y", "\xc4\xa0", "\xc3\x82\xc5\x82", "z"}},
-      {"  lead and trail  ", {"\xc4\xa0", "\xc4\xa0lead", "\xc4\xa0" "and", "\xc4\xa0trail", "\xc4\xa0", "\xc4\xa0"}},
-      {"\xe2\x80\xa8\xe3\x80\x80\xe2\x80\x83word", {"\xc3\xa2\xc4\xa2", "\xc2\xa8", "\xc3\xa3\xc4\xa2", "\xc4\xa2", "\xc3\xa2\xc4\xa2", "\xc4\xa5", "word"}},
+      {"  lead and trail  ",
+       {"\xc4\xa0", "\xc4\xa0lead",
+        "\xc4\xa0"
+        "and",
+        "\xc4\xa0trail", "\xc4\xa0", "\xc4\xa0"}},
+      {"\xe2\x80\xa8\xe3\x80\x80\xe2\x80\x83word",
+       {"\xc3\xa2\xc4\xa2", "\xc2\xa8", "\xc3\xa3\xc4\xa2", "\xc4\xa2", "\xc3\xa2\xc4\xa2", "\xc4\xa5", "word"}},
       {"don't WON'T it's", {"don", "'t", "\xc4\xa0W", "ON", "'", "T", "\xc4\xa0it", "'s"}},
-      {"\xd9\xa3\xd9\xa4\xd9\xa5 numbers \xc2\xb2\xc2\xb3 \xc2\xbd", {"\xc3\x99", "\xc2\xa3", "\xc3\x99", "\xc2\xa4", "\xc3\x99", "\xc2\xa5", "\xc4\xa0numbers", "\xc4\xa0\xc3\x82", "\xc2\xb2", "\xc3\x82", "\xc2\xb3", "\xc4\xa0\xc3\x82\xc2\xbd"}},
-      {"emoji \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd family \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7", {"em", "oji", "\xc4\xa0\xc3\xb0\xc5\x81\xc4\xb3", "\xc4\xaf", "\xc3\xb0\xc5\x81", "\xc4\xb1", "\xc2\xbd", "\xc4\xa0" "family", "\xc4\xa0\xc3\xb0\xc5\x81\xc4\xb3", "\xc2\xa8", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "\xc3\xb0\xc5\x81\xc4\xb3", "\xc2\xa9", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "\xc3\xb0\xc5\x81\xc4\xb3", "\xc2\xa7"}},
+      {"\xd9\xa3\xd9\xa4\xd9\xa5 numbers \xc2\xb2\xc2\xb3 \xc2\xbd",
+       {"\xc3\x99", "\xc2\xa3", "\xc3\x99", "\xc2\xa4", "\xc3\x99", "\xc2\xa5", "\xc4\xa0numbers", "\xc4\xa0\xc3\x82",
+        "\xc2\xb2", "\xc3\x82", "\xc2\xb3", "\xc4\xa0\xc3\x82\xc2\xbd"}},
+      {"emoji \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd family "
+       "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7",
+       {"em", "oji", "\xc4\xa0\xc3\xb0\xc5\x81\xc4\xb3", "\xc4\xaf", "\xc3\xb0\xc5\x81", "\xc4\xb1", "\xc2\xbd",
+        "\xc4\xa0"
+        "family",
+        "\xc4\xa0\xc3\xb0\xc5\x81\xc4\xb3", "\xc2\xa8", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "\xc3\xb0\xc5\x81\xc4\xb3",
+        "\xc2\xa9", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "\xc3\xb0\xc5\x81\xc4\xb3", "\xc2\xa7"}},
       {"\x1c\x1d sep", {"\xc4\x9c", "\xc4\x9d", "\xc4\xa0sep"}},
       {"tabs\x09\x09\x09x\x0a\x0a", {"tab", "s", "\xc4\x89", "\xc4\x89", "\xc4\x89", "x", "\xc4\x8a\xc4\x8a"}},
-      {"\xc7\x84 \xc7\x85 \xc7\x86", {"\xc3\x87", "\xc4\xa6", "\xc4\xa0", "\xc3\x87", "\xc4\xa7", "\xc4\xa0", "\xc3\x87", "\xc4\xa8"}},
+      {"\xc7\x84 \xc7\x85 \xc7\x86",
+       {"\xc3\x87", "\xc4\xa6", "\xc4\xa0", "\xc3\x87", "\xc4\xa7", "\xc4\xa0", "\xc3\x87", "\xc4\xa8"}},
       {"mixed123abc_def-ghi", {"m", "ixed", "123", "abc", "_", "def", "-", "gh", "i"}},
-      {"\xe2\x80\x8bzero\xe2\x80\x8dwidth", {"\xc3\xa2\xc4\xa2\xc4\xad", "zero", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "width"}},
+      {"\xe2\x80\x8bzero\xe2\x80\x8dwidth",
+       {"\xc3\xa2\xc4\xa2\xc4\xad", "zero", "\xc3\xa2\xc4\xa2", "\xc4\xaf", "width"}},
       {"\xef\xac\x81 ligature", {"\xc3\xaf", "\xc2\xac", "\xc4\xa3", "\xc4\xa0lig", "ature"}},
       {"'S 'LL", {"'", "S", "\xc4\xa0'", "LL"}},
       {"end   ", {"end", "\xc4\xa0", "\xc4\xa0", "\xc4\xa0"}},
@@ -344,7 +366,8 @@ TEST(T5Tokenizer, AdditionalSpecialTokensAsAddedTokenObjects) {
   map["additional_special_tokens"] = json::array({42});
   dir.write("special_tokens_map.json", map.dump());
   const std::string message = error_of([&] { load_t5_tokenizer(dir.path()); });
-  EXPECT_NE(message.find(dir.file("special_tokens_map.json") + ": field 'additional_special_tokens'"), std::string::npos)
+  EXPECT_NE(message.find(dir.file("special_tokens_map.json") + ": field 'additional_special_tokens'"),
+            std::string::npos)
       << message;
 }
 
@@ -409,7 +432,8 @@ TEST(MBart50Tokenizer, LanguageCodesFollowThePieces) {
   EXPECT_EQ(mbart->language_id("sl_SI"), first + 51);
   EXPECT_EQ(mbart->languages().size(), 52u);
   EXPECT_EQ(mbart->encode("<mask>"), (Ids{first + 3, first + 52, 2}));
-  for (const json& tokenization : golden["tokenization"]) EXPECT_EQ(tokenization["input_ids"][0].get<int64_t>(), first + 3);
+  for (const json& tokenization : golden["tokenization"])
+    EXPECT_EQ(tokenization["input_ids"][0].get<int64_t>(), first + 3);
   // Another source language changes only the prefix.
   const Ids en = mbart->encode("Where is the train station?");
   const Ids fr = mbart->encode("Where is the train station?", "fr_XX");

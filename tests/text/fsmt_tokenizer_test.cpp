@@ -47,18 +47,18 @@ template <typename Check>
 void for_each_generated_sequence(const json& golden, const Check& check) {
   for (const auto& [name, gcase] : golden["generation"].items())
     for (const json& sentence : outputs(gcase))
-      for (size_t k = 0; k < sentence["sequences"].size(); ++k) check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
+      for (size_t k = 0; k < sentence["sequences"].size(); ++k)
+        check(name, sentence["sequences"][k].get<Ids>(), sentence, k);
 }
 
 TEST(FsmtTokenizer, EveryGeneratedSequenceDecodesToTheGoldenText) {
   const auto tokenizer = fsmt();
   int texts = 0;
-  for_each_generated_sequence(ordo::testing::load_golden("fsmt"),
-                              [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
-                                EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>())
-                                    << name << " sequence " << k;
-                                ++texts;
-                              });
+  for_each_generated_sequence(
+      ordo::testing::load_golden("fsmt"), [&](const std::string& name, const Ids& ids, const json& sentence, size_t k) {
+        EXPECT_EQ(tokenizer->decode(ids), sentence["texts"][k].get<std::string>()) << name << " sequence " << k;
+        ++texts;
+      });
   EXPECT_GE(texts, 8 + 2 * 8 * 4 + 8);
 }
 
@@ -103,7 +103,8 @@ TEST(FsmtTokenizer, DecodingDetokenizesWithTheTargetLanguageRules) {
   const json vocab = json::parse(std::ifstream(ordo::testing::fixture_dir("fsmt") + "/vocab-tgt.json"));
   const auto id = [&](const std::string& piece) { return vocab.at(piece).get<int64_t>(); };
   // "Sie , die @-@ Sie ." -> "Sie, die-Sie."; special ids vanish.
-  EXPECT_EQ(tokenizer->decode({2, id("Sie</w>"), id(",</w>"), id("die</w>"), id("@-@</w>"), id("Sie</w>"), id(".</w>"), 2, 1}),
+  EXPECT_EQ(tokenizer->decode(
+                {2, id("Sie</w>"), id(",</w>"), id("die</w>"), id("@-@</w>"), id("Sie</w>"), id(".</w>"), 2, 1}),
             "Sie, die-Sie.");
   // An id outside vocab-tgt.json is "<unk>", as HF's decoder.get(id, unk_token).
   EXPECT_EQ(tokenizer->id_to_pieces({id("Sie</w>"), 99999}), (Pieces{"Sie</w>", "<unk>"}));

@@ -6,8 +6,8 @@
 // ctest-label: unit
 #include <atomic>
 #include <fstream>
-#include <thread>
 #include <map>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -78,7 +78,8 @@ TEST(Moses, MatchesSacremosesOnEveryLine) {
     expect_text("detokenized_unescaped",
                 moses->detokenizer.detokenize(c["tokens_unescaped"].get<std::vector<std::string>>(), false));
     expect_tokens("pipeline_tokens", pipeline);
-    expect_text("pipeline_detokenized", moses->detokenizer.detokenize(c["pipeline_tokens"].get<std::vector<std::string>>()));
+    expect_text("pipeline_detokenized",
+                moses->detokenizer.detokenize(c["pipeline_tokens"].get<std::vector<std::string>>()));
     if (failures > 40) FAIL() << "too many mismatches";
   }
   EXPECT_GE(cases.size(), 600u);

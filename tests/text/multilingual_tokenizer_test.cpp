@@ -52,7 +52,8 @@ bool is_special_id(const std::string& fixture, const Tokenizer& tokenizer, int64
   if (fixture == "pegasus") return id < 103 || id == 105;
   if (id <= 3) return true;
   int64_t first_language = INT64_MAX;
-  for (const std::string& lang : tokenizer.languages()) first_language = std::min(first_language, *tokenizer.language_id(lang));
+  for (const std::string& lang : tokenizer.languages())
+    first_language = std::min(first_language, *tokenizer.language_id(lang));
   const int64_t end = first_language + static_cast<int64_t>(tokenizer.languages().size()) + (fixture == "nllb" ? 1 : 0);
   return id >= first_language && id < end;
 }
@@ -120,10 +121,11 @@ TEST_P(HfSlowTokenizerGolden, EosEndsTheInput) {
 TEST_P(HfSlowTokenizerGolden, SpecialIdsDecodeToNothing) {
   const json golden = ordo::testing::load_golden(GetParam());
   const json& special = golden["special_ids"];
-  EXPECT_EQ(load(GetParam())->decode({special["tokenizer_pad_token_id"].get<int64_t>(),
-                                      special["tokenizer_unk_token_id"].get<int64_t>(),
-                                      special["tokenizer_eos_token_id"].get<int64_t>()}),
-            "");
+  EXPECT_EQ(
+      load(GetParam())
+          ->decode({special["tokenizer_pad_token_id"].get<int64_t>(), special["tokenizer_unk_token_id"].get<int64_t>(),
+                    special["tokenizer_eos_token_id"].get<int64_t>()}),
+      "");
 }
 
 // A multilingual tokenizer starts every input with its source language's id; Pegasus has no
@@ -142,16 +144,17 @@ TEST_P(HfSlowTokenizerGolden, AnInputStartsWithTheSourceLanguageIfTheTokenizerHa
   const std::optional<int64_t> src_id = tokenizer->language_id(src);
   ASSERT_TRUE(src_id.has_value()) << src;
   EXPECT_EQ(empty, (Ids{*src_id, 2}));
-  for (const json& tokenization : golden["tokenization"]) EXPECT_EQ(tokenization["input_ids"][0].get<int64_t>(), *src_id);
+  for (const json& tokenization : golden["tokenization"])
+    EXPECT_EQ(tokenization["input_ids"][0].get<int64_t>(), *src_id);
 }
 
 // Pegasus ignores a source language; the others' default is the one in tokenizer_config.json.
 TEST_P(HfSlowTokenizerGolden, GivingTheDefaultSourceLanguageChangesNothing) {
   const auto tokenizer = load(GetParam());
-  const std::string src = GetParam() == "pegasus"
-                              ? std::string("de")
-                              : read_json(ordo::testing::fixture_dir(GetParam()) + "/tokenizer_config.json")["src_lang"]
-                                    .get<std::string>();
+  const std::string src =
+      GetParam() == "pegasus"
+          ? std::string("de")
+          : read_json(ordo::testing::fixture_dir(GetParam()) + "/tokenizer_config.json")["src_lang"].get<std::string>();
   EXPECT_EQ(tokenizer->encode("Where is it?", src), tokenizer->encode("Where is it?"));
 }
 

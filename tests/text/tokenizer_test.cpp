@@ -130,8 +130,11 @@ TEST(MarianTokenizer, NulBytesAreOneUnknownPieceAsInSentencePiece) {
   const int64_t unk = golden["special_ids"]["tokenizer_unk_token_id"].get<int64_t>();
   const int64_t eos = golden["special_ids"]["tokenizer_eos_token_id"].get<int64_t>();
   const auto tokenizer = load_marian_tokenizer(ordo::testing::fixture_dir("marian_opus_en_mg"), false);
-  EXPECT_EQ(tokenizer->tokenize(std::string("a\0b", 3)), (std::vector<std::string>{"\xE2\x96\x81" "a", std::string(1, '\0'), "b"}));
-  EXPECT_EQ(tokenizer->tokenize(std::string("\0\0", 2)), (std::vector<std::string>{"\xE2\x96\x81", std::string(2, '\0')}));
+  EXPECT_EQ(tokenizer->tokenize(std::string("a\0b", 3)), (std::vector<std::string>{"\xE2\x96\x81"
+                                                                                   "a",
+                                                                                   std::string(1, '\0'), "b"}));
+  EXPECT_EQ(tokenizer->tokenize(std::string("\0\0", 2)),
+            (std::vector<std::string>{"\xE2\x96\x81", std::string(2, '\0')}));
   const std::vector<int64_t> ids = tokenizer->encode(std::string("a\0b", 3));
   ASSERT_EQ(ids.size(), 4u);
   EXPECT_EQ(ids[0], tokenizer->encode("a")[0]);
@@ -223,8 +226,7 @@ TEST(Vocab, AVocabularyThatIsNoObjectIsRefusedNamingTheFile) {
 
 TEST(Vocab, AMissingFileIsNamed) {
   TempDir dir;
-  EXPECT_NE(error_of([&] { Vocab::load(dir.file("missing.json")); }).find(dir.file("missing.json")),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { Vocab::load(dir.file("missing.json")); }).find(dir.file("missing.json")), std::string::npos);
 }
 
 // Ids 0, 1 and 3: 2 is a gap.
@@ -260,7 +262,9 @@ TEST(Utf8, AcceptsValidText) {
 TEST(Utf8, RejectsEveryKindOfInvalidSequence) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"abc\xff", "invalid lead byte"},
-      {"\x80" "abc", "unexpected continuation byte"},
+      {"\x80"
+       "abc",
+       "unexpected continuation byte"},
       {"ab\xc3", "truncated sequence"},
       {"\xe6\x9d", "truncated sequence"},
       {"\xc0\xaf", "overlong encoding"},
@@ -312,7 +316,8 @@ TEST(SentencePiece, ADirectoryIsRefusedNamingIt) {
 TEST(SentencePiece, AFifoIsRefusedNamingItWithoutWaiting) {
   TempDir dir;
   ASSERT_EQ(::mkfifo(dir.file("target.spm").c_str(), 0644), 0);
-  auto fifo = std::async(std::launch::async, [&] { return error_of([&] { SentencePiece spm(dir.file("target.spm")); }); });
+  auto fifo =
+      std::async(std::launch::async, [&] { return error_of([&] { SentencePiece spm(dir.file("target.spm")); }); });
   ASSERT_EQ(fifo.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "loading a FIFO blocks";
   const std::string message = fifo.get();
   EXPECT_NE(message.find(dir.file("target.spm") + ": is a FIFO"), std::string::npos) << message;

@@ -35,9 +35,9 @@ TEST_P(RandomCheckpoint, LoadsWithTheShapeAskedFor) {
   EXPECT_EQ(model->config().encoder_attention_heads, 4);
   EXPECT_EQ(model->config().decoder_ffn_dim, 24);
   EXPECT_EQ(model->config().vocab_size, train::big_shape(GetParam()).vocab_size);
-  const std::map<std::string, std::string> families = {
-      {"tc-big", "marian"}, {"nllb-600m", "m2m_100"}, {"pegasus-large", "pegasus"},
-      {"bart-large-cnn", "bart"}, {"flan-t5-base", "t5"}, {"mbart-large-50", "mbart"}};
+  const std::map<std::string, std::string> families = {{"tc-big", "marian"},         {"nllb-600m", "m2m_100"},
+                                                       {"pegasus-large", "pegasus"}, {"bart-large-cnn", "bart"},
+                                                       {"flan-t5-base", "t5"},       {"mbart-large-50", "mbart"}};
   EXPECT_EQ(model->family().name, families.at(GetParam()));
 
   const io::SafetensorsFile file(dir + "/model.safetensors");
@@ -106,9 +106,7 @@ TEST(RandomCheckpointShapes, NewFamiliesWriteTheLayoutTransformersSaves) {
   }
 }
 
-TEST(RandomCheckpointShapes, UnknownNameIsAnError) {
-  EXPECT_THROW(train::big_shape("gpt-5"), Error);
-}
+TEST(RandomCheckpointShapes, UnknownNameIsAnError) { EXPECT_THROW(train::big_shape("gpt-5"), Error); }
 
 }  // namespace
 }  // namespace ordo

@@ -80,8 +80,9 @@ TEST(CheckpointAveraging, AveragingGivesTheMeanOfTheKeptCheckpoints) {
   const auto& states = saved.states;
   int checked = 0;
   model.visit([&](const std::string& name, at::Tensor& p) {
-    const at::Tensor expected = (states[1].at(name).to(at::kDouble) + states[2].at(name).to(at::kDouble) +
-                                 states[3].at(name).to(at::kDouble)) / 3.0;
+    const at::Tensor expected =
+        (states[1].at(name).to(at::kDouble) + states[2].at(name).to(at::kDouble) + states[3].at(name).to(at::kDouble)) /
+        3.0;
     EXPECT_TRUE(at::allclose(p.to(at::kDouble), expected, 0, 1e-7)) << name;
     EXPECT_FALSE(at::equal(p, states[3].at(name))) << name;  // not just the last state
     ++checked;
@@ -128,7 +129,8 @@ TEST(OrdoTrainInit, StartsFromTheBundledFolderUnchanged) {
       testing::run_shell(train_command(tmp.file("work"), "--init " + bundled + " --max-epochs 0"), tmp);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("initialised from"), std::string::npos) << run.err;
-  const io::SafetensorsFile original(bundled + "/model.safetensors"), written(tmp.file("work") + "/best/model.safetensors");
+  const io::SafetensorsFile original(bundled + "/model.safetensors"),
+      written(tmp.file("work") + "/best/model.safetensors");
   EXPECT_EQ(written.names(), original.names());
   for (const std::string& name : original.names()) {
     const io::TensorView& a = original.get(name);
@@ -192,8 +194,8 @@ TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
   testing::TempDir tmp;
   // de-en: a bundled model of 3 + 3 layers (en-de is the 6 + 6 grown from one).
   const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/de-en";
-  const testing::CliRun run = testing::run_shell(
-      train_command(tmp.file("work"), "--init " + bundled + " --init-layers 6 --max-epochs 0"), tmp);
+  const testing::CliRun run =
+      testing::run_shell(train_command(tmp.file("work"), "--init " + bundled + " --init-layers 6 --max-epochs 0"), tmp);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("its 3 layers grown into 6"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("6+6 layers"), std::string::npos) << run.err;
@@ -202,7 +204,8 @@ TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
   const std::string config = testing::read_file(tmp.file("work") + "/best/config.json");
   EXPECT_NE(config.find("\"encoder_layers\": 6"), std::string::npos) << config;
   EXPECT_NE(config.find("\"decoder_layers\": 6"), std::string::npos) << config;
-  const io::SafetensorsFile original(bundled + "/model.safetensors"), written(tmp.file("work") + "/best/model.safetensors");
+  const io::SafetensorsFile original(bundled + "/model.safetensors"),
+      written(tmp.file("work") + "/best/model.safetensors");
   for (const auto& [grown, trained] : std::vector<std::pair<std::string, std::string>>{
            {"model.encoder.layers.0.fc1.weight", "model.encoder.layers.0.fc1.weight"},
            {"model.encoder.layers.1.fc1.weight", "model.encoder.layers.0.fc1.weight"},
@@ -218,8 +221,8 @@ TEST(OrdoTrainInit, GrowsTheBundledFolderIntoADeeperModel) {
 TEST(OrdoTrainInit, RefusesToShrinkOrToGrowNothing) {
   testing::TempDir tmp;
   const std::string bundled = std::string(ORDO_SOURCE_DIR) + "/models/de-en";  // 3 + 3 layers
-  const testing::CliRun shrink = testing::run_shell(
-      train_command(tmp.file("work"), "--init " + bundled + " --init-layers 2 --max-epochs 0"), tmp);
+  const testing::CliRun shrink =
+      testing::run_shell(train_command(tmp.file("work"), "--init " + bundled + " --init-layers 2 --max-epochs 0"), tmp);
   EXPECT_EQ(shrink.exit_code, 1);
   EXPECT_NE(shrink.err.find("cannot grow 3 layers into 2"), std::string::npos) << shrink.err;
   const testing::CliRun alone =

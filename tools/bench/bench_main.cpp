@@ -17,19 +17,19 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include <ATen/Parallel.h>
-#include <CLI/CLI.hpp>
 #include <dnnl.h>
+#include <CLI/CLI.hpp>
 
 #include "bench/background_load.h"
 #include "bench/gemm_report.h"
-#include "cli/openmp_wait.h"
 #include "bench/real_sizes.h"
 #include "bench/timing.h"
+#include "cli/openmp_wait.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
 #include "train/marian_export.h"
@@ -159,8 +159,7 @@ int main(int argc, char** argv) {
   app.add_option("--data", data, "Shared data folder (newstest/newstest2014.en or newstest2014.en)");
   app.add_option("--bundled-model", bundled, "Model for the real-sentence rows");
   app.add_option("--real-lines", real_lines, "Lines of newstest2014.en to translate");
-  app.add_option("--compute-types", compute_types, "Compute types to measure (default: all)")
-      ->delimiter(',');
+  app.add_option("--compute-types", compute_types, "Compute types to measure (default: all)")->delimiter(',');
   app.add_option("--cells", cells, "Thread settings: 1, 2 (intra-op threads), 2x1 (two translations at once)")
       ->delimiter(',');
   bool model_only = false;
@@ -258,8 +257,8 @@ int main(int argc, char** argv) {
     ::mkdir("runs", 0755);
     ::mkdir(work.c_str(), 0755);
     const auto start_all = Clock::now();
-    const std::string model_dir =
-        write_workload_model(work + "/marian-6x6-d512", std::string(ORDO_SOURCE_DIR) + "/tests/data/hf/marian_opus_en_mg");
+    const std::string model_dir = write_workload_model(
+        work + "/marian-6x6-d512", std::string(ORDO_SOURCE_DIR) + "/tests/data/hf/marian_opus_en_mg");
     if (model_only) {
       std::printf("%s\n", model_dir.c_str());
       return 0;
@@ -274,7 +273,9 @@ int main(int argc, char** argv) {
 
     // FLOPs of one workload batch (32 x 30 -> 64 tokens): 256 GFLOP greedy, 915 GFLOP beam 4.
     const double gflop_greedy = 256, gflop_beam = 915;
-    std::printf("| compute | threads | greedy tok/s | beam 4 tok/s | greedy GFLOPS (%% of sgemm peak) | beam GFLOPS (%% of peak) |\n");
+    std::printf(
+        "| compute | threads | greedy tok/s | beam 4 tok/s | greedy GFLOPS (%% of sgemm peak) | beam GFLOPS (%% of "
+        "peak) |\n");
     std::printf("|---|---|---|---|---|---|\n");
     for (const std::string& compute : compute_types) {
       ModelOptions model_options;
@@ -290,18 +291,20 @@ int main(int argc, char** argv) {
         const double g_gflops = greedy / 2048 * gflop_greedy, b_gflops = beam / 2048 * gflop_beam;
         const std::string label =
             "ordo " + compute + (parallel ? ", 2 translations x 1 thread (two batches at once)" : "");
-        std::printf("| %s | %d | %.0f | %.0f | %.0f (%.0f%%) | %.0f (%.0f%%) |\n", label.c_str(), threads, greedy,
-                    beam, g_gflops, 100 * g_gflops / peak, b_gflops, 100 * b_gflops / peak);
+        std::printf("| %s | %d | %.0f | %.0f | %.0f (%.0f%%) | %.0f (%.0f%%) |\n", label.c_str(), threads, greedy, beam,
+                    g_gflops, 100 * g_gflops / peak, b_gflops, 100 * b_gflops / peak);
         std::fflush(stdout);
       }
     }
 
     // Real sentences: generated tokens per second over the first lines of newstest2014.
     const auto lines = bench::newstest_lines(data, static_cast<size_t>(real_lines));
-    std::printf("\n| model | compute | sentences | threads | beam | generated tok/s | sentences/s | start-up to first line (s) |\n");
+    std::printf(
+        "\n| model | compute | sentences | threads | beam | generated tok/s | sentences/s | start-up to first line (s) "
+        "|\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const auto& [name, dir] : std::vector<std::pair<std::string, std::string>>{{"bundled en-de", bundled},
-                                                                                     {"workload 6+6 d512", model_dir}}) {
+                                                                                    {"workload 6+6 d512", model_dir}}) {
       if (!exists(dir + "/config.json") || lines.empty()) {
         std::printf("| %s | skipped: %s missing |\n", name.c_str(),
                     lines.empty() ? bench::newstest_places(data).c_str() : dir.c_str());

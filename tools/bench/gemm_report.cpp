@@ -34,9 +34,8 @@ double read_bandwidth(const std::vector<float>& data, int runs) {
     const auto start = Clock::now();
     std::vector<float> sums(2, 0.0f);
     const int64_t blocks = static_cast<int64_t>(data.size()) / 32;
-    kernels::parallel_for(0, blocks, 1, [&](int64_t b, int64_t e) {
-      sums[b == 0 ? 0 : 1] = read_all(data.data(), b * 32, e * 32);
-    });
+    kernels::parallel_for(0, blocks, 1,
+                          [&](int64_t b, int64_t e) { sums[b == 0 ? 0 : 1] = read_all(data.data(), b * 32, e * 32); });
     rates.push_back(static_cast<double>(data.size()) * sizeof(float) / seconds_since(start) / 1e9);
     sink += sums[0] + sums[1];
   }
@@ -53,15 +52,16 @@ int run_gemm_report(int runs) {
   }
   runs = std::max(runs, 3);
   const std::vector<float> memory(size_t{256} << 20, 1.0f);  // 1 GB: far more than any L3
-  std::printf("| float32 step GEMM (kernels/small_gemm.h) | threads | rows | ms per GEMM | GB/s of weights | GFLOPS | %% of the memory read rate |\n");
+  std::printf(
+      "| float32 step GEMM (kernels/small_gemm.h) | threads | rows | ms per GEMM | GB/s of weights | GFLOPS | %% of "
+      "the memory read rate |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   struct Shape {
     const char* name;
     int64_t k, n;
   };
-  const std::vector<Shape> shapes = {{"1024 x 4096 (fc1)", 1024, 4096},
-                                     {"4096 x 1024 (fc2)", 4096, 1024},
-                                     {"768 x 2048 (Flan-T5 wi)", 768, 2048}};
+  const std::vector<Shape> shapes = {
+      {"1024 x 4096 (fc1)", 1024, 4096}, {"4096 x 1024 (fc2)", 4096, 1024}, {"768 x 2048 (Flan-T5 wi)", 768, 2048}};
   for (const int threads : {1, 2}) {
     at::set_num_threads(threads);
     const double bandwidth = read_bandwidth(memory, runs);

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -155,13 +155,17 @@ std::string machine_description() {
   std::string line, name = "unknown CPU", family = "?", model = "?";
   const auto value = [&] { return line.substr(line.find(':') + 2); };
   while (std::getline(in, line) && line.find("flags") != 0) {
-    if (line.rfind("model name", 0) == 0) name = value();
-    else if (line.rfind("cpu family", 0) == 0) family = value();
-    else if (line.rfind("model\t", 0) == 0) model = value();
+    if (line.rfind("model name", 0) == 0)
+      name = value();
+    else if (line.rfind("cpu family", 0) == 0)
+      family = value();
+    else if (line.rfind("model\t", 0) == 0)
+      model = value();
   }
   const char* isa = std::getenv("ORDO_ISA");
-  return name + " (family " + family + ", model " + model + "), " + std::to_string(std::thread::hardware_concurrency()) +
-         " cores" + (isa ? std::string("; ORDO_ISA=") + isa : std::string());
+  return name + " (family " + family + ", model " + model + "), " +
+         std::to_string(std::thread::hardware_concurrency()) + " cores" +
+         (isa ? std::string("; ORDO_ISA=") + isa : std::string());
 }
 
 std::string utc_now() {
@@ -216,28 +220,31 @@ int run_real_sizes(const RealSizeOptions& o) {
   // The packed weights cache of the ordo processes measured: the benchmark's own folder, so
   // that its files (several GB for the big shapes) do not land in the user's ~/.cache.
   if (!std::getenv("ORDO_CACHE_DIR")) ::setenv("ORDO_CACHE_DIR", (o.work + "/cache").c_str(), 1);
-  if (!exists(kTime)) std::printf("note: %s missing (Debian package time): peak RSS figures include ordo-bench's own size\n", kTime);
+  if (!exists(kTime))
+    std::printf("note: %s missing (Debian package time): peak RSS figures include ordo-bench's own size\n", kTime);
   // The Hugging Face column: available when hf_peer.py check imports transformers.
   std::vector<std::string> hf_env;
   bool hf = false;
   if (!o.hf_script.empty() && !o.peer_python.empty()) {
     const char* path = std::getenv("PYTHONPATH");
-    if (!o.hf_path.empty()) hf_env = {"PYTHONPATH=" + o.hf_path + (path ? std::string(":") + path : ""), "HF_HUB_OFFLINE=1"};
+    if (!o.hf_path.empty())
+      hf_env = {"PYTHONPATH=" + o.hf_path + (path ? std::string(":") + path : ""), "HF_HUB_OFFLINE=1"};
     const nlohmann::json j = peer_json(run_process({o.peer_python, o.hf_script, "check"}, "", hf_env));
     hf = j.is_object();
     if (hf)
       std::printf("peer: Hugging Face transformers %s (eager, torch %s), float32, 1 and 2 threads\n",
                   j["version"].get<std::string>().c_str(), j["torch"].get<std::string>().c_str());
     else
-      std::printf("transformers column skipped: %s cannot import transformers (PYTHONPATH %s)\n",
-                  o.peer_python.c_str(), o.hf_path.c_str());
+      std::printf("transformers column skipped: %s cannot import transformers (PYTHONPATH %s)\n", o.peer_python.c_str(),
+                  o.hf_path.c_str());
   }
   std::printf("machine: %s; %s; load average at start %s\n\n", machine_description().c_str(), utc_now().c_str(),
               load_average().c_str());
   const std::vector<std::string> news =
       newstest_lines(o.data, static_cast<size_t>(std::max(o.latency_sentences, o.memory_sentences)));
-  const bool wants_news = std::any_of(o.reports.begin(), o.reports.end(),
-                                      [](const std::string& r) { return r == "memory" || r == "startup" || r == "latency"; });
+  const bool wants_news = std::any_of(o.reports.begin(), o.reports.end(), [](const std::string& r) {
+    return r == "memory" || r == "startup" || r == "latency";
+  });
   if (wants_news && news.empty())
     std::printf("note: memory, start-up and latency skipped: no newstest2014.en at %s\n\n",
                 newstest_places(o.data).c_str());
@@ -264,7 +271,9 @@ int run_real_sizes(const RealSizeOptions& o) {
                 static_cast<long long>(shape.heads), static_cast<long long>(shape.vocab_size), dir.c_str(),
                 seconds_since(start));
     std::fflush(stdout);
-    const auto has = [&](const std::string& r) { return std::find(o.reports.begin(), o.reports.end(), r) != o.reports.end(); };
+    const auto has = [&](const std::string& r) {
+      return std::find(o.reports.begin(), o.reports.end(), r) != o.reports.end();
+    };
 
     // Random source ids away from the special tokens, ending with </s>.
     Ids batch;
@@ -279,8 +288,11 @@ int run_real_sizes(const RealSizeOptions& o) {
     const std::string batch_file = write_ids(dir + "/bench_batch.json", batch);
 
     if (has("throughput")) {
-      std::printf("| %s throughput (tok/s, %d sentences x %d -> %d tokens, length penalty %g, median of %d) | compute | threads | beam | ordo | CTranslate2 | ordo/CT2 | CTranslate2 setting | transformers eager | ordo/transformers | load avg |\n",
-                  shape.name.c_str(), o.sentences, o.source_tokens, o.tokens, o.length_penalty, o.runs);
+      std::printf(
+          "| %s throughput (tok/s, %d sentences x %d -> %d tokens, length penalty %g, median of %d) | compute | "
+          "threads | beam | ordo | CTranslate2 | ordo/CT2 | CTranslate2 setting | transformers eager | "
+          "ordo/transformers | load avg |\n",
+          shape.name.c_str(), o.sentences, o.source_tokens, o.tokens, o.length_penalty, o.runs);
       std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (const std::string& compute : o.compute_types) {
         ModelOptions model_options;
@@ -333,7 +345,8 @@ int run_real_sizes(const RealSizeOptions& o) {
                 settings.clear();
                 for (const char* isa : {"AVX2", "AVX512"})
                   for (const char* wait : {"active", "passive"})
-                    settings.push_back({std::string("CT2_FORCE_CPU_ISA=") + isa, std::string("OMP_WAIT_POLICY=") + wait});
+                    settings.push_back(
+                        {std::string("CT2_FORCE_CPU_ISA=") + isa, std::string("OMP_WAIT_POLICY=") + wait});
                 if (o.peer_best_once && !peer_chosen.empty()) settings = {peer_chosen};
               }
               for (const std::vector<std::string>& env : settings) {
@@ -347,15 +360,17 @@ int run_real_sizes(const RealSizeOptions& o) {
                 if (!j.is_object() || j["tokens_per_s"].get<double>() <= peer_rate) continue;
                 peer_rate = j["tokens_per_s"].get<double>();
                 if (o.peer_best) peer_chosen = env;
-                peer_setting = env.empty() ? "as set" : env[0].substr(env[0].find('=') + 1) + ", " + env[1].substr(env[1].find('=') + 1);
+                peer_setting = env.empty()
+                                   ? "as set"
+                                   : env[0].substr(env[0].find('=') + 1) + ", " + env[1].substr(env[1].find('=') + 1);
               }
             }
             double hf_rate = 0;
             if (hf && compute == "float32" && !parallel) {
               const nlohmann::json j = peer_json(run_process(
-                  {o.peer_python, o.hf_script, "throughput", dir, batch_file, "--intra", std::to_string(threads), "--beam",
-                   std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs", std::to_string(o.runs),
-                   "--length-penalty", std::to_string(o.length_penalty), "--no-repeat-ngram",
+                  {o.peer_python, o.hf_script, "throughput", dir, batch_file, "--intra", std::to_string(threads),
+                   "--beam", std::to_string(beam), "--tokens", std::to_string(o.tokens), "--runs",
+                   std::to_string(o.runs), "--length-penalty", std::to_string(o.length_penalty), "--no-repeat-ngram",
                    std::to_string(o.no_repeat_ngram)},
                   "", hf_env));
               if (j.is_object()) hf_rate = j["tokens_per_s"].get<double>();
@@ -375,7 +390,8 @@ int run_real_sizes(const RealSizeOptions& o) {
       // One `ordo translate` process (and one peer process) per compute type: peak resident set
       // over `memory_sentences` newstest lines (beam 4, 1 thread, exactly memory_tokens tokens
       // each), and start-up = process start to the first output line with one line (2 threads).
-      const std::vector<std::string> lines(news.begin(), news.begin() + std::min<size_t>(news.size(), o.memory_sentences));
+      const std::vector<std::string> lines(news.begin(),
+                                           news.begin() + std::min<size_t>(news.size(), o.memory_sentences));
       const std::string text_file = dir + "/bench_lines.txt", one_file = dir + "/bench_one_line.txt";
       {
         std::ofstream t(text_file), one(one_file);
@@ -391,17 +407,33 @@ int run_real_sizes(const RealSizeOptions& o) {
       const std::string ids_file = write_ids(dir + "/bench_lines.json", line_ids);
       const std::string one_ids_file = write_ids(dir + "/bench_one_line.json", one_ids);
       const std::string tokens = std::to_string(o.memory_tokens);
-      std::printf("| %s | compute | ordo | CTranslate2 | CT2/ordo (>1: ordo better) | load avg |\n", shape.name.c_str());
+      std::printf("| %s | compute | ordo | CTranslate2 | CT2/ordo (>1: ordo better) | load avg |\n",
+                  shape.name.c_str());
       std::printf("|---|---|---|---|---|---|\n");
       for (const std::string& compute : o.compute_types) {
         const std::string peer_dir = peer.supports(compute) ? peer.converted(dir, compute) : "";
         // Packing at load (cold) unless `cached`: then the packed weights cache (runs/bench/cache
         // unless ORDO_CACHE_DIR says otherwise), filled by an earlier run.
         const auto ordo_cmd = [&](int threads, int beam, bool cached = false) {
-          std::vector<std::string> argv{o.ordo_binary, "translate", "-m", dir, "--compute-type", compute, "-t",
-                                        std::to_string(threads), "-b", std::to_string(beam), "--max-length", tokens,
-                                        "--min-length", tokens, "--no-repeat-ngram-size",
-                                        std::to_string(o.no_repeat_ngram), "--batch-size", "1", "-q"};
+          std::vector<std::string> argv{o.ordo_binary,
+                                        "translate",
+                                        "-m",
+                                        dir,
+                                        "--compute-type",
+                                        compute,
+                                        "-t",
+                                        std::to_string(threads),
+                                        "-b",
+                                        std::to_string(beam),
+                                        "--max-length",
+                                        tokens,
+                                        "--min-length",
+                                        tokens,
+                                        "--no-repeat-ngram-size",
+                                        std::to_string(o.no_repeat_ngram),
+                                        "--batch-size",
+                                        "1",
+                                        "-q"};
           if (!cached) argv.push_back("--no-weight-cache");
           return argv;
         };
@@ -427,9 +459,11 @@ int run_real_sizes(const RealSizeOptions& o) {
           ProcessRun theirs;
           if (!peer_dir.empty()) theirs = run_process(peer_cmd(one_ids_file, 2, 1), "");
           const double peer_s = theirs.status == 0 ? theirs.first_line_s : 0;
-          std::printf("| start-up to first line (s), 1 line, greedy, 2 threads, packing (no cache) | %s | %.2f | %s | %s | %s |\n",
-                      compute.c_str(), mine.first_line_s, fmt(peer_s, "%.2f").c_str(),
-                      ratio(mine.first_line_s, peer_s, false).c_str(), load_average().c_str());
+          std::printf(
+              "| start-up to first line (s), 1 line, greedy, 2 threads, packing (no cache) | %s | %.2f | %s | %s | %s "
+              "|\n",
+              compute.c_str(), mine.first_line_s, fmt(peer_s, "%.2f").c_str(),
+              ratio(mine.first_line_s, peer_s, false).c_str(), load_average().c_str());
           std::fflush(stdout);
           // A user's first run: the cache on and empty (packing at load, the cache file written
           // by a thread of its own meanwhile; the process ends once it is written: total in brackets).
@@ -438,9 +472,11 @@ int run_real_sizes(const RealSizeOptions& o) {
           const ProcessRun first = run_process(ordo_cmd(2, 1, true), one_file, {"ORDO_CACHE_DIR=" + empty_cache});
           std::filesystem::remove_all(empty_cache);
           if (first.status != 0) throw Error("ordo translate failed on " + dir + " (" + compute + ")");
-          std::printf("| start-up to first line (s), the same, first run: empty cache, written in the background (process end) | %s | %.2f (%.2f) | %s | %s | %s |\n",
-                      compute.c_str(), first.first_line_s, first.total_s, fmt(peer_s, "%.2f").c_str(),
-                      ratio(first.first_line_s, peer_s, false).c_str(), load_average().c_str());
+          std::printf(
+              "| start-up to first line (s), the same, first run: empty cache, written in the background (process end) "
+              "| %s | %.2f (%.2f) | %s | %s | %s |\n",
+              compute.c_str(), first.first_line_s, first.total_s, fmt(peer_s, "%.2f").c_str(),
+              ratio(first.first_line_s, peer_s, false).c_str(), load_average().c_str());
           std::fflush(stdout);
           if (run_process(ordo_cmd(2, 1, true), one_file).status != 0)  // fills the cache if empty
             throw Error("ordo translate failed on " + dir + " (" + compute + ")");
@@ -456,8 +492,10 @@ int run_real_sizes(const RealSizeOptions& o) {
 
     if (has("latency") && !news.empty()) {
       // Batch 1, one newstest sentence at a time, exactly as many target tokens as source ids.
-      std::printf("| %s latency (ms, batch 1, %d newstest sentences) | compute | threads | beam | ordo p50 | CT2 p50 | ordo p95 | CT2 p95 | p50 CT2/ordo | p95 CT2/ordo | load avg |\n",
-                  shape.name.c_str(), o.latency_sentences);
+      std::printf(
+          "| %s latency (ms, batch 1, %d newstest sentences) | compute | threads | beam | ordo p50 | CT2 p50 | ordo "
+          "p95 | CT2 p95 | p50 CT2/ordo | p95 CT2/ordo | load avg |\n",
+          shape.name.c_str(), o.latency_sentences);
       std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (const std::string& compute : o.compute_types) {
         ModelOptions model_options;
@@ -486,11 +524,11 @@ int run_real_sizes(const RealSizeOptions& o) {
             }
             double p50 = 0, p95 = 0;
             if (!peer_dir.empty()) {
-              const nlohmann::json j = peer_json(run_process(
-                  peer.command({"latency", peer_dir, ids_file, "--compute-type", compute, "--intra",
-                                std::to_string(threads), "--beam", std::to_string(beam), "--no-repeat-ngram",
-                                std::to_string(o.no_repeat_ngram)}),
-                  ""));
+              const nlohmann::json j = peer_json(
+                  run_process(peer.command({"latency", peer_dir, ids_file, "--compute-type", compute, "--intra",
+                                            std::to_string(threads), "--beam", std::to_string(beam),
+                                            "--no-repeat-ngram", std::to_string(o.no_repeat_ngram)}),
+                              ""));
               if (j.is_object()) {
                 p50 = 1000 * j["p50"].get<double>();
                 p95 = 1000 * j["p95"].get<double>();

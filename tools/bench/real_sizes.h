@@ -16,22 +16,22 @@ struct RealSizeOptions {
   std::vector<int> beams = {1, 4};
   std::vector<std::string> reports = {"throughput"};  // throughput, memory, startup, latency
   int runs = 3;
-  int sentences = 8;           // throughput batch: sentences x 30 source tokens
-  int tokens = 32;             // throughput: generated tokens per sentence (exactly)
-  int source_tokens = 30;      // throughput: source ids per sentence (512: Pegasus's documents)
-  float length_penalty = 1.0f; // throughput: beam length penalty (pegasus-xsum: 0.6)
+  int sentences = 8;            // throughput batch: sentences x 30 source tokens
+  int tokens = 32;              // throughput: generated tokens per sentence (exactly)
+  int source_tokens = 30;       // throughput: source ids per sentence (512: Pegasus's documents)
+  float length_penalty = 1.0f;  // throughput: beam length penalty (pegasus-xsum: 0.6)
   // Every run, both engines: no n-gram of this size twice (0: off). Set explicitly, so that a
   // folder's generation_config.json (bart-large-cnn's 3) does not apply to ordo alone.
   int no_repeat_ngram = 0;
-  int latency_sentences = 200; // newstest lines, one at a time
-  int memory_sentences = 10;   // newstest lines for the start-up / memory process
-  int memory_tokens = 32;      // tokens generated per line in that process
-  std::string work;            // where the random models and converted peers go
-  std::string data;            // shared data folder (newstest/newstest2014.en)
-  std::string fixtures;        // tests/data/hf
-  std::string peer_python;     // "" = no peer column
-  std::string peer_script;     // tools/bench/ct2_peer.py
-  std::string ordo_binary;     // build/ordo
+  int latency_sentences = 200;  // newstest lines, one at a time
+  int memory_sentences = 10;    // newstest lines for the start-up / memory process
+  int memory_tokens = 32;       // tokens generated per line in that process
+  std::string work;             // where the random models and converted peers go
+  std::string data;             // shared data folder (newstest/newstest2014.en)
+  std::string fixtures;         // tests/data/hf
+  std::string peer_python;      // "" = no peer column
+  std::string peer_script;      // tools/bench/ct2_peer.py
+  std::string ordo_binary;      // build/ordo
   // Shape "workload": the workload model in this folder (bench_main writes it), not a random
   // checkpoint of train::big_shapes().
   std::string workload_dir;

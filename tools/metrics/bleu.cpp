@@ -27,14 +27,26 @@ std::u32string utf8_decode(std::string_view s) {
     int len = 0;
     char32_t cp = 0;
     char32_t min = 0;
-    if ((b0 & 0xE0) == 0xC0) { len = 2; cp = b0 & 0x1F; min = 0x80; }
-    else if ((b0 & 0xF0) == 0xE0) { len = 3; cp = b0 & 0x0F; min = 0x800; }
-    else if ((b0 & 0xF8) == 0xF0) { len = 4; cp = b0 & 0x07; min = 0x10000; }
+    if ((b0 & 0xE0) == 0xC0) {
+      len = 2;
+      cp = b0 & 0x1F;
+      min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      len = 3;
+      cp = b0 & 0x0F;
+      min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      len = 4;
+      cp = b0 & 0x07;
+      min = 0x10000;
+    }
     bool ok = len > 0 && i + static_cast<std::size_t>(len) <= n;
     for (int k = 1; ok && k < len; ++k) {
       const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) ok = false;
-      else cp = (cp << 6) | (b & 0x3F);
+      if ((b & 0xC0) != 0x80)
+        ok = false;
+      else
+        cp = (cp << 6) | (b & 0x3F);
     }
     if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
     if (ok) {
@@ -74,8 +86,8 @@ std::string utf8_encode(std::u32string_view s) {
 bool is_py_space(char32_t c) {
   if (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) return true;
   if (c < 0x80) return false;
-  return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-         c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+  return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 namespace {
@@ -168,8 +180,8 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // { | } ~   [ \ ] ^ _ `   space ! " # $ % &   ( ) * +   : ; < = > ? @   /
 // i.e. all ASCII punctuation except ' , - . (and no digits or letters).
 bool is_13a_punct(char c) {
-  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
-         (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
+  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+         (c >= ':' && c <= '@') || c == '/';
 }
 
 // TokenizerRegexp.__call__: four re.sub passes (non-overlapping, left to right) then
@@ -401,9 +413,9 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
 std::string BleuScore::format() const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)",
-                score, precisions[0], precisions[1], precisions[2], precisions[3], bp, ratio,
-                static_cast<long long>(sys_len), static_cast<long long>(ref_len));
+                "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)", score,
+                precisions[0], precisions[1], precisions[2], precisions[3], bp, ratio, static_cast<long long>(sys_len),
+                static_cast<long long>(ref_len));
   return buf;
 }
 

@@ -36,15 +36,15 @@ std::string py_rstrip(std::string_view s);
 std::string tokenize_13a(std::string_view line);
 
 struct BleuScore {
-  double score = 0.0;                      // 0..100
-  std::array<double, 4> precisions{};      // 0..100, smoothed as sacreBLEU reports them
-  std::array<std::int64_t, 4> counts{};    // clipped n-gram matches
-  std::array<std::int64_t, 4> totals{};    // hypothesis n-grams
-  double bp = 0.0;                         // brevity penalty
-  double ratio = 0.0;                      // sys_len / ref_len (0 when ref_len == 0)
+  double score = 0.0;                    // 0..100
+  std::array<double, 4> precisions{};    // 0..100, smoothed as sacreBLEU reports them
+  std::array<std::int64_t, 4> counts{};  // clipped n-gram matches
+  std::array<std::int64_t, 4> totals{};  // hypothesis n-grams
+  double bp = 0.0;                       // brevity penalty
+  double ratio = 0.0;                    // sys_len / ref_len (0 when ref_len == 0)
   std::int64_t sys_len = 0;
   std::int64_t ref_len = 0;
-  std::string signature;                   // e.g. "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:..."
+  std::string signature;  // e.g. "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:..."
 
   // "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)"
   std::string format() const;

@@ -64,8 +64,8 @@ double chrf_from_stats(const ChrfStats& stats, int char_order, int beta) {
   return 0.0;
 }
 
-ChrfStats chrf_segment_stats(std::string_view hypothesis, const std::vector<std::string>& references,
-                             int char_order, int beta) {
+ChrfStats chrf_segment_stats(std::string_view hypothesis, const std::vector<std::string>& references, int char_order,
+                             int beta) {
   if (references.empty()) throw std::invalid_argument("chrf: a segment needs at least one reference");
   const auto hyp = extract_char_ngrams(hypothesis, char_order);
   double best_f = -1.0;
@@ -115,8 +115,8 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
   r.score = chrf_from_stats(total, char_order, beta);
   r.char_order = char_order;
   r.beta = beta;
-  r.signature = "nrefs:" + std::to_string(references.size()) + "|case:mixed|eff:yes|nc:" +
-                std::to_string(char_order) + "|nw:0|space:no|version:" + kVersion;
+  r.signature = "nrefs:" + std::to_string(references.size()) + "|case:mixed|eff:yes|nc:" + std::to_string(char_order) +
+                "|nw:0|space:no|version:" + kVersion;
   return r;
 }
 

@@ -18,7 +18,7 @@ struct ChrfScore {
   int char_order = 6;
   int word_order = 0;
   int beta = 2;
-  std::string signature;  // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:..."
+  std::string signature;       // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:..."
   std::string format() const;  // "chrF2 = 59.73"
 };
 
@@ -36,7 +36,6 @@ ChrfStats chrf_segment_stats(std::string_view hypothesis, const std::vector<std:
 
 // Stream-major references like corpus_bleu: references[k][i].
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
-                      const std::vector<std::vector<std::string>>& references, int char_order = 6,
-                      int beta = 2);
+                      const std::vector<std::vector<std::string>>& references, int char_order = 6, int beta = 2);
 
 }  // namespace ordo::metrics

@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   bool rouge_stemmer = false;
   app.add_option("--hyp,-i", hyp_path, "Hypothesis file, one segment per line")->required();
   app.add_option("--ref,-r", ref_paths, "Reference file (repeat for multiple references)")->required();
-  app.add_option("--metrics,-m", metrics_arg, "Comma-separated subset of bleu,chrf,rouge")
-      ->capture_default_str();
+  app.add_option("--metrics,-m", metrics_arg, "Comma-separated subset of bleu,chrf,rouge")->capture_default_str();
   app.add_flag("--json", as_json, "Print one JSON object instead of text lines");
   app.add_flag("--rouge-stemmer", rouge_stemmer,
                "ROUGE on Porter-stemmed words, as rouge_score's use_stemmer=True (most published ROUGE)");
@@ -87,9 +86,8 @@ int main(int argc, char** argv) {
     for (const auto& p : ref_paths) {
       refs.push_back(read_lines(p));
       if (refs.back().size() != hyps.size()) {
-        throw InputError("line count mismatch: hypothesis file '" + hyp_path + "' has " +
-                         std::to_string(hyps.size()) + " lines but reference file '" + p + "' has " +
-                         std::to_string(refs.back().size()) + " lines");
+        throw InputError("line count mismatch: hypothesis file '" + hyp_path + "' has " + std::to_string(hyps.size()) +
+                         " lines but reference file '" + p + "' has " + std::to_string(refs.back().size()) + " lines");
       }
     }
 
@@ -102,15 +100,24 @@ int main(int argc, char** argv) {
       if (out.contains(m)) continue;  // listed twice
       if (m == "bleu") {
         const auto b = ordo::metrics::corpus_bleu(hyps, refs);
-        out["bleu"] = {{"score", b.score},       {"precisions", b.precisions}, {"counts", b.counts},
-                       {"totals", b.totals},     {"bp", b.bp},                 {"ratio", b.ratio},
-                       {"hyp_len", b.sys_len},   {"ref_len", b.ref_len},       {"signature", b.signature},
+        out["bleu"] = {{"score", b.score},
+                       {"precisions", b.precisions},
+                       {"counts", b.counts},
+                       {"totals", b.totals},
+                       {"bp", b.bp},
+                       {"ratio", b.ratio},
+                       {"hyp_len", b.sys_len},
+                       {"ref_len", b.ref_len},
+                       {"signature", b.signature},
                        {"verbose", b.format()}};
         lines.push_back(b.format());
       } else if (m == "chrf") {
         const auto c = ordo::metrics::corpus_chrf(hyps, refs);
-        out["chrf"] = {{"score", c.score},           {"char_order", c.char_order}, {"word_order", c.word_order},
-                       {"beta", c.beta},             {"signature", c.signature}};
+        out["chrf"] = {{"score", c.score},
+                       {"char_order", c.char_order},
+                       {"word_order", c.word_order},
+                       {"beta", c.beta},
+                       {"signature", c.signature}};
         lines.push_back(c.format());
       } else if (m == "rouge") {
         const auto r = ordo::metrics::corpus_rouge(hyps, refs, rouge_stemmer);

@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   CLI::App app{"ordo-lead: lead-N baseline (first N lines of each document)"};
   std::string input;
   int lines = 3;
-  app.add_option("--input", input, "FILE.jsonl#FIELD (a JSON-lines field) or a text file of documents with "
-                                   "literal \\n between lines")->required();
+  app.add_option("--input", input,
+                 "FILE.jsonl#FIELD (a JSON-lines field) or a text file of documents with "
+                 "literal \\n between lines")
+      ->required();
   app.add_option("--lines", lines, "How many leading lines (turns) to keep")->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
   const size_t hash = input.rfind('#');

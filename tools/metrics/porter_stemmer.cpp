@@ -9,7 +9,11 @@ namespace {
 // that follows a consonant; m (the "measure") counts the vowel-consonant transitions.
 bool is_consonant(std::string_view w, std::size_t i) {
   switch (w[i]) {
-    case 'a': case 'e': case 'i': case 'o': case 'u': return false;
+    case 'a':
+    case 'e':
+    case 'i':
+    case 'o':
+    case 'u': return false;
     case 'y': return i == 0 || !is_consonant(w, i - 1);
     default: return true;
   }
@@ -80,8 +84,10 @@ std::string apply_first_matching(std::string word, const Rule (&rules)[N]) {
 
 std::string step1a(std::string w) {
   if (w.size() == 4 && ends_with(w, "ies")) return std::string(without(w, "ies")) + "ie";  // dies -> die
-  static const Rule rules[] = {{"sses", "ss", Condition::kNone}, {"ies", "i", Condition::kNone},
-                               {"ss", "ss", Condition::kNone}, {"s", "", Condition::kNone}};
+  static const Rule rules[] = {{"sses", "ss", Condition::kNone},
+                               {"ies", "i", Condition::kNone},
+                               {"ss", "ss", Condition::kNone},
+                               {"s", "", Condition::kNone}};
   return apply_first_matching(std::move(w), rules);
 }
 
@@ -92,9 +98,12 @@ std::string step1b(std::string w) {
     return measure(stem) > 0 ? std::string(stem) + "ee" : w;
   }
   std::string stem;
-  if (ends_with(w, "ed") && has_vowel(without(w, "ed"))) stem = std::string(without(w, "ed"));
-  else if (ends_with(w, "ing") && has_vowel(without(w, "ing"))) stem = std::string(without(w, "ing"));
-  else return w;
+  if (ends_with(w, "ed") && has_vowel(without(w, "ed")))
+    stem = std::string(without(w, "ed"));
+  else if (ends_with(w, "ing") && has_vowel(without(w, "ing")))
+    stem = std::string(without(w, "ing"));
+  else
+    return w;
   // Tidying after -ed/-ing: restore the e of -ate/-ble/-ize, undouble, or add e to short cvc stems.
   if (ends_with(stem, "at") || ends_with(stem, "bl") || ends_with(stem, "iz")) return stem + "e";
   if (ends_double_consonant(stem)) {
@@ -140,17 +149,16 @@ std::string step3(std::string w) {
 }
 
 std::string step4(std::string w) {
-  static const Rule rules[] = {
-      {"al", "", Condition::kMeasureAbove1},   {"ance", "", Condition::kMeasureAbove1},
-      {"ence", "", Condition::kMeasureAbove1}, {"er", "", Condition::kMeasureAbove1},
-      {"ic", "", Condition::kMeasureAbove1},   {"able", "", Condition::kMeasureAbove1},
-      {"ible", "", Condition::kMeasureAbove1}, {"ant", "", Condition::kMeasureAbove1},
-      {"ement", "", Condition::kMeasureAbove1}, {"ment", "", Condition::kMeasureAbove1},
-      {"ent", "", Condition::kMeasureAbove1},  {"ion", "", Condition::kIon},
-      {"ou", "", Condition::kMeasureAbove1},   {"ism", "", Condition::kMeasureAbove1},
-      {"ate", "", Condition::kMeasureAbove1},  {"iti", "", Condition::kMeasureAbove1},
-      {"ous", "", Condition::kMeasureAbove1},  {"ive", "", Condition::kMeasureAbove1},
-      {"ize", "", Condition::kMeasureAbove1}};
+  static const Rule rules[] = {{"al", "", Condition::kMeasureAbove1},    {"ance", "", Condition::kMeasureAbove1},
+                               {"ence", "", Condition::kMeasureAbove1},  {"er", "", Condition::kMeasureAbove1},
+                               {"ic", "", Condition::kMeasureAbove1},    {"able", "", Condition::kMeasureAbove1},
+                               {"ible", "", Condition::kMeasureAbove1},  {"ant", "", Condition::kMeasureAbove1},
+                               {"ement", "", Condition::kMeasureAbove1}, {"ment", "", Condition::kMeasureAbove1},
+                               {"ent", "", Condition::kMeasureAbove1},   {"ion", "", Condition::kIon},
+                               {"ou", "", Condition::kMeasureAbove1},    {"ism", "", Condition::kMeasureAbove1},
+                               {"ate", "", Condition::kMeasureAbove1},   {"iti", "", Condition::kMeasureAbove1},
+                               {"ous", "", Condition::kMeasureAbove1},   {"ive", "", Condition::kMeasureAbove1},
+                               {"ize", "", Condition::kMeasureAbove1}};
   return apply_first_matching(std::move(w), rules);
 }
 
@@ -172,10 +180,10 @@ std::string step5b(std::string w) {
 
 std::string porter_stem(std::string_view word) {
   static const std::unordered_map<std::string_view, std::string_view> irregular = {
-      {"sky", "sky"},         {"skies", "sky"},    {"dying", "die"},     {"lying", "lie"},
-      {"tying", "tie"},       {"news", "news"},    {"innings", "inning"}, {"inning", "inning"},
-      {"outings", "outing"},  {"outing", "outing"}, {"cannings", "canning"}, {"canning", "canning"},
-      {"howe", "howe"},       {"proceed", "proceed"}, {"exceed", "exceed"}, {"succeed", "succeed"}};
+      {"sky", "sky"},        {"skies", "sky"},       {"dying", "die"},        {"lying", "lie"},
+      {"tying", "tie"},      {"news", "news"},       {"innings", "inning"},   {"inning", "inning"},
+      {"outings", "outing"}, {"outing", "outing"},   {"cannings", "canning"}, {"canning", "canning"},
+      {"howe", "howe"},      {"proceed", "proceed"}, {"exceed", "exceed"},    {"succeed", "succeed"}};
   if (const auto it = irregular.find(word); it != irregular.end()) return std::string(it->second);
   if (word.size() <= 2) return std::string(word);
   std::string w(word);

@@ -78,9 +78,12 @@ std::vector<std::string> rouge_tokenize(std::string_view text_in, bool stem) {
   std::string cur;
   for (char32_t c : text::utf8_decode(text_in)) {
     char32_t lc = c;
-    if (c >= 'A' && c <= 'Z') lc = c - 'A' + 'a';
-    else if (c == 0x0130) lc = 'i';  // followed by U+0307 in Python, a separator anyway
-    else if (c == 0x212A) lc = 'k';
+    if (c >= 'A' && c <= 'Z')
+      lc = c - 'A' + 'a';
+    else if (c == 0x0130)
+      lc = 'i';  // followed by U+0307 in Python, a separator anyway
+    else if (c == 0x212A)
+      lc = 'k';
     if (is_lower_alnum(lc)) {
       cur.push_back(static_cast<char>(lc));
     } else if (!cur.empty()) {
@@ -147,8 +150,8 @@ RougeScore corpus_rouge(const std::vector<std::string>& predictions,
 
 std::string RougeScore::format() const {
   char buf[128];
-  std::snprintf(buf, sizeof buf, "ROUGE-1 = %.2f, ROUGE-2 = %.2f, ROUGE-L = %.2f", rouge1.fmeasure,
-                rouge2.fmeasure, rougeL.fmeasure);
+  std::snprintf(buf, sizeof buf, "ROUGE-1 = %.2f, ROUGE-2 = %.2f, ROUGE-L = %.2f", rouge1.fmeasure, rouge2.fmeasure,
+                rougeL.fmeasure);
   return buf;
 }
 

@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
         double base = NAN;
         for (size_t i = 0; i < s.x.size() && std::isnan(base); ++i)
           if (s.x[i] >= relative_from && std::isfinite(s.y[i]) && s.y[i] != 0) base = s.y[i];
-        if (std::isnan(base)) throw ordo::Error(csv + ": column '" + s.name + "' has no value at x >= " + std::to_string(relative_from));
+        if (std::isnan(base))
+          throw ordo::Error(csv + ": column '" + s.name + "' has no value at x >= " + std::to_string(relative_from));
         for (double& v : s.y) v = v / base * 100.0;
         s.name += " (100 % = " + std::to_string(static_cast<long long>(std::lround(base))) + ")";
       }

@@ -107,22 +107,15 @@ Request mix_request(const Options& o, const std::vector<std::string>& sentences,
     case 4:  // LibreTranslate's alternatives (n-best)
       j = libre, j["q"] = s(0), j["alternatives"] = 3;
       return {"/translate", j.dump()};
-    case 5:
-      return {"/v1/translate", Json{{"model", model}, {"text", s(0)}}.dump()};
-    case 6:
-      return {"/v1/translate", Json{{"model", model}, {"text", {s(0), s(1), s(2), s(3)}}}.dump()};
-    case 7:
-      return {"/v1/translate", Json{{"model", model}, {"text", s(0)}, {"beam_size", 4}, {"n_best", 3}}.dump()};
+    case 5: return {"/v1/translate", Json{{"model", model}, {"text", s(0)}}.dump()};
+    case 6: return {"/v1/translate", Json{{"model", model}, {"text", {s(0), s(1), s(2), s(3)}}}.dump()};
+    case 7: return {"/v1/translate", Json{{"model", model}, {"text", s(0)}, {"beam_size", 4}, {"n_best", 3}}.dump()};
     default:  // 9: a bad request of one of four kinds, 400 expected
       switch ((i / 10) % 4) {
-        case 0:
-          return {"/translate", "{\"q\": \"" + s(0) + "\", \"source\": ", 400};
-        case 1:
-          return {"/v1/translate", Json{{"model", model}, {"text", s(0)}, {"beam_sise", 2}}.dump(), 400};
-        case 2:
-          return {"/translate", Json{{"source", "en"}, {"target", "de"}}.dump(), 400};
-        default:
-          return {"/translate", Json{{"q", s(0)}, {"source", "en"}, {"target", "xx"}}.dump(), 400};
+        case 0: return {"/translate", "{\"q\": \"" + s(0) + "\", \"source\": ", 400};
+        case 1: return {"/v1/translate", Json{{"model", model}, {"text", s(0)}, {"beam_sise", 2}}.dump(), 400};
+        case 2: return {"/translate", Json{{"source", "en"}, {"target", "de"}}.dump(), 400};
+        default: return {"/translate", Json{{"q", s(0)}, {"source", "en"}, {"target", "xx"}}.dump(), 400};
       }
   }
 }
@@ -193,10 +186,14 @@ class Reporter {
     std::lock_guard<std::mutex> lock(mutex_);
     for (Tally* t : {&interval_, &total_}) {
       t->latencies_ms.push_back(ms);
-      if (status == expect && expect != 200) ++t->bad_request;
-      else if (status == expect) ++t->ok;
-      else if (status >= 500) ++t->errors_5xx;
-      else ++t->errors_other;
+      if (status == expect && expect != 200)
+        ++t->bad_request;
+      else if (status == expect)
+        ++t->ok;
+      else if (status >= 500)
+        ++t->errors_5xx;
+      else
+        ++t->errors_other;
     }
   }
   // Runs until stop(): one line per interval, and the last (partial) one.
@@ -204,10 +201,10 @@ class Reporter {
     if (o_.report_every <= 0) return;
     std::unique_lock<std::mutex> lock(mutex_);
     for (int k = 1;; ++k) {
-      const bool stopped =
-          stop_cv_.wait_until(lock, start_ + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(k * o_.report_every)),
-                              [&] { return stopping_; });
+      const bool stopped = stop_cv_.wait_until(
+          lock,
+          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k * o_.report_every)),
+          [&] { return stopping_; });
       print(lock);
       if (stopped) return;
     }
@@ -234,10 +231,11 @@ class Reporter {
     std::snprintf(line, sizeof(line), "%.0f,%d,%d,%d,%d,%d,%.1f,%.1f,%.1f,%d,%d,%.2f", t, i.sent(), i.ok, i.bad_request,
                   i.errors_5xx, i.errors_other, percentile(i.latencies_ms, 50), percentile(i.latencies_ms, 99),
                   p.rss_mb, p.fds, p.threads, load);
-    std::printf("ORDO_INTERVAL t_s=%.0f sent=%d ok=%d bad_request_400=%d errors_5xx=%d errors_other=%d p50_ms=%.1f "
-                "p99_ms=%.1f rss_mb=%.1f fds=%d threads=%d load1=%.2f\n",
-                t, i.sent(), i.ok, i.bad_request, i.errors_5xx, i.errors_other, percentile(i.latencies_ms, 50),
-                percentile(i.latencies_ms, 99), p.rss_mb, p.fds, p.threads, load);
+    std::printf(
+        "ORDO_INTERVAL t_s=%.0f sent=%d ok=%d bad_request_400=%d errors_5xx=%d errors_other=%d p50_ms=%.1f "
+        "p99_ms=%.1f rss_mb=%.1f fds=%d threads=%d load1=%.2f\n",
+        t, i.sent(), i.ok, i.bad_request, i.errors_5xx, i.errors_other, percentile(i.latencies_ms, 50),
+        percentile(i.latencies_ms, 99), p.rss_mb, p.fds, p.threads, load);
     std::fflush(stdout);
     if (csv_.is_open()) csv_ << line << "\n" << std::flush;
     interval_ = Tally{};
@@ -265,8 +263,8 @@ Run run(const Options& o, const std::vector<std::string>& sentences, int first, 
   const auto due = [&](int i) {
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / o.rate));
   };
-  const auto deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds > 0 ? o.seconds : 1e9));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(o.seconds > 0 ? o.seconds : 1e9));
   std::vector<std::thread> threads;
   for (int c = 0; c < std::min(o.clients, count); ++c)
     threads.emplace_back([&] {
@@ -290,7 +288,8 @@ Run run(const Options& o, const std::vector<std::string>& sentences, int first, 
         reporter.add(ms, status, request.expect);
         if (status != request.expect && shown++ < 3)
           std::cerr << "ordo-serve-load: " << request.path << ": "
-                    << (res ? std::to_string(res->status) + " " + res->body.substr(0, 200) : httplib::to_string(res.error()))
+                    << (res ? std::to_string(res->status) + " " + res->body.substr(0, 200)
+                            : httplib::to_string(res.error()))
                     << "\n";
       }
     });
@@ -310,7 +309,8 @@ int main(int argc, char** argv) {
   Options o;
   app.add_option("--url", o.url, "Server (default http://127.0.0.1:5000)");
   app.add_option("--clients", o.clients, "Concurrent clients")->check(CLI::Range(1, 4096));
-  app.add_option("--requests", o.requests, "Requests in all (sentences 0..N-1 of the file)")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--requests", o.requests, "Requests in all (sentences 0..N-1 of the file)")
+      ->check(CLI::Range(1, 1 << 24));
   app.add_option("--warmup", o.warmup, "Requests sent first and not counted (from the end of the file)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--sentences", o.sentences, "One sentence per line")->required();
@@ -352,7 +352,8 @@ int main(int argc, char** argv) {
   std::printf("ORDO_RESULT clients=%d requests=%d seconds=%.2f rps=%.2f p50_ms=%.0f p95_ms=%.0f p99_ms=%.0f errors=%d",
               o.clients, t.sent(), r.seconds, (t.ok + t.bad_request) / r.seconds, percentile(t.latencies_ms, 50),
               percentile(t.latencies_ms, 95), percentile(t.latencies_ms, 99), t.errors());
-  if (o.mix) std::printf(" bad_request_400=%d errors_5xx=%d errors_other=%d", t.bad_request, t.errors_5xx, t.errors_other);
+  if (o.mix)
+    std::printf(" bad_request_400=%d errors_5xx=%d errors_other=%d", t.bad_request, t.errors_5xx, t.errors_other);
   std::printf("\n");
   return t.errors() == 0 ? 0 : 1;
 }

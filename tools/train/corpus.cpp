@@ -8,9 +8,7 @@
 #include "ordo/error.h"
 
 namespace ordo::train {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<std::string> read_text_column(const std::string& spec, int64_t limit) {
   const size_t hash = spec.rfind('#');

@@ -31,7 +31,8 @@ class StackedCheckpoint : public models::Checkpoint {
       const size_t begin = at + marker.size();
       const size_t end = name.find('.', begin);
       for (int64_t layer = 0; layer < layers_; ++layer) {
-        std::string candidate = name.substr(0, begin) + std::to_string(layer) + (end == std::string::npos ? "" : name.substr(end));
+        std::string candidate =
+            name.substr(0, begin) + std::to_string(layer) + (end == std::string::npos ? "" : name.substr(end));
         if (map(candidate) == name) out.push_back(std::move(candidate));
       }
     }
@@ -63,8 +64,8 @@ std::string stacked_name(const std::string& name, int64_t trained_layers, int64_
 
 void check_growth(const std::string& where, int64_t trained_layers, int64_t layers) {
   if (trained_layers < 1 || layers < trained_layers)
-    throw Error(where + ": cannot grow " + std::to_string(trained_layers) + " layers into " +
-                std::to_string(layers) + " (--init-layers must be at least the --init model's layers)");
+    throw Error(where + ": cannot grow " + std::to_string(trained_layers) + " layers into " + std::to_string(layers) +
+                " (--init-layers must be at least the --init model's layers)");
 }
 
 std::unique_ptr<models::Checkpoint> stacked_checkpoint(std::unique_ptr<models::Checkpoint> trained,

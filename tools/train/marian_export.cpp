@@ -39,11 +39,16 @@ int64_t write_tokenizer_files(const std::string& dir, const std::string& spm_mod
     throw Error(spm_vocab + ": the SentencePiece model must have </s> = 0 and <unk> = 1 (Marian's layout)");
   vocab["<pad>"] = id;
   write_json(dir + "/vocab.json", vocab);
-  write_json(dir + "/tokenizer_config.json",
-             {{"clean_up_tokenization_spaces", true}, {"eos_token", "</s>"}, {"model_max_length", 512},
-              {"pad_token", "<pad>"}, {"separate_vocabs", false}, {"source_lang", source_lang},
-              {"sp_model_kwargs", nlohmann::json::object()}, {"target_lang", target_lang},
-              {"tokenizer_class", "MarianTokenizer"}, {"unk_token", "<unk>"}});
+  write_json(dir + "/tokenizer_config.json", {{"clean_up_tokenization_spaces", true},
+                                              {"eos_token", "</s>"},
+                                              {"model_max_length", 512},
+                                              {"pad_token", "<pad>"},
+                                              {"separate_vocabs", false},
+                                              {"source_lang", source_lang},
+                                              {"sp_model_kwargs", nlohmann::json::object()},
+                                              {"target_lang", target_lang},
+                                              {"tokenizer_class", "MarianTokenizer"},
+                                              {"unk_token", "<unk>"}});
   write_json(dir + "/special_tokens_map.json", {{"eos_token", "</s>"}, {"pad_token", "<pad>"}, {"unk_token", "<unk>"}});
   return id + 1;
 }
@@ -68,30 +73,56 @@ io::ModelConfig marian_config(const MarianShape& shape, int64_t vocab_size) {
   return c;
 }
 
-void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape,
-                       io::DType dtype, double dropout) {
+void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape, io::DType dtype,
+                       double dropout) {
   const io::ModelConfig& c = model.config();
   const int64_t pad = c.pad_token_id;
-  nlohmann::ordered_json config = {
-      {"architectures", {"MarianMTModel"}}, {"model_type", "marian"},
-      {"activation_function", c.activation_function}, {"d_model", c.d_model},
-      {"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
-      {"encoder_attention_heads", c.encoder_attention_heads}, {"decoder_attention_heads", c.decoder_attention_heads},
-      {"encoder_ffn_dim", c.encoder_ffn_dim}, {"decoder_ffn_dim", c.decoder_ffn_dim},
-      {"vocab_size", c.vocab_size}, {"decoder_vocab_size", c.decoder_vocab_size},
-      {"share_encoder_decoder_embeddings", true}, {"max_position_embeddings", c.max_position_embeddings},
-      {"scale_embedding", true}, {"normalize_before", false}, {"normalize_embedding", false},
-      {"static_position_embeddings", true}, {"dropout", dropout}, {"attention_dropout", 0.0},
-      {"activation_dropout", 0.0}, {"init_std", 0.02}, {"is_encoder_decoder", true}, {"use_cache", true},
-      {"pad_token_id", pad}, {"eos_token_id", 0}, {"bos_token_id", 0}, {"decoder_start_token_id", pad},
-      {"forced_eos_token_id", 0}, {"bad_words_ids", {{pad}}}, {"num_beams", 4}, {"max_length", 256},
-      {"torch_dtype", dtype == io::DType::F32 ? "float32" : dtype == io::DType::F16 ? "float16" : "bfloat16"},
-      {"transformers_version", "4.31.0"}};
+  nlohmann::ordered_json config = {{"architectures", {"MarianMTModel"}},
+                                   {"model_type", "marian"},
+                                   {"activation_function", c.activation_function},
+                                   {"d_model", c.d_model},
+                                   {"encoder_layers", c.encoder_layers},
+                                   {"decoder_layers", c.decoder_layers},
+                                   {"encoder_attention_heads", c.encoder_attention_heads},
+                                   {"decoder_attention_heads", c.decoder_attention_heads},
+                                   {"encoder_ffn_dim", c.encoder_ffn_dim},
+                                   {"decoder_ffn_dim", c.decoder_ffn_dim},
+                                   {"vocab_size", c.vocab_size},
+                                   {"decoder_vocab_size", c.decoder_vocab_size},
+                                   {"share_encoder_decoder_embeddings", true},
+                                   {"max_position_embeddings", c.max_position_embeddings},
+                                   {"scale_embedding", true},
+                                   {"normalize_before", false},
+                                   {"normalize_embedding", false},
+                                   {"static_position_embeddings", true},
+                                   {"dropout", dropout},
+                                   {"attention_dropout", 0.0},
+                                   {"activation_dropout", 0.0},
+                                   {"init_std", 0.02},
+                                   {"is_encoder_decoder", true},
+                                   {"use_cache", true},
+                                   {"pad_token_id", pad},
+                                   {"eos_token_id", 0},
+                                   {"bos_token_id", 0},
+                                   {"decoder_start_token_id", pad},
+                                   {"forced_eos_token_id", 0},
+                                   {"bad_words_ids", {{pad}}},
+                                   {"num_beams", 4},
+                                   {"max_length", 256},
+                                   {"torch_dtype", dtype == io::DType::F32   ? "float32"
+                                                   : dtype == io::DType::F16 ? "float16"
+                                                                             : "bfloat16"},
+                                   {"transformers_version", "4.31.0"}};
   write_json(dir + "/config.json", config);
-  write_json(dir + "/generation_config.json",
-             {{"bad_words_ids", {{pad}}}, {"bos_token_id", 0}, {"decoder_start_token_id", pad}, {"eos_token_id", 0},
-              {"forced_eos_token_id", 0}, {"max_length", 256}, {"num_beams", 4}, {"pad_token_id", pad},
-              {"transformers_version", "4.31.0"}});
+  write_json(dir + "/generation_config.json", {{"bad_words_ids", {{pad}}},
+                                               {"bos_token_id", 0},
+                                               {"decoder_start_token_id", pad},
+                                               {"eos_token_id", 0},
+                                               {"forced_eos_token_id", 0},
+                                               {"max_length", 256},
+                                               {"num_beams", 4},
+                                               {"pad_token_id", pad},
+                                               {"transformers_version", "4.31.0"}});
 
   std::vector<io::TensorData> tensors;
   model.visit([&](const std::string& name, at::Tensor& param) {

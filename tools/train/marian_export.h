@@ -27,8 +27,8 @@ io::ModelConfig marian_config(const MarianShape& shape, int64_t vocab_size);
 
 // config.json, generation_config.json and model.safetensors (F32, F16 or BF16) into `dir`.
 // `dropout` is the training dropout, recorded in config.json for whoever fine-tunes the model.
-void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape,
-                       io::DType dtype, double dropout);
+void write_model_files(const std::string& dir, models::Seq2SeqModel& model, const MarianShape& shape, io::DType dtype,
+                       double dropout);
 
 // Copies a file byte for byte (a tokenizer file into a model folder); ordo::Error naming the
 // file that cannot be read or written.

@@ -95,8 +95,7 @@ BigShape big_shape(const std::string& name) {
   throw Error("unknown model shape '" + name + "' (known: " + names + ")");
 }
 
-void write_random_model(const std::string& dir, const BigShape& shape, const std::string& fixtures_dir,
-                        uint64_t seed) {
+void write_random_model(const std::string& dir, const BigShape& shape, const std::string& fixtures_dir, uint64_t seed) {
   if (exists(dir + "/model.safetensors")) return;
   const std::string fixture = fixtures_dir + "/" + shape.fixture;
   if (!exists(fixture + "/config.json")) throw Error(fixture + "/config.json: fixture missing");
@@ -119,8 +118,8 @@ void write_random_model(const std::string& dir, const BigShape& shape, const std
   }
   for (const auto& [key, value] : shape.generation) config[key] = value;
   write_json(dir + "/config.json", config);
-  for (const char* f : {"tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
-                        "source.spm", "target.spm", "sentencepiece.bpe.model", "spiece.model"})
+  for (const char* f : {"tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt", "source.spm",
+                        "target.spm", "sentencepiece.bpe.model", "spiece.model"})
     if (exists(fixture + "/" + f)) copy_file(fixture + "/" + f, dir + "/" + f);
   if (exists(fixture + "/generation_config.json")) {
     nlohmann::json generation = io::read_json_file(fixture + "/generation_config.json");

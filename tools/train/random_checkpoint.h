@@ -11,13 +11,13 @@
 namespace ordo::train {
 
 struct BigShape {
-  std::string name;          // "tc-big", "nllb-600m", "pegasus-large", "bart-large-cnn", ...
-  std::string fixture;       // folder under tests/data/hf/ whose family, config and tokenizer it copies
-  int64_t layers = 6;        // encoder layers = decoder layers
+  std::string name;     // "tc-big", "nllb-600m", "pegasus-large", "bart-large-cnn", ...
+  std::string fixture;  // folder under tests/data/hf/ whose family, config and tokenizer it copies
+  int64_t layers = 6;   // encoder layers = decoder layers
   int64_t d_model = 1024, ffn_dim = 4096, heads = 16;
-  int64_t vocab_size = 0;    // output vocabulary (rows of the shared embedding)
+  int64_t vocab_size = 0;  // output vocabulary (rows of the shared embedding)
   int64_t max_positions = 1024;
-  int64_t d_kv = 0;          // T5: width of one attention head (0: d_model / heads)
+  int64_t d_kv = 0;  // T5: width of one attention head (0: d_model / heads)
   // Generation settings of the real checkpoint written over the fixture's, in config.json and
   // generation_config.json (bart-large-cnn: min_length 56, max_length 142).
   std::vector<std::pair<std::string, int64_t>> generation;

@@ -20,9 +20,9 @@
 #include <iostream>
 #include <memory>
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <ATen/Parallel.h>
 
 #include "io/safetensors.h"
 #include "metrics/bleu.h"
@@ -30,12 +30,12 @@
 #include "models/checkpoint.h"
 #include "models/family.h"
 #include "ordo/ordo.h"
-#include "train/spm_train.h"
 #include "train/adam.h"
 #include "train/averaging.h"
-#include "train/layer_stacking.h"
 #include "train/corpus.h"
+#include "train/layer_stacking.h"
 #include "train/marian_export.h"
+#include "train/spm_train.h"
 #include "train/training_forward.h"
 
 namespace {
@@ -59,9 +59,9 @@ struct Args {
   std::string metric = "bleu";
   int threads = 0;
   uint64_t seed = 1;
-  std::string init;          // a Marian folder to start from ("" = random weights)
-  int64_t init_layers = 0;   // with init: layers per stack of the new model (0 = the init's)
-  int64_t average = 0;       // checkpoints kept and averaged at the end (0 = none)
+  std::string init;           // a Marian folder to start from ("" = random weights)
+  int64_t init_layers = 0;    // with init: layers per stack of the new model (0 = the init's)
+  int64_t average = 0;        // checkpoints kept and averaged at the end (0 = none)
   bool average_only = false;  // average what <work>/checkpoints holds, without training
 };
 
@@ -89,8 +89,8 @@ void save_resume(const std::string& path, train::Adam& adam, const Progress& p) 
   auto add = [&](const std::string& name, const at::Tensor& t, io::DType dtype) {
     const at::Tensor c = t.detach().contiguous();
     std::vector<float> v(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    tensors.push_back({name, dtype, c.sizes().vec(),
-                       dtype == io::DType::BF16 ? io::float32_to_bf16_bytes(v) : io::float32_bytes(v)});
+    tensors.push_back(
+        {name, dtype, c.sizes().vec(), dtype == io::DType::BF16 ? io::float32_to_bf16_bytes(v) : io::float32_bytes(v)});
   };
   for (train::AdamParam& a : adam.params()) {
     add("param/" + a.name, a.param, io::DType::F32);
@@ -99,9 +99,12 @@ void save_resume(const std::string& path, train::Adam& adam, const Progress& p) 
     add("adam_v/" + a.name, a.v, io::DType::BF16);
   }
   io::write_safetensors(path, tensors,
-                        {{"step", std::to_string(p.step)}, {"epoch", std::to_string(p.epoch)},
-                         {"batch", std::to_string(p.batch)}, {"best", std::to_string(p.best)},
-                         {"elapsed", std::to_string(p.elapsed)}, {"tokens", std::to_string(p.tokens)}});
+                        {{"step", std::to_string(p.step)},
+                         {"epoch", std::to_string(p.epoch)},
+                         {"batch", std::to_string(p.batch)},
+                         {"best", std::to_string(p.best)},
+                         {"elapsed", std::to_string(p.elapsed)},
+                         {"tokens", std::to_string(p.tokens)}});
 }
 
 Progress load_resume(const std::string& path, train::Adam& adam) {
@@ -210,15 +213,14 @@ int run(Args a) {
     std::cerr << "training SentencePiece (" << a.spm_vocab << " pieces) on " << joined << "\n";
     train::run_spm_train({"--input=" + joined, "--model_prefix=" + spm_prefix,
                           "--vocab_size=" + std::to_string(a.spm_vocab), "--model_type=unigram",
-                          "--character_coverage=1.0", "--eos_id=0", "--unk_id=1", "--bos_id=-1",
-                          "--pad_id=-1", "--input_sentence_size=200000", "--shuffle_input_sentence=true",
-                          "--minloglevel=2"});
+                          "--character_coverage=1.0", "--eos_id=0", "--unk_id=1", "--bos_id=-1", "--pad_id=-1",
+                          "--input_sentence_size=200000", "--shuffle_input_sentence=true", "--minloglevel=2"});
     std::remove(joined.c_str());
   }
   int64_t vocab_size = 0;
   for (const std::string& dir : {current, best})
-    vocab_size = train::write_tokenizer_files(dir, spm_prefix + ".model", spm_prefix + ".vocab", a.source_lang,
-                                              a.target_lang);
+    vocab_size =
+        train::write_tokenizer_files(dir, spm_prefix + ".model", spm_prefix + ".vocab", a.source_lang, a.target_lang);
   const auto tokenizer = text::load_marian_tokenizer(current, false);
 
   // 2. Data.
@@ -236,9 +238,9 @@ int run(Args a) {
       // The loss needs pairs that fit the positions (the metric's translator truncates).
       train::load_parallel(a.valid_source, a.valid_target, *tokenizer, a.shape.max_positions, &valid_skipped);
   const train::Batcher valid_batcher(valid_examples, a.batch_tokens, vocab);
-  std::cerr << examples.size() << " training pairs (" << skipped << " longer than " << a.max_len
-            << " tokens skipped), " << valid_sources.size() << " validation (" << valid_skipped
-            << " longer than " << a.shape.max_positions << " positions left out of the validation loss)\n";
+  std::cerr << examples.size() << " training pairs (" << skipped << " longer than " << a.max_len << " tokens skipped), "
+            << valid_sources.size() << " validation (" << valid_skipped << " longer than " << a.shape.max_positions
+            << " positions left out of the validation loss)\n";
 
   // 3. Model and optimizer.
   models::Seq2SeqModel model(train::marian_config(a.shape, vocab_size), models::marian_family());
@@ -251,8 +253,8 @@ int run(Args a) {
     model.load_weights(*initial);
     std::cerr << "initialised from " << a.init;
     if (a.shape.layers != trained_layers)
-      std::cerr << " (its " << trained_layers << " layers grown into " << a.shape.layers << ": layer i from its layer i * "
-                << trained_layers << " / " << a.shape.layers << ")";
+      std::cerr << " (its " << trained_layers << " layers grown into " << a.shape.layers
+                << ": layer i from its layer i * " << trained_layers << " / " << a.shape.layers << ")";
     std::cerr << "\n";
   }
   train::Adam adam(a.lr, a.warmup);
@@ -269,8 +271,8 @@ int run(Args a) {
     std::cerr << "resumed from " << resume << " at step " << progress.step << " (epoch " << progress.epoch + 1
               << ", batch " << progress.batch << "), best validation " << a.metric << " " << progress.best << "\n";
   }
-  std::cerr << "model: d_model " << a.shape.d_model << ", " << a.shape.layers << "+" << a.shape.layers
-            << " layers, " << parameters / 1e6 << "M parameters, vocabulary " << vocab_size << "\n";
+  std::cerr << "model: d_model " << a.shape.d_model << ", " << a.shape.layers << "+" << a.shape.layers << " layers, "
+            << parameters / 1e6 << "M parameters, vocabulary " << vocab_size << "\n";
 
   const train::TrainingOptions options{a.dropout, a.label_smoothing};
   std::ofstream log(a.work + "/log.tsv", std::ios::app);
@@ -317,8 +319,8 @@ int run(Args a) {
       train::save_checkpoint(checkpoints, progress.step, model, a.average);
     }
     char line[256];
-    std::snprintf(line, sizeof(line), "valid step %ld | loss %.3f | ppl %.2f | greedy %s %.2f%s", progress.step,
-                  s.loss, std::exp(s.loss), a.metric.c_str(), s.metric, improved ? " | best" : "");
+    std::snprintf(line, sizeof(line), "valid step %ld | loss %.3f | ppl %.2f | greedy %s %.2f%s", progress.step, s.loss,
+                  std::exp(s.loss), a.metric.c_str(), s.metric, improved ? " | best" : "");
     std::cerr << line << "\n";
     log << "valid\t" << progress.step << "\t" << progress.epoch << "\t" << s.loss << "\t" << s.metric << "\n";
     log.flush();
@@ -456,15 +458,17 @@ int main(int argc, char** argv) {
   app.add_option("--valid-every", a.valid_every, "Validate (loss + greedy metric) every N steps");
   app.add_option("--valid-lines", a.valid_lines, "Use the first N validation lines for the metric (0 = all)");
   app.add_option("--valid-max-new-tokens", a.valid_max_new_tokens);
-  app.add_option("--metric", a.metric, "Model selection metric: bleu or rougeL")->check(CLI::IsMember({"bleu", "rougeL"}));
+  app.add_option("--metric", a.metric, "Model selection metric: bleu or rougeL")
+      ->check(CLI::IsMember({"bleu", "rougeL"}));
   app.add_option("--max-minutes", a.max_minutes, "Stop (saving the resume state) after this much training time");
   app.add_option("--save-minutes", a.save_minutes, "Save the resume state this often");
   app.add_option("--threads", a.threads);
   app.add_option("--seed", a.seed);
-  CLI::Option* init = app.add_option("--init", a.init,
-                 "Start from this Marian folder's weights, shape and joint vocabulary (made by ordo-train) "
-                 "instead of random weights; ignored when resuming")
-      ->check(CLI::ExistingDirectory);
+  CLI::Option* init =
+      app.add_option("--init", a.init,
+                     "Start from this Marian folder's weights, shape and joint vocabulary (made by ordo-train) "
+                     "instead of random weights; ignored when resuming")
+          ->check(CLI::ExistingDirectory);
   app.add_option("--init-layers", a.init_layers,
                  "With --init: a deeper model of this many layers per stack, layer i starting from the "
                  "--init model's layer i * L / N (see train/layer_stacking.h)")
@@ -474,8 +478,7 @@ int main(int argc, char** argv) {
                  "Keep the parameters of the last N validations in <work>/checkpoints and, at the end, "
                  "write their mean to <work>/averaged (and best/ if it validates better)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000}));
-  app.add_flag("--average-only", a.average_only,
-               "Only average the checkpoints <work>/checkpoints holds (no training)");
+  app.add_flag("--average-only", a.average_only, "Only average the checkpoints <work>/checkpoints holds (no training)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(a);

@@ -45,8 +45,7 @@ at::Tensor decoder_forward(models::Seq2SeqModel& model, const Batch& batch, cons
 
 }  // namespace
 
-at::Tensor batch_loss(models::Seq2SeqModel& model, const Batch& batch, const TrainingOptions& options,
-                      bool training) {
+at::Tensor batch_loss(models::Seq2SeqModel& model, const Batch& batch, const TrainingOptions& options, bool training) {
   const double p = training ? options.dropout : 0.0;
   const at::Tensor memory = encoder_forward(model, batch, p, training);
   const at::Tensor hidden = decoder_forward(model, batch, memory, p, training);

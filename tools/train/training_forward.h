@@ -17,8 +17,7 @@ struct TrainingOptions {
 
 // Summed label-smoothed cross-entropy over the batch's target tokens (pad ignored).
 // `training` false: no dropout, plain evaluation.
-at::Tensor batch_loss(models::Seq2SeqModel& model, const Batch& batch, const TrainingOptions& options,
-                      bool training);
+at::Tensor batch_loss(models::Seq2SeqModel& model, const Batch& batch, const TrainingOptions& options, bool training);
 
 // Random initialisation (Xavier for projections, N(0, d^-1/2) for the scaled embedding, unit
 // layer norms, zero biases), from `seed`.

@@ -70,9 +70,8 @@ int run(const Args& a) {
   // The most frequent targets: every batch's list.
   std::vector<std::pair<int64_t, int64_t>> by_count;  // (count, id)
   for (const auto& [id, count] : target_count) by_count.push_back({count, id});
-  std::sort(by_count.begin(), by_count.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second < y.second;
-  });
+  std::sort(by_count.begin(), by_count.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   std::unordered_set<int64_t> always;
   for (size_t i = 0; i < by_count.size() && static_cast<int64_t>(i) < a.always; ++i) always.insert(by_count[i].second);
 
@@ -104,8 +103,9 @@ int run(const Args& a) {
     std::vector<int64_t> targets;
     for (const auto& [p, t] : list) targets.push_back(t);
     const std::string piece = tokenizer->source_piece(s);
-    if (const auto same = target_ids.find(piece); same != target_ids.end() && !always.count(same->second) &&
-                                                  std::find(targets.begin(), targets.end(), same->second) == targets.end())
+    if (const auto same = target_ids.find(piece);
+        same != target_ids.end() && !always.count(same->second) &&
+        std::find(targets.begin(), targets.end(), same->second) == targets.end())
       targets.push_back(same->second);
     if (targets.empty()) continue;
     out << piece << '\t';
@@ -124,14 +124,20 @@ int run(const Args& a) {
 int main(int argc, char** argv) {
   CLI::App app{"ordo-vmap: a vocabulary shortlist map (vmap.txt) from a parallel corpus, for --use-vmap"};
   Args a;
-  app.add_option("-m,--model", a.model, "Model folder (its tokenizer reads the corpus)")->required()->check(CLI::ExistingDirectory);
+  app.add_option("-m,--model", a.model, "Model folder (its tokenizer reads the corpus)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--source", a.source, "Source side, one segment per line")->required();
   app.add_option("--target", a.target, "Target side, aligned line by line")->required();
   app.add_option("-o,--output", a.output, "Output file (default: MODEL/vmap.txt)");
-  app.add_option("--always", a.always, "Most frequent target pieces put on every list")->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_option("--per-source", a.per_source, "Target pieces per source piece, by p(t|s)")->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_option("--min-count", a.min_count, "Pairs a source and a target piece must share")->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  app.add_option("--max-lines", a.max_lines, "Read at most N pairs (0 = all)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--always", a.always, "Most frequent target pieces put on every list")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("--per-source", a.per_source, "Target pieces per source piece, by p(t|s)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("--min-count", a.min_count, "Pairs a source and a target piece must share")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--max-lines", a.max_lines, "Read at most N pairs (0 = all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   CLI11_PARSE(app, argc, argv);
   if (a.output.empty()) a.output = a.model + "/vmap.txt";
   try {
