@@ -15,7 +15,7 @@ namespace ordo {
 // The arithmetic of the matrix multiplications (the weights are packed for it at load).
 enum class ComputeType {
   kFloat32,   // the default: the reference's results (token-identical to Hugging Face)
-  kBFloat16,  // bfloat16 weights and activations, float32 accumulation: ~2x faster GEMMs
+  kBFloat16,  // bfloat16 weights and activations, float32 accumulation: faster GEMMs
   kInt8,      // int8 weights (per output channel) and activations (per row, dynamic)
 };
 

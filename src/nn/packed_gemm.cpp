@@ -141,7 +141,7 @@ struct PackedGemm::Impl {
   // lengths peak higher with each kernel kept (the heap is also released after each batch,
   // pipeline/heap.h). A shape that comes back is rebuilt cheaply while oneDNN's own primitive
   // cache (128 entries here, process-wide) still holds it, and JIT-compiled afresh otherwise.
-  // Row r's result does not depend on the row count (tests/engine/batch_invariance_test.cpp),
+  // Row r's result does not depend on the row count (tests/nn/batch_invariance_test.cpp),
   // so which kernel runs a batch never changes a bit.
   struct CachedKernel {
     int64_t rows;
@@ -304,7 +304,7 @@ PackedGemm::PackedGemm(const RowSource& rows, int64_t out, int64_t in, const at:
     if (m.compute_row_offsets() && m.writes_directly()) {
       // Each slice (int8: quantized by kernels/quantize.h) has its rows written where oneDNN's
       // reorder would put them, with the s8s8 compensation it appends: the same bytes (checked
-      // once per process against the reorder, and by tests/engine/compute_type_test.cpp), one
+      // once per process against the reorder, and by tests/pipeline/compute_type_test.cpp), one
       // pass, on all the threads, and no plain copy of the whole matrix beside the packed one.
       if (type == GemmType::kFloat32) m.owner = kernels::map_zeroed(m.weights_md.get_size());
       m.weights = m.owner ? memory(m.weights_md, cpu_engine(), const_cast<void*>(m.owner.get()))

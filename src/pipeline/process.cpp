@@ -126,7 +126,7 @@ size_t pipeline::release_library_pages() {
   // shim while the weights load) could have been listed as its first, read-only mapping of the
   // whole object and relocated into data segments mapped over it before the madvise, which
   // then threw its relocations away: a rare SIGSEGV of `ordo` in CI, and within seconds with a
-  // thread loading libraries in a loop (tests/engine/process_state_test.cpp).
+  // thread loading libraries in a loop (tests/pipeline/process_state_test.cpp).
   // /proc/self/pagemap says, per page, whether it is resident and whether it is the file's
   // (bit 61) or a private copy (clear, or swapped out: bit 62).
   LibraryPages pass;
