@@ -2,13 +2,12 @@
 // libordo_cli.so, loaded and run by the `ordo` launcher (launcher.cpp) once OpenMP's wait policy
 // is set. `ordo serve` is listed here by its summary only: the launcher runs it from a module of
 // its own (src/server/serve_main.cpp).
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 
 #include "cli/generate_command.h"
 #include "cli/positions_command.h"
 #include "cli/score_command.h"
+#include "faces/command_main.h"
 #include "faces/serve_summary.h"
 #include "ordo/ordo.h"
 
@@ -50,29 +49,12 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   CLI::App* serve = app.add_subcommand("serve", ordo::faces::kServeSummary);
   serve->allow_extras();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    // One line naming the option and what it accepts (CLI11's messages do), not the whole help.
-    std::string command = "ordo";
-    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-    std::cerr << "ordo: error: " << e.what() << " (see '" << command << " --help')\n";
-    return 2;
-  }
-  ordo::configure_process();  // the process is ours: glibc's and oneDNN's settings for decoding
-  try {
+  return ordo::faces::run_command_line(app, argc, argv, [&] {
     if (*translate) return ordo::cli::run_generate(translate_task, translate_args);
     if (*summarize) return ordo::cli::run_generate(summarize_task, summarize_args);
     if (*positions) return ordo::cli::run_positions(positions_args, *positions);
     if (*serve) throw ordo::Error("`ordo serve` runs from libordo_serve.so, which the `ordo` launcher loads");
     if (*score) return ordo::cli::run_score(score_args);
-  } catch (const ordo::Error& e) {
-    std::cerr << "ordo: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "ordo: internal error: " << e.what() << "\n";
-    return 2;
-  }
-  return 0;
+    return 0;
+  });
 }
