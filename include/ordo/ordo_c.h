@@ -44,6 +44,7 @@ extern "C" {
 typedef struct ordo_translator ordo_translator; /* a loaded model */
 typedef struct ordo_options ordo_options;       /* decoding options (unset: the model's defaults) */
 typedef struct ordo_result ordo_result;         /* the results of one ordo_translate call */
+typedef struct ordo_glossary ordo_glossary;     /* source terms and their fixed translations */
 
 /* The library's version, "MAJOR.MINOR.PATCH" (static storage: do not free). */
 ORDO_API const char* ordo_version(void);
@@ -124,6 +125,26 @@ ORDO_API int ordo_options_set_token_callback(ordo_options* options, ordo_token_c
                                              char** error);
 ORDO_API int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback callback, void* user_data,
                                               char** error);
+
+/* ------------------------------------------------------------------ glossaries */
+
+/* A glossary (ordo::Glossary, `ordo translate --glossary`): "always render bicycle as Velo". In
+ * each sentence holding a source term (case-insensitive, on word boundaries) the target term
+ * takes the place of the model's own translation of it; the rest of that translation, and
+ * sentences without a term, stay as without the glossary. */
+ORDO_API ordo_glossary* ordo_glossary_new(void); /* empty; NULL only when out of memory */
+/* Reads a TSV file, one "source term<TAB>target term" per line (blank lines skipped). A bad
+ * line gives NULL and an error naming the file and the line ("terms.tsv:3: ..."). */
+ORDO_API ordo_glossary* ordo_glossary_read_tsv(const char* path, char** error);
+/* Adds a term (trimmed of spaces). An empty term or invalid UTF-8: -1 and an error, and the
+ * glossary is unchanged. */
+ORDO_API int ordo_glossary_add(ordo_glossary* glossary, const char* source_term, const char* target_term, char** error);
+ORDO_API size_t ordo_glossary_size(const ordo_glossary* glossary); /* the terms; 0 for NULL */
+ORDO_API void ordo_free_glossary(ordo_glossary* glossary);
+/* The glossary of the calls made with `options`: the options keep a copy of it, so the
+ * glossary may be changed or freed right after; NULL clears it. With a token callback, a
+ * sentence holding a term streams only its done event (with the final text). */
+ORDO_API int ordo_options_set_glossary(ordo_options* options, const ordo_glossary* glossary, char** error);
 
 /* ------------------------------------------------------------------ translating */
 

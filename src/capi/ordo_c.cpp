@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <system_error>
@@ -26,6 +27,10 @@ struct ordo_options {
 
 struct ordo_result {
   std::vector<ordo::TranslationResult> results;
+};
+
+struct ordo_glossary {
+  ordo::Glossary glossary;
 };
 
 namespace {
@@ -208,6 +213,40 @@ int ordo_options_set_cancel_callback(ordo_options* options, ordo_cancel_callback
       options->decode.cancelled = nullptr;
     else
       options->decode.cancelled = [callback, user_data] { return callback(user_data); };
+    return 0;
+  });
+}
+
+ordo_glossary* ordo_glossary_new(void) {
+  return guarded<ordo_glossary*>(nullptr, nullptr, [] { return new ordo_glossary(); });
+}
+
+ordo_glossary* ordo_glossary_read_tsv(const char* path, char** error) {
+  return guarded<ordo_glossary*>(error, nullptr, [&] {
+    require(path, "glossary path");
+    return new ordo_glossary{ordo::Glossary::read_tsv(path)};
+  });
+}
+
+int ordo_glossary_add(ordo_glossary* glossary, const char* source_term, const char* target_term, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(glossary, "glossary");
+    require(source_term, "source term");
+    require(target_term, "target term");
+    glossary->glossary.add(source_term, target_term);
+    return 0;
+  });
+}
+
+size_t ordo_glossary_size(const ordo_glossary* glossary) { return glossary ? glossary->glossary.size() : 0; }
+
+void ordo_free_glossary(ordo_glossary* glossary) { delete glossary; }
+
+int ordo_options_set_glossary(ordo_options* options, const ordo_glossary* glossary, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(options, "options");
+    // A copy: the caller's glossary may be changed or freed while the options are in use.
+    options->decode.glossary = glossary ? std::make_shared<const ordo::Glossary>(glossary->glossary) : nullptr;
     return 0;
   });
 }

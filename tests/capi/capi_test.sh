@@ -2,10 +2,14 @@
 # The C ABI from plain C: builds examples/c/translate.c and tests/capi/error_paths.c with
 #   CC -std=c11 -Wall -Wextra -Werror ... -lordo
 # against the build tree's include/ and libordo.so, then
-#   error:   runs error_paths (NULL handles, bad options, bad models, callbacks)
+#   error:   runs error_paths (NULL handles, bad options, bad models, bad glossaries, callbacks)
 #   example: the example's output equals `ordo translate`'s on a fixture (greedy, and beam 3 with
 #            3-best lines and scores), and a bad model path gives the library's message and exit 1.
-#   capi_test.sh error|example SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
+#   glossary: tests/capi/glossary_translate.c with the glossary "bicycle<TAB>Velo" (read from a
+#            file, and built term by term) gives `ordo translate --glossary`'s lines.
+#   glossary-untouched: with that glossary, sentences without the term are translated as
+#            `ordo translate` without a glossary translates them.
+#   capi_test.sh error|example|glossary|glossary-untouched SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
 set -euo pipefail
 what="$1" source_dir="$2" build_dir="$3" model="$4" cc="${5:-cc}"
 work="$(mktemp -d)"
@@ -16,8 +20,39 @@ build() {  # build NAME SOURCE
 }
 if [ "$what" = error ]; then
   build error_paths "$source_dir/tests/capi/error_paths.c"
-  "$work/error_paths" "$model"
+  "$work/error_paths" "$model" "$work"
   exit
+fi
+if [ "$what" = glossary ] || [ "$what" = glossary-untouched ]; then
+  build glossary_translate "$source_dir/tests/capi/glossary_translate.c"
+  printf 'bicycle\tVelo\n' > "$work/terms.tsv"
+  failed=0
+  same() {  # same LABEL FILE1 FILE2
+    if cmp -s "$2" "$3" && [ -s "$2" ]; then
+      echo "ok: $1 ($(wc -l < "$2") lines)"
+    else
+      echo "FAILED: $1"; diff "$2" "$3" | head -20; failed=1
+    fi
+  }
+  if [ "$what" = glossary ]; then
+    printf '%s\n' "A man is riding a bicycle down the street." "The cat sat on the mat." \
+      "Two children push a BICYCLE up a hill." > "$work/input.txt"
+    "$work/glossary_translate" "$model" "$work/terms.tsv" < "$work/input.txt" > "$work/c.txt"
+    "$work/glossary_translate" "$model" - bicycle=Velo < "$work/input.txt" > "$work/c_added.txt"
+    "$build_dir/ordo" translate -m "$model" -q --glossary "$work/terms.tsv" < "$work/input.txt" > "$work/ordo.txt"
+    same "glossary read from a file = ordo translate --glossary" "$work/c.txt" "$work/ordo.txt"
+    same "glossary built with ordo_glossary_add = ordo translate --glossary" "$work/c_added.txt" "$work/ordo.txt"
+    printf '%s\n' "Ein Mann fährt auf einem Velo die Straße entlang." > "$work/expected.txt"
+    head -1 "$work/c.txt" > "$work/c_first.txt"
+    same "the term's sentence" "$work/c_first.txt" "$work/expected.txt"
+  else
+    printf '%s\n' "The cat sat on the mat." "Where is the train station?" "A man rides a bike." \
+      "Bicycles are parked by the wall." > "$work/input.txt"
+    "$work/glossary_translate" "$model" "$work/terms.tsv" < "$work/input.txt" > "$work/c.txt"
+    "$build_dir/ordo" translate -m "$model" -q < "$work/input.txt" > "$work/ordo.txt"
+    same "sentences without the term, glossary = no glossary" "$work/c.txt" "$work/ordo.txt"
+  fi
+  exit $failed
 fi
 build translate "$source_dir/examples/c/translate.c"
 printf '%s\n' "Where is the train station?" "A man is riding a bicycle down the street." "" \

@@ -1,11 +1,14 @@
 /* ctest-label: unit
  * The C ABI's error paths (include/ordo/ordo_c.h): NULL handles, bad option names and values,
- * bad models and inputs each give NULL / -1 and a message naming what is wrong, never a crash.
- *   error_paths MODEL_DIR   (a tiny fixture: the one translation it runs takes < 1 s) */
+ * bad models, inputs and glossaries each give NULL / -1 and a message naming what is wrong,
+ * never a crash.
+ *   error_paths MODEL_DIR WORK_DIR   (a tiny fixture: the one translation it runs takes < 1 s;
+ *                                     glossary files are written to WORK_DIR) */
 #include <ordo/ordo_c.h>
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures = 0, checks = 0;
@@ -49,9 +52,32 @@ static void expect_error(char* error, const char* part, int line) {
 }
 #define EXPECT_ERROR(error, part) expect_error(error, part, __LINE__)
 
+/* Writes `content` to WORK_DIR/name and returns the path (static storage, one at a time). */
+static const char* write_file(const char* work_dir, const char* name, const char* content) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", work_dir, name);
+  FILE* file = fopen(path, "wb");
+  if (!file || fputs(content, file) < 0 || fclose(file) != 0) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(2);
+  }
+  return path;
+}
+
+/* The call failed with exactly the error `expected`; frees the error. */
+static void expect_exact_error(char* error, const char* expected, int line) {
+  ++checks;
+  if (!error || strcmp(error, expected) != 0) {
+    ++failures;
+    fprintf(stderr, "%s:%d: error '%s' is not '%s'\n", __FILE__, line, error ? error : "(none)", expected);
+  }
+  ordo_free_string(error);
+}
+#define EXPECT_EXACT_ERROR(error, expected) expect_exact_error(error, expected, __LINE__)
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: error_paths MODEL_DIR\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: error_paths MODEL_DIR WORK_DIR\n");
     return 2;
   }
   char* error = NULL;
@@ -118,6 +144,55 @@ int main(int argc, char** argv) {
   CHECK(ordo_options_set_preset(options, "translation", &error) == 0);
   CHECK(ordo_options_set_token_callback(NULL, NULL, NULL, &error) == -1);
   EXPECT_ERROR(error, "options is NULL");
+
+  /* Glossaries: a bad file names itself and its line (the C++ message, word for word); a bad
+   * term leaves the glossary as it was. */
+  const char* path = write_file(argv[2], "bad.tsv", "bicycle\tVelo\n\nno tab here\n");
+  char expected[4200];
+  snprintf(expected, sizeof expected, "%s:3: expected 'source term<TAB>target term', found no tab", path);
+  CHECK(ordo_glossary_read_tsv(path, &error) == NULL);
+  EXPECT_EXACT_ERROR(error, expected);
+  path = write_file(argv[2], "two_tabs.tsv", "bicycle\tVelo\tRad\n");
+  snprintf(expected, sizeof expected, "%s:1: expected 'source term<TAB>target term', found more than one tab", path);
+  CHECK(ordo_glossary_read_tsv(path, &error) == NULL);
+  EXPECT_EXACT_ERROR(error, expected);
+  path = write_file(argv[2], "empty_target.tsv", "man\tMann\nbicycle\t \n");
+  snprintf(expected, sizeof expected, "%s:2: the target term of 'bicycle' is empty", path);
+  CHECK(ordo_glossary_read_tsv(path, &error) == NULL);
+  EXPECT_EXACT_ERROR(error, expected);
+  CHECK(ordo_glossary_read_tsv("/no/such/terms.tsv", &error) == NULL);
+  EXPECT_ERROR(error, "/no/such/terms.tsv");
+  CHECK(ordo_glossary_read_tsv(NULL, &error) == NULL);
+  EXPECT_EXACT_ERROR(error, "glossary path is NULL");
+  path = write_file(argv[2], "good.tsv", "\357\273\277bicycle\tVelo\r\n\n  street \t Strasse\n");
+  ordo_glossary* glossary = ordo_glossary_read_tsv(path, &error);
+  CHECK(glossary != NULL && error == NULL && ordo_glossary_size(glossary) == 2);
+  ordo_free_glossary(glossary);
+
+  glossary = ordo_glossary_new();
+  CHECK(glossary != NULL && ordo_glossary_size(glossary) == 0);
+  CHECK(ordo_glossary_add(glossary, "bicycle", "Velo", &error) == 0 && error == NULL);
+  CHECK(ordo_glossary_add(glossary, " ", "Velo", &error) == -1);
+  EXPECT_EXACT_ERROR(error, "glossary: the source term is empty");
+  CHECK(ordo_glossary_add(glossary, "street", "", &error) == -1);
+  EXPECT_EXACT_ERROR(error, "glossary: the target term of 'street' is empty");
+  CHECK(ordo_glossary_add(glossary, "caf\xe9", "Caf\xc3\xa9", &error) == -1);
+  EXPECT_ERROR(error, "UTF-8");
+  CHECK(ordo_glossary_add(glossary, NULL, "Velo", &error) == -1);
+  EXPECT_EXACT_ERROR(error, "source term is NULL");
+  CHECK(ordo_glossary_add(glossary, "bicycle", NULL, &error) == -1);
+  EXPECT_EXACT_ERROR(error, "target term is NULL");
+  CHECK(ordo_glossary_add(NULL, "bicycle", "Velo", &error) == -1);
+  EXPECT_EXACT_ERROR(error, "glossary is NULL");
+  CHECK(ordo_glossary_add(glossary, "bicycle", "", NULL) == -1); /* no error wanted: no crash */
+  CHECK(ordo_glossary_size(glossary) == 1);
+  CHECK(ordo_glossary_size(NULL) == 0);
+  CHECK(ordo_options_set_glossary(NULL, glossary, &error) == -1);
+  EXPECT_EXACT_ERROR(error, "options is NULL");
+  CHECK(ordo_options_set_glossary(options, glossary, &error) == 0 && error == NULL);
+  CHECK(ordo_options_set_glossary(options, NULL, &error) == 0 && error == NULL); /* cleared */
+  ordo_free_glossary(glossary);
+  ordo_free_glossary(NULL);
 
   /* NULL handles everywhere. */
   const char* one[] = {"Hello."};

@@ -10,4 +10,13 @@ if(ORDO_C_COMPILER)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh example ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
             ${CMAKE_CURRENT_SOURCE_DIR}/data/hf/marian_opus_en_mg ${ORDO_C_COMPILER})
   set_tests_properties(CApi.ExampleTranslatesLikeTheCommandLine PROPERTIES LABELS integration TIMEOUT 600)
+  # The bundled en-de model: the glossary's term has to be one the model translates.
+  add_test(NAME CApi.GlossaryTranslatesLikeTheCommandLine
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh glossary ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+            ${CMAKE_SOURCE_DIR}/models/en-de ${ORDO_C_COMPILER})
+  set_tests_properties(CApi.GlossaryTranslatesLikeTheCommandLine PROPERTIES LABELS integration TIMEOUT 600)
+  add_test(NAME CApi.GlossaryLeavesSentencesWithoutATermUnchanged
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh glossary-untouched ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/models/en-de ${ORDO_C_COMPILER})
+  set_tests_properties(CApi.GlossaryLeavesSentencesWithoutATermUnchanged PROPERTIES LABELS integration TIMEOUT 600)
 endif()
