@@ -1,7 +1,8 @@
 // ordo's translation page: plain JavaScript on the server's own API (same origin, no library).
 //   GET /frontend/settings, /languages    limits and pickers (LibreTranslate's routes)
 //   POST /translate                        the translation shown, "auto" detection, documents
-//   POST /v1/translate alignment, attention  the words view and the heatmap
+//   POST /v1/translate alignment, attention  the words view and the heatmap; with terms in the
+//                                            glossary box, also the translation shown ("glossary")
 //   GET /v1/models, POST /v1/summarize      the summarization tab
 'use strict';
 
@@ -14,7 +15,7 @@
     detected: null,  // the language "auto" found for the last translation
     seq: 0,          // the newest translation asked for; older answers are dropped
     controller: null,
-    last: null,      // {text, source, target, translated, v1} of the translation shown
+    last: null,      // {text, source, target, glossary, translated, v1} of the translation shown
     attention: null, // the /v1 result with "attention", for the heatmap
     marked: null,    // {target: word, sources: Set of words} marked in the words view
   };
@@ -199,6 +200,7 @@
       translateNow();
     }
   });
+  $('glossary').addEventListener('input', () => translateSoon());
   $('translate').addEventListener('click', () => translateNow());
   $('clear').addEventListener('click', () => {
     $('text').value = '';
@@ -213,12 +215,69 @@
     $('status').textContent = text || '';
   }
 
+  // ---------------------------------------------------------------- glossary
+  // The glossary box: TSV lines "source term<TAB>target term", as two spreadsheet columns paste;
+  // blank lines are skipped and terms trimmed (as the server trims them). The terms as
+  // /v1/translate's "glossary" object, or null when the box holds none; a bad line throws,
+  // naming it, and then nothing is sent.
+  function readGlossary(value) {
+    const terms = new Map();  // source term -> {target, line}
+    value.split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      const where = 'glossary line ' + (i + 1) + ': ';
+      const expected = where + "expected 'source term<TAB>target term'";
+      const cells = line.split('\t');
+      if (cells.length === 1) throw new Error(expected + ', found no tab');
+      if (cells.length > 2) throw new Error(expected + ', found ' + (cells.length - 1) + ' tabs');
+      const source = cells[0].trim(), target = cells[1].trim();
+      if (!source) throw new Error(expected + ', the source term is empty');
+      if (!target) throw new Error(expected + ', the target term is empty');
+      if (terms.has(source)) throw new Error(where + "'" + source + "' is already on line " + terms.get(source).line);
+      terms.set(source, { target, line: i + 1 });
+    });
+    // fromEntries: a term such as "__proto__" stays a term.
+    return terms.size ? Object.fromEntries([...terms].map(([source, t]) => [source, t.target])) : null;
+  }
+
+  // Reads the box, says how many terms it holds or what is wrong with it: {terms, error}.
+  function checkGlossary() {
+    const box = $('glossary'), message = $('glossary-error');
+    let terms = null, error = null;
+    try { terms = readGlossary(box.value); } catch (e) { error = e; }
+    const n = terms ? Object.keys(terms).length : 0;
+    $('glossary-count').textContent = error ? '(not read)' : n ? '(' + n + (n === 1 ? ' term)' : ' terms)') : '';
+    message.textContent = error ? error.message : '';
+    message.hidden = !error;
+    if (error) {
+      box.setAttribute('aria-invalid', 'true');
+      $('glossary-box').open = true;
+    } else {
+      box.removeAttribute('aria-invalid');
+    }
+    return { terms, error };
+  }
+
+  // POST /v1/translate for the Text tab: the words view, the heatmap and, with terms, the
+  // translation. The glossary goes with each, so that they all show the same translation.
+  function v1Translate(text, source, target, glossary, fields, signal) {
+    const body = Object.assign({ text, source_lang: source, target_lang: target }, fields);
+    if (glossary) body.glossary = glossary;
+    return api('POST', '/v1/translate', body, signal);
+  }
+
   async function translateNow() {
     clearTimeout(timer);
     const text = $('text').value;
     const source = $('source').value, target = $('target').value;
     const seq = ++state.seq;
     if (state.controller) state.controller.abort();
+    const glossary = checkGlossary();
+    if (glossary.error) {  // said in the glossary box; nothing is sent
+      showResult('', null);
+      showError(null);
+      setBusy(false);
+      return;
+    }
     if (!text.trim()) {
       showResult('', null);
       showError(null);
@@ -236,18 +295,33 @@
     setBusy(true, 'Translating…');
     const started = performance.now();
     try {
-      const answer = await api('POST', '/translate', { q: text, source, target, format: 'text' }, controller.signal);
-      if (seq !== state.seq) return;
-      showError(null);
-      let from = source;
-      if (answer.detectedLanguage && answer.detectedLanguage.language) {
-        from = answer.detectedLanguage.language;
-        state.detected = from;
+      let from = source, detected = null, translated = '';
+      // /translate: the translation without a glossary, and the language "auto" finds (with a
+      // glossary too: the server's own detection, its refusals included, as without one).
+      if (!glossary.terms || source === 'auto') {
+        const answer = await api('POST', '/translate', { q: text, source, target, format: 'text' }, controller.signal);
+        if (seq !== state.seq) return;
+        if (answer.detectedLanguage && answer.detectedLanguage.language) {
+          detected = answer.detectedLanguage;
+          from = detected.language;
+        }
+        translated = answer.translatedText;
       }
-      showDetected(source === 'auto' ? answer.detectedLanguage : null);
-      showResult(answer.translatedText, { text, source: from, target });
-      setBusy(false, 'Translated in ' + Math.round(performance.now() - started) + ' ms');
-      await loadAlignment(seq, text, from, target, answer.translatedText, controller.signal);
+      // /translate ignores a glossary: /v1/translate puts the terms in, from the language chosen
+      // or detected, each line of the text one input (as `ordo translate --glossary` reads lines).
+      if (glossary.terms) {
+        const answer = await v1Translate(text.split('\n'), from, target, glossary.terms, {}, controller.signal);
+        if (seq !== state.seq) return;
+        translated = answer.results.map((r) => r.text).join('\n');
+      }
+      showError(null);
+      if (detected) state.detected = from;
+      showDetected(source === 'auto' ? detected : null);
+      showResult(translated, { text, source: from, target, glossary: glossary.terms });
+      const n = glossary.terms ? Object.keys(glossary.terms).length : 0;
+      setBusy(false, 'Translated in ' + Math.round(performance.now() - started) + ' ms' +
+        (n ? ' with ' + n + (n === 1 ? ' glossary term' : ' glossary terms') : ''));
+      await loadAlignment(seq, text, from, target, glossary.terms, translated, controller.signal);
     } catch (error) {
       if (error.name === 'AbortError' || seq !== state.seq) return;
       setBusy(false, '');
@@ -322,11 +396,10 @@
     return out;
   }
 
-  async function loadAlignment(seq, text, source, target, translated, signal) {
-    const body = { text, source_lang: source, target_lang: target, alignment: 'hard', alignment_words: true };
+  async function loadAlignment(seq, text, source, target, glossary, translated, signal) {
     let answer;
     try {
-      answer = await api('POST', '/v1/translate', body, signal);
+      answer = await v1Translate(text, source, target, glossary, { alignment: 'hard', alignment_words: true }, signal);
     } catch (error) {
       if (error.name === 'AbortError' || seq !== state.seq) return;
       // The translation is shown; only the words view is missing.
@@ -409,8 +482,7 @@
     $('heatmap-note').textContent = 'Loading the attention weights…';
     let answer;
     try {
-      answer = await api('POST', '/v1/translate',
-        { text: last.text, source_lang: last.source, target_lang: last.target, attention: true });
+      answer = await v1Translate(last.text, last.source, last.target, last.glossary, { attention: true });
     } catch (error) {
       $('heatmap-note').textContent = explain(error);
       return;

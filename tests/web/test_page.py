@@ -376,6 +376,136 @@ def test_hovering_a_word_marks_its_aligned_source_words(server, driver):
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+# ---------------------------------------------------------------- the glossary box
+def glossary_file(directory, tsv):
+    path = pathlib.Path(directory) / "glossary.tsv"
+    path.write_text(tsv, encoding="utf-8")
+    return str(path)
+
+
+def paste_glossary(driver, tsv):
+    """Opens the glossary box and pastes `tsv` into it: one trusted insertion, tabs and all."""
+    box = driver.find_element(By.ID, "glossary")
+    if not box.is_displayed():
+        driver.find_element(By.CSS_SELECTOR, "#glossary-box summary").click()
+    box.click()
+    driver.execute_cdp_cmd("Input.insertText", {"text": tsv})
+    assert box.get_attribute("value") == tsv
+
+
+def clear_glossary(driver):
+    """Empties the glossary box as a person does: select all, delete."""
+    box = driver.find_element(By.ID, "glossary")
+    box.click()
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    assert box.get_attribute("value") == ""
+
+
+def count_requests(driver):
+    """From now on the page's window.fetch calls are listed in window.sentRequests."""
+    driver.execute_script("""
+        window.sentRequests = []; const original = window.fetch;
+        window.fetch = function (url) { window.sentRequests.push(String(url)); return original.apply(this, arguments); };""")
+
+
+def test_a_pasted_glossary_term_is_put_in_as_the_command_line_puts_it(server, driver, tmp_path):
+    tsv = "bicycle\tVelo"
+    expected = run_ordo(["translate", "-m", "en-de", "--glossary", glossary_file(tmp_path, tsv + "\n")], EN + "\n").strip()
+    assert expected == "Ein Mann fährt auf einem Velo die Straße entlang."
+    assert run_ordo(["translate", "-m", "en-de"], EN + "\n").strip() != expected
+    open_page(driver, server)
+    paste_glossary(driver, tsv)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == expected, "the translation with the glossary's term")
+    assert driver.find_element(By.ID, "glossary-count").text == "(1 term)"
+    assert "with 1 glossary term" in driver.find_element(By.ID, "status").text
+    assert console_errors(driver) == []
+
+
+def test_a_glossary_line_without_a_tab_is_named_and_nothing_is_sent(server, driver):
+    open_page(driver, server)
+    count_requests(driver)
+    Select(driver.find_element(By.ID, "source")).select_by_value("en")
+    Select(driver.find_element(By.ID, "target")).select_by_value("de")
+    paste_glossary(driver, "bicycle\tVelo\n\nstreet = Gasse\n")
+    driver.find_element(By.ID, "text").send_keys(EN)
+    message = driver.find_element(By.ID, "glossary-error")
+    expected = "glossary line 3: expected 'source term<TAB>target term', found no tab"
+    wait_for(driver, lambda d: message.is_displayed() and message.text == expected, "the message naming line 3")
+    driver.find_element(By.ID, "translate").click()  # refused at once, before any request
+    assert driver.find_element(By.ID, "glossary").get_attribute("aria-invalid") == "true"
+    assert result_text(driver) == "" and not driver.find_element(By.ID, "error").is_displayed()
+    assert driver.execute_script("return window.sentRequests") == []
+    assert console_errors(driver) == []
+
+
+def test_clearing_the_glossary_gives_the_plain_translation_again(server, driver, tmp_path):
+    tsv = "bicycle\tVelo"
+    with_term = run_ordo(["translate", "-m", "en-de", "--glossary", glossary_file(tmp_path, tsv + "\n")], EN + "\n").strip()
+    plain = run_ordo(["translate", "-m", "en-de"], EN + "\n").strip()
+    assert plain != with_term
+    open_page(driver, server)
+    paste_glossary(driver, tsv)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == with_term, "the translation with the term")
+    clear_glossary(driver)
+    wait_for(driver, lambda d: result_text(d) == plain, "the plain translation after the box is emptied")
+    assert driver.find_element(By.ID, "glossary-count").text == ""
+    assert "glossary" not in driver.find_element(By.ID, "status").text
+    assert console_errors(driver) == []
+
+
+def test_the_words_view_shows_the_words_of_the_translation_with_the_glossary(server, driver, tmp_path):
+    tsv = "bicycle\tVelo"
+    line = json.loads(run_ordo(["translate", "-m", "en-de", "--glossary", glossary_file(tmp_path, tsv + "\n"), "--json",
+                                "--alignment", "hard", "--alignment-words"], EN + "\n"))
+    target_words = word_groups(line["tokens"])
+    assert "Velo" in target_words
+    open_page(driver, server)
+    paste_glossary(driver, tsv)
+    translate(driver, "en", "de", EN)
+    wait_for(driver, lambda d: result_text(d) == line["text"], "the translation with the term")
+    wait_for(driver, lambda d: d.find_element(By.ID, "attention").is_displayed(), "the words view")
+    shown = driver.find_elements(By.CSS_SELECTOR, "#target-words .word")
+    assert [w.text for w in shown] == target_words
+    assert not driver.find_element(By.ID, "attention-whole").is_displayed()
+    velo = target_words.index("Velo")
+    ActionChains(driver).move_to_element(shown[velo]).perform()
+    expected = sorted({s for s, t in line["alignment"] if t == velo})
+    assert expected
+    wait_for(driver, lambda d: highlighted_words(d) == expected, "Velo marks its source words", seconds=5)
+    assert console_errors(driver) == []
+
+
+def test_with_detect_language_the_glossary_applies_from_the_detected_language(server, driver, tmp_path):
+    tsv = "Straße\troad"
+    expected = run_ordo(["translate", "-m", "de-en", "--glossary", glossary_file(tmp_path, tsv + "\n")], DE + "\n").strip()
+    assert expected != run_ordo(["translate", "-m", "de-en"], DE + "\n").strip()
+    open_page(driver, server)
+    paste_glossary(driver, tsv)
+    translate(driver, "auto", "en", DE)
+    wait_for(driver, lambda d: result_text(d) == expected, "the translation from the detected German, with the term")
+    detected = driver.find_element(By.ID, "detected")
+    assert detected.is_displayed() and detected.get_attribute("data-language") == "de"
+    assert console_errors(driver) == []
+
+
+def test_a_glossary_the_server_refuses_shows_its_400(server, driver):
+    tsv = "bicycle\tVe\u0000lo"  # a NUL byte: the page sends it, the server refuses it
+    status, answer = post(server, "/v1/translate", {"text": EN, "source_lang": "en", "target_lang": "de",
+                                                    "glossary": {"bicycle": "Ve\u0000lo"}})
+    assert status == 400 and "'glossary'" in answer["error"]
+    open_page(driver, server)
+    paste_glossary(driver, tsv)
+    translate(driver, "en", "de", EN)
+    error = driver.find_element(By.ID, "error")
+    wait_for(driver, lambda d: error.is_displayed() and "(400)" in error.text, "the server's 400")
+    assert error.text == "The server refused the request (400): " + answer["error"]
+    assert not driver.find_element(By.ID, "glossary-error").is_displayed()
+    assert [e for e in console_errors(driver) if " 400 " not in e["message"]] == []
+
+
 def test_an_html_document_comes_back_translated_with_its_markup(server, driver, downloads):
     page = '<!doctype html>\n<html><body>\n<p class="x">A man is riding a <b>red</b> bicycle.</p>\n' \
            '<p>A woman is playing the guitar.</p>\n</body></html>\n'
