@@ -102,13 +102,14 @@ struct DecodeOptions {
   // beam search (generate(force_words_ids=...), token-identical). Phrases separated by "|"
   // ("contract|Bahnhof"), each encoded as target text without special tokens. Needs beam search
   // (beam_size >= 2). When too few hypotheses hold them all at the length limit, the best others
-  // fill the n-best (their score may be -inf), as in transformers. A Glossary (ordo/glossary.h)
-  // sets it per sentence from the source terms it finds.
+  // fill the n-best (their score may be -inf), as in transformers.
   std::optional<std::string> force_words;
-  // A glossary (ordo/glossary.h): Translator::translate gives each sentence force_words plus the
-  // target terms of the glossary's source terms it contains (sentences without one translate as
-  // without the glossary). Not a table option: `ordo translate --glossary FILE.tsv`, the
-  // "glossary" object of ordo serve's /v1/translate.
+  // A glossary (ordo/glossary.h): in each sentence holding a source term, the target term takes
+  // the place of the model's own translation of it; the rest of that translation, and sentences
+  // without a term, stay as without the glossary. Hypothesis::score stays the score of the
+  // model's own translation. With on_token, a sentence holding a term streams no tokens, only
+  // its done event (with the final text). Not a table option: `ordo translate --glossary
+  // FILE.tsv`, the "glossary" object of ordo serve's /v1/translate.
   std::shared_ptr<const Glossary> glossary;
 
   // Multilingual models (M2M100, NLLB): language codes as the model names them ("de" or

@@ -66,6 +66,15 @@ class ORDO_API Translator {
   std::vector<ScoreResult> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
                                  const DecodeOptions& options = {}, const BatchOptions& batching = {}) const;
 
+  // A glossary's terms put in place (ordo/glossary.h) in `results`, the translations of
+  // `sentences` made with `options` and return_attention (a hypothesis without attention is
+  // left as it is). Without options.return_attention the attention and source pieces are
+  // dropped from the results returned. translate() does this for DecodeOptions::glossary; a
+  // caller that runs its own batches (ordo serve) calls it on what they return.
+  std::vector<TranslationResult> place_terms(const std::vector<std::string>& sentences,
+                                             std::vector<TranslationResult> results, const Glossary& glossary,
+                                             const DecodeOptions& options = {}) const;
+
   // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as
   // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).
   std::vector<int64_t> encode(const std::string& sentence) const;

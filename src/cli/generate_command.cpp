@@ -288,8 +288,8 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
     cmd->add_option("--attention-plot-format", args.attention_plot_format, "png (default) or svg")
         ->check(CLI::IsMember({"png", "svg"}));
     cmd->add_option("--glossary", args.glossary,
-                    "TSV file, one 'source term<TAB>target term' per line: a sentence containing a source\n"
-                    "term (any case, whole words) must contain its target term (constrained beam search, -b >= 2)");
+                    "TSV file, one 'source term<TAB>target term' per line: where a sentence holds a source term\n"
+                    "(any case, whole words), its target term takes the place of the model's own word for it");
     cmd->add_option("--format", args.format,
                     "text (default) or html: the whole input is one HTML document or fragment; its text is\n"
                     "translated sentence by sentence and its markup kept byte for byte")

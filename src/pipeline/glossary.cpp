@@ -1,5 +1,7 @@
 // Glossaries (ordo/glossary.h) and DecodeOptions::force_words (pipeline/force_words.h): terms
 // found with ICU (case folding, word boundaries), phrases encoded by the target tokenizer.
+// Free of the engine, so that the server's request parsing (and its fuzz harness) can read
+// glossaries without it.
 #include "ordo/glossary.h"
 
 #include <algorithm>
@@ -59,8 +61,6 @@ void Glossary::add(const std::string& source_term, const std::string& target_ter
   const std::string source = trimmed(source_term), target = trimmed(target_term);
   if (source.empty()) throw Error(where + ": the source term is empty");
   if (target.empty()) throw Error(where + ": the target term of '" + source + "' is empty");
-  if (target.find('|') != std::string::npos)
-    throw Error(where + ": the target term '" + target + "' contains '|', which separates forced phrases");
   entries_.push_back({text::icu_text::to_utf8(folded(source)), target});
 }
 
@@ -87,40 +87,67 @@ Glossary Glossary::read_tsv(const std::string& path) {
   return glossary;
 }
 
-std::vector<std::string> Glossary::targets_in(const std::string& sentence) const {
-  std::vector<std::string> out;
+std::vector<Glossary::Match> Glossary::matches(const std::string& sentence) const {
+  std::vector<Match> out;
   if (entries_.empty()) return out;
-  const icu::UnicodeString text = folded(sentence);
+  const icu::UnicodeString text = text::icu_text::from_utf8(sentence);
   UErrorCode status = U_ZERO_ERROR;
   std::unique_ptr<icu::BreakIterator> words(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
   if (U_FAILURE(status))
     throw Error("glossary: ICU word boundaries are unavailable: " + std::string(u_errorName(status)));
   words->setText(text);
-  for (const Entry& e : entries_) {
-    const icu::UnicodeString term = text::icu_text::from_utf8(e.source);
-    bool found = false;
-    for (int32_t at = text.indexOf(term); at >= 0 && !found; at = text.indexOf(term, at + 1))
-      found = words->isBoundary(at) && words->isBoundary(at + term.length());
-    if (found && std::find(out.begin(), out.end(), e.target) == out.end()) out.push_back(e.target);
+  std::vector<int32_t> bounds;
+  for (int32_t at = words->first(); at != icu::BreakIterator::DONE; at = words->next()) bounds.push_back(at);
+  // Every span between two boundaries whose case folding is a source term: folding may change
+  // a span's length ("STRASSE" folds like "straße"), so spans are compared, not positions.
+  struct Found {
+    int32_t begin, end;
+    size_t entry;
+  };
+  std::vector<Found> found;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    for (size_t j = i + 1; j < bounds.size(); ++j) {
+      icu::UnicodeString span = text.tempSubStringBetween(bounds[i], bounds[j]);
+      span.foldCase(U_FOLD_CASE_DEFAULT);
+      const std::string key = text::icu_text::to_utf8(span);
+      bool longer_possible = false;
+      for (size_t e = 0; e < entries_.size(); ++e) {
+        if (entries_[e].source == key) found.push_back({bounds[i], bounds[j], e});
+        if (entries_[e].source.size() > key.size()) longer_possible = true;
+      }
+      if (!longer_possible) break;
+    }
   }
+  // Longest first (then the one listed first, then the earlier), each kept unless it overlaps
+  // one kept before it.
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    if (a.end - a.begin != b.end - b.begin) return a.end - a.begin > b.end - b.begin;
+    return a.entry < b.entry;
+  });
+  std::vector<Found> kept;
+  for (const Found& f : found)
+    if (std::none_of(kept.begin(), kept.end(), [&](const Found& k) { return f.begin < k.end && k.begin < f.end; }))
+      kept.push_back(f);
+  std::sort(kept.begin(), kept.end(), [](const Found& a, const Found& b) { return a.begin < b.begin; });
+  const auto bytes = [&](int32_t at) { return text::icu_text::to_utf8(text.tempSubString(0, at)).size(); };
+  for (const Found& k : kept) out.push_back({bytes(k.begin), bytes(k.end), entries_[k.entry].target});
   return out;
 }
 
-std::optional<std::string> Glossary::force_words_for(const std::string& sentence,
-                                                     const std::optional<std::string>& base) const {
-  std::optional<std::string> out = base;
-  for (const std::string& target : targets_in(sentence)) out = out ? *out + "|" + target : target;
+std::vector<std::string> Glossary::targets_in(const std::string& sentence) const {
+  std::vector<std::string> out;
+  for (const Match& m : matches(sentence))
+    if (std::find(out.begin(), out.end(), m.target) == out.end()) out.push_back(m.target);
   return out;
 }
 
-std::vector<Glossary::Group> Glossary::groups(const std::vector<std::string>& sentences,
-                                              const std::optional<std::string>& base) const {
+std::vector<Glossary::Group> Glossary::groups(const std::vector<std::string>& sentences) const {
   std::vector<Group> out;
   for (size_t i = 0; i < sentences.size(); ++i) {
-    const std::optional<std::string> key = force_words_for(sentences[i], base);
-    const auto found = std::find_if(out.begin(), out.end(), [&](const Group& g) { return g.force_words == key; });
+    const bool terms = !matches(sentences[i]).empty();
+    const auto found = std::find_if(out.begin(), out.end(), [&](const Group& g) { return g.terms == terms; });
     if (found == out.end())
-      out.push_back({key, {i}});
+      out.push_back({terms, {i}});
     else
       found->inputs.push_back(i);
   }

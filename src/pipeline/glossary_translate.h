@@ -15,9 +15,10 @@ namespace ordo {
 // an empty phrase throws ordo::Error naming `where`.
 std::vector<std::string> split_force_words(const std::string& text, const std::string& where = "force_words");
 
-// Translator::translate with a glossary: each sentence gets DecodeOptions::force_words plus the
-// target terms of the source terms it contains; sentences that force the same phrases are
-// translated together. Results in input order; on_token events keep their input's index.
+// Translator::translate with a glossary: the sentences holding a source term are translated
+// with return_attention and their terms put in place (Translator::place_terms), the others as
+// without the glossary. Results in input order; on_token events keep their input's index (a
+// sentence with a term has only its done event).
 std::vector<TranslationResult> translate_with_glossary(const Translator& translator,
                                                        const std::vector<std::string>& sentences,
                                                        const Glossary& glossary, const DecodeOptions& options = {},

@@ -25,6 +25,15 @@ Attention to_attention(const at::Tensor& steps, int64_t source_length) {
 
 }  // namespace
 
+void label_ids(const text::Tokenizer& tokenizer, Hypothesis& hyp) {
+  hyp.id_pieces.clear();
+  hyp.token_positions.clear();
+  for (size_t t = 0; t < hyp.ids.size(); ++t) {
+    hyp.id_pieces.push_back(tokenizer.target_piece(hyp.ids[t]));
+    if (!tokenizer.id_to_pieces({hyp.ids[t]}).empty()) hyp.token_positions.push_back(static_cast<int64_t>(t));
+  }
+}
+
 TranslationResult to_result(const text::Tokenizer& tokenizer, const std::vector<search::SearchHypothesis>& hyps,
                             const std::vector<int64_t>& source) {
   TranslationResult result;
@@ -36,10 +45,7 @@ TranslationResult to_result(const text::Tokenizer& tokenizer, const std::vector<
     out.text = tokenizer.decode(hyp.ids);
     if (hyp.attention.defined()) {
       out.attention = to_attention(hyp.attention, static_cast<int64_t>(source.size()));
-      for (size_t t = 0; t < hyp.ids.size(); ++t) {
-        out.id_pieces.push_back(tokenizer.target_piece(hyp.ids[t]));
-        if (!tokenizer.id_to_pieces({hyp.ids[t]}).empty()) out.token_positions.push_back(static_cast<int64_t>(t));
-      }
+      label_ids(tokenizer, out);
     }
     result.hypotheses.push_back(std::move(out));
   }

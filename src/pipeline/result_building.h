@@ -10,6 +10,9 @@
 
 namespace ordo::pipeline {
 
+// Hypothesis::id_pieces and token_positions of `hyp.ids` (return_attention's labels).
+void label_ids(const text::Tokenizer& tokenizer, Hypothesis& hyp);
+
 // `source`: the encoder input of this result (for attention: its length and pieces).
 TranslationResult to_result(const text::Tokenizer& tokenizer, const std::vector<search::SearchHypothesis>& hyps,
                             const std::vector<int64_t>& source);

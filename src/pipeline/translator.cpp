@@ -20,6 +20,7 @@
 #include "pipeline/partition.h"
 #include "pipeline/scoring.h"
 #include "pipeline/source_encoding.h"
+#include "pipeline/term_placement.h"
 #include "search/search.h"
 #include "text/tokenizer.h"
 
@@ -189,6 +190,33 @@ const Translator::Impl& Translator::checked_impl() const {
   return *impl_;
 }
 
+std::vector<TranslationResult> Translator::place_terms(const std::vector<std::string>& sentences,
+                                                       std::vector<TranslationResult> results, const Glossary& glossary,
+                                                       const DecodeOptions& options) const {
+  return guarded("putting glossary terms in place", [&] {
+    if (results.size() != sentences.size())
+      throw Error("place_terms: " + std::to_string(results.size()) + " results for " +
+                  std::to_string(sentences.size()) + " sentences");
+    const Impl& impl = checked_impl();
+    const pipeline::SourceEncoding encoding{impl.call.prefix_for(options), options.source_lang.value_or("")};
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const std::vector<Glossary::Match> matches = glossary.matches(sentences[i]);
+      if (!matches.empty()) pipeline::place_terms(*impl.tokenizer, encoding, sentences[i], matches, results[i]);
+      if (options.return_attention) continue;
+      TranslationResult& r = results[i];
+      r.source_tokens.clear();
+      r.source_ids.clear();
+      r.source_text_positions.clear();
+      for (Hypothesis& h : r.hypotheses) {
+        h.attention = Attention();
+        h.id_pieces.clear();
+        h.token_positions.clear();
+      }
+    }
+    return results;
+  });
+}
+
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
   return guarded("tokenizing", [&] { return checked_impl().tokenizer->encode(sentence); });
 }
@@ -223,7 +251,7 @@ std::vector<std::string> Translator::languages() const {
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& sentences,
                                                      const DecodeOptions& options, const BatchOptions& batching,
                                                      const std::vector<std::string>& target_prefixes) const {
-  if (options.glossary) {  // per sentence: its terms' targets as force_words (ordo/glossary.h)
+  if (options.glossary) {  // terms put in place in the sentences that hold one (ordo/glossary.h)
     if (!target_prefixes.empty())
       throw Error("invalid decoding option: a glossary with target prefixes is not supported");
     return translate_with_glossary(*this, sentences, *options.glossary, options, batching);

@@ -223,32 +223,39 @@ void Service::check_work(const Translator& translator, const DecodeOptions& opti
     values += static_cast<double>(hypotheses) * static_cast<double>(per_pair) * static_cast<double>(tokens) *
               static_cast<double>(length);
   if (values > static_cast<double>(config_.limits.max_attention_values))
-    throw ApiError(400, "Invalid request: too many attention weights: " + std::to_string(sentences) + " sentences x " +
-                            std::to_string(hypotheses) + " hypotheses x " + std::to_string(per_pair) +
-                            " layers and heads x " + std::to_string(tokens) + " new tokens x their source tokens = " +
-                            std::to_string(static_cast<uint64_t>(values)) + ", more than this server's limit of " +
-                            std::to_string(config_.limits.max_attention_values) +
-                            " (--max-attention-values); \"attention\", \"alignment\" and format=html need them: " +
-                            "send fewer or shorter texts, a smaller beam_size or n_best, or fewer new tokens");
+    throw ApiError(
+        400, "Invalid request: too many attention weights: " + std::to_string(sentences) + " sentences x " +
+                 std::to_string(hypotheses) + " hypotheses x " + std::to_string(per_pair) + " layers and heads x " +
+                 std::to_string(tokens) +
+                 " new tokens x their source tokens = " + std::to_string(static_cast<uint64_t>(values)) +
+                 ", more than this server's limit of " + std::to_string(config_.limits.max_attention_values) +
+                 " (--max-attention-values); \"attention\", \"alignment\", format=html and a glossary need them: " +
+                 "send fewer or shorter texts, a smaller beam_size or n_best, or fewer new tokens");
 }
 
 std::vector<TranslationResult> Service::translate(const ServedModel& model, const DecodeOptions& options,
                                                   const std::vector<std::string>& sentences,
                                                   const RequestContext& context, Clock::time_point deadline,
                                                   const StreamFn& on_token, const std::function<bool()>& keep_going) {
-  if (options.glossary) {  // each group of sentences with the phrases its terms force (ordo/glossary.h)
+  if (options.glossary) {  // the sentences with a term get it put in place (ordo/glossary.h)
     std::vector<TranslationResult> results(sentences.size());
-    for (const Glossary::Group& g : options.glossary->groups(sentences, options.force_words)) {
+    for (const Glossary::Group& g : options.glossary->groups(sentences)) {
       DecodeOptions o = options;
       o.glossary.reset();
-      o.force_words = g.force_words;
       std::vector<std::string> part;
       for (size_t i : g.inputs) part.push_back(sentences[i]);
+      // By value: a batch still running after this request gave up may call it once more. A
+      // sentence with a term streams nothing: the terms change its tokens after decoding, and
+      // the whole answer follows the stream.
       StreamFn part_stream;
-      // By value: a batch still running after this request gave up may call it once more.
-      if (on_token)
+      if (on_token && !g.terms)
         part_stream = [on_token, inputs = g.inputs](size_t k, const TokenEvent& e) { return on_token(inputs[k], e); };
+      o.return_attention = options.return_attention || g.terms;
       std::vector<TranslationResult> done = translate(model, o, part, context, deadline, part_stream, keep_going);
+      if (g.terms) {
+        o.return_attention = options.return_attention;
+        done = model.translator->place_terms(part, std::move(done), *options.glossary, o);
+      }
       for (size_t k = 0; k < g.inputs.size(); ++k) results[g.inputs[k]] = std::move(done[k]);
     }
     return results;
