@@ -48,7 +48,6 @@ void assign(std::optional<bool>& field, const Checked& v) { field = std::get<boo
 void assign(std::optional<std::string>& field, const Checked& v) { field = std::get<std::string>(v); }
 void assign(int& field, const Checked& v) { field = static_cast<int>(std::get<int64_t>(v)); }
 void assign(bool& field, const Checked& v) { field = std::get<bool>(v); }
-void assign(std::string& field, const Checked& v) { field = std::get<std::string>(v); }
 void assign(ComputeType& field, const Checked& v) { field = parse_compute_type(std::get<std::string>(v)); }
 
 std::string shown(int v) { return std::to_string(v); }

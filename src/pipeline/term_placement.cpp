@@ -55,18 +55,41 @@ float attended(const Attention& a, int64_t t, size_t s) {
   return sum / static_cast<float>(std::max<int64_t>(1, a.layers * a.heads));
 }
 
-// The target words the source positions of one match attend to most, as a token range: each
-// source word of the match picks the target word whose tokens look at it most; the span runs
-// from the first picked word to the last (the single best one when they lie far apart), without
-// punctuation at its ends.
-Span span_of(const TranslationResult& result, const Hypothesis& hyp, size_t source_begin, size_t source_end,
-             const std::vector<int64_t>& target_words) {
+// A word planned before it is written: a target word holding at least this share of the mass
+// of the best word before it is taken instead. An article or adjective is written before its
+// noun but already looks at the noun's source word (a/an, der/die/das agree with it); on the
+// bundled translators' term lists it often outweighs the noun itself in a 3-layer decoder.
+constexpr float kPlannedShare = 0.7f;
+// Another target word written like the chosen one, holding at least this share of its mass,
+// repeats the model's own word for the same source word: it gets the term too.
+constexpr float kRepeatShare = 0.5f;
+
+// The letters of target word `w` (its pieces without word markers and punctuation), folded.
+std::string word_letters(const Hypothesis& hyp, const std::vector<int64_t>& target_words, int64_t w) {
+  icu::UnicodeString letters;
+  for (size_t k = 0; k < hyp.tokens.size(); ++k) {
+    if (target_words[k] != w) continue;
+    const icu::UnicodeString u = text::icu_text::from_utf8(hyp.tokens[k]);
+    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
+      if (u_isalnum(u.char32At(i))) letters.append(u.char32At(i));
+  }
+  return text::icu_text::to_utf8(letters.foldCase());
+}
+
+// The target words that translate one match, as token ranges: each source word of the match
+// picks the target word whose tokens look at it most (the cross-attention averaged over every
+// layer and head); the span runs from the first picked word to the last (the single best one
+// when they lie far apart), without punctuation at its ends. A one-word term's span may move
+// to the next word (kPlannedShare) and is repeated where the model repeated its word
+// (kRepeatShare).
+std::vector<Span> spans_of(const TranslationResult& result, const Hypothesis& hyp, size_t source_begin,
+                           size_t source_end, const std::vector<int64_t>& target_words) {
   std::vector<std::string> pieces;
   for (size_t p = source_begin; p < source_end; ++p) pieces.push_back(result.source_tokens[p]);
   const std::vector<int64_t> source_words = word_indices(pieces);
   const int64_t word_count = target_words.empty() ? 0 : target_words.back() + 1;
   int64_t first = word_count, last = -1, best = 0;
-  float best_mass = -1.0f;
+  std::vector<float> best_mass;
   for (int64_t w = 0; w <= source_words.back(); ++w) {
     std::vector<float> mass(static_cast<size_t>(word_count), 0.0f);
     for (size_t k = 0; k < hyp.tokens.size(); ++k) {
@@ -79,15 +102,35 @@ Span span_of(const TranslationResult& result, const Hypothesis& hyp, size_t sour
     const int64_t pick = std::max_element(mass.begin(), mass.end()) - mass.begin();
     first = std::min(first, pick);
     last = std::max(last, pick);
-    if (mass[static_cast<size_t>(pick)] > best_mass) best_mass = mass[static_cast<size_t>(pick)], best = pick;
+    if (best_mass.empty() || mass[static_cast<size_t>(pick)] > best_mass[static_cast<size_t>(best)])
+      best_mass = mass, best = pick;
   }
+  const auto mass_of = [&](int64_t w) { return best_mass[static_cast<size_t>(w)]; };
   if (last - first > source_words.back() + 1) first = last = best;
-  Span span;
-  span.begin = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), first) - target_words.begin());
-  span.end = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), last + 1) - target_words.begin());
-  while (span.end > span.begin && !has_word_character(hyp.tokens[span.end - 1])) --span.end;
-  while (span.begin < span.end && !has_word_character(hyp.tokens[span.begin])) ++span.begin;
-  return span;
+  std::vector<int64_t> words;  // one-word spans, the first one chosen
+  if (first == last) {
+    if (first + 1 < word_count && mass_of(first + 1) >= kPlannedShare * mass_of(first) &&
+        !word_letters(hyp, target_words, first + 1).empty())
+      first = last = first + 1;
+    const std::string letters = word_letters(hyp, target_words, first);
+    words.push_back(first);
+    for (int64_t w = 0; w < word_count; ++w)
+      if (w != first && !letters.empty() && mass_of(w) >= kRepeatShare * mass_of(first) &&
+          word_letters(hyp, target_words, w) == letters)
+        words.push_back(w);
+  }
+  std::vector<Span> spans;
+  const auto add = [&](int64_t from, int64_t to) {
+    Span span;
+    span.begin = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), from) - target_words.begin());
+    span.end = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), to + 1) - target_words.begin());
+    while (span.end > span.begin && !has_word_character(hyp.tokens[span.end - 1])) --span.end;
+    while (span.begin < span.end && !has_word_character(hyp.tokens[span.begin])) ++span.begin;
+    if (span.begin < span.end) spans.push_back(span);
+  };
+  if (words.empty()) add(first, last);
+  for (int64_t w : words) add(w, w);
+  return spans;
 }
 
 // The attention rows of `a` for new ids: rows [0, at) and [at + removed, end) kept, the `added`
@@ -116,16 +159,16 @@ void place_in(const text::Tokenizer& tokenizer, const TranslationResult& result,
               Hypothesis& hyp) {
   if (hyp.attention.empty() || hyp.tokens.empty()) return;
   const std::vector<int64_t> target_words = word_indices(hyp.tokens);
-  std::vector<Span> spans;  // in order, apart
+  std::vector<Span> spans;  // apart: a span overlapping one taken before is left out
   for (size_t m = 0; m < matches.size(); ++m) {
     if (sources[m].first >= sources[m].second) continue;
-    Span span = span_of(result, hyp, sources[m].first, sources[m].second, target_words);
-    span.target = matches[m].target;
-    if (span.begin == span.end) continue;
-    if (std::any_of(spans.begin(), spans.end(),
-                    [&](const Span& s) { return span.begin < s.end && s.begin < span.end; }))
-      continue;
-    spans.push_back(span);
+    for (Span& span : spans_of(result, hyp, sources[m].first, sources[m].second, target_words)) {
+      if (std::any_of(spans.begin(), spans.end(),
+                      [&](const Span& s) { return span.begin < s.end && s.begin < span.end; }))
+        continue;
+      span.target = matches[m].target;
+      spans.push_back(span);
+    }
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin > b.begin; });
   std::vector<int64_t> ids = hyp.ids;
