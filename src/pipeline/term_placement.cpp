@@ -38,6 +38,18 @@ std::string with_case_of(const std::string& term, const std::string& replaced) {
   return text::icu_text::to_utf8(out);
 }
 
+// The words of a term: its runs of characters between spaces.
+size_t count_words(const std::string& term) {
+  size_t words = 0;
+  bool in_word = false;
+  for (char c : term) {
+    const bool space = c == ' ' || c == '\t';
+    words += !space && !in_word;
+    in_word = !space;
+  }
+  return words;
+}
+
 // A token range [begin, end) of a hypothesis' text tokens (Hypothesis::tokens).
 struct Span {
   size_t begin = 0, end = 0;
@@ -63,6 +75,10 @@ constexpr float kPlannedShare = 0.7f;
 // Another target word written like the chosen one, holding at least this share of its mass,
 // repeats the model's own word for the same source word: it gets the term too.
 constexpr float kRepeatShare = 0.5f;
+// A target term of several words for a source term of one may stand for a translation of as
+// many ("Bahnhof" -> "train station" -> "railway station"): the neighbours holding at least
+// this share of the best word's mass join the span, up to the term's number of words.
+constexpr float kNeighbourShare = 0.5f;
 
 // The letters of target word `w` (its pieces without word markers and punctuation), folded.
 std::string word_letters(const Hypothesis& hyp, const std::vector<int64_t>& target_words, int64_t w) {
@@ -76,14 +92,26 @@ std::string word_letters(const Hypothesis& hyp, const std::vector<int64_t>& targ
   return text::icu_text::to_utf8(letters.foldCase());
 }
 
+// Target words `from` to `to` as a token range, without punctuation at its ends; none if only
+// punctuation is left.
+void add_span(std::vector<Span>& spans, const Hypothesis& hyp, const std::vector<int64_t>& target_words, int64_t from,
+              int64_t to) {
+  Span span;
+  span.begin = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), from) - target_words.begin());
+  span.end = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), to + 1) - target_words.begin());
+  while (span.end > span.begin && !has_word_character(hyp.tokens[span.end - 1])) --span.end;
+  while (span.begin < span.end && !has_word_character(hyp.tokens[span.begin])) ++span.begin;
+  if (span.begin < span.end) spans.push_back(span);
+}
+
 // The target words that translate one match, as token ranges: each source word of the match
 // picks the target word whose tokens look at it most (the cross-attention averaged over every
 // layer and head); the span runs from the first picked word to the last (the single best one
-// when they lie far apart), without punctuation at its ends. A one-word term's span may move
-// to the next word (kPlannedShare) and is repeated where the model repeated its word
-// (kRepeatShare).
+// when they lie far apart), without punctuation at its ends. When they all pick one word, the
+// span may move to the next word (kPlannedShare), grow to the target term's number of words
+// (kNeighbourShare), or, still one word, be repeated where the model repeated it (kRepeatShare).
 std::vector<Span> spans_of(const TranslationResult& result, const Hypothesis& hyp, size_t source_begin,
-                           size_t source_end, const std::vector<int64_t>& target_words) {
+                           size_t source_end, const std::vector<int64_t>& target_words, size_t target_words_of_term) {
   std::vector<std::string> pieces;
   for (size_t p = source_begin; p < source_end; ++p) pieces.push_back(result.source_tokens[p]);
   const std::vector<int64_t> source_words = word_indices(pieces);
@@ -112,6 +140,19 @@ std::vector<Span> spans_of(const TranslationResult& result, const Hypothesis& hy
     if (first + 1 < word_count && mass_of(first + 1) >= kPlannedShare * mass_of(first) &&
         !word_letters(hyp, target_words, first + 1).empty())
       first = last = first + 1;
+    for (size_t n = 1; n < target_words_of_term; ++n) {
+      const float left = first > 0 ? mass_of(first - 1) : -1.0f;
+      const float right = last + 1 < word_count ? mass_of(last + 1) : -1.0f;
+      const int64_t next = right >= left ? last + 1 : first - 1;
+      if (std::max(left, right) < kNeighbourShare * mass_of(best) || word_letters(hyp, target_words, next).empty())
+        break;
+      (next > last ? last : first) = next;
+    }
+    if (first != last) {
+      std::vector<Span> spans;
+      add_span(spans, hyp, target_words, first, last);
+      return spans;
+    }
     const std::string letters = word_letters(hyp, target_words, first);
     words.push_back(first);
     for (int64_t w = 0; w < word_count; ++w)
@@ -120,16 +161,8 @@ std::vector<Span> spans_of(const TranslationResult& result, const Hypothesis& hy
         words.push_back(w);
   }
   std::vector<Span> spans;
-  const auto add = [&](int64_t from, int64_t to) {
-    Span span;
-    span.begin = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), from) - target_words.begin());
-    span.end = static_cast<size_t>(std::find(target_words.begin(), target_words.end(), to + 1) - target_words.begin());
-    while (span.end > span.begin && !has_word_character(hyp.tokens[span.end - 1])) --span.end;
-    while (span.begin < span.end && !has_word_character(hyp.tokens[span.begin])) ++span.begin;
-    if (span.begin < span.end) spans.push_back(span);
-  };
-  if (words.empty()) add(first, last);
-  for (int64_t w : words) add(w, w);
+  if (words.empty()) add_span(spans, hyp, target_words, first, last);
+  for (int64_t w : words) add_span(spans, hyp, target_words, w, w);
   return spans;
 }
 
@@ -162,7 +195,8 @@ void place_in(const text::Tokenizer& tokenizer, const TranslationResult& result,
   std::vector<Span> spans;  // apart: a span overlapping one taken before is left out
   for (size_t m = 0; m < matches.size(); ++m) {
     if (sources[m].first >= sources[m].second) continue;
-    for (Span& span : spans_of(result, hyp, sources[m].first, sources[m].second, target_words)) {
+    const size_t term_words = count_words(matches[m].target);
+    for (Span& span : spans_of(result, hyp, sources[m].first, sources[m].second, target_words, term_words)) {
       if (std::any_of(spans.begin(), spans.end(),
                       [&](const Span& s) { return span.begin < s.end && s.begin < span.end; }))
         continue;
@@ -217,7 +251,11 @@ void place_terms(const text::Tokenizer& tokenizer, const SourceEncoding& encodin
   const size_t text_end = result.source_tokens.size() - static_cast<size_t>(tokenizer.framing().after);
   std::vector<std::pair<size_t, size_t>> sources;
   for (const Glossary::Match& m : matches) {
-    const size_t begin = positions_before(tokenizer, encoding, sentence.substr(0, m.begin));
+    // Without the spaces before the term: a tokenizer may give a trailing space a piece of
+    // its own, which in the whole sentence is part of the term's first piece ("▁Bahnhof").
+    std::string before = sentence.substr(0, m.begin);
+    before.erase(before.find_last_not_of(" \t\r\n") == std::string::npos ? 0 : before.find_last_not_of(" \t\r\n") + 1);
+    const size_t begin = positions_before(tokenizer, encoding, before);
     const size_t end = std::min(positions_before(tokenizer, encoding, sentence.substr(0, m.end)), text_end);
     sources.emplace_back(std::min(begin, end), end);
   }

@@ -174,6 +174,13 @@ TEST(GlossaryPlacement, AMultiWordTermReplacesTheWordsOfItsTranslation) {
             "Ein Mann in einem Trikot klettert einen Felsen hoch.");
 }
 
+TEST(GlossaryPlacement, ATargetTermOfTwoWordsReplacesATranslationOfTwoWords) {
+  const std::string sentence = "Wo ist der Bahnhof?";
+  ASSERT_EQ(translated(de_en(), sentence), "While the train station.");
+  EXPECT_EQ(translated(de_en(), sentence, glossary_of({{"Bahnhof", "railway station"}})),
+            "While the railway station.");
+}
+
 TEST(GlossaryPlacement, ATermFoundTwiceIsPlacedTwice) {
   const std::string sentence = "A dog and another dog play in the snow.";
   ASSERT_EQ(translated(en_de(), sentence), "Ein Hund und ein anderer Hund spielen im Schnee.");
