@@ -9,6 +9,7 @@
 // exactly as without the glossary.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ class ORDO_API Glossary {
     std::string target;
   };
   std::vector<Entry> entries_;
+  std::map<std::string, size_t> first_entry_;  // folded source term -> its first entry
+  size_t longest_source_ = 0;                  // bytes of the longest folded source term
 };
 
 }  // namespace ordo

@@ -62,6 +62,8 @@ void Glossary::add(const std::string& source_term, const std::string& target_ter
   if (source.empty()) throw Error(where + ": the source term is empty");
   if (target.empty()) throw Error(where + ": the target term of '" + source + "' is empty");
   entries_.push_back({text::icu_text::to_utf8(folded(source)), target});
+  first_entry_.emplace(entries_.back().source, entries_.size() - 1);
+  longest_source_ = std::max(longest_source_, entries_.back().source.size());
 }
 
 Glossary Glossary::read_tsv(const std::string& path) {
@@ -110,12 +112,9 @@ std::vector<Glossary::Match> Glossary::matches(const std::string& sentence) cons
       icu::UnicodeString span = text.tempSubStringBetween(bounds[i], bounds[j]);
       span.foldCase(U_FOLD_CASE_DEFAULT);
       const std::string key = text::icu_text::to_utf8(span);
-      bool longer_possible = false;
-      for (size_t e = 0; e < entries_.size(); ++e) {
-        if (entries_[e].source == key) found.push_back({bounds[i], bounds[j], e});
-        if (entries_[e].source.size() > key.size()) longer_possible = true;
-      }
-      if (!longer_possible) break;
+      if (key.size() > longest_source_) break;
+      const auto entry = first_entry_.find(key);
+      if (entry != first_entry_.end()) found.push_back({bounds[i], bounds[j], entry->second});
     }
   }
   // Longest first (then the one listed first, then the earlier), each kept unless it overlaps
