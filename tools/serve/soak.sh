@@ -47,6 +47,7 @@ cleanup() { if [ -n "$server" ]; then kill "$server" 2> /dev/null || true; wait 
 trap cleanup EXIT
 
 log="$work/serve.log"
+: > "$log"  # before the server opens it: the wait below reads it at once
 # shellcheck disable=SC2086
 "$build/ordo" serve --host 127.0.0.1 --port 0 --model en-de ${SERVE_ARGS:-} > "$log" 2>&1 &
 server=$!
