@@ -20,6 +20,9 @@ has one source sentence per line. Methods compared (docs/glossary.md):
   python3 tools/glossary/measure.py --model en-de --terms tests/data/glossary/en-de.terms \\
       --lines tests/data/glossary/en-de.lines [--method placed|redecode|force|all] [--examples 5]
 
+--latency instead times the lines with a term one at a time (batch 1, one thread), without and
+with the glossary, interleaved, the median of three rounds.
+
 Needs the `ordo` Python package (build/python on PYTHONPATH).
 """
 import argparse
@@ -137,6 +140,26 @@ def measure(model, terms, lines, methods, examples=0, out=sys.stdout, translator
     return shares
 
 
+def latency(model, terms, lines, rounds=3, out=sys.stdout):
+    import statistics
+
+    import ordo
+
+    translator = ordo.Translator(model, threads=1)
+    glossary = {source: target for source, target, _ in terms}
+    with_terms = [line for line in lines if terms_in(line, terms)]
+    times = {"plain": [], "glossary": []}
+    for _ in range(rounds):
+        for kind in times:
+            start = time.perf_counter()
+            for line in with_terms:
+                translator.translate_batch([line], glossary=glossary if kind == "glossary" else None)
+            times[kind].append((time.perf_counter() - start) / max(1, len(with_terms)) * 1000)
+    plain, placed = statistics.median(times["plain"]), statistics.median(times["glossary"])
+    print(f"{model}: {len(with_terms)} lines one at a time, 1 thread: {plain:.1f} ms a line without the glossary, "
+          f"{placed:.1f} ms with it ({placed / plain:.2f}x)", file=out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
@@ -144,9 +167,13 @@ def main():
     parser.add_argument("--lines", required=True)
     parser.add_argument("--method", default="all", choices=["placed", "redecode", "force", "all"])
     parser.add_argument("--examples", type=int, default=0)
+    parser.add_argument("--latency", action="store_true", help="time lines one at a time instead")
     args = parser.parse_args()
     with open(args.lines, encoding="utf-8") as f:
         lines = [line.rstrip("\n") for line in f if line.strip()]
+    if args.latency:
+        latency(args.model, read_terms(args.terms), lines)
+        return
     methods = ["placed", "redecode", "force"] if args.method == "all" else [args.method]
     measure(args.model, read_terms(args.terms), lines, methods, args.examples)
 
