@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,5 +155,56 @@ class ORDO_API HtmlDocument {
 ORDO_API std::string translate_html(const Translator& translator, const std::string& html,
                                     const DecodeOptions& options = {}, const std::string& language = "",
                                     const HtmlLimits& limits = {});
+
+// ---------------------------------------------------------------- long documents
+// A document longer than the model's positions (Translator::max_source_tokens) is summarized
+// in parts: cut at sentence boundaries into chunks that fit, each summarized (all the chunks
+// of all documents in one call, so they share batches), and the chunk summaries joined. When
+// the joined summaries are still longer than the model takes, they are cut and summarized the
+// same way again, until they fit. The joined summaries are the result: a further pass of a
+// summarizer over summaries keeps their first part and drops the rest (docs/cli.md has the
+// measure). A document that fits is summarized exactly as Translator::translate does.
+
+enum class LongInput {
+  kChunk,     // summarize in parts, as above
+  kTruncate,  // cut to the model's positions (TranslationResult::truncated_tokens says how much)
+  kRefuse,    // throw ordo::Error naming the input
+};
+
+struct ChunkProgress {
+  size_t round = 1;  // 1: the document's chunks; 2 and on: summaries of summaries
+  size_t done = 0;   // chunks of this round summarized so far
+  size_t total = 0;  // chunks in this round (of every long document of the call)
+};
+
+struct LongInputOptions {
+  LongInput mode = LongInput::kChunk;
+  // Source tokens per chunk, special tokens and a task's prefix included: 0 = the model's
+  // positions; at least 32 and at most the model's positions.
+  int64_t chunk_tokens = 0;
+  // Called after each chunk is summarized, from the decoding threads.
+  std::function<void(const ChunkProgress&)> on_progress;
+};
+
+// A text cut into chunks of at most `limit` tokens by `count` (the tokens of a piece of the
+// text as the model would see it): whole sentences (`language`'s rules, as split_sentences); a
+// paragraph's end (a blank line) ends a chunk that holds a quarter of the limit already; inside
+// a paragraph, a chunk starts with the last sentence of the one before when that is short (a
+// quarter of the limit at most). A sentence longer than the limit is cut between words, a word
+// longer than that between characters. The chunks' byte ranges in `text`, in order; none for a text
+// without any. Throws ordo::Error on invalid UTF-8.
+ORDO_API std::vector<SentenceSpan> chunk_text(const std::string& text, const std::string& language, size_t limit,
+                                              const std::function<size_t(const std::string&)>& count);
+
+// Summarizes each document as above (`options` as for Translator::translate; the sentence
+// rules follow options.source_lang, else ICU's root rules). A long document's result has one
+// hypothesis: the joined summaries of its last round, their tokens and ids one after another,
+// and the mean of their scores. Throws ordo::Error for a chunk size outside its bounds, and
+// with LongInput::kRefuse for a document longer than the model takes, naming its input.
+ORDO_API std::vector<TranslationResult> summarize_documents(const Translator& translator,
+                                                            const std::vector<std::string>& documents,
+                                                            const DecodeOptions& options = {},
+                                                            const LongInputOptions& long_input = {},
+                                                            const BatchOptions& batching = {});
 
 }  // namespace ordo

@@ -75,6 +75,10 @@ class ORDO_API Translator {
                                              std::vector<TranslationResult> results, const Glossary& glossary,
                                              const DecodeOptions& options = {}) const;
 
+  // The most source tokens the model takes in one pass (config.json's max_position_embeddings;
+  // T5's n_positions), special tokens and a task's prefix included: longer sources are cut.
+  int64_t max_source_tokens() const;
+
   // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as
   // translate() with DecodeOptions::source_lang does (multilingual models; others ignore it).
   std::vector<int64_t> encode(const std::string& sentence) const;

@@ -265,6 +265,13 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   if (summarize) {
     cmd->add_flag("--document", args.whole_document, "The whole input is one document");
     cmd->add_flag("--paragraphs", args.paragraphs, "Blank-line-separated paragraphs are the documents");
+    cmd->add_option("--long-input", args.long_input,
+                    "A document longer than the model's positions: chunk (default: summarized in parts cut at\n"
+                    "sentences, their summaries joined), truncate (cut, with a warning) or refuse (an error)")
+        ->check(CLI::IsMember({"chunk", "truncate", "refuse"}));
+    cmd->add_option("--chunk-tokens", args.chunk_tokens,
+                    "With --long-input chunk: source tokens per chunk, from 32 to the model's positions\n"
+                    "(default: the model's positions)");
   } else {
     cmd->add_flag("--document", args.whole_document,
                   "The whole input is one unit, split into sentences and rejoined (line structure kept)");
@@ -381,7 +388,9 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     write_all(args.output, translate_html(model, page, decode));
     return 0;
   }
-  DocumentReader reader(args.input, unit, translating ? '\n' : ' ');
+  // Summarized units keep their line breaks here, so that a document longer than the model
+  // takes can be cut at its paragraphs; the model gets the lines joined with spaces otherwise.
+  DocumentReader reader(args.input, unit, '\n');
   const Translator model(model_dir, model_options_of(args));
   // `ordo summarize` on a folder with a summarization task (T5's task_specific_params) runs it
   // as transformers' summarization pipeline does: its prefix, its settings below the flags.
@@ -417,6 +426,22 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   const OutputFormat format = args.json                            ? OutputFormat::kJson
                               : args.decode.n_best.value_or(1) > 1 ? OutputFormat::kNBest
                                                                    : OutputFormat::kText;
+  // A summarized document longer than the model's positions (ordo/document.h): in parts, with
+  // a line on stderr per chunk (a long report takes minutes).
+  LongInputOptions long_input;
+  long_input.mode = args.long_input == "truncate" ? LongInput::kTruncate
+                    : args.long_input == "refuse" ? LongInput::kRefuse
+                                                  : LongInput::kChunk;
+  long_input.chunk_tokens = args.chunk_tokens;
+  if (args.chunk_tokens != 0 && (args.chunk_tokens < 32 || args.chunk_tokens > model.max_source_tokens()))
+    throw Error("--chunk-tokens " + std::to_string(args.chunk_tokens) + ": a chunk holds from 32 to " +
+                std::to_string(model.max_source_tokens()) + " tokens (the model's positions)");
+  if (!args.quiet)
+    long_input.on_progress = [](const ChunkProgress& p) {
+      std::cerr << "ordo: summarizing in parts: "
+                << (p.round == 1 ? "chunk " : "round " + std::to_string(p.round) + ", chunk ") << p.done << " of "
+                << p.total << "\n";
+    };
   OutputWriter writer(args.output, format);
   writer.set_blank_line_between_units(translating && unit == InputUnit::kParagraph);
   writer.set_extras({args.attention, args.alignment, args.alignment_words});
@@ -486,6 +511,20 @@ int run_generate(const Task& task, const GenerateArgs& args) {
           prefixes.push_back(target_prefixes[line - 1]);
         }
       const auto run = [&](const std::vector<std::string>& in, size_t first) {
+        if (!translating) {
+          std::vector<std::string> texts = in;
+          for (std::string& text : texts) {
+            std::string spaced = text;
+            std::replace(spaced.begin(), spaced.end(), '\n', ' ');
+            if (long_input.mode != LongInput::kChunk ||
+                model.encode(spaced, decode).size() <= static_cast<size_t>(model.max_source_tokens()))
+              text = std::move(spaced);
+          }
+          if (prefixes.empty()) return summarize_documents(model, texts, decode, long_input, batching);
+          const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
+          return model.translate(texts, decode, batching,
+                                 std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
+        }
         if (prefixes.empty()) return model.translate(in, decode, batching);
         const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
         return model.translate(in, decode, batching,

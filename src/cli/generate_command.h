@@ -31,6 +31,8 @@ struct GenerateArgs {
   bool no_weight_cache = false;
   bool stream = false;                      // --stream: each line's words as they are generated
   std::string glossary;                     // translate only: --glossary FILE.tsv (source term TAB target term)
+  std::string long_input = "chunk";         // summarize only: chunk, truncate or refuse
+  int64_t chunk_tokens = 0;                 // summarize only: tokens per chunk (0: the model's positions)
   BatchOptions batching;                    // the batching flags given, over the preset's:
   std::vector<std::string> batching_given;  // their names
   DecodeOptions decode;

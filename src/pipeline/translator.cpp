@@ -217,6 +217,8 @@ std::vector<TranslationResult> Translator::place_terms(const std::vector<std::st
   });
 }
 
+int64_t Translator::max_source_tokens() const { return checked_impl().model->config().max_position_embeddings; }
+
 std::vector<int64_t> Translator::encode(const std::string& sentence) const {
   return guarded("tokenizing", [&] { return checked_impl().tokenizer->encode(sentence); });
 }

@@ -944,10 +944,11 @@ TEST(CliSummarize, BlankInputGivesEmptyOutput) {
   EXPECT_EQ(json::parse(lines_of(run.out).at(0))["text"], "");
 }
 
-TEST(CliSummarize, LongDocumentIsTruncatedWithAWarning) {
+TEST(CliSummarize, LongDocumentWithLongInputTruncateIsCutWithAWarning) {
   std::string text;
   for (int i = 0; i < 800; ++i) text += "The cat sat on the mat. ";
-  const CliRun run = ordo("summarize " + pegasus_arg() + " --document --max-length 5", text + "\n");
+  const CliRun run =
+      ordo("summarize " + pegasus_arg() + " --document --long-input truncate --max-length 5", text + "\n");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("tokens dropped"), std::string::npos) << run.err;
   EXPECT_EQ(lines_of(run.out).size(), 1u);
