@@ -511,8 +511,8 @@ int run_generate(const Task& task, const GenerateArgs& args) {
           prefixes.push_back(target_prefixes[line - 1]);
         }
       const auto run = [&](const std::vector<std::string>& in, size_t first) {
+        std::vector<std::string> texts = in;
         if (!translating) {
-          std::vector<std::string> texts = in;
           for (std::string& text : texts) {
             std::string spaced = text;
             std::replace(spaced.begin(), spaced.end(), '\n', ' ');
@@ -521,13 +521,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
               text = std::move(spaced);
           }
           if (prefixes.empty()) return summarize_documents(model, texts, decode, long_input, batching);
-          const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
-          return model.translate(texts, decode, batching,
-                                 std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
         }
-        if (prefixes.empty()) return model.translate(in, decode, batching);
+        if (prefixes.empty()) return model.translate(texts, decode, batching);
         const auto begin = prefixes.begin() + static_cast<std::ptrdiff_t>(first);
-        return model.translate(in, decode, batching,
+        return model.translate(texts, decode, batching,
                                std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(in.size())));
       };
       const std::vector<TranslationResult> results = translate_each(inputs, where, run, empty_result(), failed);

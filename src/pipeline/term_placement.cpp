@@ -220,14 +220,16 @@ void place_in(const text::Tokenizer& tokenizer, const TranslationResult& result,
     // The term's ids as they continue `before` with the space the replaced words had: a
     // tokenizer that marks a word's start in its first piece (SentencePiece's "▁") encodes the
     // term alone; one that carries the space in it (byte-level BPE) needs it given.
-    std::vector<int64_t> term_ids = tokenizer.encode_target(term);
+    // Neither continuing it so: the term alone.
+    std::vector<int64_t> term_ids;
+    bool first = true;
     for (const std::string& text : {term, " " + term}) {
       std::vector<int64_t> candidate = tokenizer.encode_target(text), joined = before;
       joined.insert(joined.end(), candidate.begin(), candidate.end());
-      if (tokenizer.decode(joined) == before_text + space + term) {
-        term_ids = candidate;
-        break;
-      }
+      const bool continues = tokenizer.decode(joined) == before_text + space + term;
+      if (first || continues) term_ids = std::move(candidate);
+      first = false;
+      if (continues) break;
     }
     if (term_ids.empty()) continue;
     ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.begin() + static_cast<std::ptrdiff_t>(to));
@@ -253,8 +255,8 @@ void place_terms(const text::Tokenizer& tokenizer, const SourceEncoding& encodin
   for (const Glossary::Match& m : matches) {
     // Without the spaces before the term: a tokenizer may give a trailing space a piece of
     // its own, which in the whole sentence is part of the term's first piece ("▁Bahnhof").
-    std::string before = sentence.substr(0, m.begin);
-    before.erase(before.find_last_not_of(" \t\r\n") == std::string::npos ? 0 : before.find_last_not_of(" \t\r\n") + 1);
+    const size_t kept = sentence.find_last_not_of(" \t\r\n", m.begin == 0 ? std::string::npos : m.begin - 1);
+    const std::string before = m.begin == 0 || kept == std::string::npos ? "" : sentence.substr(0, kept + 1);
     const size_t begin = positions_before(tokenizer, encoding, before);
     const size_t end = std::min(positions_before(tokenizer, encoding, sentence.substr(0, m.end)), text_end);
     sources.emplace_back(std::min(begin, end), end);
