@@ -200,11 +200,27 @@ ORDO_API std::vector<SentenceSpan> chunk_text(const std::string& text, const std
 // rules follow options.source_lang, else ICU's root rules). A long document's result has one
 // hypothesis: the joined summaries of its last round, their tokens and ids one after another,
 // and the mean of their scores. Throws ordo::Error for a chunk size outside its bounds, and
-// with LongInput::kRefuse for a document longer than the model takes, naming its input.
+// with LongInput::kRefuse for a document longer than the model takes (naming its input when
+// there are several).
 ORDO_API std::vector<TranslationResult> summarize_documents(const Translator& translator,
                                                             const std::vector<std::string>& documents,
                                                             const DecodeOptions& options = {},
                                                             const LongInputOptions& long_input = {},
                                                             const BatchOptions& batching = {});
+
+// How summarize_documents runs the model: `texts` with `options`, one result per text, as
+// Translator::translate. A server passes its own (its batches and deadlines); the overload
+// above calls translator.translate with `batching`.
+using TranslateCall =
+    std::function<std::vector<TranslationResult>(const std::vector<std::string>& texts, const DecodeOptions& options)>;
+ORDO_API std::vector<TranslationResult> summarize_documents(const Translator& translator,
+                                                            const std::vector<std::string>& documents,
+                                                            const DecodeOptions& options,
+                                                            const LongInputOptions& long_input,
+                                                            const TranslateCall& translate);
+
+// "chunk", "truncate" or "refuse" (the CLI's --long-input, the server's and Python's
+// long_input); throws ordo::Error naming `field` otherwise.
+ORDO_API LongInput parse_long_input(const std::string& value, const std::string& field);
 
 }  // namespace ordo

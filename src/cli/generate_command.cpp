@@ -76,8 +76,8 @@ std::vector<Result> translate_each(const std::vector<std::string>& inputs, const
                                    const Run& run, const Result& empty, bool& failed) {
   try {
     return run(inputs, 0);
-  } catch (const Error&) {
-    if (inputs.size() == 1) throw;
+  } catch (const Error& e) {
+    if (inputs.size() == 1) throw Error(where[0] + ": " + e.what());
   }
   std::vector<Result> results;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -429,9 +429,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   // A summarized document longer than the model's positions (ordo/document.h): in parts, with
   // a line on stderr per chunk (a long report takes minutes).
   LongInputOptions long_input;
-  long_input.mode = args.long_input == "truncate" ? LongInput::kTruncate
-                    : args.long_input == "refuse" ? LongInput::kRefuse
-                                                  : LongInput::kChunk;
+  long_input.mode = parse_long_input(args.long_input, "--long-input");
   long_input.chunk_tokens = args.chunk_tokens;
   if (args.chunk_tokens != 0 && (args.chunk_tokens < 32 || args.chunk_tokens > model.max_source_tokens()))
     throw Error("--chunk-tokens " + std::to_string(args.chunk_tokens) + ": a chunk holds from 32 to " +

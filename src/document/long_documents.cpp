@@ -121,10 +121,27 @@ std::vector<SentenceSpan> chunk_text(const std::string& text, const std::string&
   return chunks;
 }
 
+LongInput parse_long_input(const std::string& value, const std::string& field) {
+  if (value == "chunk") return LongInput::kChunk;
+  if (value == "truncate") return LongInput::kTruncate;
+  if (value == "refuse") return LongInput::kRefuse;
+  throw Error(field + " is '" + value + "': expected chunk, truncate or refuse");
+}
+
 std::vector<TranslationResult> summarize_documents(const Translator& translator,
                                                    const std::vector<std::string>& documents,
                                                    const DecodeOptions& options, const LongInputOptions& long_input,
                                                    const BatchOptions& batching) {
+  return summarize_documents(translator, documents, options, long_input,
+                             [&](const std::vector<std::string>& texts, const DecodeOptions& o) {
+                               return translator.translate(texts, o, batching);
+                             });
+}
+
+std::vector<TranslationResult> summarize_documents(const Translator& translator,
+                                                   const std::vector<std::string>& documents,
+                                                   const DecodeOptions& options, const LongInputOptions& long_input,
+                                                   const TranslateCall& translate) {
   const int64_t positions = translator.max_source_tokens();
   if (long_input.chunk_tokens != 0 && (long_input.chunk_tokens < 32 || long_input.chunk_tokens > positions))
     throw Error("chunk_tokens " + std::to_string(long_input.chunk_tokens) + ": a chunk holds from 32 to " +
@@ -138,13 +155,12 @@ std::vector<TranslationResult> summarize_documents(const Translator& translator,
     const size_t tokens = count(documents[i]);
     if (tokens <= static_cast<size_t>(positions)) continue;
     if (long_input.mode == LongInput::kRefuse)
-      throw Error("input " + std::to_string(i + 1) + ": the document has " + std::to_string(tokens) +
-                  " tokens, more than the " + std::to_string(positions) +
+      throw Error((documents.size() > 1 ? "input " + std::to_string(i + 1) + ": " : std::string()) +
+                  "the document has " + std::to_string(tokens) + " tokens, more than the " + std::to_string(positions) +
                   " the model takes (summarize it in chunks, or truncate it)");
     long_documents.push_back(i);
   }
-  if (long_documents.empty() || long_input.mode == LongInput::kTruncate)
-    return translator.translate(documents, options, batching);
+  if (long_documents.empty() || long_input.mode == LongInput::kTruncate) return translate(documents, options);
 
   // The documents that fit, as Translator::translate does them.
   std::vector<TranslationResult> results(documents.size());
@@ -156,7 +172,7 @@ std::vector<TranslationResult> summarize_documents(const Translator& translator,
       short_positions.push_back(i);
     }
   if (!short_documents.empty()) {
-    std::vector<TranslationResult> done = translator.translate(short_documents, options, batching);
+    std::vector<TranslationResult> done = translate(short_documents, options);
     for (size_t k = 0; k < done.size(); ++k) results[short_positions[k]] = std::move(done[k]);
   }
 
@@ -178,12 +194,16 @@ std::vector<TranslationResult> summarize_documents(const Translator& translator,
       }
     }
     DecodeOptions o = options;
-    std::atomic<size_t> summarized{0};
-    o.on_token = [&, round, total = chunks.size()](const TokenEvent& event) {
-      if (event.done && long_input.on_progress) long_input.on_progress({round, ++summarized, total});
-      return true;
-    };
-    const std::vector<TranslationResult> summaries = translator.translate(chunks, o, batching);
+    o.on_token = nullptr;
+    if (long_input.on_progress) {
+      // Owned by the callback: a server's batch may finish after its request gave up.
+      auto summarized = std::make_shared<std::atomic<size_t>>(0);
+      o.on_token = [summarized, progress = long_input.on_progress, round, total = chunks.size()](const TokenEvent& e) {
+        if (e.done) progress({round, ++*summarized, total});
+        return true;
+      };
+    }
+    const std::vector<TranslationResult> summaries = translate(chunks, o);
     for (size_t k = 0; k < texts.size(); ++k) {
       if (finished[k]) continue;
       std::vector<const TranslationResult*> parts;

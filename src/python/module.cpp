@@ -148,7 +148,7 @@ std::string known_options() {
   for (const DecodeOptionSpec& spec : decode_option_specs())
     known += std::string(known.empty() ? "" : ", ") + spec.name;
   for (const BatchOptionSpec& spec : batch_option_specs()) known += std::string(", ") + spec.name;
-  return known + ", return_attention, glossary, preset";
+  return known + ", return_attention, glossary, preset, long_input, chunk_tokens";
 }
 
 // A Python value as the tables take it: bool, int (one beyond int64 as an infinite double: out
@@ -213,6 +213,10 @@ struct Call {
   BatchOptions batching;
   std::vector<std::string> target_prefixes;  // per input (target_prefix=[...]); empty = none
   std::shared_ptr<CancelFlag> flag = std::make_shared<CancelFlag>();
+  // summarize / summarize_batch: long_input=, chunk_tokens= (ordo/document.h); `long_input_given`
+  // names the keyword another method was given.
+  LongInputOptions long_input;
+  std::string long_input_given;
 };
 
 // `default_preset`: "translation" or "summarization", as `ordo translate` / `ordo summarize`.
@@ -233,6 +237,16 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
       call.decode.return_attention = bool_arg(value, name);
     } else if (name == "glossary") {
       call.decode.glossary = glossary_of(value);
+    } else if (name == "long_input") {
+      call.long_input.mode = parse_long_input(str_arg(value, name), name);
+      call.long_input_given = name;
+    } else if (name == "chunk_tokens") {
+      if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+        type_error("chunk_tokens must be an int, not " + type_name(value));
+      const OptionValue tokens = option_value(value);
+      if (!std::holds_alternative<int64_t>(tokens.value)) throw Error("chunk_tokens is out of range");
+      call.long_input.chunk_tokens = std::get<int64_t>(tokens.value);
+      call.long_input_given = name;
     } else if (name == decode_option_spec(&DecodeOptions::target_prefix).name && py::isinstance<py::list>(value)) {
       // CTranslate2's shape: one prefix per input (None or "" = none).
       const py::list list = value.cast<py::list>();
@@ -261,11 +275,27 @@ struct PyTranslator {
   std::string model_path;
 
   std::vector<TranslationResult> translate(const std::vector<std::string>& sources, Call& call) const {
+    if (!call.long_input_given.empty())
+      type_error("unexpected keyword argument '" + call.long_input_given + "' (an option of summarize)");
     auto flag = call.flag;
     call.decode.cancelled = [flag] { return flag->stop.load(); };
     auto model = translator;
     return run_released<std::vector<TranslationResult>>(flag, [model, sources, call] {
       return model->translate(sources, call.decode, call.batching, call.target_prefixes);
+    });
+  }
+
+  // Summarizes `documents`, a long one in parts (summarize_documents).
+  std::vector<TranslationResult> summarize(const std::vector<std::string>& documents, Call& call) const {
+    summarization_task(call);
+    const LongInputOptions long_input = call.long_input;
+    call.long_input_given.clear();
+    if (!call.target_prefixes.empty()) return translate(documents, call);  // each prefix its document's
+    auto flag = call.flag;
+    call.decode.cancelled = [flag] { return flag->stop.load(); };
+    auto model = translator;
+    return run_released<std::vector<TranslationResult>>(flag, [model, documents, call, long_input] {
+      return summarize_documents(*model, documents, call.decode, long_input, call.batching);
     });
   }
 
@@ -596,8 +626,7 @@ PYBIND11_MODULE(_ordo, m) {
           [](const PyTranslator& t, const py::object& document, const py::kwargs& kwargs) {
             const std::vector<std::string> inputs{str_arg(document, "document")};
             Call call = call_of(kwargs, "summarization", 1);
-            t.summarization_task(call);
-            return t.translate(inputs, call)[0].hypotheses[0].text;
+            return t.summarize(inputs, call)[0].hypotheses[0].text;
           },
           py::arg("document"), "Summarizes one document; the best hypothesis' text.")
       .def(
@@ -605,8 +634,7 @@ PYBIND11_MODULE(_ordo, m) {
           [](const PyTranslator& t, const py::object& documents, const py::kwargs& kwargs) {
             const std::vector<std::string> inputs = strings_arg(documents, "documents");
             Call call = call_of(kwargs, "summarization", inputs.size());
-            t.summarization_task(call);
-            return t.translate(inputs, call);
+            return t.summarize(inputs, call);
           },
           py::arg("documents"))
       .def(

@@ -3,7 +3,10 @@
 // (service.h).
 #include "server/service.h"
 
+#include <limits>
+
 #include "ordo/alignment.h"
+#include "ordo/document.h"
 
 namespace ordo::server {
 
@@ -131,6 +134,8 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
   for (const std::string& name : decode_option_names()) known.push_back(name);
   known.push_back("stream");
   for (const char* name : {"alignment", "alignment_words", "attention"}) known.push_back(name);
+  if (task == Task::kSummarize)
+    for (const char* name : {"long_input", "chunk_tokens"}) known.push_back(name);
   for (const std::string& name : fields.names())
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw ApiError(400, "Invalid request: unknown field '" + shown(name) + "' (known: " + join(known) + ")");
@@ -160,10 +165,41 @@ void Service::ordo_generate(Task task, const httplib::Request& req, httplib::Res
     throw ApiError(400, std::string("Invalid request: ") + e.what());
   }
 
+  // A document longer than the model's positions is summarized in parts (ordo/document.h),
+  // its chunks batched with the other requests.
+  LongInputOptions long_input;
+  if (task == Task::kSummarize) {
+    try {
+      long_input.mode = parse_long_input(fields.string("long_input").value_or("chunk"), "field 'long_input'");
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("Invalid request: ") + e.what());
+    }
+    long_input.chunk_tokens = fields.integer("chunk_tokens", 0, std::numeric_limits<int32_t>::max()).value_or(0);
+  }
+  const auto run = [&](const std::vector<std::string>& in, const DecodeOptions& o) {
+    if (task != Task::kSummarize) return translate(*model, o, in, context, deadline);
+    try {
+      return summarize_documents(*model->translator, in, o, long_input,
+                                 [&](const std::vector<std::string>& part, const DecodeOptions& po) {
+                                   return translate(*model, po, part, context, deadline);
+                                 });
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("Invalid request: ") + e.what());
+    }
+  };
+
   // An empty or blank text is not run: one empty hypothesis, score 0 (the library's policy).
-  if (fields.boolean("stream").value_or(false)) return stream_generate(*model, options, texts, context, deadline, res);
-  auto results =
-      std::make_shared<const std::vector<TranslationResult>>(translate(*model, options, texts, context, deadline));
+  if (fields.boolean("stream").value_or(false)) {
+    if (task == Task::kSummarize && long_input.mode == LongInput::kChunk)
+      for (const std::string& text : texts)
+        if (model->translator->encode(text, options).size() >
+            static_cast<size_t>(model->translator->max_source_tokens()))
+          throw ApiError(400, "Invalid request: a document longer than the model's " +
+                                  std::to_string(model->translator->max_source_tokens()) +
+                                  " tokens is summarized in parts and does not stream (leave out \"stream\")");
+    return stream_generate(*model, options, texts, context, deadline, res);
+  }
+  auto results = std::make_shared<const std::vector<TranslationResult>>(run(texts, options));
   // The estimate counts max_new_tokens at most kCostTokensPerSentence: the weights themselves
   // bound the answer.
   const size_t weights = attention.attention ? faces::attention_weights(*results) : 0;

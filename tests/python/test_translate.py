@@ -11,7 +11,7 @@ import tempfile
 import pytest
 
 import ordo
-from cli_reference import HF, SOURCE_DIR, assert_same, run_all, run_cli_error
+from cli_reference import HF, SOURCE_DIR, assert_same, run_all, run_cli, run_cli_error
 
 EN = ["A man is riding a bicycle down the street.", "Two young girls are playing in the sand near the water.",
       "", "A dog runs."]
@@ -343,3 +343,37 @@ def test_type_stubs_list_every_option():
     for name in ("translate_batch", "summarize_batch", "score_batch", "translate_documents", "translate_html",
                  "generate_tokens", "generate_summary_tokens", "translate", "summarize"):
         assert hasattr(ordo.Translator, name) and name in methods, name
+
+
+# ---------------------------------------------------------------- documents longer than the model
+
+
+def long_document():
+    """Eight DialogSum dialogues joined by blank lines: 1,775 tokens for a model of 512."""
+    import json
+    with open(os.path.join(SOURCE_DIR, "tests", "data", "samples", "dialogsum_dev30.jsonl")) as f:
+        rows = [json.loads(line)["dialogue"] for line in f]
+    return "\n\n".join(rows[10:18])
+
+
+def test_summarize_batch_takes_a_long_document_in_parts_as_the_command_line():
+    document = long_document()
+    reference = run_cli("summarize", "dialogsum", [document], ["--document"])
+    results = translator("dialogsum").summarize_batch([document])
+    assert_same(results, reference, "long document")
+    assert results[0].truncated_tokens == 0
+    assert "Sara" in results[0].hypotheses[0].text  # the last dialogue is in the summary
+
+
+def test_long_input_truncate_and_refuse():
+    document = long_document()
+    t = translator("dialogsum")
+    assert t.summarize_batch([document], long_input="truncate")[0].truncated_tokens > 0
+    with pytest.raises(ordo.Error, match="the document has 1775 tokens, more than the 512 the model takes"):
+        t.summarize(document, long_input="refuse")
+    with pytest.raises(ordo.Error, match="chunk_tokens 5: a chunk holds from 32 to 512 tokens"):
+        t.summarize(document, chunk_tokens=5)
+    with pytest.raises(ordo.Error, match="long_input is 'cut'"):
+        t.summarize(document, long_input="cut")
+    with pytest.raises(TypeError, match="an option of summarize"):
+        t.translate_batch(["x"], long_input="chunk")

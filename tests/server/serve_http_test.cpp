@@ -371,6 +371,46 @@ TEST_F(Serve, V1SummarizeEqualsOrdoSummarize) {
             "Invalid request: unknown summarize model 'en-de' (served: dialogsum)");
 }
 
+// Five dialogues joined (3,990 characters: under the shared server's limit), about 1,000
+// tokens for a model of 512 positions.
+std::string long_document() {
+  std::ifstream in(ordo::testing::data_dir() + "/samples/dialogsum_dev30.jsonl");
+  std::string document;
+  int row = 0;
+  for (std::string line; std::getline(in, line) && row < 18; ++row)
+    if (row >= 13) document += (document.empty() ? "" : "\n\n") + json::parse(line)["dialogue"].get<std::string>();
+  return document;
+}
+
+TEST_F(Serve, V1SummarizeALongDocumentInPartsAsOrdoSummarize) {
+  const std::string document = long_document();
+  const std::vector<json> cli = cli_json("summarize -m dialogsum --document", {document});
+  const Answer a = post(server(), "/v1/summarize", json{{"text", document}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  expect_same_results(a.body["results"], cli);
+  EXPECT_FALSE(a.body["results"][0].contains("truncated_tokens")) << a.text;
+  // Its last dialogue (Sara packing, her ID card) is in the summary.
+  EXPECT_NE(a.body["results"][0]["text"].get<std::string>().find("Sara"), std::string::npos) << a.text;
+}
+
+TEST_F(Serve, V1SummarizeLongInputRefuseAndBadChunkTokensAre400s) {
+  const std::string document = long_document();
+  const Answer refused = post(server(), "/v1/summarize", json{{"text", document}, {"long_input", "refuse"}});
+  EXPECT_EQ(refused.status, 400) << refused.text;
+  EXPECT_NE(refused.text.find("more than the 512 the model takes"), std::string::npos) << refused.text;
+  const Answer small = post(server(), "/v1/summarize", json{{"text", document}, {"chunk_tokens", 5}});
+  EXPECT_EQ(small.status, 400) << small.text;
+  EXPECT_NE(small.text.find("chunk_tokens 5: a chunk holds from 32 to 512 tokens"), std::string::npos) << small.text;
+  const Answer unknown = post(server(), "/v1/summarize", json{{"text", document}, {"long_input", "cut"}});
+  EXPECT_EQ(unknown.status, 400) << unknown.text;
+  EXPECT_NE(unknown.text.find("field 'long_input' is 'cut'"), std::string::npos) << unknown.text;
+  const Answer streamed = post(server(), "/v1/summarize", json{{"text", document}, {"stream", true}});
+  EXPECT_EQ(streamed.status, 400) << streamed.text;
+  EXPECT_NE(streamed.text.find("does not stream"), std::string::npos) << streamed.text;
+  const Answer translate = post(server(), "/v1/translate", json{{"text", "x"}, {"long_input", "chunk"}});
+  EXPECT_EQ(translate.status, 400) << translate.text;
+}
+
 TEST(ServeFamilies, BartFoldersSummarizeOnV1SummarizeAsTheCommandLine) {
   // The bart fixture as it is, and a copy whose config.json has a T5-style summarization task.
   TempDir dir;

@@ -586,6 +586,25 @@ def test_the_summarization_tab_summarizes_like_the_command_line(server, driver):
     assert console_errors(driver) == []
 
 
+def test_a_document_longer_than_the_model_is_summarized_in_parts(server, driver):
+    root = pathlib.Path(__file__).resolve().parents[2]
+    with open(root / "tests" / "data" / "samples" / "dialogsum_dev30.jsonl") as f:
+        rows = [json.loads(line)["dialogue"] for line in f]
+    document = "\n\n".join(rows[10:18])  # 1,775 tokens for a model of 512
+    expected = run_ordo(["summarize", "-m", "dialogsum", "--document"], document + "\n").strip()
+    open_page(driver, server)
+    tab = driver.find_element(By.ID, "tab-summarize")
+    wait_for(driver, lambda d: tab.is_displayed(), "the summarization tab")
+    tab.click()
+    box = driver.find_element(By.ID, "summary-text")
+    driver.execute_script("arguments[0].value = arguments[1];"
+                          "arguments[0].dispatchEvent(new Event('input'));", box, document)
+    driver.find_element(By.ID, "summarize").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "summary").text == expected, "the summary of every part")
+    assert "Sara" in expected  # the last dialogue
+    assert console_errors(driver) == []
+
+
 def test_keyboard_alone_reaches_the_controls(server, driver):
     open_page(driver, server)
     body = driver.find_element(By.TAG_NAME, "body")
