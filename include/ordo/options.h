@@ -125,6 +125,13 @@ struct DecodeOptions {
   // A task the folder lacks is an error listing its tasks (Translator::tasks()).
   std::optional<std::string> task;
 
+  // LED (Longformer attention): the source positions with global attention, which every
+  // position attends to and which attend to every position: "first" (the default: the first
+  // token, as transformers' LED summarization examples set global_attention_mask), "none", or
+  // 0-based source token positions and ranges, special tokens counted ("0,4-7"; a position past
+  // an input's end is none of its). An error for other families.
+  std::optional<std::string> global_attention;
+
   // A target text every translation of the call starts with (Hugging Face generate() with
   // decoder_input_ids = [start] + its target-side ids; CTranslate2's target_prefix): decoding
   // continues after it, and the output keeps it (ids, tokens, text). Encoded as target text

@@ -21,9 +21,11 @@ enum class PositionLayout {
   kSinCos,       // Hugging Face Marian / Pegasus: all sines, then all cosines
   kFairseq,      // M2M100 / NLLB: sines then cosines, frequencies base^(-i/(d/2-1))
   kLearned,      // BART / mBART: a trained table (embed_positions.weight), only from a model
+  kPegasusX,     // Pegasus-X: sines then cosines, frequencies base^(-i/(d/2-1)), from position 0,
+                 // float32 arithmetic, computed for the positions asked for (no table)
 };
 
-// "interleaved", "sin-cos", "fairseq", "learned" <-> PositionLayout; parse throws ordo::Error
+// "interleaved", "sin-cos", "fairseq", "learned", "pegasus-x" <-> PositionLayout; parse throws ordo::Error
 // listing them.
 ORDO_API PositionLayout parse_position_layout(const std::string& name);
 ORDO_API const char* position_layout_name(PositionLayout layout);
@@ -65,8 +67,12 @@ ORDO_API PositionTable model_position_encodings(const std::string& model_dir, st
 // last); the encoder's are bidirectional, the decoder's causal (keys after the query are masked,
 // so only distances <= 0 matter there).
 struct RelativePositionBiasTable {
-  std::string stack;  // "encoder" or "decoder"
+  std::string family = "T5";  // "T5" or "LongT5"
+  std::string stack;          // "encoder" or "decoder"
   bool bidirectional = true;
+  // LongT5's encoder attends only to keys at most local_radius away (local and transient-global
+  // attention); -1: no limit (T5, and LongT5's decoder).
+  int64_t local_radius = -1;
   int64_t heads = 0, num_buckets = 0, max_distance = 0;
   int64_t first = 0, last = 0;   // the distances shown: first .. last
   std::vector<int64_t> buckets;  // buckets[k]: the bucket of distance first + k
@@ -82,7 +88,8 @@ ORDO_API bool model_has_relative_positions(const std::string& model_dir);
 
 // The encoder's (or, with `decoder`, the decoder's) relative position bias of a T5 folder,
 // read from its checkpoint, for distances -reach .. reach (the decoder: -reach .. 0);
-// reach defaults to relative_attention_max_distance. Throws ordo::Error for a model without
+// reach defaults to relative_attention_max_distance (LongT5's encoder: its local_radius, at
+// least 1). Throws ordo::Error for a model without
 // one, or reach outside 1 .. 2^20.
 ORDO_API RelativePositionBiasTable model_relative_position_bias(const std::string& model_dir,
                                                                 std::optional<int64_t> reach = {},

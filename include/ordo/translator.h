@@ -76,7 +76,8 @@ class ORDO_API Translator {
                                              const DecodeOptions& options = {}) const;
 
   // The most source tokens the model takes in one pass (config.json's max_position_embeddings;
-  // T5's n_positions), special tokens and a task's prefix included: longer sources are cut.
+  // T5's n_positions; LED's max_encoder_position_embeddings), special tokens and a task's prefix
+  // included: longer sources are cut.
   int64_t max_source_tokens() const;
 
   // Source ids exactly as translate() would feed them to the encoder; with `source_lang`, as

@@ -81,8 +81,9 @@ std::string describe(const PositionTable& t) {
 }
 
 std::string describe(const RelativePositionBiasTable& t) {
-  return "relative position bias, " + t.stack + ", " + (t.bidirectional ? "bidirectional" : "causal") + ", " +
-         std::to_string(t.num_buckets) + " buckets, max distance " + std::to_string(t.max_distance);
+  return t.family + " relative position bias, " + t.stack + ", " + (t.bidirectional ? "bidirectional" : "causal") +
+         ", " + std::to_string(t.num_buckets) + " buckets, max distance " + std::to_string(t.max_distance) +
+         (t.local_radius >= 0 ? ", local radius " + std::to_string(t.local_radius) : "");
 }
 
 // T5: no table of positions x dimensions but a bias per head and relative distance (key - query),
@@ -99,7 +100,7 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
                   " (for a relative position bias, --dims picks heads)");
   if (!args.heatmap.empty()) {
     plot::HeatmapSpec spec;
-    spec.title = "T5 " + describe(t);
+    spec.title = describe(t);
     spec.x_label = "relative distance (key - query)";
     spec.y_label = "head";
     spec.legend_label = "bias";
@@ -122,7 +123,7 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
       }
       series.push_back(std::move(s));
     }
-    plot::draw_line_chart(series, {"T5 " + describe(t), "relative distance (key - query)", "bias"}, args.curves);
+    plot::draw_line_chart(series, {describe(t), "relative distance (key - query)", "bias"}, args.curves);
   }
   if (args.format == "table" || args.format == "csv") {
     // Rows of cells: the header, then one distance per line; csv joins them with commas, the
@@ -148,10 +149,12 @@ int run_relative(const PositionsArgs& args, const std::string& model_dir) {
   }
   if (args.format == "json") {
     nlohmann::ordered_json out = {{"kind", "relative_position_bias"},
+                                  {"family", t.family},
                                   {"stack", t.stack},
                                   {"bidirectional", t.bidirectional},
                                   {"num_buckets", t.num_buckets},
                                   {"max_distance", t.max_distance},
+                                  {"local_radius", t.local_radius},
                                   {"heads", t.heads},
                                   {"first", t.first},
                                   {"last", t.last},
@@ -174,14 +177,16 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("positions",
                          "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
-                         "positions x --dim dimensions, or the table a model really uses (--model; for BART and\n"
-                         "mBART the learned table read from the checkpoint; for T5, which has none, the relative\n"
+                         "positions x --dim dimensions, or the table a model really uses (--model; for BART, mBART\n"
+                         "and LED the learned table read from the checkpoint, LED's without an offset and of its\n"
+                         "stack's own length; for T5, which has none, the relative\n"
                          "position bias per head against the distance key - query, -N..N for the encoder, -N..0 with\n"
                          "--decoder, N = --length or relative_attention_max_distance).\n\n"
                          "  ordo positions --length 100 --dim 4 --base 100\n"
                          "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
   cmd->add_option("--length", args.length,
-                  "Positions 0 .. N-1 (with --model: default max_position_embeddings; T5: distances -N..N)")
+                  "Positions 0 .. N-1 (with --model: default max_position_embeddings, LED: the stack's\n"
+                  "max_encoder/decoder_position_embeddings; T5: distances -N..N)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
@@ -189,12 +194,13 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
       ->check(CLI::Range(1.0001, 1e12));
   cmd->add_option("--layout", args.layout,
                   "interleaved (textbook: sin, cos, sin, ...; default), sin-cos (Marian, Pegasus: all sines\n"
-                  "then all cosines) or fairseq (M2M100, NLLB)")
-      ->check(CLI::IsMember({"interleaved", "sin-cos", "fairseq"}));
+                  "then all cosines), fairseq (M2M100, NLLB) or pegasus-x (Pegasus-X: fairseq's frequencies\n"
+                  "from position 0, in float32)")
+      ->check(CLI::IsMember({"interleaved", "sin-cos", "fairseq", "pegasus-x"}));
   cmd->add_option("-m,--model", args.model,
                   "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
   cmd->add_flag("--decoder", args.decoder,
-                "With --model of a learned table (BART, mBART) or a relative position bias (T5): the\n"
+                "With --model of a learned table (BART, mBART, LED) or a relative position bias (T5): the\n"
                 "decoder's (default: the encoder's)");
   cmd->add_option("--format", args.format, "table (default), csv, json, or none")
       ->check(CLI::IsMember({"table", "csv", "json", "none"}));

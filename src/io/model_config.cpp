@@ -57,10 +57,17 @@ void check_token_id(const JsonFields& fields, const std::string& key, int64_t id
 // WMT19 configs on the hub rely on them (e.g. decoder_start_token_id, forced_eos_token_id,
 // max_length 200, num_beams 5).
 nlohmann::json with_class_defaults(nlohmann::json object) {
-  if (object.is_object() &&
-      (object.value("model_type", nlohmann::json()) == "t5" || object.value("model_type", nlohmann::json()) == "mt5")) {
-    // T5Config / MT5Config (transformers 4.31); num_decoder_layers defaults to num_layers.
+  const nlohmann::json type = object.is_object() ? object.value("model_type", nlohmann::json()) : nlohmann::json();
+  if (type == "t5" || type == "mt5" || type == "longt5") {
+    // T5Config / MT5Config / LongT5Config (transformers 4.31); num_decoder_layers defaults to
+    // num_layers. LongT5Config has T5Config's defaults plus its encoder attention's, and no
+    // n_positions: 16384, the input length LongT5 was fine-tuned on, stands for it.
     const bool mt5 = object["model_type"] == "mt5";
+    const nlohmann::json longt5 = {
+        {"local_radius", 127}, {"global_block_size", 16}, {"encoder_attention_type", "local"}, {"n_positions", 16384}};
+    if (type == "longt5")
+      for (const auto& [key, value] : longt5.items())
+        if (!object.contains(key) || object[key].is_null()) object[key] = value;
     const nlohmann::json t5 = {{"vocab_size", mt5 ? 250112 : 32128},
                                {"d_model", 512},
                                {"d_kv", 64},
@@ -230,6 +237,65 @@ void read_t5_fields(const JsonFields& f, ModelConfig& c) {
               c.relative_attention_num_buckets / 2 + 1, kMaxPositions);
 }
 
+// LongT5's encoder self-attention (nn/longt5_attention.cpp): LongT5Block's two kinds, the
+// local window's radius (blocks of local_radius + 1 tokens) and, for transient-global, the
+// size of the blocks summed into global tokens.
+void read_longt5_fields(const JsonFields& f, ModelConfig& c) {
+  c.encoder_attention_type = f.optional_string("encoder_attention_type").value_or("local");
+  if (c.encoder_attention_type != "local" && c.encoder_attention_type != "transient-global")
+    f.fail("encoder_attention_type",
+           "is '" + c.encoder_attention_type + "'; LongT5 has 'local' or 'transient-global' attention");
+  c.local_radius = f.required_int("local_radius");
+  check_range(f, "local_radius", c.local_radius, 0, kMaxPositions);
+  c.global_block_size = f.required_int("global_block_size");
+  check_range(f, "global_block_size", c.global_block_size, 1, kMaxPositions);
+}
+
+// LED's sizes (LEDConfig, transformers 4.31): two position tables of their own lengths, and the
+// Longformer window of each encoder layer (attention_window: one even number for every layer,
+// or a list of one per layer), which nn/longformer.cpp splits into w/2 positions on each side.
+void read_led_fields(const nlohmann::json& object, const JsonFields& f, ModelConfig& c) {
+  check_range(f, "encoder_layers", c.encoder_layers, 1, kMaxLayers);
+  c.max_encoder_position_embeddings = f.optional_int("max_encoder_position_embeddings").value_or(16384);
+  c.max_decoder_position_embeddings = f.optional_int("max_decoder_position_embeddings").value_or(1024);
+  check_range(f, "max_encoder_position_embeddings", c.max_encoder_position_embeddings, 1, kMaxPositions);
+  check_range(f, "max_decoder_position_embeddings", c.max_decoder_position_embeddings, 1, kMaxPositions);
+  const auto it = object.find("attention_window");
+  if (it == object.end() || it->is_null()) {
+    c.attention_window.assign(c.encoder_layers, 512);
+  } else if (it->is_number_integer()) {
+    c.attention_window.assign(c.encoder_layers, it->get<int64_t>());
+  } else if (it->is_array()) {
+    for (const auto& window : *it) {
+      if (!window.is_number_integer()) f.fail("attention_window", "must be an integer or a list of integers");
+      c.attention_window.push_back(window.get<int64_t>());
+    }
+    if (static_cast<int64_t>(c.attention_window.size()) != c.encoder_layers)
+      f.fail("attention_window", "lists " + std::to_string(c.attention_window.size()) +
+                                     " windows, but encoder_layers is " + std::to_string(c.encoder_layers));
+  } else {
+    f.fail("attention_window", "must be an integer or a list of integers");
+  }
+  for (int64_t window : c.attention_window) {
+    check_range(f, "attention_window", window, 2, kMaxPositions);
+    if (window % 2 != 0) f.fail("attention_window", "is " + std::to_string(window) + ", which is not even");
+  }
+}
+
+// Pegasus-X's encoder attention (PegasusXConfig, transformers 4.31; nn/pegasus_x_attention.cpp):
+// blocks of block_size tokens, num_global_tokens learned global tokens, and on odd layers blocks
+// shifted by block_size / 2 (which must then be a whole, non-zero number of tokens).
+void read_pegasus_x_fields(const JsonFields& f, ModelConfig& c) {
+  c.block_size = f.optional_int("block_size").value_or(512);
+  check_range(f, "block_size", c.block_size, 1, kMaxPositions);
+  c.num_global_tokens = f.optional_int("num_global_tokens").value_or(32);
+  check_range(f, "num_global_tokens", c.num_global_tokens, 0, 1 << 16);
+  c.stagger_local_blocks = f.optional_bool("stagger_local_blocks").value_or(true);
+  if (c.stagger_local_blocks && (c.block_size < 2 || c.block_size % 2 != 0))
+    f.fail("block_size", "is " + std::to_string(c.block_size) +
+                             "; staggered blocks (stagger_local_blocks) shift by block_size / 2, so it must be even");
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -249,10 +315,11 @@ ModelConfig load_model_config(const std::string& path) {
       c.tokenizer_class = JsonFields(t, tokenizer_config).optional_string("tokenizer_class").value_or("");
   }
 
-  const bool t5 = c.model_type == "t5" || c.model_type == "mt5";
+  const bool t5 = c.model_type == "t5" || c.model_type == "mt5" || c.model_type == "longt5";
   c.d_model = f.required_int("d_model");
   if (t5) {
     read_t5_fields(f, c);
+    if (c.model_type == "longt5") read_longt5_fields(f, c);
   } else {
     c.encoder_layers = f.required_int("encoder_layers");
     c.decoder_layers = f.required_int("decoder_layers");
@@ -277,9 +344,15 @@ ModelConfig load_model_config(const std::string& path) {
     c.share_encoder_decoder_embeddings = f.optional_bool("share_encoder_decoder_embeddings").value_or(true);
     c.tie_word_embeddings = f.optional_bool("tie_word_embeddings").value_or(true);
   }
-  // T5 has no position table; its n_positions (unused by T5 itself) stands for the limit.
-  const char* const positions_key = t5 ? "n_positions" : "max_position_embeddings";
-  c.max_position_embeddings = f.required_int(positions_key);
+  // T5 has no position table; its n_positions (unused by T5 itself) stands for the limit. LED's
+  // encoder table is the source limit (its decoder's: max_decoder_position_embeddings).
+  const bool led = c.model_type == "led";
+  const char* const positions_key = t5    ? "n_positions"
+                                    : led ? "max_encoder_position_embeddings"
+                                          : "max_position_embeddings";
+  if (led) read_led_fields(object, f, c);
+  if (c.model_type == "pegasus_x") read_pegasus_x_fields(f, c);
+  c.max_position_embeddings = led ? c.max_encoder_position_embeddings : f.required_int(positions_key);
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
@@ -321,7 +394,7 @@ ModelConfig load_model_config(const std::string& path) {
   c.bos_token_id = optional_token_id(object, f, "bos_token_id");
   // Pegasus starts decoding from the pad token and its configs often omit the field.
   std::optional<int64_t> start = f.optional_int("decoder_start_token_id");
-  if (!start && c.model_type == "pegasus") start = c.pad_token_id;
+  if (!start && (c.model_type == "pegasus" || c.model_type == "pegasus_x")) start = c.pad_token_id;
   if (!start) f.fail("decoder_start_token_id", "is missing");
   c.decoder_start_token_id = *start;
   c.forced_bos_token_id = f.optional_int("forced_bos_token_id");
@@ -335,6 +408,10 @@ ModelConfig load_model_config(const std::string& path) {
     f.fail(positions_key, "(" + std::to_string(c.max_position_embeddings) + ") times d_model (" +
                               std::to_string(c.d_model) + ") makes a position table larger than " +
                               std::to_string(kMaxPositionTable) + " values");
+  if (c.max_decoder_position_embeddings * c.d_model > kMaxPositionTable)
+    f.fail("max_decoder_position_embeddings",
+           "(" + std::to_string(c.max_decoder_position_embeddings) + ") times d_model (" + std::to_string(c.d_model) +
+               ") makes a position table larger than " + std::to_string(kMaxPositionTable) + " values");
   check_token_id(f, "eos_token_id", c.eos_token_id, c.decoder_vocab_size);
   check_token_id(f, "decoder_start_token_id", c.decoder_start_token_id, c.decoder_vocab_size);
   if (c.forced_bos_token_id) check_token_id(f, "forced_bos_token_id", *c.forced_bos_token_id, c.decoder_vocab_size);
@@ -348,7 +425,9 @@ std::string config_key(const ModelConfig& config, const std::string& field) {
   if (field == "vocab_size") return config.vocab_size_key;
   if (field == "decoder_vocab_size") return config.decoder_vocab_size_key;
   if (field == "activation_function") return config.activation_function_key;
-  if (config.model_type != "t5" && config.model_type != "mt5") return field;
+  if (field == "max_position_embeddings" && config.max_encoder_position_embeddings > 0)
+    return "max_encoder_position_embeddings";
+  if (config.model_type != "t5" && config.model_type != "mt5" && config.model_type != "longt5") return field;
   static const std::pair<const char*, const char*> t5[] = {{"encoder_layers", "num_layers"},
                                                            {"decoder_layers", "num_decoder_layers"},
                                                            {"encoder_attention_heads", "num_heads"},
@@ -359,6 +438,21 @@ std::string config_key(const ModelConfig& config, const std::string& field) {
   for (const auto& [generic, theirs] : t5)
     if (field == generic) return theirs;
   return field;
+}
+
+int64_t encoder_positions(const ModelConfig& config) {
+  return config.max_encoder_position_embeddings > 0 ? config.max_encoder_position_embeddings
+                                                    : config.max_position_embeddings;
+}
+
+int64_t decoder_positions(const ModelConfig& config) {
+  return config.max_decoder_position_embeddings > 0 ? config.max_decoder_position_embeddings
+                                                    : config.max_position_embeddings;
+}
+
+std::string decoder_positions_key(const ModelConfig& config) {
+  return config.max_decoder_position_embeddings > 0 ? "max_decoder_position_embeddings"
+                                                    : config_key(config, "max_position_embeddings");
 }
 
 GenerationConfig load_generation_config(const std::string& path) {

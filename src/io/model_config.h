@@ -47,6 +47,22 @@ struct ModelConfig {
   bool scale_embedding = false;
   bool normalize_before = false;     // pre-norm layers (Pegasus, M2M100); Marian: false
   bool normalize_embedding = false;  // layernorm_embedding after embeddings (MBart-style)
+  // The long-input families' encoder attention (nn/long_attention.h): LED's attention_window
+  // (one per layer), LongT5's local_radius / global_block_size (and encoder_attention_type
+  // "local" or "transient-global"), Pegasus-X's block_size / num_global_tokens /
+  // stagger_local_blocks. Unused elsewhere.
+  std::vector<int64_t> attention_window;
+  std::string encoder_attention_type;
+  int64_t local_radius = 0;
+  int64_t global_block_size = 0;
+  int64_t block_size = 0;
+  int64_t num_global_tokens = 0;
+  bool stagger_local_blocks = false;
+  // LED: the encoder's and the decoder's position tables differ in length
+  // (max_encoder_position_embeddings, max_decoder_position_embeddings); 0 elsewhere, where
+  // max_position_embeddings serves both.
+  int64_t max_encoder_position_embeddings = 0;
+  int64_t max_decoder_position_embeddings = 0;
 
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 0;
@@ -62,14 +78,23 @@ struct ModelConfig {
 // vocab_size, max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id
 // (for Pegasus the start id defaults to pad). FSMT configs (model_type "fsmt") name the sizes
 // src_vocab_size / tgt_vocab_size, and keys they leave out take FSMTConfig's defaults, as in
-// Hugging Face. T5 configs (model_type "t5", "mt5") name them num_layers, num_decoder_layers,
-// num_heads, d_ff, d_kv and feed_forward_proj, with T5Config's / MT5Config's defaults; they have
-// no max_position_embeddings (relative positions): n_positions stands for it (default 512). Throws ordo::Error("<path>: field 'x' ...").
+// Hugging Face. T5 configs (model_type "t5", "mt5", "longt5") name them num_layers, num_decoder_layers,
+// num_heads, d_ff, d_kv and feed_forward_proj, with T5Config's / MT5Config's / LongT5Config's defaults;
+// they have no max_position_embeddings (relative positions): n_positions stands for it (default
+// 512; LongT5 16384). LongT5 adds encoder_attention_type ("local" or "transient-global"),
+// local_radius and global_block_size. Throws ordo::Error("<path>: field 'x' ...").
 ModelConfig load_model_config(const std::string& config_json_path);
 
 // The key `config`'s config.json spells one of the generic fields above with, for messages:
 // "encoder_layers" is "num_layers" in a T5 config, "vocab_size" "src_vocab_size" in FSMT's.
 std::string config_key(const ModelConfig& config, const std::string& field);
+
+// How many positions the encoder's and the decoder's tables hold: LED's
+// max_encoder_position_embeddings / max_decoder_position_embeddings, max_position_embeddings
+// elsewhere (and the config.json field that says so, for messages).
+int64_t encoder_positions(const ModelConfig& config);
+int64_t decoder_positions(const ModelConfig& config);
+std::string decoder_positions_key(const ModelConfig& config);
 
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/model_config.h"
+#include "nn/long_attention.h"
 #include "nn/positional_encoding.h"
 
 namespace ordo::models {
@@ -25,6 +26,8 @@ struct FamilySpec {
   bool final_layer_norm = false;           // a layer norm after the last layer of each stack
   bool layernorm_embedding = false;        // a layer norm after embeddings + positions
   PositionLayout position_layout = PositionLayout::kSinCos;
+  // A learned table's first rows before position 0 (BART, mBART: 2; LED: none).
+  int64_t learned_position_offset = 2;
   bool fairseq_positions = false;  // offset padding_idx + 1, padding row zero, from ids
   // Hugging Face's Marian sets the pad logit to -inf before the log-softmax in beam search
   // (adjust_logits_during_generation); reproducing it keeps beam scores identical.
@@ -36,9 +39,13 @@ struct FamilySpec {
   // tied output projection fed the decoder output times d_model^-0.5.
   bool rms_norm = false;
   bool biases = true;
+  bool attention_biases = true;  // Pegasus-X: none in the attention projections, only there
   bool scale_attention = true;
   bool relative_positions = false;
   bool scale_tied_output = false;
+  // LED, LongT5, Pegasus-X: the encoder's self-attention is local (nn/long_attention.h), set
+  // from config.json's attention_window / local_radius / block_size and the like.
+  nn::LongAttentionKind long_attention = nn::LongAttentionKind::kNone;
   // The checkpoint's name for a parameter that ordo names in the BART layout
   // ("model.encoder.layers.0.self_attn.q_proj.weight", the names nn/ visits); also maps the stack
   // prefix "model.encoder.layers" alone. nullptr: the checkpoint uses those names. A name the
@@ -53,6 +60,15 @@ FamilySpec fsmt_family();
 FamilySpec bart_family();
 FamilySpec mbart_family();
 FamilySpec t5_family();
+FamilySpec pegasus_x_family();
+FamilySpec longt5_family();
+FamilySpec led_family();
+
+// T5's checkpoint names (t5.cpp), shared with LongT5, whose encoder blocks name their
+// self-attention `encoder_attention` ("LocalSelfAttention", "TransientGlobalSelfAttention";
+// T5: "SelfAttention").
+std::string t5_checkpoint_name(const std::string& name, const io::ModelConfig& config,
+                               const std::string& encoder_attention);
 
 // `name` as `family`'s checkpoints spell it (FamilySpec::checkpoint_name).
 std::string checkpoint_name(const FamilySpec& family, const io::ModelConfig& config, const std::string& name);

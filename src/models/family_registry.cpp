@@ -9,8 +9,16 @@ namespace ordo::models {
 namespace {
 
 std::vector<FamilySpec> all_families() {
-  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(),
-          bart_family(),   mbart_family(),   t5_family()};
+  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(),      bart_family(),
+          mbart_family(),  t5_family(),      longt5_family(), pegasus_x_family(), led_family()};
+}
+
+// LongT5's encoder attention is config.json's encoder_attention_type (local by default).
+FamilySpec with_encoder_attention(FamilySpec family, const io::ModelConfig& config) {
+  if (family.long_attention == nn::LongAttentionKind::kLongT5Local &&
+      config.encoder_attention_type == "transient-global")
+    family.long_attention = nn::LongAttentionKind::kLongT5TransientGlobal;
+  return family;
 }
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
@@ -34,8 +42,8 @@ FamilySpec with_tokenizer(FamilySpec family, const io::ModelConfig& config) {
 nn::PositionEncodingSpec position_spec(const io::ModelConfig& config, const FamilySpec& family) {
   nn::PositionEncodingSpec spec;
   spec.layout = family.position_layout;
-  // BartLearnedPositionalEmbedding's offset: 2 in Hugging Face, whatever the pad id.
-  if (family.position_layout == PositionLayout::kLearned) spec.offset = 2;
+  // BartLearnedPositionalEmbedding's offset: 2 in Hugging Face, whatever the pad id (LED: 0).
+  if (family.position_layout == PositionLayout::kLearned) spec.offset = family.learned_position_offset;
   if (family.fairseq_positions) {
     spec.offset = config.pad_token_id + 1;
     spec.zero_row = config.pad_token_id;
@@ -50,10 +58,12 @@ std::string checkpoint_name(const FamilySpec& family, const io::ModelConfig& con
 FamilySpec family_for(const io::ModelConfig& config) {
   const std::vector<FamilySpec> families = all_families();
   for (const FamilySpec& family : families)
-    if (contains(family.model_types, config.model_type)) return with_tokenizer(family, config);
+    if (contains(family.model_types, config.model_type))
+      return with_encoder_attention(with_tokenizer(family, config), config);
   for (const FamilySpec& family : families)
     for (const std::string& architecture : config.architectures)
-      if (contains(family.architectures, architecture)) return with_tokenizer(family, config);
+      if (contains(family.architectures, architecture))
+        return with_encoder_attention(with_tokenizer(family, config), config);
 
   std::string supported;
   for (const std::string& type : ordo::supported_model_types()) supported += (supported.empty() ? "" : ", ") + type;

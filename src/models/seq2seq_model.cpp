@@ -32,6 +32,7 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   s.layer.pre_norm = f.pre_norm;
   s.layer.head_dim = c.head_dim;
   s.layer.bias = f.biases;
+  s.layer.attention_bias = f.attention_biases;
   s.layer.scale_attention = f.scale_attention;
   s.layer.rms_norm = f.rms_norm;
   if (f.rms_norm) s.layer.norm_eps = c.layer_norm_epsilon;
@@ -42,13 +43,22 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
     s.relative_max_distance = c.relative_attention_max_distance;
   }
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
-  s.max_positions = c.max_position_embeddings;
+  s.max_positions = encoder ? io::encoder_positions(c) : io::decoder_positions(c);
   s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
   s.positions = position_spec(c, f);
   s.positions_from_ids = f.fairseq_positions;
   s.padding_idx = c.pad_token_id;
   s.final_layer_norm = f.final_layer_norm;
   s.layernorm_embedding = f.layernorm_embedding;
+  if (encoder && f.long_attention != nn::LongAttentionKind::kNone) {
+    s.long_attention.kind = f.long_attention;
+    s.long_attention.attention_window = c.attention_window;
+    s.long_attention.local_radius = c.local_radius;
+    s.long_attention.global_block_size = c.global_block_size;
+    s.long_attention.block_size = c.block_size;
+    s.long_attention.num_global_tokens = c.num_global_tokens;
+    s.long_attention.stagger_local_blocks = c.stagger_local_blocks;
+  }
   return s;
 }
 
@@ -135,9 +145,11 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
     expect(named(name), {{c.decoder_vocab_size, c.decoder_vocab_size_key}, {d, "d_model"}});
   expect("final_logits_bias", {{1, "(one row)"}, {c.decoder_vocab_size, c.decoder_vocab_size_key}});
   if (f.position_layout == PositionLayout::kLearned) {
-    const int64_t rows = c.max_position_embeddings + position_spec(c, f).offset;
-    for (const char* name : {"model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"})
-      expect(name, {{rows, "max_position_embeddings"}, {d, "d_model"}});
+    const int64_t offset = position_spec(c, f).offset;
+    expect(named("model.encoder.embed_positions.weight"),
+           {{io::encoder_positions(c) + offset, io::config_key(c, "max_position_embeddings")}, {d, "d_model"}});
+    expect(named("model.decoder.embed_positions.weight"),
+           {{io::decoder_positions(c) + offset, io::decoder_positions_key(c)}, {d, "d_model"}});
   }
   for (const auto& [stack, layers, layers_field, ffn, ffn_field] :
        {std::tuple{"encoder", c.encoder_layers, "encoder_layers", c.encoder_ffn_dim, "encoder_ffn_dim"},
@@ -361,6 +373,10 @@ void Seq2SeqModel::load_weights(const Checkpoint& weights, std::optional<nn::Gem
     encoder_.layers[i].pack(*pack_as, part);
     trim();
   });
+  if (pack_as && encoder_.long_attention) {
+    encoder_.long_attention->pack(*pack_as);
+    trim();
+  }
   decoder_.visit("model.decoder", load, [&](size_t i, nn::LayerPart part) {
     if (!pack_as) return;
     decoder_.layers[i].pack(*pack_as, part);
@@ -449,8 +465,9 @@ void Seq2SeqModel::pack(nn::GemmType type) {
   compact_embeddings(type);
 }
 
-at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask) const {
-  return encoder_.forward(ids, attention_mask);
+at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask,
+                                const at::Tensor& global_mask) const {
+  return encoder_.forward(ids, attention_mask, global_mask);
 }
 
 at::Tensor Seq2SeqModel::project(const at::Tensor& hidden) const {

@@ -63,7 +63,9 @@ class Seq2SeqModel {
   void pack(nn::GemmType type);
 
   // ids, attention_mask: [batch, src_len] -> encoder output [batch, src_len, d_model].
-  at::Tensor encode(const at::Tensor& ids, const at::Tensor& attention_mask) const;
+  // global_mask: LED's global attention positions (TransformerEncoder::forward).
+  at::Tensor encode(const at::Tensor& ids, const at::Tensor& attention_mask,
+                    const at::Tensor& global_mask = at::Tensor()) const;
   nn::DecoderState start_decoding(const at::Tensor& encoder_out, const at::Tensor& attention_mask) const {
     return decoder_.start(encoder_out, attention_mask);
   }

@@ -13,21 +13,21 @@
 
 namespace ordo::models {
 
-namespace {
-
 // model.{encoder,decoder}.layers.N.<part> -> {encoder,decoder}.block.N.layer.M.<T5 part>: the
-// encoder's blocks are [SelfAttention, FF], the decoder's [SelfAttention, EncDecAttention, FF].
-std::string t5_name(const std::string& name, const io::ModelConfig& config) {
+// encoder's blocks are [<encoder_attention>, FF], the decoder's [SelfAttention, EncDecAttention, FF].
+std::string t5_checkpoint_name(const std::string& name, const io::ModelConfig& config,
+                               const std::string& encoder_attention) {
   if (name == "model.shared.weight") return "shared.weight";
   for (const char* stack : {"encoder", "decoder"}) {
     const std::string ours = std::string("model.") + stack + ".";
     if (name.compare(0, ours.size(), ours) != 0) continue;
     const std::string rest = name.substr(ours.size());
     const std::string theirs = std::string(stack) + ".";
+    const std::string self_attention = std::string(stack) == "encoder" ? encoder_attention : "SelfAttention";
     if (rest == "embed_tokens.weight") return theirs + rest;
     if (rest == "layer_norm.weight") return theirs + "final_layer_norm.weight";
     if (rest == "relative_attention_bias.weight")
-      return theirs + "block.0.layer.0.SelfAttention.relative_attention_bias.weight";
+      return theirs + "block.0.layer.0." + self_attention + ".relative_attention_bias.weight";
     if (rest == "layers") return theirs + "block";
     if (rest.compare(0, 7, "layers.") != 0) return name;
     const size_t dot = rest.find('.', 7);
@@ -42,7 +42,7 @@ std::string t5_name(const std::string& name, const io::ModelConfig& config) {
           return block + layer + to + part.substr(prefix.size() + std::string(from).size());
       return name;
     };
-    if (part.compare(0, 10, "self_attn.") == 0) return attention("self_attn.", "0.SelfAttention.");
+    if (part.compare(0, 10, "self_attn.") == 0) return attention("self_attn.", "0." + self_attention + ".");
     if (part.compare(0, 13, "encoder_attn.") == 0) return attention("encoder_attn.", "1.EncDecAttention.");
     if (part == "self_attn_layer_norm.weight") return block + "0.layer_norm.weight";
     if (part == "encoder_attn_layer_norm.weight") return block + "1.layer_norm.weight";
@@ -54,6 +54,12 @@ std::string t5_name(const std::string& name, const io::ModelConfig& config) {
     return name;
   }
   return name;
+}
+
+namespace {
+
+std::string t5_name(const std::string& name, const io::ModelConfig& config) {
+  return t5_checkpoint_name(name, config, "SelfAttention");
 }
 
 }  // namespace

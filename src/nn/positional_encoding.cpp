@@ -10,6 +10,29 @@
 
 namespace ordo::nn {
 
+namespace {
+
+// Pegasus-X's dim/2 frequencies exp(-i ln(base) / (dim/2 - 1)), as torch computes them: the
+// factor is a float64 scalar applied to a float32 arange, the exponential in float32.
+at::Tensor pegasus_x_frequencies(int64_t dim, double base) {
+  if (dim < 4 || dim % 2 != 0)
+    throw Error("Pegasus-X positions need an even d_model of at least 4 (got " + std::to_string(dim) + ")");
+  const int64_t half = dim / 2;
+  return at::exp(at::arange(half, at::kLong).to(at::kFloat) * -(std::log(base) / static_cast<double>(half - 1)));
+}
+
+// sin(p * f) in the first half, cos(p * f) in the second, for int64 positions of any shape.
+at::Tensor pegasus_x_rows(const at::Tensor& positions, const at::Tensor& frequencies) {
+  const at::Tensor angles = positions.unsqueeze(-1) * frequencies;  // int64 x float32 -> float32
+  return at::cat({at::sin(angles), at::cos(angles)}, -1);
+}
+
+}  // namespace
+
+at::Tensor pegasus_x_positions(int64_t start, int64_t length, int64_t dim, double base) {
+  return pegasus_x_rows(at::arange(start, start + length, at::kLong), pegasus_x_frequencies(dim, base));
+}
+
 std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec) {
   // Sizes come from config.json: refuse what would overflow the size arithmetic (2^56 rows
   // times 512 wraps to a tiny buffer) or could never be allocated.
@@ -19,6 +42,11 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
                 " dimensions is out of range (at most " + std::to_string(kMaxValues) + " values)");
   if (spec.layout == PositionLayout::kLearned)
     throw Error("a learned position table is a weight of the checkpoint (embed_positions.weight), not computed");
+  if (spec.layout == PositionLayout::kPegasusX) {  // float32 from torch's operations, widened
+    const at::Tensor rows = pegasus_x_positions(0, num_positions, dim, spec.base).contiguous();
+    const float* data = rows.data_ptr<float>();
+    return std::vector<double>(data, data + rows.numel());
+  }
   std::vector<double> table(static_cast<size_t>(num_positions * dim), 0.0);
   const int64_t half = dim / 2;
   // What depends on the column only (pos / base^(2(j/2)/d)'s divisor, fairseq's frequencies) is
@@ -71,7 +99,8 @@ std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const 
             row[half + i] = std::cos(angle);
           }
           break;
-        case PositionLayout::kLearned: break;  // refused above
+        case PositionLayout::kLearned:
+        case PositionLayout::kPegasusX: break;  // refused / computed above
       }
     }
   });
@@ -84,16 +113,23 @@ at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEn
 }
 
 SinusoidalPositions::SinusoidalPositions(int64_t max_positions, int64_t dim, const PositionEncodingSpec& spec)
-    : table_(sinusoidal_table(max_positions + spec.offset, dim, spec)), max_positions_(max_positions), spec_(spec) {}
+    : max_positions_(max_positions), spec_(spec) {
+  if (spec.layout == PositionLayout::kPegasusX)
+    frequencies_ = pegasus_x_frequencies(dim, spec.base);
+  else
+    table_ = sinusoidal_table(max_positions + spec.offset, dim, spec);
+}
 
 at::Tensor SinusoidalPositions::range(int64_t start, int64_t length) const {
   if (start + length > max_positions_)
     throw Error("sequence of " + std::to_string(start + length) +
                 " positions exceeds the model's max_position_embeddings (" + std::to_string(max_positions_) + ")");
+  if (frequencies_.defined()) return pegasus_x_rows(at::arange(start, start + length, at::kLong), frequencies_);
   return table_.narrow(0, spec_.offset + start, length);
 }
 
 at::Tensor SinusoidalPositions::rows(const at::Tensor& rows, int64_t bound) const {
+  if (frequencies_.defined()) return pegasus_x_rows(rows.to(at::kLong), frequencies_);
   if (bound >= 0 && bound < table_.size(0)) return at::embedding(table_, rows);
   const int64_t needed = rows.numel() > 0 ? rows.max().item<int64_t>() + 1 : 0;
   if (needed <= table_.size(0)) return at::embedding(table_, rows);

@@ -22,6 +22,10 @@ namespace ordo::nn {
 //   kLearned      BART / mBART: no formula, a trained table of max_positions + offset rows (the
 //                 checkpoint's embed_positions.weight); position p reads row p + offset
 //                 (Hugging Face's offset is 2)
+//   kPegasusX     Pegasus-X: sines then cosines with fairseq's frequencies, from position 0, in
+//                 float32 torch arithmetic; no table: each call computes the positions it asks
+//                 for, as Hugging Face's PegasusXSinusoidalPositionalEmbedding does (a 16,384 x
+//                 1,024 table would be 64 MB per stack)
 struct PositionEncodingSpec {
   PositionLayout layout = PositionLayout::kSinCos;
   // Index of the first real position in the table: 0 for Marian/Pegasus, padding_idx + 1
@@ -40,6 +44,9 @@ struct PositionEncodingSpec {
 at::Tensor sinusoidal_table(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
 // The same values before the rounding to float32, row-major (what `ordo positions` prints).
 std::vector<double> sinusoidal_values(int64_t num_positions, int64_t dim, const PositionEncodingSpec& spec);
+// kPegasusX: positions start .. start+length-1 as a float32 [length, dim] tensor, by the same
+// LibTorch operations as Hugging Face (so the same bits); dim even and at least 4.
+at::Tensor pegasus_x_positions(int64_t start, int64_t length, int64_t dim, double base = 10000.0);
 
 class SinusoidalPositions {
  public:
@@ -60,7 +67,8 @@ class SinusoidalPositions {
   const PositionEncodingSpec& spec() const { return spec_; }
 
  private:
-  at::Tensor table_;
+  at::Tensor table_;           // undefined for kPegasusX (computed per call)
+  at::Tensor frequencies_;     // kPegasusX: the dim/2 frequencies, float32
   int64_t max_positions_ = 0;  // usable positions after the offset
   PositionEncodingSpec spec_;
 };

@@ -41,11 +41,17 @@ TransformerEncoder::TransformerEncoder(const StackShape& shape) : embed(shape) {
   if (shape.relative_buckets > 0)
     relative_bias = RelativePositionBias(shape.relative_buckets, shape.relative_max_distance, shape.layer.heads,
                                          /*bidirectional=*/true);
+  long_attention = make_long_attention(shape);
 }
 
-at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& attention_mask) const {
-  const at::Tensor mask = padding_mask(attention_mask);
+at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& attention_mask,
+                                       const at::Tensor& global_mask) const {
   at::Tensor x = embed.forward(ids, 0);
+  if (long_attention) {
+    x = long_attention->forward(*this, x, attention_mask, global_mask);
+    return layer_norm.weight.defined() ? layer_norm.forward(x) : x;
+  }
+  const at::Tensor mask = padding_mask(attention_mask);
   // T5: one bias for every layer, [1, heads, len, len], computed once per call.
   const at::Tensor position_bias =
       relative_bias.defined() ? relative_bias.forward(0, ids.size(1), ids.size(1)) : at::Tensor();
@@ -67,15 +73,18 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
   if (embed.learned_positions.weight.defined())
     visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
   if (relative_bias.defined()) visitor(join_name(prefix, "relative_attention_bias.weight"), relative_bias.weight);
+  if (long_attention) long_attention->visit(prefix, visitor);
 }
 
 void TransformerEncoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {
   for (size_t i = 0; i < layers.size(); ++i)
     layers[i].visit_linears(join_name(prefix, "layers." + std::to_string(i)), visitor);
+  if (long_attention) long_attention->visit_linears(prefix, visitor);
 }
 
 void TransformerEncoder::pack(GemmType type) {
   for (EncoderLayer& layer : layers) layer.pack(type);
+  if (long_attention) long_attention->pack(type);
 }
 
 void DecoderState::select(const at::Tensor& indices) {

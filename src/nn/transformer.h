@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/long_attention.h"
 #include "nn/positional_encoding.h"
 #include "nn/relative_position.h"
 #include "nn/transformer_layers.h"
@@ -32,6 +33,8 @@ struct StackShape {
   bool absolute_positions = true;
   int64_t relative_buckets = 0;
   int64_t relative_max_distance = 0;
+  // The encoder of a long-input family: its self-attention (nn/long_attention.h).
+  LongAttentionSpec long_attention;
 };
 
 // Embeds ids and adds positions. Shared by both stacks.
@@ -57,12 +60,17 @@ class TransformerEncoder {
   std::vector<EncoderLayer> layers;
   LayerNorm layer_norm;                // defined only when shape.final_layer_norm
   RelativePositionBias relative_bias;  // defined only when shape.relative_buckets > 0
+  // Runs the layers instead of the dense self-attention for a long-input family (null otherwise).
+  std::shared_ptr<LongAttention> long_attention;
 
   TransformerEncoder() = default;
   explicit TransformerEncoder(const StackShape& shape);
 
   // ids, attention_mask: [batch, src_len] (mask 1 = token, 0 = padding) -> [batch, src_len, dim].
-  at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask) const;
+  // global_mask (LED): [batch, src_len], 1 = a position with global attention; undefined = the
+  // family's default (LongAttention::forward); ignored by the other families.
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask,
+                     const at::Tensor& global_mask = at::Tensor()) const;
   // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
   // `after_part(i, part)` runs once that part of layer i has its parameters visited (loading
   // packs it there).

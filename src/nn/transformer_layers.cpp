@@ -5,7 +5,7 @@ namespace ordo::nn {
 namespace {
 
 MultiHeadAttention attention_of(const LayerShape& s) {
-  return MultiHeadAttention(s.dim, s.heads, s.head_dim, s.bias, s.scale_attention);
+  return MultiHeadAttention(s.dim, s.heads, s.head_dim, s.bias && s.attention_bias, s.scale_attention);
 }
 LayerNorm norm_of(const LayerShape& s) { return LayerNorm(s.dim, s.rms_norm, s.norm_eps); }
 FeedForward feed_forward_of(const LayerShape& s) {

@@ -23,6 +23,7 @@ struct LayerShape {
   // their epsilon, a gated feed-forward.
   int64_t head_dim = 0;
   bool bias = true;
+  bool attention_bias = true;  // Pegasus-X: q/k/v/out without biases (the feed-forward has them)
   bool scale_attention = true;
   bool rms_norm = false;
   double norm_eps = 1e-5;

@@ -224,6 +224,10 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
              "A task of the model's config.json task_specific_params (T5: summarization, translation_en_to_de):\n"
              "its prefix before each input, its decoding settings over generation_config.json",
              &DecodeOptions::task),
+      decode("global_attention", "--global-attention", T::kText, 0, 0,
+             "LED: source positions with global attention: first (default), none, or token positions and\n"
+             "ranges such as 0,4-7",
+             &DecodeOptions::global_attention),
       decode("target_prefix", "", T::kText, 0, 0,
              "Target text each translation starts with and continues (kept in the output)",
              &DecodeOptions::target_prefix),

@@ -10,6 +10,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 #include "pipeline/batch_plan.h"
+#include "pipeline/global_attention.h"
 #include "pipeline/heap.h"
 #include "pipeline/model_step.h"
 #include "pipeline/result_building.h"
@@ -65,7 +66,7 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
     for (size_t i = start; i < end; ++i) batch.push_back(&sources[order[i]]);
     const auto [ids, mask] = pad_batch(batch, m.model->config().pad_token_id);
     if (options.cancelled && options.cancelled()) throw Error("cancelled");
-    const at::Tensor encoded = m.model->encode(ids, mask);
+    const at::Tensor encoded = m.model->encode(ids, mask, global_attention_mask(*m.model, options, mask));
     ModelStep step(*m.model, m.model->start_decoding(encoded, mask));
     if (vmap) {
       const std::vector<int64_t> candidates = vmap->candidates(batch, vmap_specials);

@@ -6,6 +6,7 @@
 #include "ordo/error.h"
 #include "ordo/option_table.h"
 #include "pipeline/force_words.h"
+#include "pipeline/global_attention.h"
 #include "text/tokenizer.h"
 
 namespace ordo::pipeline {
@@ -78,14 +79,15 @@ search::GenerationSettings CallSettings::settings_for(const DecodeOptions& reque
   // Marian and Pegasus have a fixed table of max_position_embeddings decoder positions, and
   // Hugging Face's generate() fails past it; the target length is capped there (the last
   // token is never fed back: length L uses positions 0 .. L-2). fairseq's table grows.
-  const int64_t cap = m_.model->config().max_position_embeddings + 1;
+  // LED's decoder table is max_decoder_position_embeddings long.
+  const int64_t cap = io::decoder_positions(m_.model->config()) + 1;
   if (!m_.model->family().fairseq_positions && s.max_length > cap) {
     s.max_length = cap;
     if (trace)
       for (ResolvedSetting& setting : *trace)
         if (setting.name == decode_option_spec(&DecodeOptions::max_length).name) {
           setting.value = std::to_string(cap);
-          setting.source += ", capped at max_position_embeddings + 1";
+          setting.source += ", capped at " + io::decoder_positions_key(m_.model->config()) + " + 1";
         }
   }
   return s;
@@ -107,7 +109,7 @@ std::vector<int64_t> CallSettings::prefix_ids(const std::string& text, const sea
 void CallSettings::fit_prefix(search::GenerationSettings& settings, int64_t length) const {
   if (settings.max_from_new_tokens) settings.max_length += length;
   if (settings.min_new_tokens > 0) settings.min_new_tokens += length;
-  const int64_t cap = m_.model->config().max_position_embeddings + 1;
+  const int64_t cap = io::decoder_positions(m_.model->config()) + 1;
   if (!m_.model->family().fairseq_positions) settings.max_length = std::min(settings.max_length, cap);
   if (settings.max_length <= length + 1)
     throw Error("target prefix of " + std::to_string(length) + " tokens leaves no room to generate (max_length " +
@@ -123,6 +125,7 @@ search::GenerationSettings CallSettings::checked_settings(const DecodeOptions& o
       throw Error("invalid decoding option: return_alternatives with force_words is not supported");
   }
   search::GenerationSettings settings = settings_for(options, trace);
+  check_global_attention(*m_.model, options);
   if (options.force_words) {
     settings.force_words_ids =
         pipeline::force_words_ids(*m_.tokenizer, *options.force_words, m_.model->config().decoder_vocab_size);

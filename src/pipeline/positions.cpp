@@ -2,6 +2,7 @@
 // `ordo positions` shows is exactly what the encoder and decoder add.
 #include "ordo/positions.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "io/model_config.h"
@@ -29,6 +30,9 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
     throw Error("a learned position table has no formula: it is read from a model (BART, mBART)");
   if (spec.layout == PositionLayout::kFairseq && dim < 4)
     throw Error("the fairseq layout needs at least 4 dimensions (its frequencies divide by d/2 - 1)");
+  if (spec.layout == PositionLayout::kPegasusX && (dim < 4 || dim % 2 != 0))
+    throw Error("the pegasus-x layout needs an even number of dimensions, at least 4 (its frequencies divide by "
+                "d/2 - 1)");
   const std::vector<double> rows = nn::sinusoidal_values(spec.offset + length, dim, spec);
   PositionTable out;
   out.layout = spec.layout;
@@ -40,26 +44,32 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
   return out;
 }
 
-// The rows of a learned table (BART, mBART) as the checkpoint holds them: position p is
-// row offset + p of <stack>.embed_positions.weight, the row the embedder adds.
+// The rows of a learned table (BART, mBART, LED) as the checkpoint holds them: position p is
+// row offset + p of <stack>.embed_positions.weight, the row the embedder adds. LED's two tables
+// have lengths of their own (max_encoder_position_embeddings, max_decoder_position_embeddings)
+// and no offset, under the checkpoint's "led." names.
 PositionTable learned_table(const std::string& model_dir, const io::ModelConfig& config,
-                            const nn::PositionEncodingSpec& spec, std::optional<int64_t> length, bool decoder) {
-  const int64_t positions = length.value_or(config.max_position_embeddings);
-  if (positions < 0 || positions > config.max_position_embeddings)
+                            const models::FamilySpec& family, const nn::PositionEncodingSpec& spec,
+                            std::optional<int64_t> length, bool decoder) {
+  const int64_t rows_used = decoder ? io::decoder_positions(config) : io::encoder_positions(config);
+  const std::string field =
+      decoder ? io::decoder_positions_key(config) : io::config_key(config, "max_position_embeddings");
+  const int64_t positions = length.value_or(rows_used);
+  if (positions < 0 || positions > rows_used)
     throw Error("position table length " + std::to_string(positions) + " is out of range [0, " +
-                std::to_string(config.max_position_embeddings) + "] (" + config.path +
-                " max_position_embeddings: a learned table has no rows beyond it)");
+                std::to_string(rows_used) + "] (" + config.path + " " + field +
+                ": a learned table has no rows beyond it)");
   const std::unique_ptr<models::Checkpoint> weights = models::open_checkpoint(model_dir);
   const std::string stack = decoder ? "decoder" : "encoder";
-  const std::string name = "model." + stack + ".embed_positions.weight";
+  const std::string name = models::checkpoint_name(family, config, "model." + stack + ".embed_positions.weight");
   if (!weights->contains(name)) throw Error(weights->path() + ": missing tensor '" + name + "'");
   const std::vector<int64_t> shape = weights->shape(name);
-  const std::vector<int64_t> implied = {config.max_position_embeddings + spec.offset, config.d_model};
+  const std::vector<int64_t> implied = {rows_used + spec.offset, config.d_model};
   if (shape != implied) {
     std::string got;
     for (int64_t n : shape) got += (got.empty() ? "" : ", ") + std::to_string(n);
     throw Error(weights->path() + ": tensor '" + name + "' has shape [" + got + "], but " + config.path + " implies [" +
-                std::to_string(implied[0]) + ", " + std::to_string(implied[1]) + "] (max_position_embeddings + " +
+                std::to_string(implied[0]) + ", " + std::to_string(implied[1]) + "] (" + field + " + " +
                 std::to_string(spec.offset) + ", d_model)");
   }
   const at::Tensor rows = weights->get_rows(name, spec.offset, positions).contiguous();
@@ -81,7 +91,8 @@ PositionLayout parse_position_layout(const std::string& name) {
   if (name == "sin-cos") return PositionLayout::kSinCos;
   if (name == "fairseq") return PositionLayout::kFairseq;
   if (name == "learned") return PositionLayout::kLearned;
-  throw Error("unknown position layout '" + name + "' (known: interleaved, sin-cos, fairseq, learned)");
+  if (name == "pegasus-x") return PositionLayout::kPegasusX;
+  throw Error("unknown position layout '" + name + "' (known: interleaved, sin-cos, fairseq, learned, pegasus-x)");
 }
 
 const char* position_layout_name(PositionLayout layout) {
@@ -90,6 +101,7 @@ const char* position_layout_name(PositionLayout layout) {
     case PositionLayout::kSinCos: return "sin-cos";
     case PositionLayout::kFairseq: return "fairseq";
     case PositionLayout::kLearned: return "learned";
+    case PositionLayout::kPegasusX: return "pegasus-x";
   }
   return "?";
 }
@@ -109,7 +121,7 @@ PositionTable model_position_encodings(const std::string& model_dir, std::option
                 " model has no position table: its attention adds a relative position bias per head "
                 "(model_relative_position_bias)");
   const nn::PositionEncodingSpec spec = models::position_spec(config, family);
-  if (spec.layout == PositionLayout::kLearned) return learned_table(model_dir, config, spec, length, decoder);
+  if (spec.layout == PositionLayout::kLearned) return learned_table(model_dir, config, family, spec, length, decoder);
   return table(length.value_or(config.max_position_embeddings), config.d_model, spec);
 }
 
@@ -124,7 +136,10 @@ RelativePositionBiasTable model_relative_position_bias(const std::string& model_
   if (!family.relative_positions)
     throw Error(config.path + ": a " + family.name +
                 " model has no relative position bias (its positions are a table)");
-  const int64_t shown = reach.value_or(config.relative_attention_max_distance);
+  // LongT5's encoder sees only keys within its local radius: the distances its bias can meet.
+  const bool local = family.long_attention != nn::LongAttentionKind::kNone && !decoder;
+  const int64_t shown =
+      reach.value_or(local ? std::max<int64_t>(1, config.local_radius) : config.relative_attention_max_distance);
   if (shown < 1 || shown > kMaxLength)
     throw Error("relative distance reach " + std::to_string(shown) + " is out of range [1, " +
                 std::to_string(kMaxLength) + "]");
@@ -143,7 +158,9 @@ RelativePositionBiasTable model_relative_position_bias(const std::string& model_
                                 /*bidirectional=*/!decoder);
   bias.weight = weights->get(name);
   RelativePositionBiasTable out;
+  out.family = family.name == "longt5" ? "LongT5" : "T5";
   out.stack = stack;
+  if (local) out.local_radius = config.local_radius;
   out.bidirectional = bias.bidirectional;
   out.heads = heads;
   out.num_buckets = bias.num_buckets;

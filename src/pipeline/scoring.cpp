@@ -6,6 +6,7 @@
 #include "kernels/parallel.h"
 #include "ordo/error.h"
 #include "pipeline/batch_plan.h"
+#include "pipeline/global_attention.h"
 #include "pipeline/source_encoding.h"
 
 namespace ordo::pipeline {
@@ -36,11 +37,11 @@ std::vector<ScoreResult> score_targets(const LoadedModel& m, const CallSettings&
         throw Error("target " + std::to_string(i + 1) + ": token id " + std::to_string(id) +
                     " is outside the target vocabulary");
     // Marian and Pegasus have max_position_embeddings decoder positions (fairseq's table grows).
-    const int64_t positions = m.model->config().max_position_embeddings;
+    const int64_t positions = io::decoder_positions(m.model->config());
     if (!m.model->family().fairseq_positions && static_cast<int64_t>(ids.size()) > positions)
       throw Error("target " + std::to_string(i + 1) + ": " + std::to_string(ids.size()) +
-                  " tokens, more than the model's " + std::to_string(positions) +
-                  " target positions (config.json max_position_embeddings)");
+                  " tokens, more than the model's " + std::to_string(positions) + " target positions (config.json " +
+                  io::decoder_positions_key(m.model->config()) + ")");
     labels.push_back(std::move(ids));
   }
   at::internal::lazy_init_num_threads();
@@ -59,7 +60,8 @@ std::vector<ScoreResult> score_targets(const LoadedModel& m, const CallSettings&
     }
     const auto [ids, mask] = pad_batch(batch, m.model->config().pad_token_id);
     if (options.cancelled && options.cancelled()) throw Error("cancelled");
-    nn::DecoderState state = m.model->start_decoding(m.model->encode(ids, mask), mask);
+    nn::DecoderState state =
+        m.model->start_decoding(m.model->encode(ids, mask, global_attention_mask(*m.model, options, mask)), mask);
     const int64_t rows = static_cast<int64_t>(end - start);
     // Teacher forcing one position per step (the decoder's cache keeps the earlier ones):
     // position t reads label t-1 (the start token at t = 0) and scores label t.

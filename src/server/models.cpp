@@ -128,7 +128,7 @@ std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared
     if (spec.task != "translate" && spec.task != "summarize")
       throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize");
     m->task = spec.task == "translate" ? Task::kTranslate : Task::kSummarize;
-  } else if (m->model_type == "pegasus" || m->model_type == "bart" ||
+  } else if (m->model_type == "pegasus" || m->model_type == "pegasus_x" || m->model_type == "bart" ||
              (!m->multilingual() && !m->source_lang.empty() && m->source_lang == m->target_lang)) {
     m->task = Task::kSummarize;
   }

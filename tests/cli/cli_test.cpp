@@ -342,6 +342,19 @@ TEST(CliPositions, AFairseqTableStartsPastThePaddingRow) {
   EXPECT_NEAR(table["values"][1][0].get<double>(), std::sin(3.0), 1e-6);  // position 1 = table row 3
 }
 
+// Pegasus-X computes its positions on the fly (no table in the model): shown all the same.
+TEST(CliPositions, APegasusXModelShowsItsComputedPositions) {
+  const CliRun run = ordo("positions -m '" + ordo::testing::fixture_dir("pegasus_x") + "' --length 3 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json table = json::parse(run.out);
+  EXPECT_EQ(table["layout"], "pegasus-x");
+  EXPECT_EQ(table["offset"], 0);
+  EXPECT_EQ(table["dim"], 16);
+  EXPECT_NEAR(table["values"][1][0].get<double>(), std::sin(1.0), 1e-6);  // sines first
+  EXPECT_NEAR(table["values"][1][8].get<double>(), std::cos(1.0), 1e-6);  // cosines from d/2
+  EXPECT_NEAR(table["values"][2][1].get<double>(), std::sin(2.0 * std::pow(10000.0, -1.0 / 7)), 1e-6);
+}
+
 TEST(CliPositions, CsvOfASinCosTableHasTheSineOfThePositionFirst) {
   const CliRun run = ordo("positions -m '" + ordo::testing::fixture_dir(kFixture) + "' --length 2 --format csv");
   ASSERT_EQ(run.exit_code, 0) << run.err;

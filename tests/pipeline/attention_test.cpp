@@ -2,6 +2,7 @@
 // teacher-forced with output_attentions=True), for every family, layer and head; beam-search
 // weights that follow their hypothesis; batches; and outputs unchanged by asking for them.
 // ctest-label: integration
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -77,8 +78,11 @@ class AttentionParity : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(hyp.attention.layers, golden["decoder_layers"].get<int64_t>());
     EXPECT_EQ(hyp.attention.heads, golden["heads"].get<int64_t>());
     // 2e-5: after up to 20 greedy steps, ordo's fixed-order attention kernel (kernels/attention_kernel.h)
-    // and PyTorch's softmax round differently in the last bits.
-    EXPECT_LE(max_diff(hyp.attention, expected["cross_attentions"]), 2e-5) << GetParam() << " sentence " << i;
+    // and PyTorch's softmax round differently in the last bits; more where transformers' own
+    // float32 and float64 runs differ more (golden.json checks: LongT5's local attention).
+    const double tolerance = std::max(2e-5, testing::load_golden(GetParam())["checks"]["max_abs_diff_f32_vs_f64"].value(
+                                                "teacher_forced_logits", 0.0));
+    EXPECT_LE(max_diff(hyp.attention, expected["cross_attentions"]), tolerance) << GetParam() << " sentence " << i;
     EXPECT_EQ(result.source_ids, sources(golden)[i]);
     EXPECT_EQ(result.source_tokens.size(), sources(golden)[i].size());
     EXPECT_EQ(hyp.id_pieces.size(), hyp.ids.size());

@@ -99,6 +99,7 @@ OPTION_CASES = {
     "target_prefix": ("en-de", {"target_prefix": "Ein Mann"}),
     "return_alternatives": ("en-de", {"return_alternatives": True, "n_best": 3}),
     "use_vmap": (VMAP_MODEL, {"use_vmap": True}),
+    "global_attention": (hf("led"), {"global_attention": "0,2-4", "max_new_tokens": 6}),
 }
 # Options without a flag of their own: the CLI flag that says the same.
 FLAGLESS = {
@@ -377,3 +378,19 @@ def test_long_input_truncate_and_refuse():
         t.summarize(document, long_input="cut")
     with pytest.raises(TypeError, match="an option of summarize"):
         t.translate_batch(["x"], long_input="chunk")
+
+
+def test_global_attention_is_refused_when_malformed_or_without_longformer_attention():
+    with pytest.raises(ordo.Error, match="global_attention is for LED models"):
+        translator("en-de").translate_batch(["A dog runs."], global_attention="first")
+    led = translator(hf("led"))
+    with pytest.raises(ordo.Error, match="the range '5-2' ends before it starts"):
+        led.translate_batch(["A dog runs."], global_attention="5-2")
+    with pytest.raises(ordo.Error, match="'x' is not a token position"):
+        led.translate_batch(["A dog runs."], global_attention="0,x")
+    # "first" is the default; "none" differs from it.
+    default = led.translate_batch(SHORT, max_new_tokens=6)
+    first = led.translate_batch(SHORT, max_new_tokens=6, global_attention="first")
+    none = led.translate_batch(SHORT, max_new_tokens=6, global_attention="none")
+    assert [r.hypotheses[0].ids for r in default] == [r.hypotheses[0].ids for r in first]
+    assert [r.hypotheses[0].score for r in default] != [r.hypotheses[0].score for r in none]

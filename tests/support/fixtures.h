@@ -26,7 +26,9 @@ inline std::vector<std::string> marian_fixtures() {
 // T5 (RMS norms, relative position bias; t5 the v1.1 / Flan layout, t5_v1 the original t5-small).
 inline std::vector<std::string> seq2seq_fixtures() {
   std::vector<std::string> all = marian_fixtures();
-  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt", "bart", "mbart50", "t5", "t5_v1"}) all.push_back(name);
+  for (const char* name : {"pegasus", "m2m100", "nllb", "fsmt", "bart", "mbart50", "t5", "t5_v1", "led", "longt5",
+                           "longt5_local", "pegasus_x"})
+    all.push_back(name);
   return all;
 }
 
