@@ -194,6 +194,12 @@ at::Tensor MultiHeadAttention::forward_self(const at::Tensor& x, const at::Tenso
   return attend(part(qkv, 0), kv, additive_mask, kernels::ScoreOrder::kKeyChain, position_bias);
 }
 
+std::array<at::Tensor, 3> MultiHeadAttention::project_qkv(const at::Tensor& x) const {
+  if (!qkv_proj.packed) return {q_proj.forward(x), k_proj.forward(x), v_proj.forward(x)};
+  const at::Tensor qkv = qkv_proj.forward(x);
+  return {part(qkv, 0), part(qkv, 1), part(qkv, 2)};
+}
+
 void MultiHeadAttention::pack(GemmType type, bool self_attention) {
   if (self_attention) {
     qkv_proj = fuse_and_pack({&q_proj, &k_proj, &v_proj}, type);

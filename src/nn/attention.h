@@ -4,6 +4,7 @@
 // adds a relative position bias to the logits (nn/relative_position.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -75,6 +76,11 @@ struct MultiHeadAttention {
   // batch x heads x len x len, is never built).
   at::Tensor forward_self(const at::Tensor& x, const at::Tensor& additive_mask,
                           const at::Tensor& position_bias = at::Tensor()) const;
+
+  // The self-attention's projections of `x` [batch, len, dim]: q, k and v, each [batch, len,
+  // heads x head_dim] (q unscaled; after pack(), views of the fused GEMM's output). For the
+  // attentions that attend their own way (nn/long_attention.h).
+  std::array<at::Tensor, 3> project_qkv(const at::Tensor& x) const;
 
   // Self-attention with a cache: appends x's keys/values to `cache`, then attends over it.
   at::Tensor forward_cached(const at::Tensor& x, KeyValue& cache, const at::Tensor& additive_mask) const;

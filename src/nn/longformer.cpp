@@ -176,17 +176,7 @@ class Longformer : public LongAttention {
   at::Tensor attend(const MultiHeadAttention& attn, const GlobalProjections& proj, int64_t w, const at::Tensor& x,
                     const at::Tensor& window_keys, const GlobalIndex& globals, const at::Tensor& padding) const {
     const int64_t batch = x.size(0), len = x.size(1);
-    at::Tensor q, k, v;
-    if (attn.qkv_proj.packed) {
-      const at::Tensor qkv = attn.qkv_proj.forward(x);
-      q = qkv.narrow(-1, 0, dim_);
-      k = qkv.narrow(-1, dim_, dim_);
-      v = qkv.narrow(-1, 2 * dim_, dim_);
-    } else {
-      q = attn.q_proj.forward(x);
-      k = attn.k_proj.forward(x);
-      v = attn.v_proj.forward(x);
-    }
+    auto [q, k, v] = attn.project_qkv(x);
     const double root = std::sqrt(static_cast<double>(head_dim_));
     q = q / root;  // divided, as transformers does (not multiplied by the inverse)
 

@@ -160,8 +160,7 @@ class LongT5Attention final : public LongAttention {
   at::Tensor self_attention(const MultiHeadAttention& attn, size_t layer, const at::Tensor& in, const Shared& s) const {
     const int64_t batch = s.batch, length = s.length, bl = block_len_, blocks = s.blocks;
     const int64_t inner = heads_ * head_dim_;
-    at::Tensor q, k, v;
-    project(attn, in, q, k, v);
+    const auto [q, k, v] = attn.project_qkv(in);
     // Side keys and values: the layer's normalised block sums, projected.
     at::Tensor side_k, side_v;
     const int64_t globals = s.globals;
@@ -175,8 +174,9 @@ class LongT5Attention final : public LongAttention {
       sums.index_add_(0, rows, in.reshape({batch * length, dim}).to(at::kFloat));
       const at::Tensor global_in =
           global_norms_[layer].forward(sums.view({batch, globals + 1, dim}).narrow(1, 0, globals).contiguous());
-      at::Tensor unused;
-      project(attn, global_in, unused, side_k, side_v);
+      const auto side = attn.project_qkv(global_in);  // (its queries are not used)
+      side_k = side[1];
+      side_v = side[2];
     }
     // Padded to whole blocks, and the keys with a block of zeros on either side.
     const int64_t tail = blocks * bl - length;
@@ -220,23 +220,6 @@ class LongT5Attention final : public LongAttention {
     }
     const at::Tensor context = (outputs.size() == 1 ? outputs[0] : at::cat(outputs, 1)).narrow(1, 0, length);
     return attn.out_proj.forward(context.contiguous());
-  }
-
-  // The layer's projections of `x` ([b, t, dim] -> [b, t, heads x head_dim] each). Packed, q
-  // comes with k and v from the fused GEMM (the side tokens' is then not used).
-  static void project(const MultiHeadAttention& attn, const at::Tensor& x, at::Tensor& q, at::Tensor& k,
-                      at::Tensor& v) {
-    const int64_t inner = attn.num_heads * attn.head_dim;
-    if (attn.qkv_proj.packed) {
-      const at::Tensor qkv = attn.qkv_proj.forward(x);
-      q = qkv.narrow(-1, 0, inner);
-      k = qkv.narrow(-1, inner, inner);
-      v = qkv.narrow(-1, 2 * inner, inner);
-      return;
-    }
-    q = attn.q_proj.forward(x);
-    k = attn.k_proj.forward(x);
-    v = attn.v_proj.forward(x);
   }
 
   bool global_;

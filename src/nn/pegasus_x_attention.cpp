@@ -100,17 +100,7 @@ class PegasusXAttention final : public LongAttention {
     const int64_t blocks = padded / block_size_, total = global + padded;
     // Global tokens first: their keys come first in every softmax, as in Hugging Face's.
     const at::Tensor input = at::cat({globals, tokens}, 1);
-    at::Tensor q, k, v;  // [batch, total, inner]
-    if (attn.qkv_proj.packed) {
-      const at::Tensor qkv = attn.qkv_proj.forward(input);
-      q = qkv.narrow(-1, 0, inner);
-      k = qkv.narrow(-1, inner, inner);
-      v = qkv.narrow(-1, 2 * inner, inner);
-    } else {
-      q = attn.q_proj.forward(input);
-      k = attn.k_proj.forward(input);
-      v = attn.v_proj.forward(input);
-    }
+    auto [q, k, v] = attn.project_qkv(input);  // [batch, total, inner]
     const float scale = attn.scaled ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))) : 1.0f;
     const at::Tensor keys = k.view({batch, total, heads, head_dim});
     const at::Tensor values = v.view({batch, total, heads, head_dim});

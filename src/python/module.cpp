@@ -687,6 +687,19 @@ PYBIND11_MODULE(_ordo, m) {
             std::string source = str_arg(source_arg, summarize ? "document" : "source");
             Call call = call_of(kwargs, summarize ? "summarization" : "translation", 1);
             if (summarize) t.summarization_task(call);
+            if (!summarize && !call.long_input_given.empty())
+              type_error("unexpected keyword argument '" + call.long_input_given + "' (an option of summarize)");
+            // A document longer than the model is summarized in parts (summarize()), which has
+            // no one token order to stream; cut (long_input="truncate") it streams.
+            if (summarize && call.long_input.mode != LongInput::kTruncate) {
+              const size_t tokens = t.translator->encode(source, call.decode).size();
+              const int64_t limit = t.translator->max_source_tokens();
+              if (tokens > static_cast<size_t>(limit))
+                throw Error("the document has " + std::to_string(tokens) + " tokens, more than the " +
+                            std::to_string(limit) +
+                            " the model takes: summarized in parts, it does not stream (use summarize(), or "
+                            "long_input=\"truncate\")");
+            }
             if (!call.target_prefixes.empty()) call.decode.target_prefix = call.target_prefixes[0];
             call.target_prefixes.clear();
             // Token by token needs one greedy or sampled hypothesis (beam search has no final

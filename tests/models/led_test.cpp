@@ -227,32 +227,6 @@ TEST(LedEncoder, SixteenThousandTokensWithLedsWindowOf1024Run) {
   EXPECT_GT(max_abs_diff(before[0][7488], after[0][7488]), 0.0);
 }
 
-// The global projections (query_global, the fused key_global / value_global) go through the
-// packed weights cache like the layers' own: a model restored from it encodes bit for bit alike.
-TEST(LedPackedCache, ARestoredModelEncodesAsThePackedOne) {
-  at::InferenceMode guard;
-  testing::TempDir tmp;
-  models::PackedCacheOptions cache;
-  cache.dir = tmp.file("cache");
-  cache.min_checkpoint_bytes = 0;
-  const std::string dir = fixture_dir("led");
-  io::ModelConfig config = io::load_model_config(dir + "/config.json");
-  const auto packed = models::Seq2SeqModel::load(dir, config, models::family_for(config), nn::GemmType::kInt8, &cache);
-  const at::Tensor ids = row(golden_ids(7));
-  const at::Tensor expected = packed->encode(ids, at::ones_like(ids));
-  packed->wait_for_cache_file();
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(cache.dir))
-    if (entry.path().extension() != ".tmp") files.push_back(entry.path().string());
-  ASSERT_FALSE(files.empty());
-  models::Seq2SeqModel restored(config, models::family_for(config));
-  std::string why;
-  bool any = false;
-  for (const std::string& file : files) any = any || models::restore_packed(file, restored, nn::GemmType::kInt8, &why);
-  ASSERT_TRUE(any) << why;
-  EXPECT_TRUE(at::equal(restored.encode(ids, at::ones_like(ids)), expected));
-}
-
 TEST(LedConfig, EncoderAndDecoderPositionsComeFromTheirOwnFields) {
   const io::ModelConfig config = io::load_model_config(fixture_dir("led") + "/config.json");
   EXPECT_EQ(io::encoder_positions(config), 1024);

@@ -1,5 +1,7 @@
 // The packed weights cache (models/packed_cache.h): a model restored from the cache computes
-// bit for bit what the freshly packed one does, in every compute type and family; a hit does
+// bit for bit what the freshly packed one does, in every compute type and family (the long-input
+// families' own parameters too: LED's global projections, LongT5's global bias and norms,
+// Pegasus-X's global tokens); a hit does
 // not rewrite the file; a changed checkpoint, a truncated or corrupt file, or another compute
 // type never reads a wrong file; the cache can be turned off; small checkpoints are not cached.
 // A damaged file (truncated, a FIFO, a block of NaN or zeros, NaN under a valid
@@ -104,17 +106,17 @@ TEST_P(PackedCache, RestoredModelComputesTheSameBits) {
   EXPECT_EQ(cache_files(cache.dir).size(), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PackedCache,
-                         ::testing::Combine(::testing::Values("marian_opus_en_mg", "marian_sep_en_mg", "pegasus",
-                                                              "nllb", "fsmt", "bart", "mbart50", "t5", "t5_v1"),
-                                            ::testing::Values(nn::GemmType::kFloat32, nn::GemmType::kBFloat16,
-                                                              nn::GemmType::kInt8)),
-                         [](const auto& info) {
-                           const nn::GemmType t = std::get<1>(info.param);
-                           return std::get<0>(info.param) + (t == nn::GemmType::kInt8       ? "_int8"
-                                                             : t == nn::GemmType::kBFloat16 ? "_bfloat16"
-                                                                                            : "_float32");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, PackedCache,
+    ::testing::Combine(::testing::Values("marian_opus_en_mg", "marian_sep_en_mg", "pegasus", "nllb", "fsmt", "bart",
+                                         "mbart50", "t5", "t5_v1", "led", "longt5", "pegasus_x"),
+                       ::testing::Values(nn::GemmType::kFloat32, nn::GemmType::kBFloat16, nn::GemmType::kInt8)),
+    [](const auto& info) {
+      const nn::GemmType t = std::get<1>(info.param);
+      return std::get<0>(info.param) + (t == nn::GemmType::kInt8       ? "_int8"
+                                        : t == nn::GemmType::kBFloat16 ? "_bfloat16"
+                                                                       : "_float32");
+    });
 
 TEST(PackedCacheFiles, AChangedCheckpointIsPackedAfresh) {
   testing::TempDir tmp;

@@ -1,9 +1,9 @@
 // LongT5's encoder attention (nn/longt5_attention.cpp) beyond what the generic parity suites
 // check on the golden fixtures: that it is local (a ~4,000-token input, where a token far from
 // a position changes nothing there; dense attention cut to the window gives the same states),
-// that lengths which are no multiple of the block run and padding changes no bit, that the
-// packed weights cache keeps the transient-global parameters, that config.json's LongT5 fields
-// are read and checked, and what `ordo positions` shows.
+// that lengths which are no multiple of the block run and padding changes no bit, that
+// config.json's LongT5 fields are read and checked, and what `ordo positions` shows (the packed
+// weights cache: packed_cache_test.cpp).
 // ctest-label: integration
 #include <fstream>
 #include <string>
@@ -134,23 +134,6 @@ TEST(LongT5Attention, PaddingChangesNoBit) {
     const at::Tensor together = model->encode(batch, mask);
     EXPECT_TRUE(at::equal(together[0].narrow(0, 0, 23), alone[0])) << fixture;
   }
-}
-
-// The packed weights cache holds the transient-global parameters too (each layer's
-// global_input_layer_norm, global_relative_attention_bias): a model restored from it encodes
-// the same bits as the one packed from the checkpoint.
-TEST(LongT5Attention, PackedCacheRestoresTheTransientGlobalParameters) {
-  testing::TempDir tmp;
-  models::PackedCacheOptions cache;
-  cache.dir = tmp.file("cache");
-  cache.min_checkpoint_bytes = 0;
-  io::ModelConfig config = io::load_model_config(fixture_dir("longt5") + "/config.json");
-  const auto packed = models::Seq2SeqModel::load(fixture_dir("longt5"), config, models::family_for(config),
-                                                 nn::GemmType::kFloat32, &cache);
-  const auto hit = models::Seq2SeqModel::load(fixture_dir("longt5"), config, models::family_for(config),
-                                              nn::GemmType::kFloat32, &cache);
-  const at::Tensor ids = random_ids(57, 41);
-  EXPECT_TRUE(at::equal(encode(*hit, ids), encode(*packed, ids)));
 }
 
 void write_config(const std::string& dir, const std::string& attention_type) {

@@ -2,8 +2,9 @@
 // suites check on the golden fixture: that it is block-local (on a ~4,000-token input a token
 // reaches another block only through the global tokens), that a length which is no multiple of
 // block_size runs as if padded by the mask, that staggering shifts the blocks of odd layers; and
-// around it: the packed weights cache, config.json's block settings and the positions of Hugging
-// Face's PegasusXSinusoidalPositionalEmbedding (the pegasus_x_alt fixture: held_out_parity_test.cpp).
+// around it: config.json's block settings and the positions of Hugging Face's
+// PegasusXSinusoidalPositionalEmbedding (the pegasus_x_alt fixture: held_out_parity_test.cpp;
+// the packed weights cache: packed_cache_test.cpp).
 // ctest-label: integration
 #include <cmath>
 #include <filesystem>
@@ -152,32 +153,6 @@ TEST(PegasusXAttention, FixtureModelEncodesALongInput) {
   const at::Tensor out = model->encode(ids, at::ones_like(ids));
   ASSERT_EQ(out.sizes(), (std::vector<int64_t>{1, 4001, 16}));
   EXPECT_TRUE(at::isfinite(out).all().item<bool>());
-}
-
-// embed_global and the global_self_attn_layer_norms go through the packed weights cache with the
-// layers' weights: a model restored from it encodes bit for bit as the packed one.
-TEST(PegasusXAttention, ARestoredModelEncodesAsThePackedOne) {
-  at::InferenceMode guard;
-  testing::TempDir tmp;
-  models::PackedCacheOptions cache;
-  cache.dir = tmp.file("cache");
-  cache.min_checkpoint_bytes = 0;
-  const std::string dir = testing::fixture_dir("pegasus_x");
-  io::ModelConfig config = io::load_model_config(dir + "/config.json");
-  const auto packed = models::Seq2SeqModel::load(dir, config, models::family_for(config), nn::GemmType::kInt8, &cache);
-  const at::Tensor ids = random_ids(300, 12).add(100);
-  const at::Tensor expected = packed->encode(ids, at::ones_like(ids));
-  packed->wait_for_cache_file();
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(cache.dir))
-    if (entry.path().extension() != ".tmp") files.push_back(entry.path().string());
-  ASSERT_FALSE(files.empty());
-  models::Seq2SeqModel restored(config, models::family_for(config));
-  std::string why;
-  bool any = false;
-  for (const std::string& file : files) any = any || models::restore_packed(file, restored, nn::GemmType::kInt8, &why);
-  ASSERT_TRUE(any) << why;
-  EXPECT_TRUE(at::equal(restored.encode(ids, at::ones_like(ids)), expected));
 }
 
 // config.json's block settings are read with PegasusXConfig's defaults and checked, naming the field.

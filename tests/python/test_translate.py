@@ -378,6 +378,9 @@ def test_long_input_truncate_and_refuse():
         t.summarize(document, long_input="cut")
     with pytest.raises(TypeError, match="an option of summarize"):
         t.translate_batch(["x"], long_input="chunk")
+    with pytest.raises(ordo.Error, match="summarized in parts, it does not stream"):
+        list(t.generate_summary_tokens(document))
+    assert list(t.generate_summary_tokens(document, long_input="truncate", max_new_tokens=3))
 
 
 def test_global_attention_is_refused_when_malformed_or_without_longformer_attention():
