@@ -440,11 +440,6 @@ std::string config_key(const ModelConfig& config, const std::string& field) {
   return field;
 }
 
-int64_t encoder_positions(const ModelConfig& config) {
-  return config.max_encoder_position_embeddings > 0 ? config.max_encoder_position_embeddings
-                                                    : config.max_position_embeddings;
-}
-
 int64_t decoder_positions(const ModelConfig& config) {
   return config.max_decoder_position_embeddings > 0 ? config.max_decoder_position_embeddings
                                                     : config.max_position_embeddings;

@@ -89,10 +89,9 @@ ModelConfig load_model_config(const std::string& config_json_path);
 // "encoder_layers" is "num_layers" in a T5 config, "vocab_size" "src_vocab_size" in FSMT's.
 std::string config_key(const ModelConfig& config, const std::string& field);
 
-// How many positions the encoder's and the decoder's tables hold: LED's
-// max_encoder_position_embeddings / max_decoder_position_embeddings, max_position_embeddings
-// elsewhere (and the config.json field that says so, for messages).
-int64_t encoder_positions(const ModelConfig& config);
+// How many positions the decoder's table holds: LED's max_decoder_position_embeddings,
+// max_position_embeddings elsewhere (and the config.json field that says so, for messages).
+// The encoder's is max_position_embeddings (for LED its max_encoder_position_embeddings).
 int64_t decoder_positions(const ModelConfig& config);
 std::string decoder_positions_key(const ModelConfig& config);
 

@@ -43,7 +43,7 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
     s.relative_max_distance = c.relative_attention_max_distance;
   }
   s.num_layers = encoder ? c.encoder_layers : c.decoder_layers;
-  s.max_positions = encoder ? io::encoder_positions(c) : io::decoder_positions(c);
+  s.max_positions = encoder ? c.max_position_embeddings : io::decoder_positions(c);
   s.embed_scale = c.scale_embedding ? std::sqrt(static_cast<double>(c.d_model)) : 1.0;
   s.positions = position_spec(c, f);
   s.positions_from_ids = f.fairseq_positions;
@@ -147,7 +147,7 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
   if (f.position_layout == PositionLayout::kLearned) {
     const int64_t offset = position_spec(c, f).offset;
     expect(named("model.encoder.embed_positions.weight"),
-           {{io::encoder_positions(c) + offset, io::config_key(c, "max_position_embeddings")}, {d, "d_model"}});
+           {{c.max_position_embeddings + offset, io::config_key(c, "max_position_embeddings")}, {d, "d_model"}});
     expect(named("model.decoder.embed_positions.weight"),
            {{io::decoder_positions(c) + offset, io::decoder_positions_key(c)}, {d, "d_model"}});
   }

@@ -31,8 +31,9 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
   if (spec.layout == PositionLayout::kFairseq && dim < 4)
     throw Error("the fairseq layout needs at least 4 dimensions (its frequencies divide by d/2 - 1)");
   if (spec.layout == PositionLayout::kPegasusX && (dim < 4 || dim % 2 != 0))
-    throw Error("the pegasus-x layout needs an even number of dimensions, at least 4 (its frequencies divide by "
-                "d/2 - 1)");
+    throw Error(
+        "the pegasus-x layout needs an even number of dimensions, at least 4 (its frequencies divide by "
+        "d/2 - 1)");
   const std::vector<double> rows = nn::sinusoidal_values(spec.offset + length, dim, spec);
   PositionTable out;
   out.layout = spec.layout;
@@ -51,7 +52,7 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
 PositionTable learned_table(const std::string& model_dir, const io::ModelConfig& config,
                             const models::FamilySpec& family, const nn::PositionEncodingSpec& spec,
                             std::optional<int64_t> length, bool decoder) {
-  const int64_t rows_used = decoder ? io::decoder_positions(config) : io::encoder_positions(config);
+  const int64_t rows_used = decoder ? io::decoder_positions(config) : config.max_position_embeddings;
   const std::string field =
       decoder ? io::decoder_positions_key(config) : io::config_key(config, "max_position_embeddings");
   const int64_t positions = length.value_or(rows_used);

