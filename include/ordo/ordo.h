@@ -6,6 +6,7 @@
 #include "ordo/alignment.h"
 #include "ordo/document.h"
 #include "ordo/error.h"
+#include "ordo/files.h"
 #include "ordo/glossary.h"
 #include "ordo/model_location.h"
 #include "ordo/model_types.h"

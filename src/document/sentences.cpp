@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 
+#include "document/file_content.h"
 #include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/text.h"
@@ -22,8 +23,9 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-// "en", "eng", "__en__", "eng_Latn", "de-DE" -> an ICU language ("en", "de"); "" if none.
-std::string icu_language(const std::string& code) {
+}  // namespace
+
+std::string document::icu_language(const std::string& code) {
   std::string lang;
   for (char c : code) {
     if (std::isalpha(static_cast<unsigned char>(c))) {
@@ -46,6 +48,8 @@ std::string icu_language(const std::string& code) {
   const auto it = two_letter.find(lang);
   return it == two_letter.end() ? lang : it->second;
 }
+
+namespace {
 
 // ICU's sentence iterator for `lang`, made once per thread and language: making one (with the
 // abbreviation suppressions) costs far more than splitting a short block, so making one per
@@ -83,7 +87,7 @@ std::vector<SentenceSpan> split_sentences(const std::string& text, const std::st
   }
 
   UErrorCode status = U_ZERO_ERROR;
-  icu::BreakIterator* breaks = sentence_breaks(icu_language(language));
+  icu::BreakIterator* breaks = sentence_breaks(document::icu_language(language));
   UText* utext = utext_openUTF8(nullptr, view.data(), static_cast<int64_t>(view.size()), &status);
   if (U_FAILURE(status)) throw Error(std::string("ICU cannot read the text: ") + u_errorName(status));
   breaks->setText(utext, status);

@@ -20,6 +20,9 @@ ORDO_PACKAGES=(
   libgtest-dev googletest
   libcpp-httplib-dev    # `ordo serve`: HTTP server (and the tests' client)
   libgumbo-dev          # `ordo serve`: HTML5 parser for format=html
+  libzip-dev            # files (src/document/, docs/files.md): the zip archives of .docx/.pptx/.xlsx,
+                        # OpenDocument and EPUB, read within limits and written with untouched parts copied
+  libpugixml-dev        # files: their XML parts and XLIFF (pugixml expands no entities: no entity bombs)
   libxxhash-dev         # XXH3 hashes of checkpoints: the packed weights cache's file names
   prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
   libcld2-dev           # `ordo serve`: POST /detect and source "auto" (Compact Language Detector 2,
@@ -31,6 +34,10 @@ ORDO_PACKAGES=(
 # tools/test.sh only: what the tests drive ordo with, beside the build's packages.
 ORDO_TEST_PACKAGES=(
   python3-pytest        # the Python package's tests (tests/python/)
+  python3-docx python3-openpyxl gettext translate-toolkit python3-aeidon  # the files' tests make and
+                        # read files with the tools translators use: .docx/.xlsx (python-docx, openpyxl),
+                        # catalogues (msgfmt --check), XLIFF and JSON (translate-toolkit's po2xliff,
+                        # xliff2po, json2po), subtitles (aeidon, translate-toolkit's sub2po)
   chromium chromium-driver python3-selenium  # the page's tests in a real headless browser (tests/web/)
   dpkg-dev              # cpack -G DEB (dpkg-shlibdeps) for the package test (tests/package/)
   haproxy curl          # the failover test in front of two replicas (tests/ops/)
