@@ -161,6 +161,21 @@ ORDO_API struct ordo_batch_params ordo_batch_default_params(void);
 ORDO_API ordo_result* ordo_translate(const ordo_translator* translator, const char* const* sentences, size_t count,
                                      const ordo_options* options, const struct ordo_batch_params* batch, char** error);
 
+/* Files (ordo/files.h): a .docx, .pptx, .xlsx, .odt, .odp, .ods, .epub, .html, .txt, .srt, .vtt,
+ * .po/.pot, .xliff or .json translated whole and written back with its layout kept. `format`:
+ * a format name ("docx") or NULL for the extension of `input_path`. The output is written beside
+ * `output_path` and renamed over it once whole (it may name the input). Returns 0, or -1 and an
+ * error naming the file and the fault (a file past a limit, not of its format, ...). */
+ORDO_API int ordo_translate_file(const ordo_translator* translator, const char* input_path, const char* output_path,
+                                 const char* format, const ordo_options* options, const struct ordo_batch_params* batch,
+                                 char** error);
+/* The same in memory: `size` bytes of a `format` file in, a malloc'ed copy of the translated
+ * file in *output (free with ordo_free_string) and its size in *output_size. */
+ORDO_API int ordo_translate_file_data(const ordo_translator* translator, const char* data, size_t size,
+                                      const char* format, const ordo_options* options,
+                                      const struct ordo_batch_params* batch, char** output, size_t* output_size,
+                                      char** error);
+
 /* Reading a result. Inputs and hypotheses (n_best of them, best first) by index; an index out
  * of range or a NULL handle gives 0 (counts), NULL (strings), 0.0 (scores) or -1 (ids). */
 ORDO_API size_t ordo_result_count(const ordo_result* result);

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -256,6 +257,26 @@ ordo_batch_params ordo_batch_default_params(void) {
   return {defaults.batch_size, defaults.batch_tokens};
 }
 
+namespace {
+
+ordo::BatchOptions batch_options(const ordo_batch_params* batch) {
+  ordo::BatchOptions batching;
+  if (batch) {
+    set_option(ordo::batch_option_specs(), batching, "batch_size", batch->batch_size);
+    set_option(ordo::batch_option_specs(), batching, "batch_tokens", batch->batch_tokens);
+  }
+  return batching;
+}
+
+std::string translated_file(const ordo_translator* translator, const std::string& bytes, ordo::FileFormat format,
+                            const ordo_options* options, const ordo_batch_params* batch) {
+  static const ordo::DecodeOptions defaults;
+  return ordo::translate_file(translator->translator, bytes, format, options ? options->decode : defaults, {},
+                              batch_options(batch));
+}
+
+}  // namespace
+
 ordo_result* ordo_translate(const ordo_translator* translator, const char* const* sentences, size_t count,
                             const ordo_options* options, const ordo_batch_params* batch, char** error) {
   return guarded<ordo_result*>(error, nullptr, [&] {
@@ -267,11 +288,7 @@ ordo_result* ordo_translate(const ordo_translator* translator, const char* const
       if (!sentences[i]) throw ordo::Error("sentence " + std::to_string(i) + " is NULL");
       inputs.emplace_back(sentences[i]);
     }
-    ordo::BatchOptions batching;
-    if (batch) {
-      set_option(ordo::batch_option_specs(), batching, "batch_size", batch->batch_size);
-      set_option(ordo::batch_option_specs(), batching, "batch_tokens", batch->batch_tokens);
-    }
+    const ordo::BatchOptions batching = batch_options(batch);
     static const ordo::DecodeOptions defaults;
     auto* result = new ordo_result();
     try {
@@ -281,6 +298,51 @@ ordo_result* ordo_translate(const ordo_translator* translator, const char* const
       throw;
     }
     return result;
+  });
+}
+
+int ordo_translate_file(const ordo_translator* translator, const char* input_path, const char* output_path,
+                        const char* format, const ordo_options* options, const ordo_batch_params* batch, char** error) {
+  return guarded<int>(error, -1, [&] {
+    require(translator, "translator");
+    require(input_path, "input path");
+    require(output_path, "output path");
+    std::optional<ordo::FileFormat> file_format =
+        format ? std::optional(ordo::parse_file_format(format, "format")) : ordo::file_format_of(input_path);
+    if (!file_format)
+      throw ordo::Error(std::string(input_path) + ": no file format has its extension; name the format");
+    const std::string bytes = ordo::read_file_bytes(input_path);
+    std::string translated;
+    try {
+      translated = translated_file(translator, bytes, *file_format, options, batch);
+    } catch (const ordo::Error& e) {
+      throw ordo::Error(std::string(input_path) + ": " + e.what());
+    }
+    ordo::write_file_whole(output_path, translated);
+    return 0;
+  });
+}
+
+int ordo_translate_file_data(const ordo_translator* translator, const char* data, size_t size, const char* format,
+                             const ordo_options* options, const ordo_batch_params* batch, char** output,
+                             size_t* output_size, char** error) {
+  if (output) *output = nullptr;
+  if (output_size) *output_size = 0;
+  return guarded<int>(error, -1, [&] {
+    require(translator, "translator");
+    if (size > 0) require(data, "data");
+    require(format, "format");
+    require(output, "output");
+    require(output_size, "output size");
+    const std::string translated = translated_file(translator, std::string(data ? data : "", size),
+                                                   ordo::parse_file_format(format, "format"), options, batch);
+    char* copy = static_cast<char*>(std::malloc(translated.size() + 1));
+    if (!copy) throw std::bad_alloc();
+    std::memcpy(copy, translated.data(), translated.size());
+    copy[translated.size()] = '\0';
+    *output = copy;
+    *output_size = translated.size();
+    return 0;
   });
 }
 

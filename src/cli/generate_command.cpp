@@ -1,6 +1,7 @@
 #include "cli/generate_command.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -119,25 +120,25 @@ void plot_attention(const TranslationResult& result, const std::string& path) {
   plot::draw_heatmap(a.averaged, a.target_length, a.source_length, spec, path);
 }
 
-// --format html: the whole input is one HTML document or fragment, written back translated.
-void check_html_options(const GenerateArgs& args) {
-  const auto refuse = [](const std::string& option, const std::string& why) {
-    throw Error(option + " cannot be combined with --format html (" + why + ")");
+// --format html and the file formats (ordo/files.h): the whole input is one file, written back
+// translated; what works on lines or on whole results is refused, naming the option.
+void check_file_options(const GenerateArgs& args, const std::string& format) {
+  const auto refuse = [&](const std::string& option, const std::string& why) {
+    throw Error(option + " cannot be combined with --format " + format + " (" + why + ")");
   };
   if (args.whole_document || args.paragraphs)
     refuse(args.whole_document ? "--document" : "--paragraphs",
-           "the whole input is one HTML document; its blocks are "
-           "the units");
+           "the whole input is one file; its own paragraphs and blocks are the units");
   if (args.split_sentences || args.no_split_sentences)
     refuse(args.split_sentences ? "--split-sentences" : "--no-split-sentences",
-           "HTML blocks are always split into sentences");
-  if (args.json) refuse("--json", "the output is the translated HTML");
-  if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "a page is rebuilt from the best translation");
+           "a file's texts are always split into sentences");
+  if (args.json) refuse("--json", "the output is the translated file");
+  if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "a file is rebuilt from the best translation");
   if (args.attention || !args.alignment.empty() || !args.attention_plot.empty())
     refuse(args.attention            ? "--attention"
            : !args.alignment.empty() ? "--alignment"
                                      : "--attention-plot",
-           "alignments are used to place the inline tags");
+           "alignments are used to place the inline markup");
 }
 
 // --stream writes each input's plain text line as its words come; what is only whole at the
@@ -146,7 +147,8 @@ void check_stream_options(const GenerateArgs& args, bool split) {
   const auto refuse = [](const std::string& option, const std::string& why) {
     throw Error("--stream cannot be combined with " + option + " (" + why + ")");
   };
-  if (args.format == "html") refuse("--format html", "a page is rebuilt once all its sentences are translated");
+  if (!args.format.empty() && args.format != "text")
+    refuse("--format " + args.format, "a file is rebuilt once all its sentences are translated");
   if (args.json) refuse("--json", "a JSON line is written once its input is done");
   if (args.decode.n_best.value_or(1) > 1) refuse("--n-best", "an n-best list is written once its input is done");
   if (!args.alignment.empty()) refuse("--alignment", "the alignment follows the finished line");
@@ -157,9 +159,10 @@ void check_stream_options(const GenerateArgs& args, bool split) {
            "a unit is rejoined once all its sentences are translated; add --no-split-sentences");
 }
 
-// The whole input, refused once it passes `max_bytes` (an HTML page: HtmlLimits::max_bytes)
-// instead of being read into memory whole.
-std::string read_all(const std::string& input, size_t max_bytes) {
+// The whole input, refused once it passes `max_bytes` (`what` has that many; `limit` names the
+// limit: an HTML page's HtmlLimits::max_bytes, a file's FileLimits::max_file_bytes) instead of
+// being read into memory whole.
+std::string read_all(const std::string& input, size_t max_bytes, const std::string& what, const std::string& limit) {
   const bool from_stdin = input.empty() || input == "-";
   std::ifstream file;
   if (!from_stdin) {
@@ -173,8 +176,8 @@ std::string read_all(const std::string& input, size_t max_bytes) {
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<size_t>(in.gcount()));
     if (text.size() > max_bytes)
-      throw Error(name + ": HTML input: the page has more than " + std::to_string(max_bytes) +
-                  " bytes (limit max_bytes " + std::to_string(max_bytes) + ")");
+      throw Error(name + ": " + what + " more than " + std::to_string(max_bytes) + " bytes (limit " + limit + " " +
+                  std::to_string(max_bytes) + ")");
   }
   if (in.bad()) throw Error(name + ": read error");
   return text;
@@ -187,11 +190,7 @@ void write_all(const std::string& output, const std::string& text) {
     if (!std::cout) throw Error("stdout: write error");
     return;
   }
-  std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(output + ": cannot create the output file");
-  file << text;
-  file.flush();
-  if (!file) throw Error(output + ": write error");
+  write_file_whole(output, text);  // renamed over it once whole: a failed write leaves it as it was
 }
 
 void warn_truncated(const TranslationResult& result, const std::string& where, const std::string& unit_name) {
@@ -297,10 +296,15 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
     cmd->add_option("--glossary", args.glossary,
                     "TSV file, one 'source term<TAB>target term' per line: where a sentence holds a source term\n"
                     "(any case, whole words), its target term takes the place of the model's own word for it");
+    std::vector<std::string> formats = {"text"};
+    for (const FileFormatInfo& info : file_formats()) formats.push_back(info.name);
     cmd->add_option("--format", args.format,
-                    "text (default) or html: the whole input is one HTML document or fragment; its text is\n"
-                    "translated sentence by sentence and its markup kept byte for byte")
-        ->check(CLI::IsMember({"text", "html"}));
+                    "text (lines; the default for -i FILE.txt and stdin) or a file: txt (paragraphs), html,\n"
+                    "docx, pptx, xlsx, odt, odp, ods, epub, srt, vtt, po, xliff, json (the default for -i FILE\n"
+                    "with that extension). A file is translated whole, its texts sentence by sentence, and written\n"
+                    "back with its layout, markup and everything else kept (docs/files.md)")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember(formats).description(""));  // the help lists them
     cmd->add_option("--target-prefix-file", args.target_prefix_file,
                     "One target prefix per input line (an empty line: none): each translation starts with\n"
                     "its line's prefix and continues it (the output keeps it)");
@@ -327,11 +331,47 @@ CLI::App* add_generate_command(CLI::App& app, const Task& task, GenerateArgs& ar
   return cmd;
 }
 
+// A file (ordo/files.h) read whole, translated, and written whole: to -o, which may name the
+// input (it is read before anything is written, and replaced only once the translation is
+// whole), or to stdout unless that is a terminal and the file is an archive.
+int translate_one_file(const GenerateArgs& args, FileFormat format, const std::string& model_dir,
+                       const DecodeOptions& decode, const BatchOptions& batching,
+                       const std::vector<std::string>& preset_batching) {
+  const FileFormatInfo& info = file_format_info(format);
+  const bool to_stdout = args.output.empty() || args.output == "-";
+  if (to_stdout && info.archive && ::isatty(STDOUT_FILENO))
+    throw Error("--format " + info.name + ": the translated file is a zip archive; give -o FILE" + info.extensions[0]);
+  FileOptions file_options;
+  const std::string bytes = read_all(args.input, file_options.limits.max_file_bytes, "the file has", "max_file_bytes");
+  const std::string where = args.input.empty() || args.input == "-" ? "stdin" : args.input;
+  const Translator model(model_dir, model_options_of(args));
+  if (print_config(args, model_dir, model, decode, batching, preset_batching)) return 0;
+  check_min_length(args, model.resolved_settings(decode));  // bad decoding options fail before the file is read
+  ProgressBar progress(!args.quiet, "sentences");
+  file_options.on_progress = [&progress](size_t done, size_t total) { progress.update(done, done, total); };
+  std::string translated;
+  try {
+    translated = translate_file(model, bytes, format, decode, file_options, batching);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  write_all(args.output, translated);
+  return 0;
+}
+
 int run_generate(const Task& task, const GenerateArgs& args) {
   const std::string model_dir = faces::resolve_model_dir(args.model, task.default_model);
   if (args.whole_document && args.paragraphs) throw Error("--document and --paragraphs exclude each other");
-  const bool html = args.format == "html";
-  if (html) check_html_options(args);
+  // The input's format: --format, else -i's extension (.txt, stdin and unknown ones: lines).
+  std::optional<FileFormat> file_format;
+  if (!args.format.empty() && args.format != "text") {
+    file_format = parse_file_format(args.format, "--format");
+  } else if (args.format.empty() && !args.input.empty() && args.input != "-") {
+    file_format = file_format_of(args.input);
+    if (file_format == FileFormat::kText) file_format.reset();
+  }
+  const bool html = file_format == FileFormat::kHtml;
+  if (file_format) check_file_options(args, file_format_info(*file_format).name);
   DecodeOptions decode = args.decode;
   const std::string preset = faces::preset_file(args.preset.empty() ? task.default_preset : args.preset);
   decode.preset = std::make_shared<DecodeOptions>(load_preset(preset));
@@ -364,7 +404,7 @@ int run_generate(const Task& task, const GenerateArgs& args) {
   if (!args.target_prefix_file.empty()) {
     if (html || unit != InputUnit::kLine || split)
       throw Error("--target-prefix-file works on lines translated whole: it cannot be combined with " +
-                  std::string(html                  ? "--format html"
+                  std::string(file_format           ? "--format " + file_format_info(*file_format).name
                               : args.whole_document ? "--document"
                               : args.paragraphs     ? "--paragraphs"
                                                     : "--split-sentences"));
@@ -378,9 +418,10 @@ int run_generate(const Task& task, const GenerateArgs& args) {
     if (error)
       throw Error(args.attention_plot + ": cannot create the folder for --attention-plot (" + error.message() + ")");
   }
+  if (file_format && !html) return translate_one_file(args, *file_format, model_dir, decode, batching, preset_batching);
   refuse_output_over_input(args.input, args.output);
   if (html) {
-    const std::string page = read_all(args.input, HtmlLimits().max_bytes);
+    const std::string page = read_all(args.input, HtmlLimits().max_bytes, "HTML input: the page has", "max_bytes");
     check_utf8(page, args.input.empty() || args.input == "-" ? "stdin" : args.input);
     const Translator model(model_dir, model_options_of(args));
     if (print_config(args, model_dir, model, decode, batching, preset_batching)) return 0;

@@ -25,7 +25,7 @@ struct GenerateArgs {
   bool split_sentences = false, no_split_sentences = false;  // translate only
   bool attention = false, alignment_words = false;           // translate only
   std::string alignment, attention_plot, attention_plot_format = "png";
-  std::string format = "text";     // translate only: text or html
+  std::string format;              // translate only: text, or a file format (ordo/files.h); "" = by -i's extension
   std::string target_prefix_file;  // translate only: a prefix per input line
   ModelOptions model_options;      // the flags of the table of model options
   bool no_weight_cache = false;

@@ -7,8 +7,11 @@
 
 namespace ordo::cli {
 
-ProgressBar::ProgressBar(bool enabled)
-    : enabled_(enabled && ::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
+ProgressBar::ProgressBar(bool enabled, const char* unit)
+    : enabled_(enabled && ::isatty(STDERR_FILENO)),
+      unit_(unit),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 ProgressBar::~ProgressBar() {
   if (drawn_) std::fputc('\n', stderr);
@@ -30,10 +33,11 @@ void ProgressBar::update(uint64_t lines, uint64_t done, uint64_t total) {
     std::string bar(filled, '=');
     if (filled < width) bar += '>' + std::string(width - filled - 1, ' ');
     const double eta = fraction > 0 ? seconds * (1 - fraction) / fraction : 0;
-    std::snprintf(text, sizeof(text), "\r[%s] %3.0f%%  %llu lines  %.1f lines/s  ETA %.0fs ", bar.c_str(),
-                  fraction * 100, static_cast<unsigned long long>(lines), rate, eta);
+    std::snprintf(text, sizeof(text), "\r[%s] %3.0f%%  %llu %s  %.1f %s/s  ETA %.0fs ", bar.c_str(), fraction * 100,
+                  static_cast<unsigned long long>(lines), unit_, rate, unit_, eta);
   } else {
-    std::snprintf(text, sizeof(text), "\r%llu lines  %.1f lines/s ", static_cast<unsigned long long>(lines), rate);
+    std::snprintf(text, sizeof(text), "\r%llu %s  %.1f %s/s ", static_cast<unsigned long long>(lines), unit_, rate,
+                  unit_);
   }
   std::fputs(text, stderr);
   std::fflush(stderr);

@@ -682,6 +682,40 @@ PYBIND11_MODULE(_ordo, m) {
           "An HTML document or fragment translated sentence by sentence, its markup kept (ordo translate --format "
           "html)")
       .def(
+          "translate_file",
+          [](const PyTranslator& t, const py::object& input_arg, const py::object& output_arg,
+             const py::object& format_arg, bool translate_fuzzy, bool retranslate, const py::kwargs& kwargs) {
+            const std::string input = path_arg(input_arg, "input_path"), output = path_arg(output_arg, "output_path");
+            const std::optional<FileFormat> format =
+                format_arg.is_none() ? file_format_of(input)
+                                     : std::optional(parse_file_format(str_arg(format_arg, "format"), "format"));
+            if (!format) throw Error(input + ": no file format has its extension; name it with format=");
+            Call call = call_of(kwargs, "translation", 1);
+            if (!call.target_prefixes.empty()) throw Error("translate_file takes no per-input target_prefix");
+            FileOptions file_options;
+            file_options.translate_fuzzy = translate_fuzzy;
+            file_options.retranslate = retranslate;
+            auto flag = call.flag;
+            call.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = t.translator;
+            run_released<int>(flag, [model, input, output, format, call, file_options] {
+              const std::string bytes = read_file_bytes(input);
+              std::string translated;
+              try {
+                translated = translate_file(*model, bytes, *format, call.decode, file_options, call.batching);
+              } catch (const Error& e) {
+                throw Error(input + ": " + e.what());
+              }
+              write_file_whole(output, translated);  // renamed over it once whole
+              return 0;
+            });
+            return output;
+          },
+          py::arg("input_path"), py::arg("output_path"), py::arg("format") = py::none(),
+          py::arg("translate_fuzzy") = false, py::arg("retranslate") = false,
+          "A file (.docx .pptx .xlsx .odt .odp .ods .epub .html .txt .srt .vtt .po .xliff .json) translated whole "
+          "and written to output_path with its layout kept (ordo translate -i FILE -o OUT); the output path")
+      .def(
           "_token_stream",
           [](const PyTranslator& t, const py::object& source_arg, bool summarize, const py::kwargs& kwargs) {
             std::string source = str_arg(source_arg, summarize ? "document" : "source");

@@ -1,6 +1,7 @@
 // ordo's translation page: plain JavaScript on the server's own API (same origin, no library).
 //   GET /frontend/settings, /languages    limits and pickers (LibreTranslate's routes)
-//   POST /translate                        the translation shown, "auto" detection, documents
+//   POST /translate                        the translation shown, "auto" detection
+//   POST /translate_file, GET /download_file  the documents tab (any file format the server lists)
 //   POST /v1/translate alignment, attention  the words view and the heatmap; with terms in the
 //                                            glossary box, also the translation shown ("glossary")
 //   GET /v1/models, POST /v1/summarize      the summarization tab
@@ -586,21 +587,42 @@
   window.addEventListener('resize', () => { if ($('heatmap-box').open) drawHeatmap(); });
 
   // ---------------------------------------------------------------- documents
-  function chunks(text, limit) {
-    // Cut a text file at line ends into pieces the server accepts (each at most `limit` characters).
-    const out = [];
-    let current = '';
-    for (const line of text.split(/(?<=\n)/)) {
-      if (length(current) + length(line) > limit && current) {
-        out.push(current);
-        current = '';
-      }
-      if (length(line) > limit) throw new Error('A line of the document has ' + length(line) +
-        ' characters; this server translates at most ' + limit + ' at once.');
-      current += line;
+  // A file goes whole to POST /translate_file (LibreTranslate's route: multipart, any format of
+  // the server's supportedFilesFormat), and the translated file comes back from the URL it
+  // answers, fetched here so that it downloads under "<name>.<target>.<ext>".
+  async function translateFile(file, source, target) {
+    const form = new FormData();
+    form.append('file', file, file.name);
+    form.append('source', source);
+    form.append('target', target);
+    const headers = { Accept: 'application/json' };
+    const key = apiKey();
+    if (key) headers.Authorization = 'Bearer ' + key;
+    const failed = async (response) => {
+      let data = null;
+      try { data = await response.json(); } catch (e) { data = null; }
+      const message = data && typeof data.error === 'string' ? data.error : response.statusText;
+      return new ApiError(response.status, message, response.headers.get('Retry-After'));
+    };
+    let response;
+    try {
+      response = await fetch('/translate_file', { method: 'POST', headers, body: form });
+    } catch (e) {
+      throw new ApiError(0, 'The server cannot be reached (' + e.message + ').');
     }
-    if (current) out.push(current);
-    return out;
+    if (!response.ok) throw await failed(response);
+    const answer = await response.json();
+    // The path of the URL: the page's own origin, whatever host name the server saw.
+    const download = await fetch(new URL(answer.translatedFileUrl, window.location.href).pathname);
+    if (!download.ok) throw await failed(download);
+    return download.blob();
+  }
+
+  function showFileFormats() {
+    const formats = state.settings.supportedFilesFormat || [];
+    if (!formats.length) return;
+    $('file').setAttribute('accept', formats.join(','));
+    $('file-formats').textContent = formats.join(' ');
   }
 
   $('translate-file').addEventListener('click', async () => {
@@ -609,48 +631,18 @@
     const link = $('download');
     link.hidden = true;
     if (!file) {
-      status.textContent = 'Choose a .txt or .html file first.';
+      status.textContent = 'Choose a file first.';
       $('file').focus();
       return;
     }
-    const html = /\.html?$/i.test(file.name) || file.type === 'text/html';
-    const text = await file.text();
     const source = $('source').value, target = $('target').value;
-    const limit = state.settings.charLimit;
-    let pieces;
-    try {
-      if (html && length(text) > limit) throw new Error('The document has ' + length(text) +
-        ' characters; this server translates HTML of at most ' + limit + ' characters (--max-chars).');
-      pieces = html ? [text] : chunks(text, limit);
-    } catch (error) {
-      status.textContent = '';
-      showError(error);
-      return;
-    }
     status.textContent = 'Translating ' + file.name + '…';
     $('translate-file').disabled = true;
     try {
-      // Requests within the server's limits: at most maxTexts pieces, and bodies well below
-      // maxBodyBytes (a UTF-8 byte can take 6 in JSON: \u00XX).
-      const out = [];
-      const perRequest = Math.max(1, state.settings.maxTexts || 1);
-      const bodyBytes = Math.max(1024, (state.settings.maxBodyBytes || 1048576) / 6 - 1024);
-      const encoder = new TextEncoder();
-      for (let i = 0; i < pieces.length;) {
-        const q = [pieces[i++]];
-        let bytes = encoder.encode(q[0]).length;
-        while (i < pieces.length && q.length < perRequest && bytes + encoder.encode(pieces[i]).length <= bodyBytes) {
-          bytes += encoder.encode(pieces[i]).length;
-          q.push(pieces[i++]);
-        }
-        const answer = await api('POST', '/translate', { q, source, target, format: html ? 'html' : 'text' });
-        out.push(...answer.translatedText);
-        if (i < pieces.length) status.textContent = 'Translating ' + file.name + ': ' + Math.round(100 * i / pieces.length) + ' %…';
-      }
+      const blob = await translateFile(file, source, target);
       showError(null);
       const dot = file.name.lastIndexOf('.');
       const name = dot > 0 ? file.name.slice(0, dot) + '.' + target + file.name.slice(dot) : file.name + '.' + target;
-      const blob = new Blob([out.join('')], { type: (html ? 'text/html' : 'text/plain') + ';charset=utf-8' });
       if (link.href) URL.revokeObjectURL(link.href);
       link.href = URL.createObjectURL(blob);
       link.download = name;
@@ -729,6 +721,7 @@
       try {
         state.settings = Object.assign(state.settings, await api('GET', '/frontend/settings'));
         state.languages = await api('GET', '/languages');
+        showFileFormats();
         break;
       } catch (error) {
         // 503 while the models load: wait for them (a bounded number of times).

@@ -9,7 +9,10 @@
 #            file, and built term by term) gives `ordo translate --glossary`'s lines.
 #   glossary-untouched: with that glossary, sentences without the term are translated as
 #            `ordo translate` without a glossary translates them.
-#   capi_test.sh error|example|glossary|glossary-untouched SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
+#   file:    tests/capi/file_translate.c gives `ordo translate -i FILE -o OUT`'s bytes for a .docx
+#            and an .srt (by path and in memory), and a file that is not its format fails with
+#            the library's message, leaving no output.
+#   capi_test.sh error|example|glossary|glossary-untouched|file SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
 set -euo pipefail
 what="$1" source_dir="$2" build_dir="$3" model="$4" cc="${5:-cc}"
 work="$(mktemp -d)"
@@ -22,6 +25,34 @@ if [ "$what" = error ]; then
   build error_paths "$source_dir/tests/capi/error_paths.c"
   "$work/error_paths" "$model" "$work"
   exit
+fi
+if [ "$what" = file ]; then
+  build file_translate "$source_dir/tests/capi/file_translate.c"
+  failed=0
+  printf '1\n00:00:01,000 --> 00:00:02,500\nA man is riding a bicycle\n\n2\n00:00:02,600 --> 00:00:04,000\ndown the street.\n' \
+    > "$work/talk.srt"
+  cp "$source_dir/tests/data/files/report.docx" "$work/report.docx"
+  for name in report.docx talk.srt; do
+    "$build_dir/ordo" translate -m "$model" -q -i "$work/$name" -o "$work/ordo.$name"
+    "$work/file_translate" "$model" "$work/$name" "$work/c.$name"
+    "$work/file_translate" "$model" "$work/$name" "$work/data.$name" "${name##*.}"
+    for got in "c.$name" "data.$name"; do
+      if cmp -s "$work/$got" "$work/ordo.$name" && [ -s "$work/$got" ]; then
+        echo "ok: $got = ordo translate -i $name"
+      else
+        echo "FAILED: $got differs from ordo translate -i $name"; failed=1
+      fi
+    done
+  done
+  printf 'not a zip' > "$work/bad.docx"
+  if "$work/file_translate" "$model" "$work/bad.docx" "$work/out.docx" 2> "$work/err.txt"; then
+    echo "FAILED: a .docx that is not a zip was translated"; failed=1
+  elif grep -q "bad.docx: DOCX file: not a zip archive" "$work/err.txt" && [ ! -e "$work/out.docx" ]; then
+    echo "ok: $(cat "$work/err.txt")"
+  else
+    echo "FAILED: $(cat "$work/err.txt")"; failed=1
+  fi
+  exit $failed
 fi
 if [ "$what" = glossary ] || [ "$what" = glossary-untouched ]; then
   build glossary_translate "$source_dir/tests/capi/glossary_translate.c"

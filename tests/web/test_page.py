@@ -533,9 +533,9 @@ def test_an_html_document_comes_back_translated_with_its_markup(server, driver, 
     assert console_errors(driver) == []
 
 
-def test_a_text_document_comes_back_translated_line_by_line(server, driver, downloads):
+def test_a_text_document_comes_back_translated_sentence_by_sentence(server, driver, downloads):
     text = EN + " A woman is playing the guitar.\n\nTwo dogs run on the beach.\n"
-    expected = run_ordo(["translate", "-m", "en-de", "--split-sentences"], text)
+    expected = run_ordo(["translate", "-m", "en-de", "--format", "txt"], text)
     with tempfile.TemporaryDirectory(prefix="ordo-web-upload-") as d:
         path = pathlib.Path(d) / "notes.txt"
         path.write_text(text, encoding="utf-8")
@@ -552,8 +552,40 @@ def test_a_text_document_comes_back_translated_line_by_line(server, driver, down
         while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
             time.sleep(0.1)
         got = target.read_text(encoding="utf-8")
-    # `ordo translate --split-sentences` (sentence by sentence, the blank line and line ends kept).
+    # `ordo translate --format txt` (sentence by sentence, the blank line and line ends kept).
     assert got == expected and got.count("\n") == 3
+    assert console_errors(driver) == []
+
+
+def test_a_word_document_comes_back_as_the_command_line_translates_it(server, driver, downloads):
+    docx = pytest.importorskip("docx")
+    with tempfile.TemporaryDirectory(prefix="ordo-web-upload-") as d:
+        source = docx.Document()
+        source.add_paragraph(EN)
+        p = source.add_paragraph("A woman is playing the ")
+        p.add_run("red").bold = True
+        p.add_run(" guitar.")
+        path = pathlib.Path(d) / "letter.docx"
+        source.save(str(path))
+        expected = pathlib.Path(d) / "expected.docx"
+        subprocess.run([ORDO, "translate", "-m", "en-de", "-q", "-i",
+                        str(path), "-o", str(expected)], check=True)
+        open_page(driver, server)
+        Select(driver.find_element(By.ID, "source")).select_by_value("en")
+        Select(driver.find_element(By.ID, "target")).select_by_value("de")
+        driver.find_element(By.ID, "tab-documents").click()
+        assert ".docx" in driver.find_element(By.ID, "file").get_attribute("accept")
+        driver.find_element(By.ID, "file").send_keys(str(path))
+        driver.find_element(By.ID, "translate-file").click()
+        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
+        driver.find_element(By.ID, "download").click()
+        target = downloads / "letter.de.docx"
+        deadline = time.monotonic() + WAIT
+        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        got = [(p.text, [r.text for r in p.runs if r.bold]) for p in docx.Document(str(target)).paragraphs]
+        want = [(p.text, [r.text for r in p.runs if r.bold]) for p in docx.Document(str(expected)).paragraphs]
+    assert got == want and got[1][1], got
     assert console_errors(driver) == []
 
 
