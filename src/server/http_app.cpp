@@ -1,5 +1,6 @@
 // The routes' table and the middleware every request passes: errors as LibreTranslate's
-// {"error": ...}, CORS, the latency metric (service.h).
+// {"error": ...} (DeepL's /v2 routes: {"message": ...}, deepl_routes.cpp), CORS, the latency
+// metric (service.h).
 #include "server/service.h"
 #include "web/page_assets.h"
 
@@ -27,6 +28,16 @@ void Service::install(httplib::Server& http) {
   http.Post("/detect", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
               libre_detect(req, res, reader);
             }));
+  http.Post("/translate_file", guarded([this](const httplib::Request& req, httplib::Response& res,
+                                              const Reader& reader) { libre_translate_file(req, res, reader); }));
+  http.Get(R"(/download_file/([0-9a-f]{32})\.(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      libre_download_file(req, res);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    }
+  });
+  install_deepl(http);
   http.Post("/v1/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
               ordo_generate(Task::kTranslate, req, res, reader);
             }));
@@ -61,14 +72,17 @@ void Service::install(httplib::Server& http) {
           languages[0]["targets"].empty() ? std::string() : languages[0]["targets"][0].get<std::string>();
       target = {{"code", code}, {"name", language_name(code)}};
     }
+    Json extensions = Json::array();  // POST /translate_file's formats (ordo/files.h)
+    for (const FileFormatInfo& info : file_formats())
+      for (const std::string& extension : info.extensions) extensions.push_back(extension);
     send_json(res, 200,
               Json{{"charLimit", config_.limits.max_chars},
                    {"frontendTimeout", 500},
                    {"apiKeys", !keys_.empty()},
                    {"keyRequired", !keys_.empty()},
                    {"suggestions", false},
-                   {"filesTranslation", false},
-                   {"supportedFilesFormat", Json::array()},
+                   {"filesTranslation", true},
+                   {"supportedFilesFormat", extensions},
                    {"language", {{"source", source}, {"target", target}}},
                    {"maxTexts", config_.limits.max_texts},
                    {"maxBodyBytes", config_.limits.max_body_bytes},
@@ -131,7 +145,7 @@ void Service::install(httplib::Server& http) {
   if (!config_.cors_origins.empty()) {
     http.Options(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
       res.status = 204;
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
       res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
       res.set_header("Access-Control-Max-Age", "86400");
     });

@@ -186,6 +186,24 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--no-page", args.no_page,
                 "Do not serve the translation page at GET / (API only; GET / is then a 404)");
+  cmd->add_option("--file-ttl", args.file_ttl,
+                  "Seconds a translated file is kept for its download (POST /translate_file's URL, DeepL's\n"
+                  "/v2/document result) (default 3600; 404 after)")
+      ->check(CLI::Range(0.0, 30.0 * 86400));
+  cmd->add_option("--max-stored-files", args.max_stored_files,
+                  "Translated files and DeepL documents kept or waiting at once (default 64; 429 past it)")
+      ->check(CLI::Range(size_t(1), size_t(1) << 20));
+  cmd->add_option("--max-stored-file-bytes", args.max_stored_file_bytes,
+                  "Bytes of translated files and waiting uploads kept at once (default 256 MiB; 429 past it).\n"
+                  "One file is a request body: --max-body-bytes bounds it")
+      ->check(CLI::Range(size_t(1), size_t(1) << 40));
+  cmd->add_option("--file-timeout", args.file_timeout,
+                  "Seconds one file's translation may take (default 600): POST /translate_file answers 504\n"
+                  "past it, a DeepL document ends with status error")
+      ->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--file-workers", args.file_workers,
+                  "DeepL documents (/v2/document) translated at once; the others wait in turn (default 1)")
+      ->check(CLI::Range(size_t(1), size_t(64)));
   cmd->add_option("--translation-preset", args.translation_preset,
                   "Decoding defaults of translation requests (as `ordo translate --preset`)");
   cmd->add_option("--summarization-preset", args.summarization_preset,
@@ -242,6 +260,11 @@ int run_serve(const ServeArgs& args) {
   config.cors_origins = args.cors_origins;
   config.http_threads = args.http_threads;
   config.page = !args.no_page;
+  config.files.ttl_seconds = args.file_ttl;
+  config.files.max_stored_files = args.max_stored_files;
+  config.files.max_stored_bytes = args.max_stored_file_bytes;
+  config.files.timeout_seconds = args.file_timeout;
+  config.files.workers = args.file_workers;
   return run_server(config);
 }
 

@@ -39,6 +39,12 @@ struct ServeArgs {
   std::vector<std::string> cors_origins;
   int http_threads = 128;
   bool no_page = false;  // --no-page: no GET / (API only)
+  // Files (POST /translate_file, DeepL's /v2/document): server_config.h's FileServing.
+  double file_ttl = 3600;
+  size_t max_stored_files = 64;
+  size_t max_stored_file_bytes = size_t(256) << 20;
+  double file_timeout = 600;
+  size_t file_workers = 1;
   std::string translation_preset = "translation", summarization_preset = "summarization";
 };
 

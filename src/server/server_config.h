@@ -34,6 +34,20 @@ struct Limits {
   size_t max_client_connections = 256;  // open connections per client address (0: no cap)
 };
 
+// Files (POST /translate_file, DeepL's /v2/document) and DeepL's glossaries: what the server
+// keeps between requests (file_store.h). A file's bytes are a request body: --max-body-bytes
+// bounds them.
+struct FileServing {
+  double ttl_seconds = 3600;                     // a translated file is kept this long for its download
+  size_t max_stored_bytes = size_t(256) << 20;   // all kept files and uploads waiting together
+  size_t max_stored_files = 64;                  // files and document jobs kept at once
+  double timeout_seconds = 600;                  // one file's translation; past it the job fails
+  size_t workers = 1;                            // DeepL documents translated at once (the rest queue)
+  size_t max_glossaries = 1000;                  // DeepL glossaries kept, all keys together
+  size_t max_glossary_entries = 10000;           // entries of one glossary
+  size_t max_glossary_bytes = size_t(64) << 20;  // the terms of all glossaries together
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (printed)
@@ -41,6 +55,7 @@ struct ServerConfig {
   std::shared_ptr<const DecodeOptions> translation_preset, summarization_preset;
   BatchingOptions batching;
   Limits limits;
+  FileServing files;
   std::vector<ApiKey> api_keys;           // non-empty: every translation needs one of them
   std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
   // Operating it (docs/serving.md): POST /admin/reload exists with admin keys (--admin-key);

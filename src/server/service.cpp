@@ -12,7 +12,12 @@ namespace {
 const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/translate", "/v1/summarize", "/v1/score",
                                "/v1/models", "/health", "/ready", "/metrics", "/admin/reload",
                                // the page (src/web) and the settings it reads
-                               "/", "/static/app.js", "/static/style.css", "/frontend/settings"};
+                               "/", "/static/app.js", "/static/style.css", "/frontend/settings",
+                               // files: LibreTranslate's and DeepL's routes
+                               "/translate_file", "/v2/translate", "/v2/languages", "/v2/usage", "/v2/glossaries",
+                               "/v2/glossary-language-pairs", "/v2/document"};
+// Routes with an id in the path: one label each.
+const char* const kRoutePrefixes[] = {"/download_file/", "/v2/glossaries/", "/v2/document/"};
 
 }  // namespace
 
@@ -20,6 +25,8 @@ const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/trans
 std::string route_of(const std::string& path) {
   for (const char* route : kRoutes)
     if (path == route) return route;
+  for (const char* prefix : kRoutePrefixes)
+    if (path.rfind(prefix, 0) == 0) return std::string(prefix) + "{id}";
   return "other";
 }
 

@@ -3,6 +3,11 @@
 //   service.cpp               request reading, keys, readiness, limits, the batched translate()
 //   libretranslate_routes.cpp POST /translate and /detect as LibreTranslate answers them
 //   ordo_routes.cpp           POST /v1/translate, /v1/summarize, /v1/score
+//   file_routes.cpp           POST /translate_file and GET /download_file as LibreTranslate
+//                             answers them; a file's sentences through the batcher in slices
+//   deepl_routes.cpp          DeepL's API v2: /v2/translate, /v2/languages, /v2/usage,
+//                             /v2/glossaries, /v2/document (translated in the background)
+//   file_store.cpp            what is kept between requests: files, document jobs, glossaries
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
 //   reload.cpp                SIGHUP and POST /admin/reload: the models re-read without downtime
@@ -22,11 +27,14 @@
 
 #include "faces/result_json.h"
 #include "ordo/document.h"
+#include "ordo/files.h"
 #include "ordo/option_table.h"
 #include "server/access_log.h"
 #include "server/api_keys.h"
 #include "server/connections.h"
+#include "server/file_store.h"
 #include "server/language_codes.h"
+#include "server/language_detect.h"
 #include "server/metrics.h"
 #include "server/request_fields.h"
 #include "server/server_config.h"
@@ -50,6 +58,17 @@ std::string settings_key(const DecodeOptions& o);
 std::string seconds_text(double seconds);
 // The deadline of a request (--timeout from when it was whole).
 Clock::time_point request_deadline(const RequestContext& context, double timeout_seconds);
+
+// The source language of `texts` for a request that names none (LibreTranslate's source
+// "auto", DeepL without source_lang): CLD2's reliable answer when it translates into `target`,
+// else the first hint that does, else the one served source of `target`; ApiError 400 naming
+// `field` and `what` the texts are ("q", "the file") otherwise (libretranslate_routes.cpp).
+DetectedLanguage detect_source(const ModelSet& set, const std::vector<std::string>& texts, const std::string& target,
+                               bool html, const std::string& field, const std::string& what);
+// The translation model of source -> target (clients' codes), ApiError 400 naming the fields
+// when none translates the pair; `options` get the model's preset and its language codes.
+const ServedModel& pair_model(const ModelSet& set, const std::string& source, const std::string& target,
+                              const std::string& source_field, const std::string& target_field, DecodeOptions& options);
 
 // A request's cost counts each sentence's new tokens as its max new tokens but at most this
 // many, unless min_new_tokens / min_length force more (Limits::max_request_cost).
@@ -75,7 +94,12 @@ class Service {
   void reap_unloaded();
   void set_ready(bool ready) { ready_ = ready; }
   void set_draining() { draining_ = true; }
-  void shutdown() { batcher_.shutdown(); }
+  // The document jobs stop first (a running one fails, the queued ones are dropped), then the
+  // batcher.
+  void shutdown() {
+    jobs_.stop();
+    batcher_.shutdown();
+  }
   Metrics& metrics() { return metrics_; }
   // The context of each request being answered, by its httplib::Request.
   RequestContexts& contexts() { return contexts_; }
@@ -117,6 +141,59 @@ class Service {
   void stream_generate(const ServedModel& model, const DecodeOptions& options, const std::vector<std::string>& texts,
                        const RequestContext& context, Clock::time_point deadline, httplib::Response& res);
 
+  // An upload (multipart/form-data): its fields, and its file part `file_field` with the file
+  // name the client gave; the body at most Limits::max_body_bytes. ApiError 400 when the part
+  // is missing or given twice.
+  struct Upload {
+    RequestFields fields;
+    std::string file_name, bytes;
+  };
+  Upload read_upload(const httplib::Request& req, httplib::Response& res, const Reader& reader,
+                     const std::string& file_field) const;
+  // admit() for a count of characters (a file's): the key's limits, the access log. `deepl`:
+  // past daily_char_limit the answer is DeepL's 456 (quota exceeded) rather than a 429.
+  void admit_characters(const httplib::Request& req, int64_t chars, const std::string& model, bool deepl);
+  // A file read for translation within FileLimits (the file's bytes at most max_body_bytes);
+  // a file that is past a limit or not of its format: ApiError 400 with the reader's message.
+  FileDocument read_file(const std::string& bytes, FileFormat format, const std::string& source,
+                         const std::string& target) const;
+  // translate() in slices that each pass check_work() (a file has more sentences than one
+  // request may ask for at once), `on_slice` told after each (done, total).
+  std::vector<TranslationResult> translate_slices(const ServedModel& model, const DecodeOptions& options,
+                                                  const std::vector<std::string>& sentences,
+                                                  const RequestContext& context, Clock::time_point deadline,
+                                                  const std::function<bool()>& keep_going = {},
+                                                  const std::function<void(size_t, size_t)>& on_slice = {});
+  // A file's translation: its sentences through translate_slices(), then rebuilt.
+  std::string translate_document(const ServedModel& model, DecodeOptions options, const FileDocument& document,
+                                 const RequestContext& context, Clock::time_point deadline,
+                                 const std::function<bool()>& keep_going = {},
+                                 const std::function<void(size_t, size_t)>& on_slice = {});
+  // How translate_texts() takes the texts of LibreTranslate's /translate or DeepL's /v2/translate.
+  struct TextsForm {
+    bool html = false;                         // HtmlDocument; else plain text, SentenceLayout
+    LineBreaks breaks = LineBreaks::kEndLine;  // plain text's line breaks
+    int alternatives = 0;                      // plain text: the texts of hypotheses 1..this too
+    bool sliced = false;                       // through translate_slices(), else one translate()
+    std::function<std::string(size_t)> name;   // text i in an error: "Invalid request: q", "text[2]"
+  };
+  // best[i]: text i rebuilt from its sentences' best hypotheses; alternatives[i][k - 1]: from
+  // their hypothesis k (a sentence's last when it has fewer), none for HTML.
+  struct TranslatedTexts {
+    std::vector<std::string> best;
+    std::vector<std::vector<std::string>> alternatives;
+  };
+  // Each text (in `source`) cut into sentences, all of them through the batcher as one request,
+  // each text rebuilt; ApiError 400 for a text past kMaxHtmlTags (HTML gets return_attention
+  // when its inline tags need aligning).
+  TranslatedTexts translate_texts(const ServedModel& model, DecodeOptions options,
+                                  const std::vector<std::string>& texts, const std::string& source,
+                                  const TextsForm& form, const RequestContext& context, Clock::time_point deadline);
+  void libre_translate_file(const httplib::Request& req, httplib::Response& res, const Reader& reader);
+  void libre_download_file(const httplib::Request& req, httplib::Response& res);
+  // DeepL's API v2 (deepl_routes.cpp): its routes, errors as {"message": ...}.
+  void install_deepl(httplib::Server& http);
+
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void libre_detect(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void ordo_generate(Task task, const httplib::Request& req, httplib::Response& res, const Reader& reader);
@@ -143,6 +220,11 @@ class Service {
   Metrics metrics_;
   RequestContexts contexts_;
   Batcher batcher_;
+  // Declared after the batcher: destroyed (their workers joined) before it.
+  FileStore files_{
+      FileStoreLimits{config_.files.ttl_seconds, config_.files.max_stored_bytes, config_.files.max_stored_files}};
+  GlossaryStore glossaries_{config_.files.max_glossaries, config_.files.max_glossary_bytes};
+  JobRunner jobs_{config_.files.workers, config_.files.max_stored_files};
 };
 
 }  // namespace ordo::server
