@@ -392,9 +392,18 @@ void Connections::readable(Connection& c) {
     advance(*it->second);
 }
 
+size_t Connections::largest_body() const { return std::max(options_.max_body_bytes, options_.max_upload_bytes); }
+
+size_t Connections::body_limit(const std::string& target) const {
+  const std::string path = target.substr(0, target.find('?'));
+  for (const std::string& upload : options_.upload_paths)
+    if (path == upload) return options_.max_upload_bytes;
+  return options_.max_body_bytes;
+}
+
 size_t Connections::buffer_cap() const {
   // One whole request (chunked framing included) and the start of the next (pipelining).
-  return options_.max_head_bytes + options_.max_body_bytes + options_.max_body_bytes / 4 + 65536;
+  return options_.max_head_bytes + largest_body() + largest_body() / 4 + 65536;
 }
 
 void Connections::advance(Connection& c) {
@@ -403,12 +412,16 @@ void Connections::advance(Connection& c) {
     if (c.eof) close(c);
     return;
   }
-  RequestHead head = parse_request_head(c.in, options_.max_head_bytes, options_.max_body_bytes);
+  RequestHead head = parse_request_head(c.in, options_.max_head_bytes, largest_body());
   if (head.status != 0) return reject(c, head.status, head.error, "bad_request");
   size_t end = 0;  // of the request, once it is whole
   if (head.head_bytes > 0) {
+    // A file upload's route takes the larger bodies; every other route its own limit.
+    const size_t limit = body_limit(head.path);
+    if (head.body_bytes > limit)
+      return reject(c, 413, "Request body larger than " + std::to_string(limit) + " bytes", "bad_request");
     if (head.chunked) {
-      const ChunkedBody body = chunked_body_end(c.in, head.head_bytes, options_.max_body_bytes);
+      const ChunkedBody body = chunked_body_end(c.in, head.head_bytes, limit);
       if (body.status != 0) return reject(c, body.status, body.error, "bad_request");
       end = body.end;
     } else if (c.in.size() >= head.head_bytes + head.body_bytes) {

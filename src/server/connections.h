@@ -50,6 +50,9 @@ struct ConnectionOptions {
   size_t max_connections = 8192;    // all addresses together (also kept under RLIMIT_NOFILE)
   size_t max_head_bytes = 16384;    // request line and headers
   size_t max_body_bytes = 1 << 20;  // Content-Length, or the data of a chunked body
+  // The bodies of requests to these paths (file uploads) may have up to max_upload_bytes.
+  std::vector<std::string> upload_paths;
+  size_t max_upload_bytes = 0;
   // Bytes of requests unfinished or waiting for a thread, all connections together: past it the
   // unfinished one read longest is refused (503).
   size_t max_buffered_bytes = size_t(64) << 20;
@@ -95,7 +98,10 @@ class Connections {
   void readable(Connection& c);
   void advance(Connection& c);  // a whole request buffered: hand it over; else keep reading
   void reject(Connection& c, int status, const std::string& message, const char* reason);
-  size_t buffer_cap() const;  // bytes buffered per connection
+  size_t buffer_cap() const;    // bytes buffered per connection
+  size_t largest_body() const;  // of any route
+  // The body limit of a request target ("/v2/document?x"): an upload path's, else max_body_bytes.
+  size_t body_limit(const std::string& target) const;
   void close(Connection& c);
   bool evict_for(const std::string& address);
   void sweep();

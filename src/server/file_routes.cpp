@@ -91,7 +91,7 @@ Service::Upload Service::read_upload(const httplib::Request& req, httplib::Respo
   if (!req.is_multipart_form_data())
     throw ApiError(400, "Invalid request: send the file as multipart/form-data, in the field '" + file_field +
                             "' with its file name");
-  const size_t max = config_.limits.max_body_bytes;
+  const size_t max = config_.limits.max_file_bytes;
   bool too_large = false;
   std::multimap<std::string, std::string> fields;
   auto current = fields.end();
@@ -151,7 +151,7 @@ FileDocument Service::read_file(const std::string& bytes, FileFormat format, con
   FileOptions options;
   options.source_language = source;
   options.target_language = target;
-  options.limits.max_file_bytes = config_.limits.max_body_bytes;
+  options.limits.max_file_bytes = config_.limits.max_file_bytes;
   try {
     return FileDocument(bytes, format, options);
   } catch (const Error& e) {

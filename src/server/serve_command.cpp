@@ -131,6 +131,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--max-body-bytes", args.max_body_bytes, "Largest request body (default 1 MiB; 413 past it)")
       ->check(CLI::Range(size_t(64), size_t(1) << 30));
+  cmd->add_option("--max-file-bytes", args.max_file_bytes,
+                  "Largest file upload, the body of POST /translate_file and /v2/document (default 20 MiB;\n"
+                  "413 past it)")
+      ->check(CLI::Range(size_t(64), size_t(1) << 30));
   cmd->add_option("--max-chars", args.max_chars, "Most characters per text (default 10000)")
       ->check(CLI::Range(size_t(1), size_t(1) << 26));
   cmd->add_option("--max-texts", args.max_texts, "Most texts per request (default 256)")
@@ -244,6 +248,7 @@ int run_serve(const ServeArgs& args) {
   config.batching.max_wait_ms = args.batch_wait_ms;
   config.batching.max_queue = args.max_queue;
   config.limits.max_body_bytes = args.max_body_bytes;
+  config.limits.max_file_bytes = args.max_file_bytes;
   config.limits.max_chars = args.max_chars;
   config.limits.max_texts = args.max_texts;
   config.limits.timeout_seconds = args.timeout;

@@ -22,6 +22,7 @@ struct ServeArgs {
   BatchOptions batching;  // the flags of the table of batching options: the most per batch
   double batch_wait_ms = 5;
   size_t max_body_bytes = 1 << 20;
+  size_t max_file_bytes = 20 << 20;
   size_t max_chars = 10000;
   size_t max_texts = 256;
   size_t max_queue = 4096;

@@ -86,7 +86,10 @@ int run_server(const ServerConfig& config) {
   connection_options.read_seconds = config.limits.read_timeout_seconds;
   connection_options.per_address = config.limits.max_client_connections;
   connection_options.max_body_bytes = config.limits.max_body_bytes;
-  connection_options.max_buffered_bytes = std::max<size_t>(size_t(16) << 20, 64 * config.limits.max_body_bytes);
+  connection_options.upload_paths = {"/translate_file", "/v2/document"};
+  connection_options.max_upload_bytes = config.limits.max_file_bytes;
+  connection_options.max_buffered_bytes =
+      std::max<size_t>({size_t(16) << 20, 64 * config.limits.max_body_bytes, 2 * config.limits.max_file_bytes});
   Connections connections(
       connection_options,
       [&http, &service](httplib::Stream& stream, const RequestContext& context, bool close, bool& closed) {
@@ -96,7 +99,7 @@ int run_server(const ServerConfig& config) {
   http.set_connections(&connections);
   http.new_task_queue = [&connections] { return new HandOver(connections); };
   http.set_tcp_nodelay(true);
-  http.set_payload_max_length(config.limits.max_body_bytes);
+  http.set_payload_max_length(std::max(config.limits.max_body_bytes, config.limits.max_file_bytes));
   // Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which would let a second
   // server bind the same port and silently take half of the connections.
   int listen_fd = -1;

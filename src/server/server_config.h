@@ -18,11 +18,14 @@ namespace ordo::server {
 // What one request may ask for. Past a limit the answer is an error, never a stall.
 struct Limits {
   size_t max_body_bytes = 1 << 20;  // 413 past it
-  size_t max_chars = 10000;         // characters per text (q element); 400 past it
-  size_t max_texts = 256;           // texts per request; 400 past it
-  double timeout_seconds = 60;      // a request not answered by then: 504
-  int max_beam_size = 16;           // beam_size, n_best; alternatives < this
-  int max_new_tokens = 1024;        // max_new_tokens, max_length
+  // A file upload's body (POST /translate_file, /v2/document: office files with pictures run to
+  // megabytes); 413 past it.
+  size_t max_file_bytes = 20 << 20;
+  size_t max_chars = 10000;     // characters per text (q element); 400 past it
+  size_t max_texts = 256;       // texts per request; 400 past it
+  double timeout_seconds = 60;  // a request not answered by then: 504
+  int max_beam_size = 16;       // beam_size, n_best; alternatives < this
+  int max_new_tokens = 1024;    // max_new_tokens, max_length
   // Decoding work: sentences x beams x new tokens (see request_cost()); 400 past it.
   size_t max_request_cost = size_t(1) << 18;
   // Cross-attention weights a request may hold (asked by "attention", "alignment" or

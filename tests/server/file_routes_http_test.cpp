@@ -175,10 +175,26 @@ TEST(ServeFilesKept, WithKeysAnUploadNeedsOneAndCountsTheFilesCharacters) {
   EXPECT_EQ(upload(server, "hello.txt", kText, "en", "de", "k-big").status, 200);
 }
 
-TEST(ServeFilesKept, AFileLargerThanTheBodyLimitIsA413) {
-  ServerProcess server(en_de_args("1", {"--max-body-bytes", "4096"}));
+TEST(ServeFilesKept, AFileLargerThanTheFileLimitIsA413) {
+  ServerProcess server(en_de_args("1", {"--max-file-bytes", "4096"}));
   const Answer answer = upload(server, "big.txt", std::string(8000, 'a'));
   EXPECT_EQ(answer.status, 413) << answer.text;
+}
+
+TEST(ServeFilesKept, AFileLargerThanTheBodyLimitIsTakenWhileOtherRoutesKeepIt) {
+  ServerProcess server(en_de_args("1", {"--max-body-bytes", "4096"}));
+  std::string text;
+  while (text.size() < 8000) text += "A man is riding a bicycle down the street.\n";
+  const Answer answer = upload(server, "big.txt", text);
+  EXPECT_EQ(answer.status, 200) << answer.text;
+  httplib::Client client("127.0.0.1", server.port());
+  const auto big = client.Post("/translate",
+                               "{\"q\": \"" + std::string(8000, 'a') +
+                                   "\", \"source\": \"en\", "
+                                   "\"target\": \"de\"}",
+                               "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
 }
 
 }  // namespace
