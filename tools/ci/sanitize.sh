@@ -41,10 +41,11 @@ run_asan() {
   local build="$dir/build-asan" start=$SECONDS
   configure "$build" "-fsanitize=address,undefined -fno-sanitize-recover=all" -DORDO_BUILD_TESTS=ON -DORDO_BUILD_TOOLS=ON
   local labels="${ORDO_ASAN_LABELS:-unit|integration}" targets=()
-  # The unit and integration tests need the test binaries, `ordo` and the fuzz replays, not the
+  # The unit and integration tests need the test binaries (the file formats' too: they read
+  # hostile files), `ordo` and the fuzz replays, not the
   # benchmark, the evaluator or the load generator; the full run (labels ".") builds everything.
   if [ "$labels" != "." ]; then
-    targets=(--target ordo_base_tests ordo_engine_tests ordo_server_tests ordo_cli ordo_sentencepiece)
+    targets=(--target ordo_base_tests ordo_engine_tests ordo_server_tests ordo_file_tests ordo_cli ordo_sentencepiece)
     for h in $(sed -n 's/^set(ORDO_FUZZ_HARNESSES \(.*\))$/\1/p' "$root/tests/fuzz/CMakeLists.txt"); do
       targets+=("fuzz_${h}_replay")
     done
