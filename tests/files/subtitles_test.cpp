@@ -190,7 +190,7 @@ TEST(Srt, AFileThatIsNotSubtitlesIsRefused) {
   EXPECT_NE(error_of([] { srt("Just a paragraph of text.\nAnd another line.\n"); }).find("SRT file: line 1"),
             std::string::npos);
   EXPECT_EQ(error_of([] { srt(""); }), "SRT file: no subtitle cue found: not an SRT file");
-  EXPECT_NE(error_of([] { srt(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe", 20)); }).find("SRT file: line"),
+  EXPECT_NE(error_of([] { srt(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe", 18)); }).find("SRT file: line"),
             std::string::npos);
   EXPECT_NE(error_of([] { srt("1\n00:00:01,0"); }).find("SRT file: line 2: the timing line does not parse"),
             std::string::npos);
