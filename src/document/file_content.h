@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ordo/files.h"
@@ -28,6 +29,11 @@ struct Unit {
   // line break being a soft wrap.
   bool end_lines = false;
 };
+
+// A software string's core (a msgid, a JSON value without its outer spaces) as a unit: plain
+// text, or a markup fragment when it has placeholders or line breaks (write_with_placeholders(),
+// markup_fragment.h), its points the placeholders appended to `placeholders` (markup_fragment.cpp).
+Unit unit_with_placeholders(std::string_view core, std::vector<std::string>& placeholders);
 
 class FileContent {
  public:

@@ -490,17 +490,7 @@ class PoContent : public FileContent {
     while (e > b && std::isspace(static_cast<unsigned char>(msgid[e - 1]))) --e;
     source.prefix = msgid.substr(0, b);
     source.suffix = msgid.substr(e);
-    const std::string core = msgid.substr(b, e - b);
-    FragmentWriter writer;
-    write_with_placeholders(core, writer, source.placeholders);
-    Unit unit;
-    if (source.placeholders.empty() && core.find('\n') == std::string::npos) {
-      unit.text = core;
-    } else {
-      unit.text = writer.str();
-      unit.markup = true;
-    }
-    units.push_back(std::move(unit));
+    units.push_back(unit_with_placeholders(std::string_view(msgid).substr(b, e - b), source.placeholders));
     sources_.push_back(std::move(source));
   }
 

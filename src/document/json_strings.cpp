@@ -183,16 +183,8 @@ class JsonContent : public FileContent {
     source.prefix = value.substr(0, b);
     source.suffix = value.substr(e);
     const std::string core = value.substr(b, e - b);
-    FragmentWriter writer;
-    write_with_placeholders(core, writer, source.placeholders);
+    Unit unit = unit_with_placeholders(core, source.placeholders);
     if (!is_text(source.placeholders, core)) return;
-    Unit unit;
-    if (source.placeholders.empty() && core.find('\n') == std::string::npos) {
-      unit.text = core;
-    } else {
-      unit.text = writer.str();
-      unit.markup = true;
-    }
     units.push_back(std::move(unit));
     sources_.push_back(std::move(source));
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "document/file_content.h"
 #include "ordo/error.h"
 
 namespace ordo::document {
@@ -268,6 +269,20 @@ void write_with_placeholders(std::string_view text, FragmentWriter& out, std::ve
     from = i;
   }
   out.text(text.substr(from));
+}
+
+Unit unit_with_placeholders(std::string_view core, std::vector<std::string>& placeholders) {
+  const size_t known = placeholders.size();
+  FragmentWriter writer;
+  write_with_placeholders(core, writer, placeholders);
+  Unit unit;
+  if (placeholders.size() == known && core.find('\n') == std::string_view::npos) {
+    unit.text = std::string(core);
+  } else {
+    unit.text = writer.str();
+    unit.markup = true;
+  }
+  return unit;
 }
 
 namespace {

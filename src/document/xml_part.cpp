@@ -100,8 +100,12 @@ void parse_xml(pugi::xml_document& doc, const std::string& text, const FileLimit
     if (node.type() != pugi::node_declaration) continue;
     pugi::xml_attribute encoding = node.attribute("encoding");
     if (encoding && strcasecmp(encoding.value(), "UTF-8") != 0) encoding.set_value("UTF-8");
-    // The line end after the declaration (pugixml keeps no text outside the root element).
-    const size_t declaration_end = text.find("?>");
+    // The line end after the declaration (pugixml keeps no text outside the root element), when
+    // the declaration opens the part (after a byte order mark) as XML says it must; one further
+    // in is left as pugixml wrote it, so that a part written back reads back the same.
+    const size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    const size_t declaration_end =
+        node == doc.first_child() && text.compare(start, 5, "<?xml") == 0 ? text.find("?>", start) : std::string::npos;
     size_t space = declaration_end == std::string::npos ? 0 : declaration_end + 2;
     while (space < text.size() && is_space(text[space])) ++space;
     if (declaration_end != std::string::npos && space > declaration_end + 2)

@@ -7,16 +7,14 @@
 // refused with an error that names the fault.
 #include <pugixml.hpp>
 
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "document/file_content.h"
 #include "document/zip_archive.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 
@@ -26,60 +24,11 @@ namespace {
 const char* const kChapter1 = "OEBPS/sections/section0001.xhtml";
 const char* const kChapter2 = "OEBPS/sections/section0002.xhtml";
 
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-AlignedTranslation upper_cased(const std::string& sentence) {
-  AlignedTranslation out;
-  std::istringstream in(sentence);
-  int n = 0;
-  for (std::string word; in >> word; ++n) {
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::toupper(c); });
-    out.text += (n ? " " : "") + word;
-    out.words.push_back({n, n});
-  }
-  out.source_words = out.target_words = n;
-  return out;
-}
-
-std::string translate(const std::string& bytes, const FileOptions& options = {}) {
-  FileDocument document(bytes, FileFormat::kEpub, options);
-  std::vector<AlignedTranslation> translations;
-  for (const std::string& sentence : document.sentences()) translations.push_back(upper_cased(sentence));
-  const std::string out = document.rebuild(translations);
-  // ORDO_FILES_TEST_OUT=dir keeps each output (out-N.ext) for opening in LibreOffice or a reader.
-  if (const char* dir = std::getenv("ORDO_FILES_TEST_OUT")) {
-    static int written = 0;
-    std::ofstream(std::string(dir) + "/out-" + std::to_string(++written) + std::string(".epub"), std::ios::binary)
-        << out;
-  }
-  return out;
-}
-
-std::string part_of(const std::string& zip_bytes, const std::string& name) {
-  document::ZipArchive zip(zip_bytes, FileLimits{}, "test file");
-  return zip.read(name);
-}
+using namespace ordo::testing;
 
 // The sample book with part `name` replaced by `bytes`.
-std::string with_part(const std::string& name, const std::string& bytes) {
-  document::ZipArchive zip(data_file("sample.epub"), FileLimits{}, "input");
-  zip.replace(name, bytes);
-  return zip.write();
-}
-
-std::string error_of(const std::string& bytes) {
-  try {
-    FileDocument document(bytes, FileFormat::kEpub);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+std::string sample_with_part(const std::string& name, const std::string& bytes) {
+  return with_part(data_file("sample.epub"), name, bytes);
 }
 
 // The text of an element and its descendants.
@@ -99,7 +48,7 @@ void parse_strict(pugi::xml_document& doc, const std::string& xml) {
 }
 
 TEST(Epub, ChaptersAreTranslatedAndStayWellFormedXml) {
-  const std::string out = translate(data_file("sample.epub"));
+  const std::string out = translate(data_file("sample.epub"), FileFormat::kEpub);
   pugi::xml_document first, second;
   parse_strict(first, part_of(out, kChapter1));
   parse_strict(second, part_of(out, kChapter2));
@@ -113,7 +62,7 @@ TEST(Epub, ChaptersAreTranslatedAndStayWellFormedXml) {
 
 TEST(Epub, ChapterMarkupIsKept) {
   const std::string in = data_file("sample.epub");
-  const std::string chapter = part_of(translate(in), kChapter1);
+  const std::string chapter = part_of(translate(in, FileFormat::kEpub), kChapter1);
   EXPECT_NE(chapter.find("<span class=\"span2\">RED</span>"), std::string::npos) << chapter;
   EXPECT_NE(chapter.find("<a href=\"https://example.org/manual\"><span class=\"span3\">MANUAL</span></a>"),
             std::string::npos)
@@ -127,7 +76,8 @@ TEST(Epub, TitleIsTranslatedAndLanguageSetToTheTarget) {
   FileOptions options;
   options.target_language = "de";
   pugi::xml_document opf;
-  parse_strict(opf, part_of(translate(data_file("sample.epub"), options), "OEBPS/content.opf"));
+  parse_strict(opf, part_of(translate(data_file("sample.epub"), FileFormat::kEpub, /*reverse=*/false, options),
+                            "OEBPS/content.opf"));
   EXPECT_STREQ(opf.select_node("//dc:title").node().child_value(), "A SMALL BOOK");
   EXPECT_STREQ(opf.select_node("//dc:language").node().child_value(), "de");
   EXPECT_STREQ(opf.select_node("//dc:creator").node().child_value(), "Unknown Author");
@@ -135,12 +85,12 @@ TEST(Epub, TitleIsTranslatedAndLanguageSetToTheTarget) {
 
 TEST(Epub, LanguageStaysWithoutATarget) {
   pugi::xml_document opf;
-  parse_strict(opf, part_of(translate(data_file("sample.epub")), "OEBPS/content.opf"));
+  parse_strict(opf, part_of(translate(data_file("sample.epub"), FileFormat::kEpub), "OEBPS/content.opf"));
   EXPECT_STREQ(opf.select_node("//dc:language").node().child_value(), "en");
 }
 
 TEST(Epub, TableOfContentsLabelsAndNavigationAreTranslated) {
-  const std::string out = translate(data_file("sample.epub"));
+  const std::string out = translate(data_file("sample.epub"), FileFormat::kEpub);
   pugi::xml_document ncx, nav;
   parse_strict(ncx, part_of(out, "OEBPS/toc.ncx"));
   parse_strict(nav, part_of(out, "OEBPS/toc.xhtml"));
@@ -153,7 +103,7 @@ TEST(Epub, TableOfContentsLabelsAndNavigationAreTranslated) {
 
 TEST(Epub, OtherPartsAreByteIdenticalAndMimetypeStaysFirstAndStored) {
   const std::string in = data_file("sample.epub");
-  const std::string out = translate(in);
+  const std::string out = translate(in, FileFormat::kEpub);
   document::ZipArchive before(in, FileLimits{}, "input"), after(out, FileLimits{}, "output");
   ASSERT_EQ(before.names(), after.names());
   EXPECT_EQ(before.read("OEBPS/styles/stylesheet.css"), after.read("OEBPS/styles/stylesheet.css"));
@@ -177,7 +127,7 @@ TEST(Epub, XhtmlWithSelfClosingTagsAndEntitiesStaysXml) {
       "<body><p>One&#160;day <a id=\"page5\"/>the cat&nbsp;ate <b>fish</b> &amp; chips.<br/>It was "
       "&lt;good&gt;.</p>\n<p><img src=\"cat.png\" alt=\"A cat\"/> Tom &amp; Jerry <span/>say "
       "hello.</p></body></html>\n";
-  const std::string out = part_of(translate(with_part(kChapter1, chapter)), kChapter1);
+  const std::string out = part_of(translate(sample_with_part(kChapter1, chapter), FileFormat::kEpub), kChapter1);
   pugi::xml_document doc;
   parse_strict(doc, out);
   EXPECT_STREQ(doc.select_node("//title").node().child_value(), "FISH & CHIPS");
@@ -189,7 +139,8 @@ TEST(Epub, XhtmlWithSelfClosingTagsAndEntitiesStaysXml) {
 }
 
 TEST(Epub, BookWithoutContainerIsRefused) {
-  EXPECT_EQ(error_of(data_file("no_container.epub")), "EPUB file: no META-INF/container.xml part");
+  EXPECT_EQ(error_of_reading(data_file("no_container.epub"), FileFormat::kEpub),
+            "EPUB file: no META-INF/container.xml part");
 }
 
 TEST(Epub, ChapterPathOutsideTheBookIsRefused) {
@@ -197,7 +148,7 @@ TEST(Epub, ChapterPathOutsideTheBookIsRefused) {
   const std::string href = "href=\"sections/section0002.xhtml\"";
   ASSERT_NE(opf.find(href), std::string::npos);
   opf.replace(opf.find(href), href.size(), "href=\"../../secret.xhtml\"");
-  EXPECT_EQ(error_of(with_part("OEBPS/content.opf", opf)),
+  EXPECT_EQ(error_of_reading(sample_with_part("OEBPS/content.opf", opf), FileFormat::kEpub),
             "EPUB file: OEBPS/content.opf: manifest item 'section0002': path '../../secret.xhtml' leaves the book's "
             "root");
 }
@@ -206,7 +157,7 @@ TEST(Epub, ChapterPathUpAndBackInsideTheBookIsRead) {
   std::string opf = part_of(data_file("sample.epub"), "OEBPS/content.opf");
   const std::string href = "href=\"sections/section0002.xhtml\"";
   opf.replace(opf.find(href), href.size(), "href=\"../OEBPS/sections/section%30002.xhtml\"");
-  const std::string out = translate(with_part("OEBPS/content.opf", opf));
+  const std::string out = translate(sample_with_part("OEBPS/content.opf", opf), FileFormat::kEpub);
   EXPECT_NE(part_of(out, kChapter2).find("THE DOG RUNS"), std::string::npos);
 }
 
@@ -214,12 +165,12 @@ TEST(Epub, MissingChapterIsRefused) {
   std::string opf = part_of(data_file("sample.epub"), "OEBPS/content.opf");
   const std::string href = "href=\"sections/section0002.xhtml\"";
   opf.replace(opf.find(href), href.size(), "href=\"sections/gone.xhtml\"");
-  EXPECT_EQ(error_of(with_part("OEBPS/content.opf", opf)),
+  EXPECT_EQ(error_of_reading(sample_with_part("OEBPS/content.opf", opf), FileFormat::kEpub),
             "EPUB file: chapter OEBPS/sections/gone.xhtml (manifest item 'section0002') is missing");
 }
 
 TEST(Epub, WrongMimetypeIsRefused) {
-  EXPECT_EQ(error_of(with_part("mimetype", "application/zip")),
+  EXPECT_EQ(error_of_reading(sample_with_part("mimetype", "application/zip"), FileFormat::kEpub),
             "EPUB file: mimetype is 'application/zip': not an EPUB");
 }
 
@@ -236,7 +187,7 @@ TEST(Epub, EncryptedChapterIsRefused) {
       "xmlns:enc=\"http://www.w3.org/2001/04/xmlenc#\"><enc:EncryptedData><enc:CipherData>"
       "<enc:CipherReference URI=\"OEBPS/sections/section0002.xhtml\"/></enc:CipherData></enc:EncryptedData>"
       "</encryption>";
-  EXPECT_EQ(error_of(with_part("META-INF/encryption.xml", encryption)),
+  EXPECT_EQ(error_of_reading(sample_with_part("META-INF/encryption.xml", encryption), FileFormat::kEpub),
             "EPUB file: chapter OEBPS/sections/section0002.xhtml is encrypted (DRM): it cannot be translated");
 }
 

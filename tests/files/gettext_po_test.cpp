@@ -3,17 +3,16 @@
 // xgettext made (tests/data/files/hello.pot, tools/codegen/files/make_gettext_files.sh) comes
 // out as a catalogue msgfmt --check accepts, plurals filled for the target language, fuzzy and
 // translated entries left alone, comments kept, and a lost placeholder makes its entry fuzzy.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "document/file_content.h"
 #include "document/markup_fragment.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 #include "support/errors.h"
@@ -22,67 +21,27 @@
 namespace ordo::document {
 namespace {
 
-using ordo::testing::error_of;
-
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Upper case outside tags and entities: a "translation" that keeps a fragment's points.
-std::string shout(const std::string& text) {
-  std::string out;
-  bool tag = false, entity = false;
-  for (char c : text) {
-    if (c == '<') tag = true;
-    if (c == '&') entity = true;
-    out += tag || entity ? c : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (c == '>') tag = false;
-    if (c == ';' || c == ' ') entity = false;
-  }
-  return out;
-}
-
-std::vector<std::string> shouted(const FileContent& content) {
-  std::vector<std::string> out;
-  for (const Unit& unit : content.units) out.push_back(shout(unit.text));
-  return out;
-}
-
-FileOptions to(const std::string& language) {
-  FileOptions options;
-  options.target_language = language;
-  return options;
-}
+using namespace ordo::testing;
 
 // msgfmt --check on `catalogue`: its exit status and what it said.
 std::pair<int, std::string> msgfmt_check(const std::string& catalogue) {
   ordo::testing::TempDir dir;
-  const std::string path = dir.write("out.po", catalogue);
-  const int status = std::system(("msgfmt --check -o /dev/null '" + path + "' 2>'" + dir.file("err") + "'").c_str());
-  std::ifstream in(dir.file("err"));
-  std::stringstream said;
-  said << in.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said.str()};
+  return run("msgfmt --check -o /dev/null '" + dir.write("out.po", catalogue) + "'");
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 TEST(Po, ATemplateFilledForGermanPassesMsgfmtCheck) {
-  const auto content = read_po(read("hello.pot"), to("de"));
-  const std::string result = content->rebuild(shouted(*content));
+  const auto content = read_po(data_file("hello.pot"), to("de"));
+  const std::string result = shouted(*content);
   const auto [status, said] = msgfmt_check(result);
   EXPECT_EQ(status, 0) << said << result;
-  EXPECT_TRUE(contains(result, "\"Language: de\\n\"")) << result;
-  EXPECT_TRUE(contains(result, "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"")) << result;
-  EXPECT_TRUE(contains(result, "\"Content-Type: text/plain; charset=UTF-8\\n\"")) << result;
-  EXPECT_TRUE(contains(result, "msgid \"Open\"\nmsgstr \"OPEN\"\n")) << result;
+  EXPECT_TRUE(Contains(result, "\"Language: de\\n\"")) << result;
+  EXPECT_TRUE(Contains(result, "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"")) << result;
+  EXPECT_TRUE(Contains(result, "\"Content-Type: text/plain; charset=UTF-8\\n\"")) << result;
+  EXPECT_TRUE(Contains(result, "msgid \"Open\"\nmsgstr \"OPEN\"\n")) << result;
 }
 
 TEST(Po, EveryMsgidOfATemplateIsAUnitAndPlaceholdersArePoints) {
-  const auto content = read_po(read("hello.pot"), {});
+  const auto content = read_po(data_file("hello.pot"), {});
   ASSERT_EQ(content->units.size(), 8u);  // six entries, one with a plural
   EXPECT_TRUE(content->units[0].markup);
   EXPECT_EQ(text_with_placeholders(read_fragment(content->units[0].text), {"<%s>"}), "Hello, <%s>! Welcome back.");
@@ -91,34 +50,34 @@ TEST(Po, EveryMsgidOfATemplateIsAUnitAndPlaceholdersArePoints) {
 }
 
 TEST(Po, PluralFormsAreFilledFromMsgidAndMsgidPlural) {
-  const auto content = read_po(read("hello.pot"), to("de"));
-  const std::string result = content->rebuild(shouted(*content));
-  EXPECT_TRUE(contains(result, "msgstr[0] \"%d FILE WAS COPIED.\"\nmsgstr[1] \"%d FILES WERE COPIED.\"\n")) << result;
+  const auto content = read_po(data_file("hello.pot"), to("de"));
+  const std::string result = shouted(*content);
+  EXPECT_TRUE(Contains(result, "msgstr[0] \"%d FILE WAS COPIED.\"\nmsgstr[1] \"%d FILES WERE COPIED.\"\n")) << result;
 }
 
 TEST(Po, ALanguageWithThreePluralFormsGetsThree) {
-  const auto content = read_po(read("hello.pot"), to("rus_Cyrl"));
-  const std::string result = content->rebuild(shouted(*content));
-  EXPECT_TRUE(contains(result, "\"Language: ru\\n\"")) << result;
-  EXPECT_TRUE(contains(result, "msgstr[2] \"%d FILES WERE COPIED.\"\n")) << result;
+  const auto content = read_po(data_file("hello.pot"), to("rus_Cyrl"));
+  const std::string result = shouted(*content);
+  EXPECT_TRUE(Contains(result, "\"Language: ru\\n\"")) << result;
+  EXPECT_TRUE(Contains(result, "msgstr[2] \"%d FILES WERE COPIED.\"\n")) << result;
   EXPECT_EQ(msgfmt_check(result).first, 0) << msgfmt_check(result).second;
 }
 
 TEST(Po, TheLineBreakAtTheEndOfAMsgidIsKept) {
-  const auto content = read_po(read("hello.pot"), to("de"));
-  std::vector<std::string> translations = shouted(*content);
+  const auto content = read_po(data_file("hello.pot"), to("de"));
+  std::vector<std::string> translations = shouted_units(*content);
   translations[0] = "Hallo, <img data-o=\"0\">! Willkommen zurück. ";
   const std::string result = content->rebuild(translations);
-  EXPECT_TRUE(contains(result, "msgstr \"Hallo, %s! Willkommen zurück.\\n\"\n")) << result;
+  EXPECT_TRUE(Contains(result, "msgstr \"Hallo, %s! Willkommen zurück.\\n\"\n")) << result;
 }
 
 TEST(Po, FuzzyAndTranslatedEntriesAreLeftAlone) {
-  const std::string source = read("hello_de.po");
+  const std::string source = data_file("hello_de.po");
   const auto content = read_po(source, to("de"));
   EXPECT_EQ(content->units.size(), 5u);
-  const std::string result = content->rebuild(shouted(*content));
-  EXPECT_TRUE(contains(result, "msgctxt \"menu\"\nmsgid \"Open\"\nmsgstr \"Öffnen\"\n")) << result;
-  EXPECT_TRUE(contains(result,
+  const std::string result = shouted(*content);
+  EXPECT_TRUE(Contains(result, "msgctxt \"menu\"\nmsgid \"Open\"\nmsgstr \"Öffnen\"\n")) << result;
+  EXPECT_TRUE(Contains(result,
                        "#, fuzzy, c-format\nmsgid \"Saved %s in %d seconds.\"\n"
                        "msgstr \"%s in %d Sekunden gespeichert.\"\n"))
       << result;
@@ -128,19 +87,19 @@ TEST(Po, FuzzyAndTranslatedEntriesAreLeftAlone) {
 TEST(Po, FuzzyEntriesAreTranslatedWhenAskedAndStayFuzzy) {
   FileOptions options = to("de");
   options.translate_fuzzy = true;
-  const auto content = read_po(read("hello_de.po"), options);
+  const auto content = read_po(data_file("hello_de.po"), options);
   EXPECT_EQ(content->units.size(), 6u);
-  const std::string result = content->rebuild(shouted(*content));
-  EXPECT_TRUE(contains(result,
+  const std::string result = shouted(*content);
+  EXPECT_TRUE(Contains(result,
                        "#, fuzzy, c-format\nmsgid \"Saved %s in %d seconds.\"\n"
                        "msgstr \"SAVED %s IN %d SECONDS.\"\n"))
       << result;
 }
 
 TEST(Po, CommentsReferencesAndFlagsAreKeptInOrder) {
-  const std::string source = read("hello.pot");
+  const std::string source = data_file("hello.pot");
   const auto content = read_po(source, to("de"));
-  const std::string result = content->rebuild(shouted(*content));
+  const std::string result = shouted(*content);
   std::istringstream in(source);
   size_t from = 0;
   for (std::string line; std::getline(in, line);) {
@@ -152,39 +111,39 @@ TEST(Po, CommentsReferencesAndFlagsAreKeptInOrder) {
 }
 
 TEST(Po, AMergedCatalogueKeepsItsPreviousMsgidsAndObsoleteEntries) {
-  const std::string source = read("hello_de_merged.po");
+  const std::string source = data_file("hello_de_merged.po");
   FileOptions options = to("de");
   options.translate_fuzzy = true;
   const auto content = read_po(source, options);
-  const std::string result = content->rebuild(shouted(*content));
-  EXPECT_TRUE(contains(result,
+  const std::string result = shouted(*content);
+  EXPECT_TRUE(Contains(result,
                        "#, fuzzy\n#| msgid \"Plain text without any placeholder\"\n"
                        "msgid \"Plain text without a placeholder\"\nmsgstr \"PLAIN TEXT WITHOUT A PLACEHOLDER\"\n"))
       << result;
   const size_t obsolete = source.find("#~ msgctxt");
   ASSERT_NE(obsolete, std::string::npos);
-  EXPECT_TRUE(contains(result, source.substr(obsolete))) << result;
+  EXPECT_TRUE(Contains(result, source.substr(obsolete))) << result;
   EXPECT_EQ(msgfmt_check(result).first, 0) << msgfmt_check(result).second;
 }
 
 TEST(Po, ATranslationThatLosesAPlaceholderMarksTheEntryFuzzy) {
-  const auto content = read_po(read("hello.pot"), to("de"));
-  std::vector<std::string> translations = shouted(*content);
+  const auto content = read_po(data_file("hello.pot"), to("de"));
+  std::vector<std::string> translations = shouted_units(*content);
   // "Saved %s in %d seconds.": the second placeholder lost.
   ASSERT_EQ(text_with_placeholders(read_fragment(content->units[5].text), {"A", "B"}), "Saved A in B seconds.");
   translations[5] = "Gespeichert: <img data-o=\"0\">.";
   const std::string result = content->rebuild(translations);
-  EXPECT_TRUE(contains(result, "#, fuzzy, c-format\nmsgid \"Saved %s in %d seconds.\"\nmsgstr \"Gespeichert: %s.\"\n"))
+  EXPECT_TRUE(Contains(result, "#, fuzzy, c-format\nmsgid \"Saved %s in %d seconds.\"\nmsgstr \"Gespeichert: %s.\"\n"))
       << result;
   EXPECT_EQ(msgfmt_check(result).first, 0) << msgfmt_check(result).second;
 }
 
 TEST(Po, ALongStringIsWrappedAsXgettextWrapsIt) {
-  const auto content = read_po(read("hello.pot"), to("de"));
-  std::vector<std::string> translations = shouted(*content);
+  const auto content = read_po(data_file("hello.pot"), to("de"));
+  std::vector<std::string> translations = shouted_units(*content);
   translations.back() = content->units.back().text;
   const std::string result = content->rebuild(translations);
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result,
                        "msgstr \"\"\n"
                        "\"This is a long message that xgettext wraps over several lines, because it is \"\n"
                        "\"longer than a line of a catalogue.\"\n"))
@@ -216,11 +175,11 @@ TEST(Po, ObsoleteEntriesAreKeptAsTheyAre) {
 
 // Every cut of a catalogue reads or is refused with an ordo::Error; none crashes.
 TEST(Po, EveryTruncationIsReadOrRefused) {
-  const std::string text = read("hello_de.po");
+  const std::string text = data_file("hello_de.po");
   for (size_t n = 0; n <= text.size(); ++n) {
     try {
       const auto content = read_po(text.substr(0, n), to("de"));
-      content->rebuild(shouted(*content));
+      shouted(*content);
     } catch (const Error&) {
     }
   }
@@ -250,11 +209,8 @@ namespace ordo::document {
 namespace {
 
 TEST(PoFile, ATemplateThroughFileDocumentPassesMsgfmtCheck) {
-  FileDocument document(read("hello.pot"), FileFormat::kPo, to("de"));
-  std::vector<AlignedTranslation> same;
-  for (const std::string& sentence : document.sentences()) same.push_back({sentence, {}, 0, 0});
-  const std::string result = document.rebuild(same);
-  EXPECT_TRUE(contains(result, "msgid \"Hello, %s! Welcome back.\\n\"\nmsgstr \"Hello, %s! Welcome back.\\n\"\n"))
+  const std::string result = given_back(data_file("hello.pot"), FileFormat::kPo, to("de"));
+  EXPECT_TRUE(Contains(result, "msgid \"Hello, %s! Welcome back.\\n\"\nmsgstr \"Hello, %s! Welcome back.\\n\"\n"))
       << result;
   EXPECT_EQ(msgfmt_check(result).first, 0) << msgfmt_check(result).second;
 }

@@ -4,17 +4,13 @@
 // the file keeps its indentation; invalid JSON names its line and column. A file that
 // translate-toolkit's po2json wrote (tests/data/files/strings_en.json,
 // tools/codegen/files/make_translate_toolkit_files.sh) is translated and read back by json2po.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "document/file_content.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 #include "support/errors.h"
@@ -23,28 +19,11 @@
 namespace ordo::document {
 namespace {
 
-using ordo::testing::error_of;
+using namespace ordo::testing;
+using ordo::testing::shouted;  // beside the local shouted() below, which would hide it
 
-// Upper case outside tags and entities: a "translation" that keeps a fragment's points.
-std::string shout(const std::string& text) {
-  std::string out;
-  bool tag = false, entity = false;
-  for (char c : text) {
-    if (c == '<') tag = true;
-    if (c == '&') entity = true;
-    out += tag || entity ? c : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (c == '>') tag = false;
-    if (c == ';' || c == ' ') entity = false;
-  }
-  return out;
-}
-
-std::string shouted(const std::string& json) {
-  const auto content = read_json_strings(json, {});
-  std::vector<std::string> out;
-  for (const Unit& unit : content->units) out.push_back(shout(unit.text));
-  return content->rebuild(out);
-}
+// The JSON file rebuilt with each string shouted.
+std::string shouted(const std::string& json) { return shouted(*read_json_strings(json, {})); }
 
 TEST(JsonStrings, ValuesAreTranslatedAndKeysTheirOrderAndOtherValuesKept) {
   const std::string source =
@@ -154,10 +133,7 @@ namespace {
 
 TEST(JsonFile, StringsGivenBackAsTheyWereGiveTheFileBack) {
   const std::string source = "{\n  \"a\": \"Hello {name}, how are you?\",\n  \"b\": [\"One. Two.\", 3]\n}\n";
-  FileDocument document(source, FileFormat::kJson);
-  std::vector<AlignedTranslation> same;
-  for (const std::string& sentence : document.sentences()) same.push_back({sentence, {}, 0, 0});
-  EXPECT_EQ(document.rebuild(same), source);
+  EXPECT_EQ(given_back(source, FileFormat::kJson), source);
 }
 
 }  // namespace
@@ -166,43 +142,8 @@ TEST(JsonFile, StringsGivenBackAsTheyWereGiveTheFileBack) {
 namespace ordo::document {
 namespace {
 
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool installed(const std::string& tool) {
-  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// Runs `command`: its exit status and what it wrote to stdout and stderr.
-std::pair<int, std::string> run(const std::string& command) {
-  std::string said;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) said.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
-}
-
-// The (location, msgid, msgstr) of each entry json2po wrote, strings as written.
-std::vector<std::vector<std::string>> po_entries(const std::string& po) {
-  std::vector<std::vector<std::string>> out;
-  std::istringstream in(po);
-  const auto quoted = [](const std::string& s) { return s.substr(s.find('"') + 1, s.rfind('"') - s.find('"') - 1); };
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("#: ", 0) == 0) out.push_back({line.substr(3)});
-    if (out.empty()) continue;
-    if (line.rfind("msgid ", 0) == 0 || line.rfind("msgstr ", 0) == 0) out.back().push_back(quoted(line));
-  }
-  return out;
-}
-
 TEST(JsonFromPo2json, KeysAreKeptAndValuesTranslatedAroundTheirPlaceholders) {
-  EXPECT_EQ(shouted(read("strings_en.json")),
+  EXPECT_EQ(shouted(data_file("strings_en.json")),
             "{\n"
             "    \"greeting\": \"HELLO {name}, WELCOME BACK!\",\n"
             "    \"files\": \"%d FILES WERE COPIED.\",\n"
@@ -218,18 +159,15 @@ TEST(JsonFromPo2json, KeysAreKeptAndValuesTranslatedAroundTheirPlaceholders) {
 }
 
 TEST(JsonFromPo2json, SentencesGivenBackAsTheyWereGiveTheFileBack) {
-  const std::string source = read("strings_en.json");
-  FileDocument document(source, FileFormat::kJson);
-  std::vector<AlignedTranslation> same;
-  for (const std::string& sentence : document.sentences()) same.push_back({sentence, {}, 0, 0});
-  EXPECT_EQ(document.rebuild(same), source);
+  const std::string source = data_file("strings_en.json");
+  EXPECT_EQ(given_back(source, FileFormat::kJson), source);
 }
 
 TEST(JsonFromPo2json, Json2poReadsTheOutputAgainstTheSourceKeyByKey) {
   if (!installed("json2po")) GTEST_SKIP() << "translate-toolkit's json2po is not installed";
   ordo::testing::TempDir dir;
-  const std::string source = dir.write("source.json", read("strings_en.json"));
-  const std::string output = dir.write("output.json", shouted(read("strings_en.json")));
+  const std::string source = dir.write("source.json", data_file("strings_en.json"));
+  const std::string output = dir.write("output.json", shouted(data_file("strings_en.json")));
   const auto [status, said] =
       run("json2po --progress=none -t '" + source + "' -i '" + output + "' -o '" + dir.file("output.po") + "'");
   ASSERT_EQ(status, 0) << said;

@@ -9,16 +9,14 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <functional>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "document/zip_archive.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 
@@ -26,70 +24,7 @@ namespace ordo {
 namespace {
 
 using document::ZipArchive;
-
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
-  return words;
-}
-
-// The sentence upper-cased, or with its words in reverse order, each word linked to itself.
-AlignedTranslation made_up(const std::string& sentence, bool reverse) {
-  std::vector<std::string> words = words_of(sentence);
-  const int n = static_cast<int>(words.size());
-  AlignedTranslation out;
-  if (reverse) std::reverse(words.begin(), words.end());
-  for (int i = 0; i < n; ++i) {
-    std::string word = words[i];
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::toupper(c); });
-    out.text += (i ? " " : "") + word;
-    out.words.push_back({reverse ? n - 1 - i : i, i});
-  }
-  out.source_words = out.target_words = n;
-  return out;
-}
-
-std::string translate(const std::string& bytes, FileFormat format, bool reverse = false,
-                      const FileOptions& options = {}) {
-  FileDocument document(bytes, format, options);
-  std::vector<AlignedTranslation> translations;
-  for (const std::string& sentence : document.sentences()) translations.push_back(made_up(sentence, reverse));
-  return document.rebuild(translations);
-}
-
-std::string part_of(const std::string& archive, const std::string& name) {
-  ZipArchive zip(archive, {}, "test");
-  return zip.read(name);
-}
-
-std::string with_part(const std::string& archive, const std::string& name, const std::string& bytes) {
-  ZipArchive zip(archive, {}, "test");
-  zip.replace(name, bytes);
-  return zip.write();
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using namespace ordo::testing;
 
 pugi::xml_document parse(const std::string& xml) {
   pugi::xml_document doc;

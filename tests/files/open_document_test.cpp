@@ -7,72 +7,20 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "document/file_content.h"
 #include "document/zip_archive.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 
 namespace ordo {
 namespace {
 
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
-  return words;
-}
-
-// The sentence upper-cased, or with its words in reverse order, each word linked to itself.
-AlignedTranslation made_up(const std::string& sentence, bool reverse) {
-  std::vector<std::string> words = words_of(sentence);
-  const int n = static_cast<int>(words.size());
-  AlignedTranslation out;
-  if (reverse) std::reverse(words.begin(), words.end());
-  for (int i = 0; i < n; ++i) {
-    std::string word = words[i];
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::toupper(c); });
-    out.text += (i ? " " : "") + word;
-    out.words.push_back({reverse ? n - 1 - i : i, i});
-  }
-  out.source_words = out.target_words = n;
-  return out;
-}
-
-std::string translate(const std::string& bytes, FileFormat format, bool reverse = false,
-                      const FileOptions& options = {}) {
-  FileDocument document(bytes, format, options);
-  std::vector<AlignedTranslation> translations;
-  for (const std::string& sentence : document.sentences()) translations.push_back(made_up(sentence, reverse));
-  const std::string out = document.rebuild(translations);
-  // ORDO_FILES_TEST_OUT=dir keeps each output (out-N.ext) for opening in LibreOffice or a reader.
-  if (const char* dir = std::getenv("ORDO_FILES_TEST_OUT")) {
-    static int written = 0;
-    std::ofstream(std::string(dir) + "/out-" + std::to_string(++written) + file_format_info(format).extensions[0],
-                  std::ios::binary)
-        << out;
-  }
-  return out;
-}
-
-std::string part_of(const std::string& zip_bytes, const std::string& name) {
-  document::ZipArchive zip(zip_bytes, FileLimits{}, "test file");
-  return zip.read(name);
-}
+using namespace ordo::testing;
 
 pugi::xml_node first(const pugi::xml_node& root, const std::string& name) {
   return root.find_node([&](const pugi::xml_node& node) { return name == node.name(); });

@@ -6,18 +6,14 @@
 // library, which translate-toolkit's sub2po uses) wrote (tests/data/files/weather.srt and .vtt,
 // tools/codegen/files/make_translate_toolkit_files.sh) are translated and read back by sub2po
 // and aeidon.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "document/file_content.h"
 #include "document/markup_fragment.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 #include "support/errors.h"
@@ -26,32 +22,12 @@
 namespace ordo::document {
 namespace {
 
-using ordo::testing::error_of;
-
-// Upper case outside tags and entities: a "translation" that keeps a fragment's markup.
-std::string shout(const std::string& text) {
-  std::string out;
-  bool tag = false, entity = false;
-  for (char c : text) {
-    if (c == '<') tag = true;
-    if (c == '&') entity = true;
-    out += tag || entity ? c : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (c == '>') tag = false;
-    if (c == ';' || c == ' ') entity = false;
-  }
-  return out;
-}
+using namespace ordo::testing;
 
 std::vector<std::string> texts(const FileContent& content) {
   std::vector<std::string> out;
   for (const Unit& unit : content.units) out.push_back(unit.text);
   return out;
-}
-
-std::string shouted(const FileContent& content) {
-  std::vector<std::string> out;
-  for (const Unit& unit : content.units) out.push_back(shout(unit.text));
-  return content.rebuild(out);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -325,17 +301,9 @@ TEST(Vtt, AFileWithoutTheWebVttHeaderIsRefused) {
 namespace ordo::document {
 namespace {
 
-// The whole way through ordo::FileDocument: sentences given back as they were.
-std::string identity(const std::string& bytes, FileFormat format) {
-  FileDocument document(bytes, format);
-  std::vector<AlignedTranslation> same;
-  for (const std::string& sentence : document.sentences()) same.push_back({sentence, {}, 0, 0});
-  return document.rebuild(same);
-}
-
 TEST(SubtitleFile, SentencesGivenBackAsTheyWereGiveTheFileBack) {
-  EXPECT_EQ(identity(kSrt, FileFormat::kSrt), kSrt);
-  EXPECT_EQ(identity(kVtt, FileFormat::kVtt), kVtt);
+  EXPECT_EQ(given_back(kSrt, FileFormat::kSrt), kSrt);
+  EXPECT_EQ(given_back(kVtt, FileFormat::kVtt), kVtt);
 }
 
 }  // namespace
@@ -343,26 +311,6 @@ TEST(SubtitleFile, SentencesGivenBackAsTheyWereGiveTheFileBack) {
 
 namespace ordo::document {
 namespace {
-
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool succeeds(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
-
-// Runs `command`: its exit status and what it wrote to stdout and stderr.
-std::pair<int, std::string> run(const std::string& command) {
-  std::string said;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) said.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
-}
 
 bool is_timing(const std::string& line) { return line.find(" --> ") != std::string::npos; }
 bool is_number(const std::string& line) {
@@ -379,7 +327,7 @@ std::string cue_lines_shouted(const std::string& file) {
 }
 
 TEST(SrtFromAeidon, TimingLinesAreKeptByteForByteAndCueTextsTranslated) {
-  const std::string source = read("weather.srt");
+  const std::string source = data_file("weather.srt");
   const std::string result = shouted(*srt(source));
   EXPECT_EQ(result, cue_lines_shouted(source));
   EXPECT_TRUE(result.find("\n00:00:06,500 --> 00:00:08,250\nSOMETHING IMPORTANT ABOUT THE WEATHER.\n") !=
@@ -388,7 +336,7 @@ TEST(SrtFromAeidon, TimingLinesAreKeptByteForByteAndCueTextsTranslated) {
 }
 
 TEST(VttFromAeidon, TimingLinesAreKeptByteForByteAndCueTextsTranslated) {
-  const std::string source = read("weather.vtt");
+  const std::string source = data_file("weather.vtt");
   const std::string result = shouted(*vtt(source));
   EXPECT_EQ(result, cue_lines_shouted(source));
   EXPECT_TRUE(result.find("\n00:12.000 --> 00:14.000\n<i>THE RAIN STOPS AT NOON.</i>\n") != std::string::npos)
@@ -396,29 +344,15 @@ TEST(VttFromAeidon, TimingLinesAreKeptByteForByteAndCueTextsTranslated) {
 }
 
 TEST(SubtitlesFromAeidon, SentencesGivenBackAsTheyWereGiveTheFilesBack) {
-  EXPECT_EQ(identity(read("weather.srt"), FileFormat::kSrt), read("weather.srt"));
-  EXPECT_EQ(identity(read("weather.vtt"), FileFormat::kVtt), read("weather.vtt"));
-}
-
-// The (location, msgid, msgstr) of each entry sub2po wrote, strings as written.
-std::vector<std::vector<std::string>> po_entries(const std::string& po) {
-  std::vector<std::vector<std::string>> out;
-  std::istringstream in(po);
-  const auto quoted = [](const std::string& s) { return s.substr(s.find('"') + 1, s.rfind('"') - s.find('"') - 1); };
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("#: ", 0) == 0) out.push_back({line.substr(3)});
-    if (out.empty()) continue;
-    if (line.rfind("msgid ", 0) == 0 || line.rfind("msgstr ", 0) == 0) out.back().push_back(quoted(line));
-    if (line.rfind("\"", 0) == 0) out.back().back() += quoted(line);
-  }
-  return out;
+  EXPECT_EQ(given_back(data_file("weather.srt"), FileFormat::kSrt), data_file("weather.srt"));
+  EXPECT_EQ(given_back(data_file("weather.vtt"), FileFormat::kVtt), data_file("weather.vtt"));
 }
 
 TEST(SrtFromAeidon, Sub2poReadsTheOutputAgainstTheSourceCueByCue) {
   if (!succeeds("command -v sub2po")) GTEST_SKIP() << "translate-toolkit's sub2po is not installed";
   ordo::testing::TempDir dir;
-  const std::string source = dir.write("source.srt", read("weather.srt"));
-  const std::string output = dir.write("output.srt", shouted(*srt(read("weather.srt"))));
+  const std::string source = dir.write("source.srt", data_file("weather.srt"));
+  const std::string output = dir.write("output.srt", shouted(*srt(data_file("weather.srt"))));
   const auto [status, said] =
       run("sub2po --progress=none -t '" + source + "' -i '" + output + "' -o '" + dir.file("output.po") + "'");
   ASSERT_EQ(status, 0) << said;
@@ -437,7 +371,7 @@ TEST(VttFromAeidon, AeidonReadsTheOutputWithTheSameTimesAndTheTranslatedTexts) {
   // translate-toolkit has no WebVTT converter; aeidon, which wrote the file, reads it back.
   if (!succeeds("/usr/bin/python3 -c 'import aeidon'")) GTEST_SKIP() << "python3-aeidon is not installed";
   ordo::testing::TempDir dir;
-  const std::string output = dir.write("output.vtt", shouted(*vtt(read("weather.vtt"))));
+  const std::string output = dir.write("output.vtt", shouted(*vtt(data_file("weather.vtt"))));
   const auto [status, said] =
       run("/usr/bin/python3 -c 'import sys, aeidon\n"
           "project = aeidon.Project()\n"

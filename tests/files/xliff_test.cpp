@@ -4,18 +4,18 @@
 // target language written; translated and translate="no" units are left alone. A file that
 // translate-toolkit's po2xliff made (tests/data/files/hello_de.xlf,
 // tools/codegen/files/make_translate_toolkit_files.sh) is filled and read back by its xliff2po.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "document/file_content.h"
 #include "document/markup_fragment.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 #include "ordo/files.h"
 #include "support/errors.h"
@@ -24,36 +24,13 @@
 namespace ordo::document {
 namespace {
 
-using ordo::testing::error_of;
+using namespace ordo::testing;
+using ordo::testing::shouted;  // beside the local shouted() below, which would hide it
 
-// Upper case outside tags and entities: a "translation" that keeps a fragment's markup.
-std::string shout(const std::string& text) {
-  std::string out;
-  bool tag = false, entity = false;
-  for (char c : text) {
-    if (c == '<') tag = true;
-    if (c == '&') entity = true;
-    out += tag || entity ? c : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (c == '>') tag = false;
-    if (c == ';' || c == ' ') entity = false;
-  }
-  return out;
-}
-
-FileOptions to(const std::string& language) {
-  FileOptions options;
-  options.target_language = language;
-  return options;
-}
-
+// The XLIFF file rebuilt with each unit shouted.
 std::string shouted(const std::string& xliff, const FileOptions& options) {
-  const auto content = read_xliff(xliff, options);
-  std::vector<std::string> out;
-  for (const Unit& unit : content->units) out.push_back(shout(unit.text));
-  return content->rebuild(out);
+  return shouted(*read_xliff(xliff, options));
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const char* const kXliff12 =
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -80,52 +57,6 @@ const char* const kXliff12 =
     "  </file>\n"
     "</xliff>\n";
 
-TEST(Xliff12, UnitsWithoutATargetAreTheUnits) {
-  const auto content = read_xliff(kXliff12, {});
-  ASSERT_EQ(content->units.size(), 2u);
-  EXPECT_EQ(content->units[0].text, "Hello world.");
-  EXPECT_FALSE(content->units[0].markup);
-  EXPECT_TRUE(content->units[1].markup);
-}
-
-TEST(Xliff12, AMissingTargetIsMadeAfterTheSourceWithItsStateAndLanguage) {
-  const std::string result = shouted(kXliff12, to("de"));
-  EXPECT_TRUE(contains(result,
-                       "<file source-language=\"en\" datatype=\"plaintext\" original=\"app.txt\" "
-                       "target-language=\"de\">"))
-      << result;
-  EXPECT_TRUE(contains(result,
-                       "        <source>Hello world.</source>\n"
-                       "        <target state=\"translated\">HELLO WORLD.</target>\n"
-                       "      </trans-unit>"))
-      << result;
-}
-
-TEST(Xliff12, AnEmptyTargetIsFilledWithTheSourcesInlineCodes) {
-  const std::string result = shouted(kXliff12, to("de"));
-  EXPECT_TRUE(contains(result,
-                       "<target state=\"translated\">CLICK <g id=\"b1\">HERE</g> TO SEE<x id=\"img1\"/> THE "
-                       "PICTURE.</target>"))
-      << result;
-}
-
-TEST(Xliff12, TranslatedAndUntranslatableUnitsAreLeftAlone) {
-  const std::string result = shouted(kXliff12, to("de"));
-  EXPECT_TRUE(contains(result, "<target state=\"final\">Schon fertig.</target>")) << result;
-  EXPECT_TRUE(contains(result,
-                       "<trans-unit id=\"4\" translate=\"no\">\n        <source>BrandName</source>\n"
-                       "      </trans-unit>"))
-      << result;
-}
-
-TEST(Xliff12, RetranslateFillsTranslatedUnitsToo) {
-  FileOptions options = to("de");
-  options.retranslate = true;
-  const auto content = read_xliff(kXliff12, options);
-  EXPECT_EQ(content->units.size(), 3u);
-  EXPECT_TRUE(contains(shouted(kXliff12, options), "<target state=\"translated\">ALREADY DONE.</target>"));
-}
-
 const char* const kXliff20 =
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     "<xliff xmlns=\"urn:oasis:names:tc:xliff:document:2.0\" version=\"2.0\" srcLang=\"en\">\n"
@@ -150,27 +81,73 @@ const char* const kXliff20 =
     "  </file>\n"
     "</xliff>\n";
 
+TEST(Xliff12, UnitsWithoutATargetAreTheUnits) {
+  const auto content = read_xliff(kXliff12, {});
+  ASSERT_EQ(content->units.size(), 2u);
+  EXPECT_EQ(content->units[0].text, "Hello world.");
+  EXPECT_FALSE(content->units[0].markup);
+  EXPECT_TRUE(content->units[1].markup);
+}
+
+TEST(Xliff12, AMissingTargetIsMadeAfterTheSourceWithItsStateAndLanguage) {
+  const std::string result = shouted(kXliff12, to("de"));
+  EXPECT_TRUE(Contains(result,
+                       "<file source-language=\"en\" datatype=\"plaintext\" original=\"app.txt\" "
+                       "target-language=\"de\">"))
+      << result;
+  EXPECT_TRUE(Contains(result,
+                       "        <source>Hello world.</source>\n"
+                       "        <target state=\"translated\">HELLO WORLD.</target>\n"
+                       "      </trans-unit>"))
+      << result;
+}
+
+TEST(Xliff12, AnEmptyTargetIsFilledWithTheSourcesInlineCodes) {
+  const std::string result = shouted(kXliff12, to("de"));
+  EXPECT_TRUE(Contains(result,
+                       "<target state=\"translated\">CLICK <g id=\"b1\">HERE</g> TO SEE<x id=\"img1\"/> THE "
+                       "PICTURE.</target>"))
+      << result;
+}
+
+TEST(Xliff12, TranslatedAndUntranslatableUnitsAreLeftAlone) {
+  const std::string result = shouted(kXliff12, to("de"));
+  EXPECT_TRUE(Contains(result, "<target state=\"final\">Schon fertig.</target>")) << result;
+  EXPECT_TRUE(Contains(result,
+                       "<trans-unit id=\"4\" translate=\"no\">\n        <source>BrandName</source>\n"
+                       "      </trans-unit>"))
+      << result;
+}
+
+TEST(Xliff12, RetranslateFillsTranslatedUnitsToo) {
+  FileOptions options = to("de");
+  options.retranslate = true;
+  const auto content = read_xliff(kXliff12, options);
+  EXPECT_EQ(content->units.size(), 3u);
+  EXPECT_TRUE(Contains(shouted(kXliff12, options), "<target state=\"translated\">ALREADY DONE.</target>"));
+}
+
 TEST(Xliff20, SegmentsWithoutATargetGetOneWithTheSegmentStateSet) {
   const auto content = read_xliff(kXliff20, {});
   ASSERT_EQ(content->units.size(), 2u);
   const std::string result = shouted(kXliff20, to("de"));
-  EXPECT_TRUE(contains(result, "srcLang=\"en\" trgLang=\"de\">")) << result;
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result, "srcLang=\"en\" trgLang=\"de\">")) << result;
+  EXPECT_TRUE(Contains(result,
                        "      <segment state=\"translated\">\n"
                        "        <source>Press <pc id=\"1\">Save</pc> now.</source>\n"
                        "        <target>PRESS <pc id=\"1\">SAVE</pc> NOW.</target>\n"))
       << result;
-  EXPECT_TRUE(contains(result, "<target>HELLO <ph id=\"2\"/>FRIEND.</target>")) << result;
+  EXPECT_TRUE(Contains(result, "<target>HELLO <ph id=\"2\"/>FRIEND.</target>")) << result;
 }
 
 TEST(Xliff20, TranslatedAndUntranslatableSegmentsAreLeftAlone) {
   const std::string result = shouted(kXliff20, to("de"));
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result,
                        "      <segment state=\"final\">\n"
                        "        <source>Done.</source>\n"
                        "        <target>Fertig.</target>\n"))
       << result;
-  EXPECT_TRUE(contains(result, "<segment><source>Keep me.</source></segment>")) << result;
+  EXPECT_TRUE(Contains(result, "<segment><source>Keep me.</source></segment>")) << result;
 }
 
 // Every cut of a file reads or is refused with an ordo::Error; none crashes.
@@ -205,11 +182,8 @@ namespace ordo::document {
 namespace {
 
 TEST(XliffFile, SourcesGivenBackAsTheyWereMakeTargetsEqualToThem) {
-  FileDocument document(kXliff12, FileFormat::kXliff, to("de"));
-  std::vector<AlignedTranslation> same;
-  for (const std::string& sentence : document.sentences()) same.push_back({sentence, {}, 0, 0});
-  const std::string result = document.rebuild(same);
-  EXPECT_TRUE(contains(result,
+  const std::string result = given_back(kXliff12, FileFormat::kXliff, to("de"));
+  EXPECT_TRUE(Contains(result,
                        "<target state=\"translated\">Click <g id=\"b1\">here</g> to see<x id=\"img1\"/> the "
                        "picture.</target>"))
       << result;
@@ -220,28 +194,6 @@ TEST(XliffFile, SourcesGivenBackAsTheyWereMakeTargetsEqualToThem) {
 
 namespace ordo::document {
 namespace {
-
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(ORDO_TEST_DATA_DIR) + "/files/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool installed(const std::string& tool) {
-  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// Runs `command`: its exit status and what it wrote to stdout and stderr.
-std::pair<int, std::string> run(const std::string& command) {
-  std::string said;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) said.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
-}
 
 // Upper case but for what follows a %: a "translation" that keeps printf placeholders, which
 // XLIFF files hold as plain text.
@@ -254,7 +206,7 @@ std::string shout_keeping_printf(const std::string& text) {
 
 // hello_de.xlf filled through ordo::FileDocument, its sentences shouted.
 std::string po2xliff_file_translated() {
-  FileDocument document(read("hello_de.xlf"), FileFormat::kXliff, to("de"));
+  FileDocument document(data_file("hello_de.xlf"), FileFormat::kXliff, to("de"));
   std::vector<AlignedTranslation> translations;
   for (const std::string& sentence : document.sentences())
     translations.push_back({shout_keeping_printf(sentence), {}, 0, 0});
@@ -291,7 +243,7 @@ std::vector<std::string> values_of(const std::vector<std::pair<std::string, std:
 }
 
 TEST(XliffFromPo2xliff, TheUnitsAreTheEntriesWithoutATranslationOrNeedingOne) {
-  const auto content = read_xliff(read("hello_de.xlf"), {});
+  const auto content = read_xliff(data_file("hello_de.xlf"), {});
   std::vector<std::string> texts;
   // Placeholders are points (their text comes back from the source), a line break a break.
   for (const Unit& unit : content->units) {
@@ -311,34 +263,34 @@ TEST(XliffFromPo2xliff, TheUnitsAreTheEntriesWithoutATranslationOrNeedingOne) {
 
 TEST(XliffFromPo2xliff, TargetsAreFilledAndMarkedTranslatedAndTheTargetLanguageIsSet) {
   const std::string result = po2xliff_file_translated();
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result,
                        "<file original=\"hello_de.po\" source-language=\"en-US\" datatype=\"plaintext\" "
                        "target-language=\"de\">"))
       << result;
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result,
                        "<source>The disk is full. Delete some files and try again.</source>\n"
                        "        <target state=\"translated\">THE DISK IS FULL. DELETE SOME FILES AND TRY "
                        "AGAIN.</target>\n"))
       << result;
-  EXPECT_TRUE(contains(result,
+  EXPECT_TRUE(Contains(result,
                        "<source>%d files were copied.</source><target state=\"translated\">%d FILES WERE "
                        "COPIED.</target>"))
       << result;
-  EXPECT_TRUE(contains(result, "<target state=\"translated\">SAVED %s IN %d SECONDS.</target>")) << result;
-  EXPECT_TRUE(contains(result, "<target state=\"translated\">Öffnen</target>")) << result;
-  EXPECT_FALSE(contains(result, "<target></target>")) << result;
-  EXPECT_FALSE(contains(result, "needs-translation")) << result;
+  EXPECT_TRUE(Contains(result, "<target state=\"translated\">SAVED %s IN %d SECONDS.</target>")) << result;
+  EXPECT_TRUE(Contains(result, "<target state=\"translated\">Öffnen</target>")) << result;
+  EXPECT_FALSE(Contains(result, "<target></target>")) << result;
+  EXPECT_FALSE(Contains(result, "needs-translation")) << result;
 }
 
 TEST(XliffFromPo2xliff, ALineBreakThatEndsASourceEndsItsTarget) {
   const std::string result = po2xliff_file_translated();
-  EXPECT_TRUE(contains(result, "<target state=\"translated\">HELLO, %s! WELCOME BACK.\n</target>")) << result;
+  EXPECT_TRUE(Contains(result, "<target state=\"translated\">HELLO, %s! WELCOME BACK.\n</target>")) << result;
 }
 
 TEST(XliffFromPo2xliff, Xliff2poReadsTheOutputWithItsSourcesUnchanged) {
   if (!installed("xliff2po")) GTEST_SKIP() << "translate-toolkit's xliff2po is not installed";
   ordo::testing::TempDir dir;
-  const std::string source = dir.write("source.xlf", read("hello_de.xlf"));
+  const std::string source = dir.write("source.xlf", data_file("hello_de.xlf"));
   const std::string output = dir.write("output.xlf", po2xliff_file_translated());
   for (const std::string& name : {std::string("source"), std::string("output")}) {
     const auto [status, said] =

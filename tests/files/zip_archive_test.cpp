@@ -6,7 +6,6 @@
 // back with their compressed bytes as they were.
 #include <zip.h>
 
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,16 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "document/zip_archive.h"
+#include "files/file_test_support.h"
 #include "ordo/error.h"
 
 namespace ordo::document {
 namespace {
 
-// Whether `text` has `part` in it (the message says what it has otherwise).
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using namespace ordo::testing;
 
 struct Entry {
   std::string name, bytes;
@@ -83,15 +79,6 @@ std::string raw_part(const std::string& archive, const std::string& name) {
   }
   zip_discard(zip);
   return out;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ZipArchive, ReadsItsPartsInArchiveOrder) {

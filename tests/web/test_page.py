@@ -506,6 +506,23 @@ def test_a_glossary_the_server_refuses_shows_its_400(server, driver):
     assert [e for e in console_errors(driver) if " 400 " not in e["message"]] == []
 
 
+def translate_file_on_page(driver, downloads, path, name):
+    """Sends `path` from the Documents tab (the pickers already set), clicks its download link and
+    waits (bounded) for the file `name` to arrive in `downloads`; its path."""
+    driver.find_element(By.ID, "tab-documents").click()
+    driver.find_element(By.ID, "file").send_keys(str(path))
+    driver.find_element(By.ID, "translate-file").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
+    link = driver.find_element(By.ID, "download")
+    assert link.get_attribute("download") == name
+    link.click()
+    target = downloads / name
+    deadline = time.monotonic() + WAIT
+    while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return target
+
+
 def test_an_html_document_comes_back_translated_with_its_markup(server, driver, downloads):
     page = '<!doctype html>\n<html><body>\n<p class="x">A man is riding a <b>red</b> bicycle.</p>\n' \
            '<p>A woman is playing the guitar.</p>\n</body></html>\n'
@@ -516,18 +533,7 @@ def test_an_html_document_comes_back_translated_with_its_markup(server, driver, 
         open_page(driver, server)
         Select(driver.find_element(By.ID, "source")).select_by_value("en")
         Select(driver.find_element(By.ID, "target")).select_by_value("de")
-        driver.find_element(By.ID, "tab-documents").click()
-        driver.find_element(By.ID, "file").send_keys(str(path))
-        driver.find_element(By.ID, "translate-file").click()
-        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
-        link = driver.find_element(By.ID, "download")
-        assert link.get_attribute("download") == "letter.de.html"
-        link.click()
-        target = downloads / "letter.de.html"
-        deadline = time.monotonic() + WAIT
-        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        got = target.read_text(encoding="utf-8")
+        got = translate_file_on_page(driver, downloads, path, "letter.de.html").read_text(encoding="utf-8")
     assert got == expected
     assert '<p class="x">' in got and "<b>" in got and "</b>" in got
     assert console_errors(driver) == []
@@ -542,16 +548,7 @@ def test_a_text_document_comes_back_translated_sentence_by_sentence(server, driv
         open_page(driver, server)
         Select(driver.find_element(By.ID, "source")).select_by_value("en")
         Select(driver.find_element(By.ID, "target")).select_by_value("de")
-        driver.find_element(By.ID, "tab-documents").click()
-        driver.find_element(By.ID, "file").send_keys(str(path))
-        driver.find_element(By.ID, "translate-file").click()
-        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
-        driver.find_element(By.ID, "download").click()
-        target = downloads / "notes.de.txt"
-        deadline = time.monotonic() + WAIT
-        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        got = target.read_text(encoding="utf-8")
+        got = translate_file_on_page(driver, downloads, path, "notes.de.txt").read_text(encoding="utf-8")
     # `ordo translate --format txt` (sentence by sentence, the blank line and line ends kept).
     assert got == expected and got.count("\n") == 3
     assert console_errors(driver) == []
@@ -573,16 +570,8 @@ def test_a_word_document_comes_back_as_the_command_line_translates_it(server, dr
         open_page(driver, server)
         Select(driver.find_element(By.ID, "source")).select_by_value("en")
         Select(driver.find_element(By.ID, "target")).select_by_value("de")
-        driver.find_element(By.ID, "tab-documents").click()
         assert ".docx" in driver.find_element(By.ID, "file").get_attribute("accept")
-        driver.find_element(By.ID, "file").send_keys(str(path))
-        driver.find_element(By.ID, "translate-file").click()
-        wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
-        driver.find_element(By.ID, "download").click()
-        target = downloads / "letter.de.docx"
-        deadline = time.monotonic() + WAIT
-        while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        target = translate_file_on_page(driver, downloads, path, "letter.de.docx")
         got = [(p.text, [r.text for r in p.runs if r.bold]) for p in docx.Document(str(target)).paragraphs]
         want = [(p.text, [r.text for r in p.runs if r.bold]) for p in docx.Document(str(expected)).paragraphs]
     assert got == want and got[1][1], got
@@ -689,15 +678,7 @@ def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver, downloads):
             expected_doc = run_ordo(["translate", "-m", "en-de", "--split-sentences"], text)
             path = pathlib.Path(d) / "long.txt"
             path.write_text(text, encoding="utf-8")
-            driver.find_element(By.ID, "tab-documents").click()
-            driver.find_element(By.ID, "file").send_keys(str(path))
-            driver.find_element(By.ID, "translate-file").click()
-            wait_for(driver, lambda d: d.find_element(By.ID, "download").is_displayed(), "the download link")
-            driver.find_element(By.ID, "download").click()
-            target = downloads / "long.de.txt"
-            deadline = time.monotonic() + WAIT
-            while not (target.exists() and target.stat().st_size > 0) and time.monotonic() < deadline:
-                time.sleep(0.1)
+            target = translate_file_on_page(driver, downloads, path, "long.de.txt")
             assert target.read_text(encoding="utf-8") == expected_doc
             # The 403s were the server's answers (logged by the browser as failed loads), nothing else.
             errors = [e for e in console_errors(driver) if " 403 " not in e["message"]]
