@@ -109,6 +109,11 @@ class JsonContent : public FileContent {
     // Checked whole first (the scan below trusts the syntax), without building a tree.
     Checker checker(bytes);
     Json::sax_parse(bytes, &checker);
+    // No JSON text holds a NUL byte (not even in a string: it is written \u0000), and the
+    // syntax check above took one for the end of the input, leaving what follows it unchecked
+    // for the scan.
+    if (const size_t nul = bytes.find('\0'); nul != std::string::npos)
+      throw Error(std::string(kWhat) + ": " + where(bytes, nul) + ": a NUL byte: not a JSON text file");
     // The string tokens; a key is one followed by ':'.
     for (size_t i = 0; i < bytes.size(); ++i) {
       if (bytes[i] != '"') continue;

@@ -110,6 +110,12 @@ TEST(JsonStrings, TruncatedBinaryAndOtherFilesAreRefused) {
 }
 
 // Every cut of a file reads or is refused with an ordo::Error; none crashes.
+TEST(JsonStrings, TextAfterANulByteIsRefusedNotScanned) {
+  const std::string bytes("{\"a\": \"Hello.\"}\0\"b\u0001\0\": 1}", 25);
+  EXPECT_NE(error_of([&] { read_json_strings(bytes, {}); }).find("a NUL byte: not a JSON text file"),
+            std::string::npos);
+}
+
 TEST(JsonStrings, EveryTruncationIsReadOrRefused) {
   const std::string text = "{\n  \"a\": [\"Hello {name}\", {\"b\": \"Good <0>day</0>\"}],\n  \"n\": -1.5e3\n}\n";
   for (size_t n = 0; n <= text.size(); ++n) {
