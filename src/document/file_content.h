@@ -17,10 +17,6 @@
 
 namespace ordo::document {
 
-// "en", "eng", "__en__", "eng_Latn", "de-DE" -> the ISO 639-1 language ("en", "de") ICU and
-// files name it by; "" if none (sentences.cpp).
-std::string icu_language(const std::string& code);
-
 struct Unit {
   std::string text;
   bool markup = false;  // a markup fragment (markup_fragment.h) rather than plain text

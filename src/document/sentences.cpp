@@ -13,7 +13,7 @@
 #include <memory>
 #include <mutex>
 
-#include "document/file_content.h"
+#include "document/languages.h"
 #include "ordo/document.h"
 #include "ordo/error.h"
 #include "ordo/text.h"

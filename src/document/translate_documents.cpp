@@ -1,18 +1,23 @@
 // Units longer than a sentence: cut by SentenceLayout (sentence_layout.cpp), translated as one
 // stream through the public Translator (pipeline/ stays sentence-level), and rejoined around
 // the original separators.
+#include "document/languages.h"
 #include "io/model_language.h"
 #include "ordo/document.h"
 
 namespace ordo {
 
+std::string document::sentence_language(const Translator& translator, const DecodeOptions& options,
+                                        const std::string& language) {
+  if (!language.empty()) return language;
+  return options.source_lang ? *options.source_lang : io::model_source_language(translator.model_dir());
+}
+
 std::vector<DocumentTranslation> translate_documents(const Translator& translator,
                                                      const std::vector<std::string>& units,
                                                      const DecodeOptions& options, const std::string& language,
                                                      const BatchOptions& batching) {
-  const std::string lang = !language.empty()     ? language
-                           : options.source_lang ? *options.source_lang
-                                                 : io::model_source_language(translator.model_dir());
+  const std::string lang = document::sentence_language(translator, options, language);
   std::vector<SentenceLayout> layouts;
   layouts.reserve(units.size());
   std::vector<std::string> sentences;

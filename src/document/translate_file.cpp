@@ -1,7 +1,7 @@
 // translate_file(): a file through FileDocument (file_document.cpp) and the model. The
 // sentences go in slices when the caller wants progress (a slice is still sorted into
 // length-sorted batches), else in one call.
-#include "document/file_content.h"
+#include "document/languages.h"
 #include "io/model_language.h"
 #include "ordo/files.h"
 
@@ -11,9 +11,7 @@ std::string translate_file(const Translator& translator, const std::string& byte
                            const DecodeOptions& options, const FileOptions& file_options,
                            const TranslateCall& translate) {
   FileOptions with_language = file_options;
-  if (with_language.source_language.empty())
-    with_language.source_language =
-        options.source_lang ? *options.source_lang : io::model_source_language(translator.model_dir());
+  with_language.source_language = document::sentence_language(translator, options, file_options.source_language);
   // A model's code ("deu_Latn", "__de__") as files name languages ("de").
   if (with_language.target_language.empty())
     with_language.target_language = document::icu_language(

@@ -1,6 +1,6 @@
 // translate_html(): an HTML page through the public Translator, sentence by sentence
 // (html_layout.cpp cuts it and puts it back), with word alignments when inline markup needs them.
-#include "io/model_language.h"
+#include "document/languages.h"
 #include "ordo/alignment.h"
 #include "ordo/document.h"
 
@@ -25,9 +25,7 @@ AlignedTranslation aligned_translation(const TranslationResult& result, size_t h
 
 std::string translate_html(const Translator& translator, const std::string& html, const DecodeOptions& options,
                            const std::string& language, const HtmlLimits& limits) {
-  const std::string lang = !language.empty()     ? language
-                           : options.source_lang ? *options.source_lang
-                                                 : io::model_source_language(translator.model_dir());
+  const std::string lang = document::sentence_language(translator, options, language);
   const HtmlDocument document(html, lang, limits);
   DecodeOptions decode = options;
   if (document.needs_alignment()) decode.return_attention = true;
