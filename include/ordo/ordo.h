@@ -13,6 +13,7 @@
 #include "ordo/options.h"
 #include "ordo/positions.h"
 #include "ordo/process.h"
+#include "ordo/speech.h"
 #include "ordo/text.h"
 #include "ordo/translator.h"
 

@@ -177,16 +177,18 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   CLI::App* cmd =
       app.add_subcommand("positions",
                          "Print and draw sinusoidal position encodings: a table of sines and cosines for --length\n"
-                         "positions x --dim dimensions, or the table a model really uses (--model; for BART, mBART\n"
-                         "and LED the learned table read from the checkpoint, LED's without an offset and of its\n"
-                         "stack's own length; for T5, which has none, the relative\n"
+                         "positions x --dim dimensions, or the table a model really uses (--model; for BART, mBART,\n"
+                         "LED and Whisper the table read from the checkpoint, LED's and Whisper's without an offset\n"
+                         "and of the stack's own length (Whisper's encoder: the sinusoids of its 1500 audio\n"
+                         "positions, max_source_positions); for T5, which has none, the relative\n"
                          "position bias per head against the distance key - query, -N..N for the encoder, -N..0 with\n"
                          "--decoder, N = --length or relative_attention_max_distance).\n\n"
                          "  ordo positions --length 100 --dim 4 --base 100\n"
                          "  ordo positions -m en-de --length 64 --heatmap pe.png --curves curves.svg --dims 4,5,6,7");
   cmd->add_option("--length", args.length,
                   "Positions 0 .. N-1 (with --model: default max_position_embeddings, LED: the stack's\n"
-                  "max_encoder/decoder_position_embeddings; T5: distances -N..N)")
+                  "max_encoder/decoder_position_embeddings, Whisper: max_source/target_positions; T5:\n"
+                  "distances -N..N)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--dim", args.dim, "Dimensions of each encoding (d_model)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
@@ -200,8 +202,8 @@ CLI::App* add_positions_command(CLI::App& app, PositionsArgs& args) {
   cmd->add_option("-m,--model", args.model,
                   "A model folder or bundled model name: its layout, offset and d_model (no --dim/--layout)");
   cmd->add_flag("--decoder", args.decoder,
-                "With --model of a learned table (BART, mBART, LED) or a relative position bias (T5): the\n"
-                "decoder's (default: the encoder's)");
+                "With --model of a learned table (BART, mBART, LED, Whisper) or a relative position bias\n"
+                "(T5): the decoder's (default: the encoder's)");
   cmd->add_option("--format", args.format, "table (default), csv, json, or none")
       ->check(CLI::IsMember({"table", "csv", "json", "none"}));
   cmd->add_option("--heatmap", args.heatmap, "Draw positions x dimensions as a heatmap: FILE.svg or FILE.png");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <type_traits>
 
 #include "io/file.h"
 #include "io/json_file.h"
@@ -117,6 +118,56 @@ nlohmann::json with_class_defaults(nlohmann::json object) {
   return object;
 }
 
+// A non-negative integer in a JSON value (an element of a list, a value of a map).
+bool is_id(const nlohmann::json& value) { return value.is_number_integer() && value.get<int64_t>() >= 0; }
+
+std::optional<std::vector<int64_t>> optional_id_list(const nlohmann::json& object, const JsonFields& f,
+                                                     const std::string& key) {
+  if (!f.has(key)) return std::nullopt;
+  const nlohmann::json& list = object.at(key);
+  if (!list.is_array()) f.fail(key, "must be a list of token ids, found " + list.dump());
+  std::vector<int64_t> ids;
+  for (const nlohmann::json& id : list) {
+    if (!is_id(id)) f.fail(key, "must contain non-negative token ids, found " + id.dump());
+    ids.push_back(id.get<int64_t>());
+  }
+  return ids;
+}
+
+// [[index, token or null], ...] (forced_decoder_ids) or [[layer, head], ...] (alignment_heads).
+template <class Second>
+std::optional<std::vector<std::pair<int64_t, Second>>> optional_pairs(const nlohmann::json& object, const JsonFields& f,
+                                                                      const std::string& key,
+                                                                      const std::string& shape) {
+  if (!f.has(key)) return std::nullopt;
+  const nlohmann::json& list = object.at(key);
+  if (!list.is_array()) f.fail(key, "must be a list of " + shape + " pairs, found " + list.dump());
+  std::vector<std::pair<int64_t, Second>> pairs;
+  for (const nlohmann::json& pair : list) {
+    const bool null_second =
+        std::is_same_v<Second, std::optional<int64_t>> && pair.is_array() && pair.size() == 2 && pair[1].is_null();
+    if (!pair.is_array() || pair.size() != 2 || !is_id(pair[0]) || (!null_second && !is_id(pair[1])))
+      f.fail(key, "must be a list of " + shape + " pairs of non-negative integers, found element " + pair.dump());
+    check_range(f, key, pair[0].get<int64_t>(), 0, kMaxLength);
+    pairs.emplace_back(pair[0].get<int64_t>(), null_second ? Second() : Second(pair[1].get<int64_t>()));
+  }
+  return pairs;
+}
+
+// {"<|de|>": 50261, ...} (lang_to_id) or {"transcribe": 50359, ...} (task_to_id).
+std::optional<std::map<std::string, int64_t>> optional_id_map(const nlohmann::json& object, const JsonFields& f,
+                                                              const std::string& key) {
+  if (!f.has(key)) return std::nullopt;
+  const nlohmann::json& map = object.at(key);
+  if (!map.is_object()) f.fail(key, "must be an object mapping names to token ids, found " + map.dump());
+  std::map<std::string, int64_t> ids;
+  for (const auto& [name, id] : map.items()) {
+    if (!is_id(id)) f.fail(key, "must map names to non-negative token ids, found \"" + name + "\": " + id.dump());
+    ids[name] = id.get<int64_t>();
+  }
+  return ids;
+}
+
 GenerationConfig read_generation_fields(const nlohmann::json& object, const std::string& path) {
   const JsonFields f(object, path);
   GenerationConfig g;
@@ -165,6 +216,19 @@ GenerationConfig read_generation_fields(const nlohmann::json& object, const std:
   if (g.repetition_penalty && *g.repetition_penalty <= 0) f.fail("repetition_penalty", "must be positive");
   if (g.temperature && *g.temperature < 0) f.fail("temperature", "must not be negative");
   if (g.top_p && (*g.top_p < 0 || *g.top_p > 1)) f.fail("top_p", "must be in [0, 1]");
+
+  g.suppress_tokens = optional_id_list(object, f, "suppress_tokens");
+  g.begin_suppress_tokens = optional_id_list(object, f, "begin_suppress_tokens");
+  g.forced_decoder_ids = optional_pairs<std::optional<int64_t>>(object, f, "forced_decoder_ids", "[index, token]");
+  g.no_timestamps_token_id = f.optional_int("no_timestamps_token_id");
+  g.max_initial_timestamp_index = f.optional_int("max_initial_timestamp_index");
+  if (g.max_initial_timestamp_index)
+    check_range(f, "max_initial_timestamp_index", *g.max_initial_timestamp_index, 0, kMaxLength);
+  g.is_multilingual = f.optional_bool("is_multilingual");
+  g.lang_to_id = optional_id_map(object, f, "lang_to_id");
+  g.task_to_id = optional_id_map(object, f, "task_to_id");
+  g.alignment_heads = optional_pairs<int64_t>(object, f, "alignment_heads", "[layer, head]");
+  g.return_timestamps = f.optional_bool("return_timestamps");
   return g;
 }
 
@@ -296,6 +360,18 @@ void read_pegasus_x_fields(const JsonFields& f, ModelConfig& c) {
                              "; staggered blocks (stagger_local_blocks) shift by block_size / 2, so it must be even");
 }
 
+// Whisper's sizes (WhisperConfig, transformers 4.31, whose defaults fill in absent keys): the mel
+// bins of its input features and its two position tables, max_source_positions encoder frames
+// (after the stride-2 convolution: 1500 for 30 s) and max_target_positions decoder tokens.
+void read_whisper_fields(const JsonFields& f, ModelConfig& c) {
+  c.num_mel_bins = f.optional_int("num_mel_bins").value_or(80);
+  check_range(f, "num_mel_bins", c.num_mel_bins, 1, 1024);
+  c.max_position_embeddings = f.optional_int("max_source_positions").value_or(1500);
+  c.max_decoder_position_embeddings = f.optional_int("max_target_positions").value_or(448);
+  check_range(f, "max_source_positions", c.max_position_embeddings, 1, kMaxPositions);
+  check_range(f, "max_target_positions", c.max_decoder_position_embeddings, 1, kMaxPositions);
+}
+
 }  // namespace
 
 ModelConfig load_model_config(const std::string& path) {
@@ -347,12 +423,19 @@ ModelConfig load_model_config(const std::string& path) {
   // T5 has no position table; its n_positions (unused by T5 itself) stands for the limit. LED's
   // encoder table is the source limit (its decoder's: max_decoder_position_embeddings).
   const bool led = c.model_type == "led";
-  const char* const positions_key = t5    ? "n_positions"
-                                    : led ? "max_encoder_position_embeddings"
-                                          : "max_position_embeddings";
+  const bool whisper = c.model_type == "whisper";
+  const char* const positions_key = t5        ? "n_positions"
+                                    : led     ? "max_encoder_position_embeddings"
+                                    : whisper ? "max_source_positions"
+                                              : "max_position_embeddings";
   if (led) read_led_fields(object, f, c);
   if (c.model_type == "pegasus_x") read_pegasus_x_fields(f, c);
-  c.max_position_embeddings = led ? c.max_encoder_position_embeddings : f.required_int(positions_key);
+  if (whisper) read_whisper_fields(f, c);
+  if (led) {
+    c.max_position_embeddings = c.max_encoder_position_embeddings;
+  } else if (!whisper) {
+    c.max_position_embeddings = f.required_int(positions_key);
+  }
   c.scale_embedding = f.optional_bool("scale_embedding").value_or(false);
   c.normalize_before = f.optional_bool("normalize_before").value_or(false);
   c.normalize_embedding = f.optional_bool("normalize_embedding").value_or(false);
@@ -409,9 +492,9 @@ ModelConfig load_model_config(const std::string& path) {
                               std::to_string(c.d_model) + ") makes a position table larger than " +
                               std::to_string(kMaxPositionTable) + " values");
   if (c.max_decoder_position_embeddings * c.d_model > kMaxPositionTable)
-    f.fail("max_decoder_position_embeddings",
-           "(" + std::to_string(c.max_decoder_position_embeddings) + ") times d_model (" + std::to_string(c.d_model) +
-               ") makes a position table larger than " + std::to_string(kMaxPositionTable) + " values");
+    f.fail(decoder_positions_key(c), "(" + std::to_string(c.max_decoder_position_embeddings) + ") times d_model (" +
+                                         std::to_string(c.d_model) + ") makes a position table larger than " +
+                                         std::to_string(kMaxPositionTable) + " values");
   check_token_id(f, "eos_token_id", c.eos_token_id, c.decoder_vocab_size);
   check_token_id(f, "decoder_start_token_id", c.decoder_start_token_id, c.decoder_vocab_size);
   if (c.forced_bos_token_id) check_token_id(f, "forced_bos_token_id", *c.forced_bos_token_id, c.decoder_vocab_size);
@@ -427,6 +510,7 @@ std::string config_key(const ModelConfig& config, const std::string& field) {
   if (field == "activation_function") return config.activation_function_key;
   if (field == "max_position_embeddings" && config.max_encoder_position_embeddings > 0)
     return "max_encoder_position_embeddings";
+  if (field == "max_position_embeddings" && config.model_type == "whisper") return "max_source_positions";
   if (config.model_type != "t5" && config.model_type != "mt5" && config.model_type != "longt5") return field;
   static const std::pair<const char*, const char*> t5[] = {{"encoder_layers", "num_layers"},
                                                            {"decoder_layers", "num_decoder_layers"},
@@ -446,6 +530,7 @@ int64_t decoder_positions(const ModelConfig& config) {
 }
 
 std::string decoder_positions_key(const ModelConfig& config) {
+  if (config.model_type == "whisper") return "max_target_positions";
   return config.max_decoder_position_embeddings > 0 ? "max_decoder_position_embeddings"
                                                     : config_key(config, "max_position_embeddings");
 }
@@ -477,6 +562,28 @@ void check_generation_ids(const GenerationConfig& g, const ModelConfig& model) {
   if (g.bad_words_ids)
     for (const auto& words : *g.bad_words_ids)
       for (int64_t id : words) check_token_id(f, "bad_words_ids", id, model.decoder_vocab_size);
+  for (const auto& [key, ids] :
+       {std::pair{"suppress_tokens", &g.suppress_tokens}, {"begin_suppress_tokens", &g.begin_suppress_tokens}})
+    if (*ids)
+      for (int64_t id : **ids) check_token_id(f, key, id, model.decoder_vocab_size);
+  if (g.forced_decoder_ids)
+    for (const auto& [index, token] : *g.forced_decoder_ids)
+      if (token) check_token_id(f, "forced_decoder_ids", *token, model.decoder_vocab_size);
+  // The timestamps are the ids after <|notimestamps|>: there must be one.
+  if (g.no_timestamps_token_id &&
+      (*g.no_timestamps_token_id < 0 || *g.no_timestamps_token_id + 1 >= model.decoder_vocab_size))
+    f.fail("no_timestamps_token_id", "is " + std::to_string(*g.no_timestamps_token_id) +
+                                         ", which leaves no timestamp id after it in the vocabulary [0, " +
+                                         std::to_string(model.decoder_vocab_size) + ")");
+  for (const auto& [key, map] : {std::pair{"lang_to_id", &g.lang_to_id}, {"task_to_id", &g.task_to_id}})
+    if (*map)
+      for (const auto& [name, id] : **map) check_token_id(f, key, id, model.decoder_vocab_size);
+  if (g.alignment_heads)
+    for (const auto& [layer, head] : *g.alignment_heads)
+      if (layer >= model.decoder_layers || head >= model.decoder_attention_heads)
+        f.fail("alignment_heads", "names layer " + std::to_string(layer) + ", head " + std::to_string(head) +
+                                      ", but the decoder has " + std::to_string(model.decoder_layers) + " layers of " +
+                                      std::to_string(model.decoder_attention_heads) + " heads");
 }
 
 std::vector<TaskParams> load_task_params(const std::string& path) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,12 @@ struct ModelConfig {
   // max_position_embeddings serves both.
   int64_t max_encoder_position_embeddings = 0;
   int64_t max_decoder_position_embeddings = 0;
+  // Whisper (model_type "whisper"): the mel bins of the input features (num_mel_bins; 0 for a text
+  // model). Its max_source_positions (encoder frames after the convolutions) is read into
+  // max_position_embeddings and its max_target_positions into max_decoder_position_embeddings;
+  // config_key() names them as the file does. Absent keys take WhisperConfig's defaults (80,
+  // 1500, 448).
+  int64_t num_mel_bins = 0;
 
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 0;
@@ -95,6 +102,10 @@ std::string config_key(const ModelConfig& config, const std::string& field);
 int64_t decoder_positions(const ModelConfig& config);
 std::string decoder_positions_key(const ModelConfig& config);
 
+// generate()'s forced_decoder_ids: (index, token) pairs; the token is forced when the sequence
+// (decoder start included) is `index` long; std::nullopt leaves that step free.
+using ForcedDecoderIds = std::vector<std::pair<int64_t, std::optional<int64_t>>>;
+
 // Decoding defaults from generation_config.json (or, when absent, the same keys in config.json).
 struct GenerationConfig {
   std::string source;  // "generation_config.json" or "config.json": where these came from
@@ -120,6 +131,25 @@ struct GenerationConfig {
   std::optional<int64_t> pad_token_id;
   std::optional<int64_t> eos_token_id;
   std::optional<int64_t> decoder_start_token_id;
+
+  // Token suppression and forcing (generate() applies them for any model; Whisper's files set
+  // them). forced_decoder_ids: (sequence length at which it applies, token), a null token
+  // leaving that step free (Whisper's language detection: [1, null]).
+  std::optional<std::vector<int64_t>> suppress_tokens;
+  std::optional<std::vector<int64_t>> begin_suppress_tokens;
+  std::optional<ForcedDecoderIds> forced_decoder_ids;
+  // Whisper's generation_config.json: the timestamp rules' <|notimestamps|> (timestamps are the
+  // ids after it) and how far the first timestamp may be (a null keeps it unset: no limit),
+  // the language and task tokens ("<|de|>" -> id, "transcribe" -> id), the decoder
+  // cross-attention heads that align words with audio ([layer, head]), and return_timestamps
+  // (read; transformers 4.31's generate() takes timestamps from its argument only).
+  std::optional<int64_t> no_timestamps_token_id;
+  std::optional<int64_t> max_initial_timestamp_index;
+  std::optional<bool> is_multilingual;
+  std::optional<std::map<std::string, int64_t>> lang_to_id;
+  std::optional<std::map<std::string, int64_t>> task_to_id;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> alignment_heads;
+  std::optional<bool> return_timestamps;
 };
 
 // Reads generation_config.json if it exists at `path`; returns an empty GenerationConfig
@@ -130,8 +160,10 @@ GenerationConfig load_generation_config(const std::string& generation_config_jso
 // generation_config.json).
 GenerationConfig generation_config_from_model_config(const std::string& config_json_path);
 
-// Checks every token id of `generation` (pad, eos, decoder start, forced BOS/EOS, bad words)
-// against the model's target vocabulary. Throws ordo::Error naming the file and the field.
+// Checks every token id of `generation` (pad, eos, decoder start, forced BOS/EOS, bad words,
+// suppressed and forced tokens, Whisper's <|notimestamps|> with a timestamp after it, the
+// language and task ids) against the model's target vocabulary, and the alignment heads
+// against its decoder layers and heads. Throws ordo::Error naming the file and the field.
 void check_generation_ids(const GenerationConfig& generation, const ModelConfig& model);
 
 // One entry of config.json's task_specific_params (T5: "summarization", "translation_en_to_de",

@@ -15,8 +15,9 @@ namespace ordo::models {
 
 // kBart: GPT-2 byte-level BPE (vocab.json + merges.txt); kMBart50 / kMBart: SentencePiece in
 // fairseq's id layout with language codes after the pieces (mBART-50 puts the source code
-// first, mbart-large-cc25 last); kT5: SentencePiece with 100 <extra_id_N> tokens, no BOS.
-enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt, kBart, kMBart50, kMBart, kT5 };
+// first, mbart-large-cc25 last); kT5: SentencePiece with 100 <extra_id_N> tokens, no BOS;
+// kWhisper: byte-level BPE with Whisper's special tokens (languages, tasks, timestamps).
+enum class TokenizerKind { kMarian, kPegasus, kM2M100, kNllb, kFsmt, kBart, kMBart50, kMBart, kT5, kWhisper };
 
 struct FamilySpec {
   std::string name;                        // "marian"
@@ -40,12 +41,17 @@ struct FamilySpec {
   bool rms_norm = false;
   bool biases = true;
   bool attention_biases = true;  // Pegasus-X: none in the attention projections, only there
+  bool key_biases = true;        // Whisper: none in k_proj alone (q_proj, v_proj, out_proj have them)
+  bool output_bias = true;       // final_logits_bias on the output projection (Whisper's proj_out: none)
   bool scale_attention = true;
   bool relative_positions = false;
   bool scale_tied_output = false;
   // LED, LongT5, Pegasus-X: the encoder's self-attention is local (nn/long_attention.h), set
   // from config.json's attention_window / local_radius / block_size and the like.
   nn::LongAttentionKind long_attention = nn::LongAttentionKind::kNone;
+  // Whisper: the encoder reads log-mel features (config.json num_mel_bins) through convolutions
+  // (nn/audio_frontend.h), not token ids: Seq2SeqModel::encode_features, not encode().
+  bool speech_encoder = false;
   // The checkpoint's name for a parameter that ordo names in the BART layout
   // ("model.encoder.layers.0.self_attn.q_proj.weight", the names nn/ visits); also maps the stack
   // prefix "model.encoder.layers" alone. nullptr: the checkpoint uses those names. A name the
@@ -63,6 +69,7 @@ FamilySpec t5_family();
 FamilySpec pegasus_x_family();
 FamilySpec longt5_family();
 FamilySpec led_family();
+FamilySpec whisper_family();
 
 // T5's checkpoint names (t5.cpp), shared with LongT5, whose encoder blocks name their
 // self-attention `encoder_attention` ("LocalSelfAttention", "TransientGlobalSelfAttention";

@@ -9,8 +9,8 @@ namespace ordo::models {
 namespace {
 
 std::vector<FamilySpec> all_families() {
-  return {marian_family(), pegasus_family(), m2m100_family(), fsmt_family(),      bart_family(),
-          mbart_family(),  t5_family(),      longt5_family(), pegasus_x_family(), led_family()};
+  return {marian_family(), pegasus_family(), m2m100_family(),    fsmt_family(), bart_family(),   mbart_family(),
+          t5_family(),     longt5_family(),  pegasus_x_family(), led_family(),  whisper_family()};
 }
 
 // LongT5's encoder attention is config.json's encoder_attention_type (local by default).

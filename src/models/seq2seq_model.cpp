@@ -33,6 +33,7 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
   s.layer.head_dim = c.head_dim;
   s.layer.bias = f.biases;
   s.layer.attention_bias = f.attention_biases;
+  s.layer.key_bias = f.key_biases;
   s.layer.scale_attention = f.scale_attention;
   s.layer.rms_norm = f.rms_norm;
   if (f.rms_norm) s.layer.norm_eps = c.layer_norm_epsilon;
@@ -58,6 +59,11 @@ nn::StackShape stack_shape(const io::ModelConfig& c, const FamilySpec& f, bool e
     s.long_attention.block_size = c.block_size;
     s.long_attention.num_global_tokens = c.num_global_tokens;
     s.long_attention.stagger_local_blocks = c.stagger_local_blocks;
+  }
+  if (encoder && f.speech_encoder) {
+    if (c.num_mel_bins < 1)
+      throw Error(c.path + ": a " + f.name + " model needs num_mel_bins (model_type '" + f.model_types.front() + "')");
+    s.mel_bins = c.num_mel_bins;
   }
   return s;
 }
@@ -165,6 +171,17 @@ void check_sizes_against(const io::ModelConfig& c, const FamilySpec& f, const Ch
     expect(named(last + "self_attn.q_proj.weight"),
            {{inner, c.head_dim > 0 ? "num_heads x d_kv" : "d_model"}, {d, "d_model"}});
   }
+  if (f.speech_encoder) {
+    // Refused before anything is allocated: conv1 is what num_mel_bins is checked against, and
+    // a missing position table transformers 4.31 initialises at random (no output to match).
+    for (const auto& [name, what] : {std::pair{"model.encoder.conv1.weight", "first convolution"},
+                                     {"model.encoder.embed_positions.weight", "position table"}})
+      if (!weights.contains(named(name)))
+        throw Error(weights.path() + ": missing tensor '" + named(name) + "' (the " + f.name + " encoder's " + what +
+                    ")");
+    expect(named("model.encoder.conv1.weight"), {{d, "d_model"}, {c.num_mel_bins, "num_mel_bins"}, {3, "(kernel 3)"}});
+    expect(named("model.encoder.conv2.weight"), {{d, "d_model"}, {d, "d_model"}, {3, "(kernel 3)"}});
+  }
   if (f.relative_positions)
     for (const char* stack : {"model.encoder", "model.decoder"})
       expect(named(std::string(stack) + ".relative_attention_bias.weight"),
@@ -202,7 +219,7 @@ Seq2SeqModel::Seq2SeqModel(io::ModelConfig config, FamilySpec family)
       family_(std::move(family)),
       encoder_(stack_shape(config_, family_, true)),
       decoder_(stack_shape(config_, family_, false)),
-      output_(config_.d_model, config_.decoder_vocab_size, family_.biases) {
+      output_(config_.d_model, config_.decoder_vocab_size, family_.biases && family_.output_bias) {
   encoder_.embed.tokens = at::empty({config_.vocab_size, config_.d_model}, at::kFloat);
   decoder_.embed.tokens = shares_embeddings(config_)
                               ? encoder_.embed.tokens
@@ -467,7 +484,38 @@ void Seq2SeqModel::pack(nn::GemmType type) {
 
 at::Tensor Seq2SeqModel::encode(const at::Tensor& ids, const at::Tensor& attention_mask,
                                 const at::Tensor& global_mask) const {
+  if (family_.speech_encoder)
+    throw Error(config_.path + ": a " + family_.name + " model's encoder reads audio features, not token ids");
   return encoder_.forward(ids, attention_mask, global_mask);
+}
+
+at::Tensor Seq2SeqModel::encode_features(const at::Tensor& features) const {
+  if (!family_.speech_encoder)
+    throw Error(config_.path + ": a " + family_.name + " model's encoder reads token ids, not audio features");
+  const std::string field = io::config_key(config_, "max_position_embeddings");
+  const int64_t frames = 2 * config_.max_position_embeddings;
+  const std::string expected = "[batch, " + std::to_string(config_.num_mel_bins) + ", " + std::to_string(frames) + "]";
+  if (!features.defined() || features.dim() != 3)
+    throw Error("audio features: a tensor " + expected + " is expected, not " +
+                (features.defined() ? shape_string(features.sizes()) : std::string("none")));
+  if (features.scalar_type() != at::kFloat)
+    throw Error("audio features: float32 values are expected, not " +
+                std::string(c10::toString(features.scalar_type())));
+  if (features.size(0) < 1) throw Error("audio features: the batch is empty");
+  if (features.size(1) != config_.num_mel_bins)
+    throw Error("audio features have " + std::to_string(features.size(1)) + " mel bins, but " + config_.path +
+                " num_mel_bins is " + std::to_string(config_.num_mel_bins));
+  // transformers 4.31 adds the whole position table to the convolutions' output: the frames
+  // must fill it (the feature extractor pads or cuts every input to that).
+  if (features.size(2) != frames)
+    throw Error("audio features have " + std::to_string(features.size(2)) + " frames, but " + config_.path + " " +
+                field + " " + std::to_string(config_.max_position_embeddings) + " takes exactly " +
+                std::to_string(frames) + " (pad or cut the features to that many)");
+  return encoder_.forward_features(features);
+}
+
+nn::DecoderState Seq2SeqModel::start_decoding(const at::Tensor& encoder_out) const {
+  return decoder_.start(encoder_out, at::ones({encoder_out.size(0), encoder_out.size(1)}, at::kLong));
 }
 
 at::Tensor Seq2SeqModel::project(const at::Tensor& hidden) const {

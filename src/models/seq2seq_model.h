@@ -66,9 +66,16 @@ class Seq2SeqModel {
   // global_mask: LED's global attention positions (TransformerEncoder::forward).
   at::Tensor encode(const at::Tensor& ids, const at::Tensor& attention_mask,
                     const at::Tensor& global_mask = at::Tensor()) const;
+  // A speech model (FamilySpec::speech_encoder): features [batch, num_mel_bins, frames], float32,
+  // frames = 2 x max_source_positions (3,000 = 30 s for every Whisper) -> encoder output
+  // [batch, frames / 2, d_model]. Throws ordo::Error naming the field at fault for another
+  // shape or type, and for a text model (whose encode() in turn refuses a speech model).
+  at::Tensor encode_features(const at::Tensor& features) const;
   nn::DecoderState start_decoding(const at::Tensor& encoder_out, const at::Tensor& attention_mask) const {
     return decoder_.start(encoder_out, attention_mask);
   }
+  // The same with nothing masked (a speech encoder's output has no padding).
+  nn::DecoderState start_decoding(const at::Tensor& encoder_out) const;
   // Runs the decoder on `ids` [rows, new_len] and returns the logits of the LAST position
   // only, [rows, vocab] (the output projection is the costliest GEMM: skip the others).
   at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state) const;

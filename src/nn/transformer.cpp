@@ -42,6 +42,7 @@ TransformerEncoder::TransformerEncoder(const StackShape& shape) : embed(shape) {
     relative_bias = RelativePositionBias(shape.relative_buckets, shape.relative_max_distance, shape.layer.heads,
                                          /*bidirectional=*/true);
   long_attention = make_long_attention(shape);
+  if (shape.mel_bins > 0) audio = AudioFrontEnd(shape.mel_bins, shape.layer.dim);
 }
 
 at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& attention_mask,
@@ -60,6 +61,15 @@ at::Tensor TransformerEncoder::forward(const at::Tensor& ids, const at::Tensor& 
   return x;
 }
 
+at::Tensor TransformerEncoder::forward_features(const at::Tensor& features) const {
+  at::Tensor x = audio.forward(features);
+  // WhisperEncoder adds its table whole (the frames fill it); the first rows, for any length.
+  x = x + embed.learned_positions.range(0, x.size(1)).unsqueeze(0);
+  for (const EncoderLayer& layer : layers) x = layer.forward(x, at::Tensor());
+  if (layer_norm.weight.defined()) x = layer_norm.forward(x);
+  return x;
+}
+
 void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& visitor,
                                const std::function<void(size_t, LayerPart)>& after_part) {
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -74,6 +84,7 @@ void TransformerEncoder::visit(const std::string& prefix, const ParamVisitor& vi
     visitor(join_name(prefix, "embed_positions.weight"), embed.learned_positions.weight);
   if (relative_bias.defined()) visitor(join_name(prefix, "relative_attention_bias.weight"), relative_bias.weight);
   if (long_attention) long_attention->visit(prefix, visitor);
+  if (audio.defined()) audio.visit(prefix, visitor);
 }
 
 void TransformerEncoder::visit_linears(const std::string& prefix, const LinearVisitor& visitor) {

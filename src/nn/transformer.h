@@ -1,6 +1,7 @@
 // The encoder and decoder stacks: token embedding (optionally scaled) + sinusoidal or learned positions,
-// N layers, an optional final layer norm. Nothing here names a model family; models/ fills
-// in a StackShape for each.
+// N layers, an optional final layer norm. A speech encoder (Whisper) embeds log-mel frames
+// through convolutions instead of tokens (nn/audio_frontend.h). Nothing here names a model
+// family; models/ fills in a StackShape for each.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/audio_frontend.h"
 #include "nn/long_attention.h"
 #include "nn/positional_encoding.h"
 #include "nn/relative_position.h"
@@ -35,6 +37,9 @@ struct StackShape {
   int64_t relative_max_distance = 0;
   // The encoder of a long-input family: its self-attention (nn/long_attention.h).
   LongAttentionSpec long_attention;
+  // A speech encoder (Whisper): input features of mel_bins log-mel bins go through the audio
+  // front end, then the learned positions are added (0: a text encoder, embedding token ids).
+  int64_t mel_bins = 0;
 };
 
 // Embeds ids and adds positions. Shared by both stacks.
@@ -62,6 +67,7 @@ class TransformerEncoder {
   RelativePositionBias relative_bias;  // defined only when shape.relative_buckets > 0
   // Runs the layers instead of the dense self-attention for a long-input family (null otherwise).
   std::shared_ptr<LongAttention> long_attention;
+  AudioFrontEnd audio;  // defined only when shape.mel_bins > 0
 
   TransformerEncoder() = default;
   explicit TransformerEncoder(const StackShape& shape);
@@ -71,6 +77,10 @@ class TransformerEncoder {
   // family's default (LongAttention::forward); ignored by the other families.
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& attention_mask,
                      const at::Tensor& global_mask = at::Tensor()) const;
+  // A speech encoder: features [batch, mel_bins, frames] -> [batch, (frames - 1) / 2 + 1, dim]
+  // through the audio front end, the first rows of the learned positions (Error past the table),
+  // the layers (nothing masked) and the final norm. Shapes are the caller's to check.
+  at::Tensor forward_features(const at::Tensor& features) const;
   // Layers and norms under `prefix` ("model.encoder"); the token embedding is the model's.
   // `after_part(i, part)` runs once that part of layer i has its parameters visited (loading
   // packs it there).

@@ -5,7 +5,9 @@ namespace ordo::nn {
 namespace {
 
 MultiHeadAttention attention_of(const LayerShape& s) {
-  return MultiHeadAttention(s.dim, s.heads, s.head_dim, s.bias && s.attention_bias, s.scale_attention);
+  MultiHeadAttention attention(s.dim, s.heads, s.head_dim, s.bias && s.attention_bias, s.scale_attention);
+  if (!s.key_bias) attention.k_proj.bias = at::Tensor();
+  return attention;
 }
 LayerNorm norm_of(const LayerShape& s) { return LayerNorm(s.dim, s.rms_norm, s.norm_eps); }
 FeedForward feed_forward_of(const LayerShape& s) {

@@ -24,6 +24,7 @@ struct LayerShape {
   int64_t head_dim = 0;
   bool bias = true;
   bool attention_bias = true;  // Pegasus-X: q/k/v/out without biases (the feed-forward has them)
+  bool key_bias = true;        // Whisper: k_proj alone has none (a fused [q; k; v] adds 0 there)
   bool scale_attention = true;
   bool rms_norm = false;
   double norm_eps = 1e-5;

@@ -45,10 +45,12 @@ PositionTable table(int64_t length, int64_t dim, const nn::PositionEncodingSpec&
   return out;
 }
 
-// The rows of a learned table (BART, mBART, LED) as the checkpoint holds them: position p is
-// row offset + p of <stack>.embed_positions.weight, the row the embedder adds. LED's two tables
-// have lengths of their own (max_encoder_position_embeddings, max_decoder_position_embeddings)
-// and no offset, under the checkpoint's "led." names.
+// The rows of a learned table (BART, mBART, LED, Whisper) as the checkpoint holds them: position
+// p is row offset + p of <stack>.embed_positions.weight, the row the embedder adds. LED's two
+// tables have lengths of their own (max_encoder_position_embeddings,
+// max_decoder_position_embeddings) and no offset, under the checkpoint's "led." names; so have
+// Whisper's (max_source_positions, max_target_positions): its encoder's is OpenAI's sinusoids as
+// the checkpoint stores them, one row per 20 ms of audio.
 PositionTable learned_table(const std::string& model_dir, const io::ModelConfig& config,
                             const models::FamilySpec& family, const nn::PositionEncodingSpec& spec,
                             std::optional<int64_t> length, bool decoder) {

@@ -1,6 +1,7 @@
 #include "pipeline/tokenizer_loading.h"
 
 #include "ordo/error.h"
+#include "text/whisper_tokenizer.h"
 
 namespace ordo::pipeline {
 
@@ -17,6 +18,7 @@ std::unique_ptr<text::Tokenizer> load_tokenizer(const std::string& dir, const mo
     case models::TokenizerKind::kMBart50: return text::load_mbart50_tokenizer(dir);
     case models::TokenizerKind::kMBart: return text::load_mbart_tokenizer(dir);
     case models::TokenizerKind::kT5: return text::load_t5_tokenizer(dir);
+    case models::TokenizerKind::kWhisper: return text::load_whisper_tokenizer(dir);
   }
   throw Error(dir + ": no tokenizer for model family " + family.name);
 }

@@ -4,18 +4,19 @@
 // decoded by pipeline/batch_decoder.h, and its results put back in input order.
 #include "ordo/translator.h"
 
-#include <exception>
 #include <future>
-#include <new>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "io/model_config.h"
 #include "kernels/parallel.h"
+#include "models/family.h"
 #include "ordo/glossary.h"
 #include "pipeline/batch_decoder.h"
 #include "pipeline/call_settings.h"
 #include "pipeline/glossary_translate.h"
+#include "pipeline/guarded.h"
 #include "pipeline/loaded_model.h"
 #include "pipeline/partition.h"
 #include "pipeline/scoring.h"
@@ -26,27 +27,7 @@
 
 namespace ordo {
 
-namespace {
-
-// The public API promises ordo::Error only. LibTorch reports with c10::Error (and a C++ stack
-// trace), the allocator with std::bad_alloc, the standard library with its own exceptions:
-// each becomes an ordo::Error saying what was being done, without LibTorch's trace.
-template <class F>
-auto guarded(const char* doing, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error&) {
-    throw;
-  } catch (const std::bad_alloc&) {
-    throw Error(std::string("out of memory while ") + doing);
-  } catch (const c10::Error& e) {
-    throw Error(std::string("internal error while ") + doing + ": " + e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    throw Error(std::string("internal error while ") + doing + ": " + e.what());
-  }
-}
-
-}  // namespace
+using pipeline::guarded;
 
 struct Translator::Impl : pipeline::LoadedModel {
   const pipeline::CallSettings call{*this};
@@ -177,7 +158,14 @@ struct Translator::Impl : pipeline::LoadedModel {
 
 Translator::Translator(const std::string& model_dir, const ModelOptions& model_options)
     : impl_(std::make_unique<Impl>()) {
-  guarded(("loading " + model_dir).c_str(), [&] { impl_->load(model_dir, model_options); });
+  guarded("loading " + model_dir, [&] {
+    // A Whisper folder reads audio, not text: said before its weights load.
+    const io::ModelConfig config = io::load_model_config(model_dir + "/config.json");
+    if (models::family_for(config).speech_encoder)
+      throw Error(model_dir + ": a speech model (" + config.path + ": model_type '" + config.model_type +
+                  "'): it transcribes audio; load it with ordo::SpeechRecognizer (ordo transcribe), not ordo::Translator");
+    impl_->load(model_dir, model_options);
+  });
 }
 
 Translator::~Translator() = default;

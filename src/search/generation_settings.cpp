@@ -156,6 +156,9 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
              o.forced_bos_token_id ? "option" : l.model_source(&G::forced_bos_token_id));
   s.forced_eos_token_id =
       l.model(&G::forced_eos_token_id) ? l.model(&G::forced_eos_token_id) : model.forced_eos_token_id;
+  s.suppress_tokens = l.model(&G::suppress_tokens).value_or(std::vector<int64_t>{});
+  s.begin_suppress_tokens = l.model(&G::begin_suppress_tokens).value_or(std::vector<int64_t>{});
+  s.forced_decoder_ids = l.model(&G::forced_decoder_ids).value_or(io::ForcedDecoderIds{});
   s.renormalize_logits = l.model(&G::renormalize_logits).value_or(false);
   s.temperature = l.pick<double>(&DecodeOptions::temperature, &G::temperature, 1.0);
   s.top_k = l.pick<int64_t>(&DecodeOptions::top_k, &G::top_k, 50);
@@ -205,7 +208,23 @@ GenerationSettings resolve_settings(const io::ModelConfig& model, const io::Gene
   for (const auto& words : s.bad_words_ids)
     for (int64_t id : words)
       require(id >= 0 && id < vocab, "bad word id " + std::to_string(id) + " is outside the vocabulary");
+  for (const auto& [name, ids] : {std::pair{"suppressed token id", &s.suppress_tokens},
+                                  {"suppressed-at-begin token id", &s.begin_suppress_tokens}})
+    for (int64_t id : *ids)
+      require(id >= 0 && id < vocab, std::string(name) + " " + std::to_string(id) + " is outside the vocabulary");
+  for (const auto& [index, token] : s.forced_decoder_ids)
+    require(!token || (*token >= 0 && *token < vocab),
+            "forced decoder id " + std::to_string(token.value_or(0)) + " is outside the vocabulary");
   return s;
+}
+
+int64_t begin_suppress_index(const GenerationSettings& s) {
+  // generate(): input_ids_seq_length (the decoder start), one more for a forced BOS, then the
+  // length of the last forced_decoder_ids entry (not the largest).
+  int64_t index = 1;
+  if (s.forced_bos_token_id) ++index;
+  if (!s.forced_decoder_ids.empty()) index += s.forced_decoder_ids.back().first;
+  return index;
 }
 
 }  // namespace ordo::search

@@ -14,6 +14,20 @@
 
 namespace ordo::search {
 
+// Whisper's timestamp rules (transformers 4.31's WhisperTimeStampLogitsProcessor), set by
+// apply_whisper_rules() (search/whisper_rules.h). Lengths count the decoder start.
+struct WhisperTimestampRules {
+  int64_t no_timestamps_token_id = 0;  // never picked
+  int64_t timestamp_begin = 0;         // <|0.00|>: every id from it on is a timestamp
+  // The first length the pairing rules read the tokens from (HF: len(forced_decoder_ids) + 2,
+  // less 1 when the last forced token is <|notimestamps|>). At length begin_index - 1 the
+  // next token is <|0.00|>.
+  int64_t begin_index = 0;
+  // At length begin_index, no timestamp after <|0.00|> + this; unset: no limit.
+  std::optional<int64_t> max_initial_timestamp_index;
+  int64_t eos_token_id = 0;  // the ids below it are text
+};
+
 struct GenerationSettings {
   int64_t num_beams = 1;
   int64_t num_return_sequences = 1;
@@ -33,6 +47,15 @@ struct GenerationSettings {
   std::vector<std::vector<int64_t>> force_words_ids;
   std::optional<int64_t> forced_bos_token_id;
   std::optional<int64_t> forced_eos_token_id;
+  // Never picked (HF SuppressTokensLogitsProcessor), and not picked at the first free step,
+  // length begin_suppress_index() (SuppressTokensAtBeginLogitsProcessor).
+  std::vector<int64_t> suppress_tokens;
+  std::vector<int64_t> begin_suppress_tokens;
+  // HF ForceTokensLogitsProcessor: at each length (decoder start included) its token, or a
+  // free step; a later pair for the same length wins. The generation config's, or Whisper's
+  // language / task / <|notimestamps|> (and prompt) from apply_whisper_rules().
+  io::ForcedDecoderIds forced_decoder_ids;
+  std::optional<WhisperTimestampRules> timestamp_rules;
   bool renormalize_logits = false;
   // Hugging Face's Marian: pad logit to -inf before the beam search log-softmax.
   bool beam_never_pad = false;
@@ -53,6 +76,10 @@ struct GenerationSettings {
   int64_t eos_token_id = 0;
   int64_t decoder_start_token_id = 0;
 };
+
+// The length at which begin_suppress_tokens apply, as generate() computes it: after the decoder
+// start, the forced BOS if any, and the last forced_decoder_ids entry's length.
+int64_t begin_suppress_index(const GenerationSettings& settings);
 
 // Throws ordo::Error for inconsistent values (n_best > beam size, non-positive sizes...).
 // `trace`, when given, receives each user-visible setting with its source. `task`, when given

@@ -1,7 +1,10 @@
 #include "search/logits_processors.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
+
+#include "ordo/error.h"
 
 namespace ordo::search {
 
@@ -99,6 +102,92 @@ class ForcedTokenAt : public LogitsProcessor {
   int64_t length_, token_;
 };
 
+class SuppressTokens : public LogitsProcessor {
+ public:
+  explicit SuppressTokens(const std::vector<int64_t>& tokens) : tokens_(at::tensor(tokens, at::kLong)) {}
+  void apply(const at::Tensor&, at::Tensor& scores) const override { scores.index_fill_(1, tokens_, kMinusInf); }
+
+ private:
+  at::Tensor tokens_;
+};
+
+// The tokens are impossible at one length: the first step after the forced ones.
+class SuppressTokensAtBegin : public LogitsProcessor {
+ public:
+  SuppressTokensAtBegin(const std::vector<int64_t>& tokens, int64_t length)
+      : tokens_(at::tensor(tokens, at::kLong)), length_(length) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    if (sequences.size(1) == length_) scores.index_fill_(1, tokens_, kMinusInf);
+  }
+
+ private:
+  at::Tensor tokens_;
+  int64_t length_;
+};
+
+class ForceTokens : public LogitsProcessor {
+ public:
+  explicit ForceTokens(const io::ForcedDecoderIds& forced) {
+    for (const auto& [length, token] : forced) at_length_[length] = token;  // dict(): the last wins
+  }
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    const auto it = at_length_.find(sequences.size(1));
+    if (it != at_length_.end() && it->second) force_token(scores, *it->second);
+  }
+
+ private:
+  std::map<int64_t, std::optional<int64_t>> at_length_;
+};
+
+// WhisperTimeStampLogitsProcessor (transformers 4.31), step for step: <|notimestamps|> never;
+// <|0.00|> forced at length begin_index - 1; from begin_index on, timestamps come in pairs
+// (after one timestamp another or EOS-or-later, after a pair text) and the first may not pass
+// max_initial_timestamp_index; when the timestamps' total probability beats every other
+// token's, a timestamp it is.
+class WhisperTimestamps : public LogitsProcessor {
+ public:
+  explicit WhisperTimestamps(const WhisperTimestampRules& rules) : r_(rules) {}
+  void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
+    const int64_t vocab = scores.size(1), length = sequences.size(1);
+    if (r_.timestamp_begin >= vocab || r_.no_timestamps_token_id >= vocab || r_.eos_token_id > vocab)
+      throw Error("Whisper timestamp rules: <|notimestamps|> " + std::to_string(r_.no_timestamps_token_id) +
+                  " leaves no timestamp id in a vocabulary of " + std::to_string(vocab));
+    const int64_t begin = r_.timestamp_begin, stamps = vocab - begin;
+    scores.select(1, r_.no_timestamps_token_id).fill_(kMinusInf);
+    if (length == r_.begin_index - 1) {
+      force_token(scores, begin);
+      return;
+    }
+    for (int64_t k = 0; k < sequences.size(0); ++k) {
+      const std::vector<int64_t> row = row_tokens(sequences, k);
+      const std::vector<int64_t> seq(row.begin() + std::min<int64_t>(r_.begin_index, length), row.end());
+      const size_t n = seq.size();
+      const bool last_was_timestamp = n >= 1 && seq[n - 1] >= begin;
+      const bool penultimate_was_timestamp = n < 2 || seq[n - 2] >= begin;
+      if (last_was_timestamp) {
+        if (penultimate_was_timestamp)  // has to be text
+          scores[k].narrow(0, begin, stamps).fill_(kMinusInf);
+        else  // cannot be text
+          scores[k].narrow(0, 0, r_.eos_token_id).fill_(kMinusInf);
+      }
+      if (length == r_.begin_index && r_.max_initial_timestamp_index) {
+        const int64_t first_banned = begin + *r_.max_initial_timestamp_index + 1;
+        if (first_banned < vocab) scores.narrow(1, first_banned, vocab - first_banned).fill_(kMinusInf);
+      }
+    }
+    const at::Tensor log_probs = at::log_softmax(scores.to(at::kFloat), -1);
+    for (int64_t k = 0; k < sequences.size(0); ++k) {
+      const at::Tensor timestamp_log_prob = log_probs[k].narrow(0, begin, stamps).logsumexp(-1);
+      const at::Tensor max_text_log_prob = log_probs[k].narrow(0, 0, begin).max();
+      if (timestamp_log_prob.item<float>() > max_text_log_prob.item<float>())
+        scores[k].narrow(0, 0, begin).fill_(kMinusInf);
+    }
+  }
+
+ private:
+  WhisperTimestampRules r_;
+};
+
 class Renormalize : public LogitsProcessor {
  public:
   void apply(const at::Tensor&, at::Tensor& scores) const override { scores = at::log_softmax(scores, -1); }
@@ -128,6 +217,13 @@ LogitsProcessorList::LogitsProcessorList(const GenerationSettings& s) {
   if (s.forced_bos_token_id) processors_.push_back(std::make_unique<ForcedTokenAt>(1, *s.forced_bos_token_id));
   if (s.forced_eos_token_id)
     processors_.push_back(std::make_unique<ForcedTokenAt>(s.max_length - 1, *s.forced_eos_token_id));
+  // Whisper's, in generate()'s order: suppression, forcing, then the timestamp rules (a
+  // processor WhisperForConditionalGeneration.generate() passes in, merged after the others).
+  if (!s.suppress_tokens.empty()) processors_.push_back(std::make_unique<SuppressTokens>(s.suppress_tokens));
+  if (!s.begin_suppress_tokens.empty())
+    processors_.push_back(std::make_unique<SuppressTokensAtBegin>(s.begin_suppress_tokens, begin_suppress_index(s)));
+  if (!s.forced_decoder_ids.empty()) processors_.push_back(std::make_unique<ForceTokens>(s.forced_decoder_ids));
+  if (s.timestamp_rules) processors_.push_back(std::make_unique<WhisperTimestamps>(*s.timestamp_rules));
   if (s.renormalize_logits) processors_.push_back(std::make_unique<Renormalize>());
 }
 

@@ -10,14 +10,12 @@
 //           then clean_up_tokenization (tokenizer_config.json's clean_up_tokenization_spaces).
 //           Nothing is stripped: a text keeps the space of its first piece ("Ġword").
 #include <algorithm>
-#include <array>
-#include <map>
 #include <memory>
 #include <set>
 
 #include "io/json_file.h"
 #include "ordo/error.h"
-#include "text/bpe.h"
+#include "text/byte_level_bpe.h"
 #include "text/hf_rules.h"
 #include "text/icu_text.h"
 #include "text/tokenizer.h"
@@ -28,37 +26,11 @@ namespace {
 
 constexpr const char* kNeeds = "BART models need vocab.json and merges.txt (GPT-2 byte-level BPE)";
 
-// GPT-2's pre-tokenization: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// with the `regex` module's \s, which is Unicode's White_Space (ICU's \s lacks \v and U+0085).
-constexpr const char* kPattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+)"
-                                 R"(|[\p{White_Space}]+(?![^\p{White_Space}])|[\p{White_Space}]+)";
-
-// bytes_to_unicode(): the printable Latin-1 bytes stand for themselves, the other 68 bytes for
-// U+0100 upwards, in byte order.
-struct ByteTable {
-  std::array<std::string, 256> to_char;  // byte -> UTF-8 of its character
-  std::map<uint32_t, unsigned char> to_byte;
-  ByteTable() {
-    int extra = 0;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-      const uint32_t cp = printable ? static_cast<uint32_t>(b) : 256u + static_cast<uint32_t>(extra++);
-      to_char[static_cast<size_t>(b)] = icu_text::to_utf8(icu::UnicodeString(static_cast<UChar32>(cp)));
-      to_byte[cp] = static_cast<unsigned char>(b);
-    }
-  }
-};
-const ByteTable& byte_table() {
-  static const ByteTable table;
-  return table;
-}
-
 class BartTokenizer : public Tokenizer {
  public:
   explicit BartTokenizer(const std::string& dir)
       : vocab_(Vocab::load(require_file(dir + "/vocab.json", kNeeds))),
-        merges_(require_file(dir + "/merges.txt", kNeeds), {true, true, ""}),
-        pattern_(kPattern, ""),
+        bpe_(require_file(dir + "/merges.txt", kNeeds)),
         clean_up_spaces_(clean_up_spaces(dir)) {
     const std::string path = dir + "/tokenizer_config.json";
     const nlohmann::json config = read_json_object(path);
@@ -101,18 +73,13 @@ class BartTokenizer : public Tokenizer {
     // prepare_for_tokenization: a space before text that does not start with one.
     if (add_prefix_space_ && !input.empty() && !icu_text::is_python_space(icu_text::from_utf8(input).char32At(0)))
       input = " " + input;
-    const ByteTable& table = byte_table();
     std::vector<std::string> tokens;
     for (const std::string& chunk : split_on_special_tokens(input, specials_)) {
       if (specials_.contains(chunk)) {
         tokens.push_back(chunk);
         continue;
       }
-      for (const icu::UnicodeString& part : pattern_.find_all(icu_text::from_utf8(chunk))) {
-        std::string mapped;
-        for (const unsigned char byte : icu_text::to_utf8(part)) mapped += table.to_char[byte];
-        for (std::string& piece : merges_.apply(mapped)) tokens.push_back(std::move(piece));
-      }
+      for (std::string& piece : bpe_.pieces(chunk)) tokens.push_back(std::move(piece));
     }
     return tokens;
   }
@@ -137,20 +104,8 @@ class BartTokenizer : public Tokenizer {
   }
 
   std::string decode(const std::vector<int64_t>& ids) const override {
-    const ByteTable& table = byte_table();
     std::string bytes;
-    for (const std::string& piece : id_to_pieces(ids)) {
-      const icu::UnicodeString u = icu_text::from_utf8(piece);
-      for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1)) {
-        const UChar32 c = u.char32At(i);
-        const auto it = table.to_byte.find(static_cast<uint32_t>(c));
-        if (it != table.to_byte.end()) {
-          bytes += static_cast<char>(it->second);
-        } else {  // not a byte character (a hand-made vocabulary entry): kept as it is
-          bytes += icu_text::to_utf8(icu::UnicodeString(c));
-        }
-      }
-    }
+    for (const std::string& piece : id_to_pieces(ids)) bpe_.append_bytes(piece, bytes);
     const std::string text = decode_utf8_replacing(bytes);
     return clean_up_spaces_ ? clean_up_tokenization(text) : text;
   }
@@ -177,8 +132,7 @@ class BartTokenizer : public Tokenizer {
   }
 
   Vocab vocab_;
-  BpeMerges merges_;
-  icu_text::RegexRule pattern_;
+  ByteLevelBpe bpe_;
   SpecialTokens specials_;
   std::set<int64_t> special_ids_;
   std::string mask_;

@@ -23,6 +23,11 @@ ORDO_PACKAGES=(
   libzip-dev            # files (src/document/, docs/files.md): the zip archives of .docx/.pptx/.xlsx,
                         # OpenDocument and EPUB, read within limits and written with untouched parts copied
   libpugixml-dev        # files: their XML parts and XLIFF (pugixml expands no entities: no entity bombs)
+  libavformat-dev libavcodec-dev libswresample-dev libavutil-dev  # speech (src/audio/): FFmpeg decodes
+                        # every audio format people send (WAV, FLAC, OGG/Opus, MP3, AAC, a video's sound,
+                        # a browser recorder's WebM) and resamples it to 16 kHz mono
+  libfftw3-dev          # speech: the log-mel spectrogram's real FFTs of any length (Whisper's n_fft is 400)
+  zlib1g-dev            # speech: openai-whisper's compression-ratio check of a window's text (deflate)
   libxxhash-dev         # XXH3 hashes of checkpoints: the packed weights cache's file names
   prometheus-cpp-dev    # `ordo serve`: GET /metrics (prometheus-cpp core)
   libcld2-dev           # `ordo serve`: POST /detect and source "auto" (Compact Language Detector 2,
