@@ -1,6 +1,6 @@
-/* ordo — the C ABI: translate from C, or from any language that can call C (Go's cgo, Rust's
- * extern "C", C#'s DllImport, Node's ffi), without C++. A thin layer over the C++ library
- * (ordo/ordo.h) with whisper.h's habits:
+/* ordo — the C ABI: translate and transcribe from C, or from any language that can call C
+ * (Go's cgo, Rust's extern "C", C#'s DllImport, Node's ffi), without C++. A thin layer over the
+ * C++ library (ordo/ordo.h) with whisper.h's habits:
  *
  *   - opaque handles made by ordo_*_new / returned by a call, each freed by its ordo_free_*;
  *   - UTF-8 strings in and out; strings read from a handle live as long as the handle;
@@ -189,6 +189,60 @@ ORDO_API const char* ordo_result_token(const ordo_result* result, size_t input, 
 ORDO_API size_t ordo_result_id_count(const ordo_result* result, size_t input, size_t hypothesis);
 ORDO_API int64_t ordo_result_id(const ordo_result* result, size_t input, size_t hypothesis, size_t index);
 ORDO_API void ordo_free_result(ordo_result* result);
+
+/* ------------------------------------------------------------------ speech to text */
+
+/* A Whisper model (ordo::SpeechRecognizer): speech in any language to its text, or to English
+ * text (task "translate"). Loaded once; calls may run from several threads at once.
+ *
+ *   ordo_speech_recognizer* w = ordo_speech_recognizer_new("models/whisper-small", NULL, &error);
+ *   struct ordo_transcribe_params p = ordo_transcribe_default_params();
+ *   p.language = "de";
+ *   char* srt = NULL;
+ *   if (ordo_transcribe_file(w, "talk.mp3", &p, NULL, "srt", &srt, &error) == 0) fputs(srt, stdout);
+ *   ordo_free_string(srt); ordo_free_speech_recognizer(w); */
+typedef struct ordo_speech_recognizer ordo_speech_recognizer;
+
+/* Loads a Whisper folder as downloaded (openai/whisper-small, distil-whisper/distil-large-v3,
+ * ...); `params` as for a translator (NULL = the defaults). A folder of a text model: NULL and
+ * "not a speech model". */
+ORDO_API ordo_speech_recognizer* ordo_speech_recognizer_new(const char* model_dir,
+                                                            const struct ordo_translator_params* params, char** error);
+ORDO_API void ordo_free_speech_recognizer(ordo_speech_recognizer* recognizer);
+
+/* How speech is transcribed (ordo::TranscribeOptions). Take ordo_transcribe_default_params()
+ * and change what you need: its defaults decode as transformers' generate() does (one
+ * temperature, no thresholds); openai-whisper's are temperatures 0, 0.2, ... 1.0 with the
+ * thresholds 2.4, -1.0 and 0.6. A threshold that is NaN (the default) is off. */
+struct ordo_transcribe_params {
+  const char* task;                  /* "transcribe" (NULL = this) or "translate" (into English) */
+  const char* language;              /* a code the model knows ("de"); NULL, "" or "auto" = detected */
+  bool timestamps;                   /* segment timestamps (true); false: one segment per 30 s window */
+  bool word_timestamps;              /* per-word times (false) */
+  const char* initial_prompt;        /* context for the first window; NULL = none */
+  bool condition_on_previous_text;   /* each window prompted with the text so far (true) */
+  const float* temperatures;         /* decoded at temperatures[0], then the next while a threshold */
+  size_t temperature_count;          /* fails; NULL or 0 = {0} (0: beam search or greedy) */
+  float compression_ratio_threshold; /* NaN = off; openai-whisper: 2.4 */
+  float log_prob_threshold;          /* NaN = off; openai-whisper: -1.0 */
+  float no_speech_threshold;         /* NaN = off; openai-whisper: 0.6 */
+  int batch_size;                    /* windows decoded together without timestamps; 0 = the default */
+};
+ORDO_API struct ordo_transcribe_params ordo_transcribe_default_params(void);
+
+/* Transcribes an audio file (any file FFmpeg reads: WAV, FLAC, OGG, MP3, the audio of a video)
+ * and writes the transcript in `format`: "text" (NULL = this), "json", "verbose_json", "srt",
+ * "vtt" or "tsv" (ordo::write_transcript). `params` NULL = the defaults; `options` the decoding
+ * options (beam_size, max_new_tokens, seed, ...; NULL = the model's). On success returns 0 and
+ * sets *output to a malloc'ed string (free with ordo_free_string); on failure -1 and an error
+ * naming the file ("talk.mp3: no audio stream"). */
+ORDO_API int ordo_transcribe_file(const ordo_speech_recognizer* recognizer, const char* path,
+                                  const struct ordo_transcribe_params* params, const ordo_options* options,
+                                  const char* format, char** output, char** error);
+/* The same for `count` 16 kHz mono samples in [-1, 1]. */
+ORDO_API int ordo_transcribe_samples(const ordo_speech_recognizer* recognizer, const float* samples, size_t count,
+                                     const struct ordo_transcribe_params* params, const ordo_options* options,
+                                     const char* format, char** output, char** error);
 
 #ifdef __cplusplus
 }

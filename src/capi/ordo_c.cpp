@@ -4,9 +4,11 @@
 // (ordo/option_table.h); this file holds no list of option names of its own.
 #include "ordo/ordo_c.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -32,6 +34,10 @@ struct ordo_result {
 
 struct ordo_glossary {
   ordo::Glossary glossary;
+};
+
+struct ordo_speech_recognizer {
+  ordo::SpeechRecognizer recognizer;
 };
 
 namespace {
@@ -97,18 +103,28 @@ ordo_translator_params ordo_translator_default_params(void) {
   return {defaults.threads, defaults.inter_threads, nullptr, defaults.weight_cache, nullptr};
 }
 
+namespace {
+
+// How a model is loaded (translators and speech recognizers alike); NULL = the defaults.
+ordo::ModelOptions model_options(const ordo_translator_params* params) {
+  const ordo_translator_params p = params ? *params : ordo_translator_default_params();
+  ordo::ModelOptions options;
+  const auto& table = ordo::model_option_specs();
+  set_option(table, options, "threads", p.threads);
+  set_option(table, options, "inter_threads", p.inter_threads);
+  if (p.compute_type && *p.compute_type) set_option(table, options, "compute_type", p.compute_type);
+  set_option(table, options, "weight_cache", static_cast<bool>(p.weight_cache));
+  options.weight_cache_dir = text_or_empty(p.weight_cache_dir);
+  return options;
+}
+
+}  // namespace
+
 ordo_translator* ordo_translator_new(const char* model, const ordo_translator_params* params, char** error) {
   return guarded<ordo_translator*>(error, nullptr, [&] {
     if (!model || !*model)
       throw ordo::Error("no model given (a Hugging Face model folder or a bundled name such as en-de)");
-    const ordo_translator_params p = params ? *params : ordo_translator_default_params();
-    ordo::ModelOptions options;
-    const auto& table = ordo::model_option_specs();
-    set_option(table, options, "threads", p.threads);
-    set_option(table, options, "inter_threads", p.inter_threads);
-    if (p.compute_type && *p.compute_type) set_option(table, options, "compute_type", p.compute_type);
-    set_option(table, options, "weight_cache", static_cast<bool>(p.weight_cache));
-    options.weight_cache_dir = text_or_empty(p.weight_cache_dir);
+    const ordo::ModelOptions options = model_options(params);
     auto* t = new ordo_translator{ordo::Translator(ordo::resolve_model_dir(model), options), {}};
     try {
       t->languages = t->translator.languages();
@@ -383,5 +399,109 @@ int64_t ordo_result_id(const ordo_result* r, size_t input, size_t k, size_t inde
 }
 
 void ordo_free_result(ordo_result* result) { delete result; }
+
+ordo_speech_recognizer* ordo_speech_recognizer_new(const char* model_dir, const ordo_translator_params* params,
+                                                   char** error) {
+  return guarded<ordo_speech_recognizer*>(error, nullptr, [&] {
+    if (!model_dir || !*model_dir) throw ordo::Error("no model given (a Whisper model folder)");
+    const ordo::ModelOptions options = model_options(params);
+    return new ordo_speech_recognizer{ordo::SpeechRecognizer(ordo::resolve_model_dir(model_dir), options)};
+  });
+}
+
+void ordo_free_speech_recognizer(ordo_speech_recognizer* recognizer) { delete recognizer; }
+
+ordo_transcribe_params ordo_transcribe_default_params(void) {
+  const ordo::TranscribeOptions defaults;
+  const float off = std::numeric_limits<float>::quiet_NaN();
+  return {nullptr,
+          nullptr,
+          defaults.timestamps,
+          defaults.word_timestamps,
+          nullptr,
+          defaults.condition_on_previous_text,
+          nullptr,
+          0,
+          off,
+          off,
+          off,
+          0};
+}
+
+namespace {
+
+std::optional<float> threshold(float value) { return std::isnan(value) ? std::nullopt : std::optional(value); }
+
+ordo::TranscribeOptions transcribe_options(const ordo_transcribe_params* params, const ordo_options* options) {
+  const ordo_transcribe_params p = params ? *params : ordo_transcribe_default_params();
+  ordo::TranscribeOptions o;
+  if (p.task) o.task = p.task;
+  o.language = text_or_empty(p.language);
+  if (o.language == "auto") o.language.clear();
+  o.timestamps = p.timestamps;
+  o.word_timestamps = p.word_timestamps;
+  o.initial_prompt = text_or_empty(p.initial_prompt);
+  o.condition_on_previous_text = p.condition_on_previous_text;
+  if (p.temperature_count > 0) {
+    require(p.temperatures, "temperatures");
+    o.temperatures.assign(p.temperatures, p.temperatures + p.temperature_count);
+  }
+  o.compression_ratio_threshold = threshold(p.compression_ratio_threshold);
+  o.log_prob_threshold = threshold(p.log_prob_threshold);
+  o.no_speech_threshold = threshold(p.no_speech_threshold);
+  if (p.batch_size != 0) set_option(ordo::batch_option_specs(), o.batching, "batch_size", p.batch_size);
+  if (options) o.decode = options->decode;
+  return o;
+}
+
+// The transcript of `samples` in `format`, handed over as a malloc'ed string; `where` (a file)
+// prefixes the errors of the transcription itself.
+int transcribe_to(const ordo_speech_recognizer* recognizer, const std::vector<float>& samples,
+                  const ordo::TranscribeOptions& o, ordo::TranscriptFormat format, const std::string& where,
+                  char** output) {
+  std::string text;
+  try {
+    text = ordo::write_transcript(recognizer->recognizer.transcribe(samples, o), format, o.task);
+  } catch (const ordo::Error& e) {
+    throw ordo::Error(where.empty() ? e.what() : where + ": " + e.what());
+  }
+  *output = copy_string(text);
+  if (!*output) throw std::bad_alloc();
+  return 0;
+}
+
+ordo::TranscriptFormat transcript_format(const char* format) {
+  return ordo::parse_transcript_format(format ? format : "text", "format");
+}
+
+}  // namespace
+
+int ordo_transcribe_file(const ordo_speech_recognizer* recognizer, const char* path,
+                         const ordo_transcribe_params* params, const ordo_options* options, const char* format,
+                         char** output, char** error) {
+  if (output) *output = nullptr;
+  return guarded<int>(error, -1, [&] {
+    require(recognizer, "speech recognizer");
+    require(path, "audio path");
+    require(output, "output");
+    const ordo::TranscriptFormat f = transcript_format(format);
+    const ordo::TranscribeOptions o = transcribe_options(params, options);
+    return transcribe_to(recognizer, ordo::read_audio(path), o, f, path, output);
+  });
+}
+
+int ordo_transcribe_samples(const ordo_speech_recognizer* recognizer, const float* samples, size_t count,
+                            const ordo_transcribe_params* params, const ordo_options* options, const char* format,
+                            char** output, char** error) {
+  if (output) *output = nullptr;
+  return guarded<int>(error, -1, [&] {
+    require(recognizer, "speech recognizer");
+    if (count > 0) require(samples, "samples");
+    require(output, "output");
+    const ordo::TranscriptFormat f = transcript_format(format);
+    const ordo::TranscribeOptions o = transcribe_options(params, options);
+    return transcribe_to(recognizer, std::vector<float>(samples, samples + count), o, f, "", output);
+  });
+}
 
 }  // extern "C"

@@ -7,6 +7,7 @@
 #include "cli/generate_command.h"
 #include "cli/positions_command.h"
 #include "cli/score_command.h"
+#include "cli/transcribe_command.h"
 #include "faces/command_main.h"
 #include "faces/serve_summary.h"
 #include "ordo/ordo.h"
@@ -18,7 +19,7 @@ namespace {
 std::string description() {
   std::string types;
   for (const std::string& type : ordo::supported_model_types()) types += (types.empty() ? "" : ", ") + type;
-  return "ordo: translation and summarization with encoder-decoder transformers\n"
+  return "ordo: translation, summarization and speech recognition with encoder-decoder transformers\n"
          "loaded from Hugging Face model folders whose config.json model_type is one of:\n"
          "  " +
          types +
@@ -26,6 +27,7 @@ std::string description() {
          "  echo \"The cat sat on the mat.\" | ordo translate\n"
          "  ordo translate -m opus-mt-en-de -i input.txt -o output.txt --beam-size 4\n"
          "  ordo summarize -m pegasus-xsum --document -i article.txt\n"
+         "  ordo transcribe -m whisper-small talk.mp3 --format srt -o talk.srt\n"
          "  ordo serve --model en-de --model de-en --port 5000\n";
 }
 
@@ -45,6 +47,8 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
   CLI::App* positions = ordo::cli::add_positions_command(app, positions_args);
   ordo::cli::ScoreArgs score_args;
   CLI::App* score = ordo::cli::add_score_command(app, score_args);
+  ordo::cli::TranscribeArgs transcribe_args;
+  CLI::App* transcribe = ordo::cli::add_transcribe_command(app, transcribe_args);
   // Listed in `ordo --help` after score; its options and its run are the server module's.
   CLI::App* serve = app.add_subcommand("serve", ordo::faces::kServeSummary);
   serve->allow_extras();
@@ -55,6 +59,7 @@ extern "C" __attribute__((visibility("default"))) int ordo_cli_main(int argc, ch
     if (*positions) return ordo::cli::run_positions(positions_args, *positions);
     if (*serve) throw ordo::Error("`ordo serve` runs from libordo_serve.so, which the `ordo` launcher loads");
     if (*score) return ordo::cli::run_score(score_args);
+    if (*transcribe) return ordo::cli::run_transcribe(transcribe_args);
     return 0;
   });
 }

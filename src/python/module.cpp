@@ -8,14 +8,20 @@
 // Beside the table only what is not a decoding option: batch_size / batch_tokens
 // (BatchOptions), preset, return_attention, glossary, and per-input target prefixes.
 //
+// ordo.Whisper is faster-whisper's WhisperModel over ordo::SpeechRecognizer: transcribe()
+// answers (segments, info) with its defaults (beam size 5, temperature fallback and
+// thresholds), audio is a path, bytes, a binary file object or 16 kHz float32 samples.
+//
 // The GIL is released while ordo computes, so Python threads sharing one Translator run in
 // parallel. A call from Python's main thread runs on a helper thread while the main thread
 // waits for it and for signals: Ctrl-C sets DecodeOptions::cancelled, which stops the call
 // before its next decoding step, and KeyboardInterrupt is raised.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -432,6 +438,136 @@ py::list matrix(const std::vector<float>& values, int64_t rows, int64_t columns)
   return out;
 }
 
+// ---------------------------------------------------------------- speech (faster-whisper's shape)
+
+// Audio as faster-whisper takes it: a path (str, os.PathLike), an encoded file's bytes (bytes,
+// bytearray, memoryview), a binary file object (its read()), or 16 kHz mono samples (a 1-D
+// numpy array, converted to float32). Files are decoded without the GIL.
+std::vector<float> audio_arg(const py::handle& audio, const std::string& name, bool samples_allowed = true) {
+  if (py::isinstance<py::str>(audio) || py::hasattr(audio, "__fspath__")) {
+    const std::string path = path_arg(audio, name);
+    py::gil_scoped_release release;
+    return read_audio(path);
+  }
+  std::string label = "<bytes>";
+  py::object data;
+  if (py::isinstance<py::bytes>(audio) || py::isinstance<py::bytearray>(audio) ||
+      py::isinstance<py::memoryview>(audio)) {
+    data = py::module_::import("builtins").attr("bytes")(audio);
+  } else if (samples_allowed && py::isinstance<py::array>(audio)) {
+    const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(audio);
+    if (!array) throw Error(name + ": the numpy array's values are not numbers (16 kHz mono float32 samples)");
+    if (array.ndim() != 1)
+      throw Error(name + ": a numpy array of " + std::to_string(array.ndim()) +
+                  " dimensions; samples are one (16 kHz mono float32)");
+    return std::vector<float>(array.data(), array.data() + array.size());
+  } else if (py::hasattr(audio, "read")) {
+    data = audio.attr("read")();
+    if (!py::isinstance<py::bytes>(data))
+      type_error(name + ": the file object's read() gave " + type_name(data) + ", not bytes (open it with \"rb\")");
+    if (py::hasattr(audio, "name") && py::isinstance<py::str>(audio.attr("name"))) label = utf8_of(audio.attr("name"));
+  } else {
+    type_error(name + " must be a path, bytes, a binary file object" +
+               std::string(samples_allowed ? " or a numpy array of 16 kHz mono samples" : "") + ", not " +
+               type_name(audio));
+  }
+  std::string bytes = data.cast<std::string>();
+  py::gil_scoped_release release;
+  return decode_audio(bytes, label);
+}
+
+py::array_t<float> numpy_of(const std::vector<float>& values) {
+  return py::array_t<float>(static_cast<py::ssize_t>(values.size()), values.data());
+}
+
+// A float of a keyword (an int is fine), naming it.
+float float_arg(const py::handle& value, const std::string& name) {
+  if (py::isinstance<py::bool_>(value) || !(py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)))
+    type_error(name + " must be a float, not " + type_name(value));
+  return value.cast<float>();
+}
+
+// temperature=: one number, or a list/tuple of them (faster-whisper's fallback list).
+std::vector<float> temperatures_arg(const py::handle& value) {
+  if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) return {float_arg(value, "temperature")};
+  if (!(py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)))
+    type_error("temperature must be a float or a list of floats, not " + type_name(value));
+  std::vector<float> out;
+  for (const py::handle& item : value) out.push_back(float_arg(item, "temperature's items"));
+  return out;
+}
+
+std::optional<float> threshold_arg(const py::handle& value, const std::string& name) {
+  if (value.is_none()) return std::nullopt;
+  return float_arg(value, name);
+}
+
+// A keyword beyond transcribe()'s own: a decoding option of the table (the library refuses
+// those that do not apply to speech, naming them) or batch_size / batch_tokens.
+void set_speech_option(TranscribeOptions& options, const std::string& name, const py::handle& value) {
+  if (const BatchOptionSpec* spec = find_batch_option(name)) return set_option(options.batching, *spec, value);
+  const DecodeOptionSpec* spec = find_decode_option(name);
+  if (!spec) type_error("unexpected keyword argument '" + name + "'");
+  set_option(options.decode, *spec, value);
+}
+
+struct PyWhisper {
+  std::shared_ptr<const SpeechRecognizer> model;
+  std::string model_path;
+};
+
+// faster-whisper's TranscriptionInfo. all_language_probs is computed when first read (one more
+// encoder pass over the first 30 s), and only when the language was detected.
+struct PyTranscriptionInfo {
+  std::string language;
+  float language_probability = 1.0f;
+  double duration = 0.0;
+  std::shared_ptr<const SpeechRecognizer> model;
+  std::shared_ptr<const std::vector<float>> first_window;  // null when the language was given
+  std::optional<std::vector<std::pair<std::string, float>>> probabilities;
+
+  py::object all_language_probs() {
+    if (!first_window) return py::none();
+    if (!probabilities) {
+      auto flag = std::make_shared<CancelFlag>();
+      auto m = model;
+      auto samples = first_window;
+      probabilities = run_released<std::vector<std::pair<std::string, float>>>(
+          flag, [m, samples] { return m->detect_language(*samples); });
+    }
+    return py::cast(*probabilities);
+  }
+};
+
+// features=: one [n_mels][3000] array, a [batch][n_mels][3000] array, or a list of [n_mels][3000].
+std::vector<std::vector<float>> features_arg(const py::handle& value, int64_t n_mels) {
+  std::vector<std::vector<float>> out;
+  const auto add = [&](const py::handle& item, const std::string& where) {
+    const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(item);
+    if (!array) type_error(where + " must be a numpy array of floats");
+    if (array.ndim() == 3) {
+      for (py::ssize_t b = 0; b < array.shape(0); ++b) {
+        const py::ssize_t size = array.shape(1) * array.shape(2);
+        if (array.shape(1) != n_mels)
+          throw Error(where + ": " + std::to_string(array.shape(1)) + " mel bins, the model takes " +
+                      std::to_string(n_mels));
+        out.emplace_back(array.data() + b * size, array.data() + (b + 1) * size);
+      }
+      return;
+    }
+    if (array.ndim() != 2 || array.shape(0) != n_mels)
+      throw Error(where + ": features are [" + std::to_string(n_mels) + "][3000] (as features() gives them)");
+    out.emplace_back(array.data(), array.data() + array.size());
+  };
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    size_t k = 0;
+    for (const py::handle& item : value) add(item, "features[" + std::to_string(k++) + "]");
+  } else {
+    add(value, "features");
+  }
+  return out;
+}
+
 }  // namespace
 
 // A table of options as Python dicts (name, flag, type, min, max, help, in_preset, choices).
@@ -464,7 +600,7 @@ py::object parsed(const Spec& spec, const std::string& text) {
 }
 
 PYBIND11_MODULE(_ordo, m) {
-  m.doc() = "ordo: translation and summarization with encoder-decoder transformers (C++ engine)";
+  m.doc() = "ordo: translation, summarization and speech recognition with encoder-decoder transformers (C++ engine)";
   // Every failure the library reports, with the message the command line prints after "ordo: error: ".
   py::register_exception<Error>(m, "Error", PyExc_Exception);
   m.attr("__version__") = version();
@@ -752,4 +888,217 @@ PYBIND11_MODULE(_ordo, m) {
       .def("__repr__", [](const PyTranslator& t) {
         return "ordo.Translator(" + std::string(py::repr(py::str(t.model_path))) + ")";
       });
+
+  // ---------------------------------------------------------------- speech
+  m.def(
+      "decode_audio",
+      [](const py::object& input, const py::object& sampling_rate) {
+        if (!py::isinstance<py::int_>(sampling_rate) || sampling_rate.cast<int64_t>() != kSpeechSampleRate)
+          throw Error("sampling_rate: ordo decodes audio to " + std::to_string(kSpeechSampleRate) + " Hz only");
+        return numpy_of(audio_arg(input, "input", false));
+      },
+      py::arg("input"), py::arg("sampling_rate") = kSpeechSampleRate,
+      "An audio file (a path, bytes or a binary file object; any format FFmpeg reads) as 16 kHz mono float32 "
+      "samples in [-1, 1]: a 1-D numpy array.");
+
+  py::class_<Word>(m, "Word")
+      .def_readonly("start", &Word::start)
+      .def_readonly("end", &Word::end)
+      .def_readonly("word", &Word::word)
+      .def_readonly("probability", &Word::probability)
+      .def("__repr__", [](const Word& w) {
+        return "Word(start=" + std::string(py::repr(py::float_(w.start))) +
+               ", end=" + std::string(py::repr(py::float_(w.end))) +
+               ", word=" + std::string(py::repr(py::str(w.word))) +
+               ", probability=" + std::string(py::repr(py::float_(w.probability))) + ")";
+      });
+
+  py::class_<Segment>(m, "Segment")
+      .def_readonly("id", &Segment::id)
+      .def_readonly("seek", &Segment::seek)
+      .def_readonly("start", &Segment::start)
+      .def_readonly("end", &Segment::end)
+      .def_readonly("text", &Segment::text)
+      .def_readonly("tokens", &Segment::tokens)
+      .def_readonly("avg_logprob", &Segment::avg_logprob)
+      .def_readonly("compression_ratio", &Segment::compression_ratio)
+      .def_readonly("no_speech_prob", &Segment::no_speech_prob)
+      .def_readonly("temperature", &Segment::temperature)
+      .def_property_readonly(
+          "words", [](const Segment& s) -> py::object { return s.words.empty() ? py::none() : py::cast(s.words); },
+          "With word_timestamps: the segment's words (Word(start, end, word, probability)); None otherwise")
+      .def("__repr__", [](const Segment& s) {
+        return "Segment(id=" + std::to_string(s.id) + ", seek=" + std::to_string(s.seek) +
+               ", start=" + std::string(py::repr(py::float_(s.start))) +
+               ", end=" + std::string(py::repr(py::float_(s.end))) +
+               ", text=" + std::string(py::repr(py::str(s.text))) + ")";
+      });
+
+  py::class_<PyTranscriptionInfo>(m, "TranscriptionInfo")
+      .def_readonly("language", &PyTranscriptionInfo::language)
+      .def_readonly("language_probability", &PyTranscriptionInfo::language_probability)
+      .def_readonly("duration", &PyTranscriptionInfo::duration)
+      .def_property_readonly("all_language_probs", &PyTranscriptionInfo::all_language_probs,
+                             "When the language was detected: [(code, probability)] of every language, most likely "
+                             "first (computed when first read); None when it was given")
+      .def("__repr__", [](const PyTranscriptionInfo& i) {
+        return "TranscriptionInfo(language=" + std::string(py::repr(py::str(i.language))) +
+               ", language_probability=" + std::string(py::repr(py::float_(i.language_probability))) +
+               ", duration=" + std::string(py::repr(py::float_(i.duration))) + ")";
+      });
+
+  py::class_<SpeechGeneration>(m, "SpeechGeneration")
+      .def_readonly("ids", &SpeechGeneration::ids)
+      .def_readonly("scores", &SpeechGeneration::scores);
+
+  // transcribe()'s defaults are openai-whisper's (as faster-whisper's), shown as Python writes them.
+  const TranscribeOptions whisper_defaults = openai_whisper_options();
+  const auto shown = [](float v) { return std::round(static_cast<double>(v) * 1e6) / 1e6; };
+  std::vector<double> default_temperatures;
+  for (float t : whisper_defaults.temperatures) default_temperatures.push_back(shown(t));
+  py::class_<PyWhisper>(m, "Whisper")
+      .def(py::init([](const py::object& model_path, const py::object& device_arg, const py::object& compute_type,
+                       const py::object& cpu_threads, const py::object& inter_threads, const py::object& weight_cache) {
+             const std::string device = str_arg(device_arg, "device");
+             if (device != "cpu" && device != "auto")
+               throw Error("device '" + device + "': ordo runs on the CPU only (device=\"cpu\")");
+             // faster-whisper's "default" is the checkpoint's own arithmetic: float32 here.
+             const py::object type = py::isinstance<py::str>(compute_type) && utf8_of(compute_type) == "default"
+                                         ? py::str("float32")
+                                         : compute_type;
+             ModelOptions options = model_options_of(type, cpu_threads, inter_threads, weight_cache);
+             auto warnings = std::make_shared<std::vector<std::string>>();
+             options.on_warning = [warnings](const std::string& w) { warnings->push_back(w); };
+             const std::string dir = resolve_model_dir(path_arg(model_path, "model_path"));
+             std::shared_ptr<const SpeechRecognizer> model;
+             {
+               py::gil_scoped_release release;
+               model = std::make_shared<const SpeechRecognizer>(dir, options);
+             }
+             for (const std::string& w : *warnings)
+               if (PyErr_WarnEx(PyExc_RuntimeWarning, ("ordo: " + w).c_str(), 1) < 0) throw py::error_already_set();
+             return PyWhisper{std::move(model), dir};
+           }),
+           py::arg("model_path"), py::arg("device") = "cpu", py::arg("compute_type") = "default",
+           py::arg("cpu_threads") = 0, py::arg("inter_threads") = 1, py::arg("weight_cache") = true)
+      .def_readonly("model_path", &PyWhisper::model_path)
+      .def_property_readonly("is_multilingual", [](const PyWhisper& w) { return w.model->multilingual(); })
+      .def_property_readonly("supported_languages", [](const PyWhisper& w) { return w.model->languages(); })
+      .def(
+          "transcribe",
+          [](const PyWhisper& w, const py::object& audio, const py::object& language, const py::object& task,
+             const py::object& beam_size, const py::object& temperature, const py::object& compression_ratio_threshold,
+             const py::object& log_prob_threshold, const py::object& no_speech_threshold,
+             const py::object& condition_on_previous_text, const py::object& initial_prompt,
+             const py::object& word_timestamps, const py::object& without_timestamps, const py::object& max_new_tokens,
+             const py::kwargs& kwargs) {
+            auto samples = std::make_shared<const std::vector<float>>(audio_arg(audio, "audio"));
+            TranscribeOptions o;
+            o.language = language.is_none() ? "" : str_arg(language, "language");
+            if (o.language == "auto") o.language.clear();
+            o.task = str_arg(task, "task");
+            if (!beam_size.is_none()) set_option(o.decode, decode_option_spec(&DecodeOptions::beam_size), beam_size);
+            if (!max_new_tokens.is_none())
+              set_option(o.decode, decode_option_spec(&DecodeOptions::max_new_tokens), max_new_tokens);
+            o.temperatures = temperatures_arg(temperature);
+            o.compression_ratio_threshold = threshold_arg(compression_ratio_threshold, "compression_ratio_threshold");
+            o.log_prob_threshold = threshold_arg(log_prob_threshold, "log_prob_threshold");
+            o.no_speech_threshold = threshold_arg(no_speech_threshold, "no_speech_threshold");
+            o.condition_on_previous_text = bool_arg(condition_on_previous_text, "condition_on_previous_text");
+            o.initial_prompt = initial_prompt.is_none() ? "" : str_arg(initial_prompt, "initial_prompt");
+            o.word_timestamps = bool_arg(word_timestamps, "word_timestamps");
+            o.timestamps = !bool_arg(without_timestamps, "without_timestamps");
+            for (const auto& [key, value] : kwargs)
+              if (!value.is_none()) set_speech_option(o, key.cast<std::string>(), value);
+            auto flag = std::make_shared<CancelFlag>();
+            o.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = w.model;
+            Transcription t =
+                run_released<Transcription>(flag, [model, samples, o] { return model->transcribe(*samples, o); });
+            PyTranscriptionInfo info;
+            info.language = t.language;
+            info.language_probability = t.language_probability;
+            info.duration = t.duration;
+            info.model = model;
+            if (o.language.empty() && model->multilingual()) {
+              const size_t window = std::min<size_t>(samples->size(), 30 * kSpeechSampleRate);
+              info.first_window =
+                  std::make_shared<const std::vector<float>>(samples->begin(), samples->begin() + window);
+            }
+            return py::make_tuple(py::cast(std::move(t.segments)), py::cast(std::move(info)));
+          },
+          py::arg("audio"), py::arg("language") = py::none(), py::arg("task") = "transcribe", py::arg("beam_size") = 5,
+          py::arg("temperature") = py::tuple(py::cast(default_temperatures)),
+          py::arg("compression_ratio_threshold") = shown(*whisper_defaults.compression_ratio_threshold),
+          py::arg("log_prob_threshold") = shown(*whisper_defaults.log_prob_threshold),
+          py::arg("no_speech_threshold") = shown(*whisper_defaults.no_speech_threshold),
+          py::arg("condition_on_previous_text") = true,
+          py::arg("initial_prompt") = py::none(), py::arg("word_timestamps") = false,
+          py::arg("without_timestamps") = false, py::arg("max_new_tokens") = py::none(),
+          "(segments, info) as faster-whisper's WhisperModel.transcribe() gives them: the segments (a list of "
+          "Segment) and a TranscriptionInfo. `audio`: a path, bytes, a binary file object or 16 kHz mono "
+          "float32 samples. Other keywords: the decoding options of decode_options() that apply to speech "
+          "(length_penalty, repetition_penalty, no_repeat_ngram_size, seed, ...) and batch_size.")
+      .def(
+          "detect_language",
+          [](const PyWhisper& w, const py::object& audio) {
+            auto samples = std::make_shared<const std::vector<float>>(audio_arg(audio, "audio"));
+            auto flag = std::make_shared<CancelFlag>();
+            auto model = w.model;
+            const auto probabilities = run_released<std::vector<std::pair<std::string, float>>>(
+                flag, [model, samples] { return model->detect_language(*samples); });
+            if (probabilities.empty()) throw Error("detect_language: the model gave no language");
+            return py::make_tuple(probabilities[0].first, probabilities[0].second, probabilities);
+          },
+          py::arg("audio"),
+          "(language, probability, all_language_probs) of the first 30 s, as faster-whisper's detect_language()")
+      .def(
+          "features",
+          [](const PyWhisper& w, const py::object& audio) {
+            const std::vector<float> samples = audio_arg(audio, "audio");
+            std::vector<float> features;
+            {
+              py::gil_scoped_release release;
+              features = w.model->features(samples);
+            }
+            const py::ssize_t mels = w.model->n_mels();
+            py::array_t<float> out({mels, static_cast<py::ssize_t>(features.size()) / mels});
+            std::copy(features.begin(), features.end(), out.mutable_data());
+            return out;
+          },
+          py::arg("audio"),
+          "The log-mel features of the first 30 s: [n_mels][3000] float32, as transformers' "
+          "WhisperFeatureExtractor")
+      .def(
+          "generate",
+          [](const PyWhisper& w, const py::object& features, const py::object& language, const py::object& task,
+             const py::object& timestamps, const py::kwargs& kwargs) {
+            const std::vector<std::vector<float>> f = features_arg(features, w.model->n_mels());
+            const std::string lang = language.is_none() ? "" : str_arg(language, "language");
+            const std::string t = str_arg(task, "task");
+            const bool with_timestamps = bool_arg(timestamps, "timestamps");
+            TranscribeOptions o;
+            for (const auto& [key, value] : kwargs)
+              if (!value.is_none()) set_speech_option(o, key.cast<std::string>(), value);
+            auto flag = std::make_shared<CancelFlag>();
+            o.decode.cancelled = [flag] { return flag->stop.load(); };
+            auto model = w.model;
+            const DecodeOptions decode = o.decode;
+            return run_released<SpeechGeneration>(flag, [model, f, lang, t, with_timestamps, decode] {
+              return model->generate(f, lang, t, with_timestamps, decode);
+            });
+          },
+          py::arg("features"), py::arg("language") = py::none(), py::arg("task") = "transcribe",
+          py::arg("timestamps") = false,
+          "transformers' generate() on features ([n_mels][3000] each, or a batch): the ids it returns "
+          "(SpeechGeneration.ids, start token first) and their scores")
+      .def(
+          "decode",
+          [](const PyWhisper& w, const std::vector<int64_t>& ids, bool with_timestamps) {
+            return with_timestamps ? w.model->decode_with_timestamps(ids) : w.model->decode(ids);
+          },
+          py::arg("ids"), py::arg("with_timestamps") = false,
+          "The text of ids (special tokens removed; timestamps as \"<|1.08|>\" with with_timestamps)")
+      .def("__repr__",
+           [](const PyWhisper& w) { return "ordo.Whisper(" + std::string(py::repr(py::str(w.model_path))) + ")"; });
 }

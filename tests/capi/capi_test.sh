@@ -12,7 +12,10 @@
 #   file:    tests/capi/file_translate.c gives `ordo translate -i FILE -o OUT`'s bytes for a .docx
 #            and an .srt (by path and in memory), and a file that is not its format fails with
 #            the library's message, leaving no output.
-#   capi_test.sh error|example|glossary|glossary-untouched|file SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
+#   transcribe: tests/capi/transcribe_file.c on the Whisper fixture's clips gives `ordo transcribe`'s
+#            transcript in each format (from the file, and from samples read in C), and a missing
+#            file or a text model fails with the library's message naming it.
+#   capi_test.sh error|example|glossary|glossary-untouched|file|transcribe SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
 set -euo pipefail
 what="$1" source_dir="$2" build_dir="$3" model="$4" cc="${5:-cc}"
 work="$(mktemp -d)"
@@ -48,6 +51,46 @@ if [ "$what" = file ]; then
   if "$work/file_translate" "$model" "$work/bad.docx" "$work/out.docx" 2> "$work/err.txt"; then
     echo "FAILED: a .docx that is not a zip was translated"; failed=1
   elif grep -q "bad.docx: DOCX file: not a zip archive" "$work/err.txt" && [ ! -e "$work/out.docx" ]; then
+    echo "ok: $(cat "$work/err.txt")"
+  else
+    echo "FAILED: $(cat "$work/err.txt")"; failed=1
+  fi
+  exit $failed
+fi
+if [ "$what" = transcribe ]; then
+  build transcribe_file "$source_dir/tests/capi/transcribe_file.c"
+  failed=0
+  exact="--beam-size 1 --max-length 32 --temperature 0 --compression-ratio-threshold off --logprob-threshold off"
+  exact="$exact --no-speech-threshold off"
+  for format in text json verbose_json srt vtt tsv; do
+    for clip in en de; do
+      audio="$model/audio/${clip}_16k.wav"
+      # shellcheck disable=SC2086
+      "$build_dir/ordo" transcribe -m "$model" -q "$audio" --language "$clip" --format "$format" $exact \
+        > "$work/ordo.$format"
+      for how in file raw; do
+        "$work/transcribe_file" "$model" "$audio" "$format" "$clip" $([ $how = raw ] && echo raw) > "$work/c.$format"
+        case "$format" in json | verbose_json) echo >> "$work/c.$format" ;; esac  # the command line ends the line
+        if cmp -s "$work/c.$format" "$work/ordo.$format" && [ -s "$work/c.$format" ]; then
+          echo "ok: $clip $format ($how) = ordo transcribe"
+        else
+          echo "FAILED: $clip $format ($how) differs from ordo transcribe"; diff "$work/c.$format" "$work/ordo.$format" | head -5
+          failed=1
+        fi
+      done
+    done
+  done
+  if "$work/transcribe_file" "$model" "$work/missing.wav" text en 2> "$work/err.txt"; then
+    echo "FAILED: a missing file was transcribed"; failed=1
+  elif grep -q "^transcribe_file: $work/missing.wav: " "$work/err.txt"; then
+    echo "ok: $(cat "$work/err.txt")"
+  else
+    echo "FAILED: $(cat "$work/err.txt")"; failed=1
+  fi
+  if "$work/transcribe_file" "$source_dir/tests/data/hf/marian_opus_en_mg" "$model/audio/en_16k.wav" text en \
+    2> "$work/err.txt"; then
+    echo "FAILED: a text model transcribed"; failed=1
+  elif grep -q "not a speech model" "$work/err.txt"; then
     echo "ok: $(cat "$work/err.txt")"
   else
     echo "FAILED: $(cat "$work/err.txt")"; failed=1

@@ -23,4 +23,8 @@ if(ORDO_C_COMPILER)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh file ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
             ${CMAKE_SOURCE_DIR}/models/en-de ${ORDO_C_COMPILER})
   set_tests_properties(CApi.FilesTranslateAsTheCommandLine PROPERTIES LABELS integration TIMEOUT 600)
+  add_test(NAME CApi.TranscribesAsTheCommandLine
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_test.sh transcribe ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+            ${CMAKE_CURRENT_SOURCE_DIR}/data/hf/whisper ${ORDO_C_COMPILER})
+  set_tests_properties(CApi.TranscribesAsTheCommandLine PROPERTIES LABELS integration TIMEOUT 600)
 endif()

@@ -4,7 +4,7 @@
 # tests/dask/tests.cmake.) Each pytest has its own --basetemp: pytest's shared default under /tmp
 # is not safe for sessions that ctest -j2 runs at once.
 if(TARGET ordo_python)
-  foreach(name test_translate test_streaming test_glossary test_files)
+  foreach(name test_translate test_streaming test_glossary test_files test_whisper)
     add_test(NAME Python.${name}
       COMMAND ${ORDO_PYTHON3_EXECUTABLE} -m pytest -q -p no:cacheprovider
               --basetemp=${CMAKE_BINARY_DIR}/pytest-tmp-${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.py)

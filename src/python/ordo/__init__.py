@@ -1,11 +1,17 @@
 """ordo: translation and summarization with encoder-decoder transformers (Marian/opus-mt,
-Pegasus, M2M100, NLLB, FSMT, BART, mBART, T5) on the CPU, from Hugging Face folders as
-downloaded. The API follows CTranslate2's Python package where the concept is the same:
+Pegasus, M2M100, NLLB, FSMT, BART, mBART, T5), and speech recognition with Whisper, on the
+CPU, from Hugging Face folders as downloaded. The API follows CTranslate2's Python package
+where the concept is the same, and faster-whisper's for speech:
 
     import ordo
     translator = ordo.Translator("en-de")          # a bundled model, or a model folder
     results = translator.translate_batch(["A man is riding a bicycle."], beam_size=4)
     print(results[0].hypotheses[0].text)
+
+    model = ordo.Whisper("whisper-small")           # a Whisper model folder
+    segments, info = model.transcribe("talk.mp3")
+    for segment in segments:
+        print("[%.2fs -> %.2fs] %s" % (segment.start, segment.end, segment.text))
 
 Keyword options come from ordo's one table of decoding options (ordo.decode_options(): the
 command line's flags, the server's request fields); an option left out or None takes the
@@ -28,9 +34,15 @@ from ordo._ordo import (  # noqa: E402,F401
     Error,
     Hypothesis,
     ScoreResult,
+    Segment,
+    SpeechGeneration,
+    TranscriptionInfo,
     TranslationResult,
+    Whisper,
+    Word,
     __version__,
     batch_options,
+    decode_audio,
     decode_options,
     model_options,
     parse_option,
@@ -44,9 +56,15 @@ __all__ = [
     "GenerationStepResult",
     "Hypothesis",
     "ScoreResult",
+    "Segment",
+    "SpeechGeneration",
+    "TranscriptionInfo",
     "TranslationResult",
     "Translator",
+    "Whisper",
+    "Word",
     "batch_options",
+    "decode_audio",
     "decode_options",
     "model_options",
     "parse_option",
