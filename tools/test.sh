@@ -17,11 +17,17 @@ source "$root/tools/ci/stages.sh"
 sanitizers="${ORDO_CI_SANITIZERS:-1}"
 extra=("${ORDO_TEST_PACKAGES[@]}")
 if [ "$sanitizers" != 0 ]; then extra+=("${ORDO_SANITIZER_PACKAGES[@]}"); fi
-# Node.js runs the real DeepL client (tests/faces/deepl_node/): Debian's, unless one is there.
+# Node.js runs the real DeepL and OpenAI clients (tests/faces/deepl_node/, openai_node/): Debian's,
+# unless one is there.
 if ! command -v npm >/dev/null; then extra+=(nodejs npm); fi
 ordo_stage install ordo_install_dependencies "${extra[@]}"
-# The client's exact versions from its lock file, from the npm registry (test tooling only).
-ordo_stage npm npm ci --prefix "$root/tests/faces/deepl_node" --no-audit --no-fund --loglevel=error
+# The clients' exact versions from their lock files, from the npm registry (test tooling only).
+ordo_npm_ci() {
+  for face in deepl_node openai_node; do
+    npm ci --prefix "$root/tests/faces/$face" --no-audit --no-fund --loglevel=error
+  done
+}
+ordo_stage npm ordo_npm_ci
 ordo_stage build ordo_build "$root" -DORDO_BUILD_TESTS=ON
 build="${ORDO_BUILD_DIR:-$root/build}"
 ordo_stage suite ctest --test-dir "$build" --output-on-failure -j "${ORDO_JOBS:-$(nproc)}"

@@ -87,11 +87,11 @@ const ServedModel& pair_model(const ModelSet& set, const std::string& source, co
 }
 
 Service::Upload Service::read_upload(const httplib::Request& req, httplib::Response& res, const Reader& reader,
-                                     const std::string& file_field) const {
+                                     const std::string& file_field, size_t max_bytes, const std::string& flag) const {
   if (!req.is_multipart_form_data())
     throw ApiError(400, "Invalid request: send the file as multipart/form-data, in the field '" + file_field +
                             "' with its file name");
-  const size_t max = config_.limits.max_file_bytes;
+  const size_t max = max_bytes > 0 ? max_bytes : config_.limits.max_file_bytes;
   bool too_large = false;
   std::multimap<std::string, std::string> fields;
   auto current = fields.end();
@@ -121,7 +121,7 @@ Service::Upload Service::read_upload(const httplib::Request& req, httplib::Respo
       });
   if (!ok) {
     if (too_large || res.status == 413)
-      throw ApiError(413, "Request body larger than " + std::to_string(max) + " bytes (--max-body-bytes)");
+      throw ApiError(413, "Request body larger than " + std::to_string(max) + " bytes (" + flag + ")");
     throw ApiError(400, "Invalid request: the body could not be read");
   }
   if (file_parts == 0) throw ApiError(400, "Invalid request: missing " + file_field + " parameter");

@@ -1,6 +1,6 @@
 // The routes' table and the middleware every request passes: errors as LibreTranslate's
-// {"error": ...} (DeepL's /v2 routes: {"message": ...}, deepl_routes.cpp), CORS, the latency
-// metric (service.h).
+// {"error": ...} (DeepL's /v2 routes: {"message": ...}, deepl_routes.cpp; OpenAI's audio routes:
+// {"error": {"message", ...}}, audio_routes.cpp), CORS, the latency metric (service.h).
 #include "server/service.h"
 #include "web/page_assets.h"
 
@@ -38,6 +38,7 @@ void Service::install(httplib::Server& http) {
     }
   });
   install_deepl(http);
+  install_audio(http);
   http.Post("/v1/translate", guarded([this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
               ordo_generate(Task::kTranslate, req, res, reader);
             }));
@@ -58,7 +59,10 @@ void Service::install(httplib::Server& http) {
       return send_error(res, e);
     }
     if (!ready_) return send_error(res, ApiError(503, "the models are still loading", 1));
-    send_json(res, 200, Json{{"models", Json(models().models_json())}});
+    // ordo's description of each model, and OpenAI's list (its clients' models.list()).
+    const ModelSet& set = models();
+    send_json(res, 200,
+              Json{{"object", "list"}, {"data", Json(set.openai_models_json())}, {"models", Json(set.models_json())}});
   });
   // GET /frontend/settings as LibreTranslate answers it (its page and clients read the limits
   // there), with ordo's other request limits beside them; open like /languages.
@@ -86,7 +90,9 @@ void Service::install(httplib::Server& http) {
                    {"language", {{"source", source}, {"target", target}}},
                    {"maxTexts", config_.limits.max_texts},
                    {"maxBodyBytes", config_.limits.max_body_bytes},
-                   {"timeoutSeconds", config_.limits.timeout_seconds}});
+                   {"timeoutSeconds", config_.limits.timeout_seconds},
+                   {"maxAudioBytes", config_.speech.max_audio_bytes},
+                   {"maxAudioSeconds", config_.speech.max_audio_seconds}});
   });
   // The page (src/web), unless --no-page: static files compiled into the binary, revalidated
   // by ETag, with a Content-Security-Policy that allows nothing from elsewhere.

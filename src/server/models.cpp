@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <set>
 
@@ -54,7 +55,9 @@ std::pair<std::string, std::string> pair_from_name(const std::string& name) {
 
 }  // namespace
 
-const char* task_name(Task task) { return task == Task::kTranslate ? "translate" : "summarize"; }
+const char* task_name(Task task) {
+  return task == Task::kTranslate ? "translate" : task == Task::kSummarize ? "summarize" : "transcribe";
+}
 
 std::string ServedModel::model_code(const std::string& code) const {
   const auto it = codes.find(code);
@@ -94,8 +97,21 @@ std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared
   m->spec = spec;
   m->fingerprint = folder_fingerprint(spec.dir);
   m->instance = ++instances;
+  m->created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const nlohmann::json config = read_json(spec.dir + "/config.json", true);
   m->model_type = string_field(config, "model_type");
+  if (m->model_type == "whisper") {  // speech: a recognizer, no translator
+    if (!spec.task.empty() && spec.task != "transcribe")
+      throw Error("model '" + m->name + "': a Whisper model's task is transcribe, not '" + spec.task + "'");
+    m->task = Task::kTranscribe;
+    try {
+      m->recognizer = std::make_shared<const SpeechRecognizer>(spec.dir, spec.options);
+    } catch (const Error& e) {
+      throw Error("model '" + m->name + "': " + e.what());
+    }
+    return m;
+  }
   const nlohmann::json tokenizer = read_json(spec.dir + "/tokenizer_config.json", false);
 
   try {
@@ -126,7 +142,8 @@ std::shared_ptr<const ServedModel> load_model(const ModelSpec& spec, std::shared
   }
   if (!spec.task.empty()) {
     if (spec.task != "translate" && spec.task != "summarize")
-      throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize");
+      throw Error("model '" + m->name + "': task '" + spec.task + "' is neither translate nor summarize" +
+                  (spec.task == "transcribe" ? " (transcribe: a Whisper folder, whose config.json says so)" : ""));
     m->task = spec.task == "translate" ? Task::kTranslate : Task::kSummarize;
   } else if (m->model_type == "pegasus" || m->model_type == "pegasus_x" || m->model_type == "bart" ||
              (!m->multilingual() && !m->source_lang.empty() && m->source_lang == m->target_lang)) {
@@ -286,17 +303,34 @@ nlohmann::json ModelSet::models_json() const {
                             {"model_type", m->model_type},
                             {"folder", base_name(m->dir)},  // the folder's name only: no server paths to clients
                             {"compute_type", compute_type_name(m->options.compute_type)},
-                            {"threads", m->options.threads},
-                            {"default_beam_size", m->default_beam}};
-    if (m->multilingual())
+                            {"threads", m->options.threads}};
+    if (m->recognizer) {  // the languages it hears; translate: any of them into English
+      entry["languages"] = m->recognizer->languages();
+      entry["multilingual"] = m->recognizer->multilingual();
+    } else if (m->multilingual()) {
+      entry["default_beam_size"] = m->default_beam;
       entry["languages"] = m->languages;
-    else {
+    } else {
+      entry["default_beam_size"] = m->default_beam;
       entry["source"] = m->source_lang;
       entry["target"] = m->target_lang;
     }
     out.push_back(entry);
   }
   return out;
+}
+
+nlohmann::json ModelSet::openai_models_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : models_)
+    out.push_back({{"id", m->name}, {"object", "model"}, {"created", m->created}, {"owned_by", "ordo"}});
+  return out;
+}
+
+const ServedModel* ModelSet::speech_model(const std::string& name) const {
+  if (const ServedModel* m = by_name(name)) return m->task == Task::kTranscribe ? m : nullptr;
+  const std::vector<const ServedModel*> speech = of_task(Task::kTranscribe);
+  return (name.empty() || name == "whisper-1") && !speech.empty() ? speech.front() : nullptr;
 }
 
 }  // namespace ordo::server

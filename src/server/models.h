@@ -5,7 +5,8 @@
 // pair given on the command line (--model en:de=DIR). M2M100 and NLLB serve every ordered pair
 // of the languages their tokenizer knows (NLLB's codes are also reachable by ISO 639-1 code:
 // "de" = "deu_Latn"). Pegasus folders, and Marian folders whose two languages are the same
-// (the bundled dialogsum), summarize.
+// (the bundled dialogsum), summarize. A Whisper folder (config.json's model_type "whisper") is
+// an ordo::SpeechRecognizer: it transcribes (POST /v1/audio/*), and no text route offers it.
 #pragma once
 
 #include <map>
@@ -19,7 +20,7 @@
 
 namespace ordo::server {
 
-enum class Task { kTranslate, kSummarize };
+enum class Task { kTranslate, kSummarize, kTranscribe };
 const char* task_name(Task task);
 
 // A model as the command line or --models FILE.json names it.
@@ -27,7 +28,7 @@ struct ModelSpec {
   std::string name;                      // how clients name it ("model" in /v1)
   std::string dir;                       // its folder
   std::string source_lang, target_lang;  // the pair of a Marian model; empty: from its folder
-  std::string task;                      // "translate", "summarize", or empty: from its folder
+  std::string task;                      // "translate", "summarize", "transcribe", or empty: from its folder
   ModelOptions options;                  // threads per batch, compute type
 };
 // Whether two specs load the same model (name, folder, pair, task, threads, compute type).
@@ -48,6 +49,8 @@ struct ServedModel {
   // Shared with the batches that run it: a model removed by a reload is freed when its last
   // request and batch are done (service.h).
   std::shared_ptr<const Translator> translator;
+  std::shared_ptr<const SpeechRecognizer> recognizer;  // instead of the translator: Task::kTranscribe
+  int64_t created = 0;                                 // when it was loaded (Unix seconds; OpenAI's "created")
   ModelSpec spec;           // what loaded it (a reload keeps it when the spec is the same ...
   std::string fingerprint;  // ... and the folder's files are unchanged)
   uint64_t instance = 0;    // unique in the process: batches of two loads of a name never mix
@@ -84,8 +87,12 @@ class ModelSet {
   std::string model_list(Task task) const;         // "en-de, de-en"
   std::string pair_list(size_t limit = 20) const;  // "en->de, de->en"
 
-  nlohmann::json languages_json() const;  // GET /languages (LibreTranslate's shape)
-  nlohmann::json models_json() const;     // GET /v1/models
+  nlohmann::json languages_json() const;      // GET /languages (LibreTranslate's shape)
+  nlohmann::json models_json() const;         // GET /v1/models' "models"
+  nlohmann::json openai_models_json() const;  // its "data": OpenAI's model objects (id, object, created, owned_by)
+  // The speech model a request names; "" or "whisper-1" (OpenAI's one name), unless a model is
+  // named so, is the first one served. nullptr when there is none of that name (or none at all).
+  const ServedModel* speech_model(const std::string& name) const;
 
  private:
   std::vector<std::shared_ptr<const ServedModel>> models_;

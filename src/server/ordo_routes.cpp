@@ -81,6 +81,10 @@ const ServedModel& Service::model_for(Task task, const RequestFields& fields, De
   const ServedModel* model = nullptr;
   if (const std::optional<std::string> name = fields.string("model")) {
     model = set.by_name(*name);
+    if (model && model->task == Task::kTranscribe)
+      throw ApiError(400, "Invalid request: model '" + model->name +
+                              "' is a speech model: send it audio at POST /v1/audio/transcriptions (served " +
+                              task_name(task) + " models: " + set.model_list(task) + ")");
     if (!model || model->task != task)
       throw ApiError(400, "Invalid request: unknown " + std::string(task_name(task)) + " model '" + shown(*name) +
                               "' (served: " + set.model_list(task) + ")");

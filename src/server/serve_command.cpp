@@ -114,7 +114,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   CLI::App* cmd = app.add_subcommand("serve", faces::kServeSummary);
   cmd->add_option("-m,--model", args.models,
                   "A model to serve (repeatable): a bundled name (en-de, de-en, dialogsum), a Hugging Face\n"
-                  "folder, or SRC:TGT=DIR for a Marian folder that does not name its languages.\n"
+                  "folder, or SRC:TGT=DIR for a Marian folder that does not name its languages. A Whisper\n"
+                  "folder is served for speech (POST /v1/audio/transcriptions, /v1/audio/translations).\n"
                   "Default: en-de");
   cmd->add_option("--models", args.models_file,
                   "JSON file of models: {\"models\": [{\"name\", \"path\", \"source\", \"target\", \"task\",\n"
@@ -164,8 +165,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "oldest connection without a request being answered is closed")
       ->check(CLI::Range(size_t(0), size_t(1) << 20));
   cmd->add_option("--api-keys", args.api_keys_file,
-                  "File of API keys, one per line (# starts a comment): translation requests and\n"
-                  "GET /v1/models then need one (api_key field or parameter, or Authorization: Bearer KEY),\n"
+                  "File of API keys, one per line (# starts a comment): translation and speech requests\n"
+                  "and GET /v1/models then need one (api_key field or parameter, or Authorization: Bearer KEY),\n"
                   "403 otherwise. After a key, optional fields: name=ID (its id in /metrics and the log),\n"
                   "req_limit=N (requests per minute), char_limit=N (characters per request),\n"
                   "daily_char_limit=N (characters per day); past a limit 429 with Retry-After");
@@ -202,12 +203,21 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "One file is a request body: --max-body-bytes bounds it")
       ->check(CLI::Range(size_t(1), size_t(1) << 40));
   cmd->add_option("--file-timeout", args.file_timeout,
-                  "Seconds one file's translation may take (default 600): POST /translate_file answers 504\n"
-                  "past it, a DeepL document ends with status error")
+                  "Seconds one file's translation or one audio upload's transcription may take (default\n"
+                  "600): POST /translate_file and /v1/audio/* answer 504 past it, a DeepL document ends with\n"
+                  "status error")
       ->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--file-workers", args.file_workers,
                   "DeepL documents (/v2/document) translated at once; the others wait in turn (default 1)")
       ->check(CLI::Range(size_t(1), size_t(64)));
+  cmd->add_option("--max-audio-bytes", args.max_audio_bytes,
+                  "Largest audio file of POST /v1/audio/transcriptions and /translations (default 25 MiB,\n"
+                  "as OpenAI's; 413 past it)")
+      ->check(CLI::Range(size_t(64), size_t(1) << 32));
+  cmd->add_option("--max-audio-seconds", args.max_audio_seconds,
+                  "Longest audio those routes transcribe, once decoded (default 7200; 400 past it). Each\n"
+                  "second decoded holds 64 KB while it is transcribed")
+      ->check(CLI::Range(1.0, 86400.0));
   cmd->add_option("--translation-preset", args.translation_preset,
                   "Decoding defaults of translation requests (as `ordo translate --preset`)");
   cmd->add_option("--summarization-preset", args.summarization_preset,
@@ -270,6 +280,8 @@ int run_serve(const ServeArgs& args) {
   config.files.max_stored_bytes = args.max_stored_file_bytes;
   config.files.timeout_seconds = args.file_timeout;
   config.files.workers = args.file_workers;
+  config.speech.max_audio_bytes = args.max_audio_bytes;
+  config.speech.max_audio_seconds = args.max_audio_seconds;
   return run_server(config);
 }
 

@@ -46,6 +46,9 @@ struct ServeArgs {
   size_t max_stored_file_bytes = size_t(256) << 20;
   double file_timeout = 600;
   size_t file_workers = 1;
+  // Speech (POST /v1/audio/*): server_config.h's SpeechServing.
+  size_t max_audio_bytes = size_t(25) << 20;
+  double max_audio_seconds = 2 * 3600.0;
   std::string translation_preset = "translation", summarization_preset = "summarization";
 };
 

@@ -86,10 +86,13 @@ int run_server(const ServerConfig& config) {
   connection_options.read_seconds = config.limits.read_timeout_seconds;
   connection_options.per_address = config.limits.max_client_connections;
   connection_options.max_body_bytes = config.limits.max_body_bytes;
-  connection_options.upload_paths = {"/translate_file", "/v2/document"};
-  connection_options.max_upload_bytes = config.limits.max_file_bytes;
+  connection_options.upload_paths = {"/translate_file", "/v2/document", "/v1/audio/transcriptions",
+                                     "/v1/audio/translations"};
+  // One body limit for the uploads: the larger of a file's and an audio upload's (its file,
+  // fields and multipart framing); each route then holds its own part to its own limit.
+  connection_options.max_upload_bytes = std::max(config.limits.max_file_bytes, audio_upload_bytes(config));
   connection_options.max_buffered_bytes =
-      std::max<size_t>({size_t(16) << 20, 64 * config.limits.max_body_bytes, 2 * config.limits.max_file_bytes});
+      std::max<size_t>({size_t(16) << 20, 64 * config.limits.max_body_bytes, 2 * connection_options.max_upload_bytes});
   Connections connections(
       connection_options,
       [&http, &service](httplib::Stream& stream, const RequestContext& context, bool close, bool& closed) {
@@ -99,7 +102,7 @@ int run_server(const ServerConfig& config) {
   http.set_connections(&connections);
   http.new_task_queue = [&connections] { return new HandOver(connections); };
   http.set_tcp_nodelay(true);
-  http.set_payload_max_length(std::max(config.limits.max_body_bytes, config.limits.max_file_bytes));
+  http.set_payload_max_length(std::max(config.limits.max_body_bytes, connection_options.max_upload_bytes));
   // Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which would let a second
   // server bind the same port and silently take half of the connections.
   int listen_fd = -1;

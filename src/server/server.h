@@ -1,9 +1,10 @@
-// `ordo serve`: an HTTP server for translation and summarization.
+// `ordo serve`: an HTTP server for translation, summarization and speech recognition.
 //
 //   routes            LibreTranslate's POST /translate and GET /languages, as its clients call
 //                     them; ordo's POST /v1/translate, /v1/summarize (every decoding option,
 //                     answers shaped like `ordo translate --json`), GET /v1/models, /health,
-//                     /ready, /metrics (Prometheus)
+//                     /ready, /metrics (Prometheus); OpenAI's POST /v1/audio/transcriptions
+//                     and /translations for Whisper models (audio_routes.cpp)
 //   the page          GET / and its files (src/web/page_assets.h: compiled into the binary),
 //                     GET /frontend/settings (the limits, as LibreTranslate answers them)
 //   batching          batcher.h: concurrent requests' sentences share batches

@@ -51,6 +51,15 @@ struct FileServing {
   size_t max_glossary_bytes = size_t(64) << 20;  // the terms of all glossaries together
 };
 
+// Speech (POST /v1/audio/transcriptions and /translations, OpenAI's API; audio_routes.cpp):
+// what one upload may cost. An upload is decoded and transcribed by one of the speech workers
+// (as many as the batches run at once, --inter-threads), within FileServing::timeout_seconds.
+struct SpeechServing {
+  size_t max_audio_bytes = size_t(25) << 20;  // the file part (OpenAI's 25 MB); 413 past it
+  double max_audio_seconds = 2 * 3600.0;      // its duration once decoded; 400 past it
+  size_t max_waiting = 16;                    // uploads waiting for a worker; 429 past it
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (printed)
@@ -59,6 +68,7 @@ struct ServerConfig {
   BatchingOptions batching;
   Limits limits;
   FileServing files;
+  SpeechServing speech;
   std::vector<ApiKey> api_keys;           // non-empty: every translation needs one of them
   std::vector<std::string> cors_origins;  // allowed browser origins ("*" = any)
   // Operating it (docs/serving.md): POST /admin/reload exists with admin keys (--admin-key);
@@ -72,5 +82,11 @@ struct ServerConfig {
                            // /metrics have threads of their own)
   bool page = true;        // GET / serves the translation page (src/web); false: 404
 };
+
+// The body an audio upload may have: its file (SpeechServing::max_audio_bytes), its other
+// fields (Limits::max_body_bytes) and the multipart framing.
+inline size_t audio_upload_bytes(const ServerConfig& config) {
+  return config.speech.max_audio_bytes + config.limits.max_body_bytes + 65536;
+}
 
 }  // namespace ordo::server

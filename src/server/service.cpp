@@ -15,7 +15,9 @@ const char* const kRoutes[] = {"/translate", "/detect", "/languages", "/v1/trans
                                "/", "/static/app.js", "/static/style.css", "/frontend/settings",
                                // files: LibreTranslate's and DeepL's routes
                                "/translate_file", "/v2/translate", "/v2/languages", "/v2/usage", "/v2/glossaries",
-                               "/v2/glossary-language-pairs", "/v2/document"};
+                               "/v2/glossary-language-pairs", "/v2/document",
+                               // speech: OpenAI's audio routes
+                               "/v1/audio/transcriptions", "/v1/audio/translations"};
 // Routes with an id in the path: one label each.
 const char* const kRoutePrefixes[] = {"/download_file/", "/v2/glossaries/", "/v2/document/"};
 

@@ -7,6 +7,8 @@
 //                             answers them; a file's sentences through the batcher in slices
 //   deepl_routes.cpp          DeepL's API v2: /v2/translate, /v2/languages, /v2/usage,
 //                             /v2/glossaries, /v2/document (translated in the background)
+//   audio_routes.cpp          OpenAI's POST /v1/audio/transcriptions and /translations: an upload
+//                             decoded and transcribed by a speech worker (a speech model)
 //   file_store.cpp            what is kept between requests: files, document jobs, glossaries
 //   http_app.cpp              the routes' table, the middleware (errors, CORS, metrics)
 //   server.cpp                the HTTP server's lifecycle: binding, connections, signals, drain
@@ -98,6 +100,7 @@ class Service {
   // batcher.
   void shutdown() {
     jobs_.stop();
+    speech_jobs_.stop();
     batcher_.shutdown();
   }
   Metrics& metrics() { return metrics_; }
@@ -142,14 +145,16 @@ class Service {
                        const RequestContext& context, Clock::time_point deadline, httplib::Response& res);
 
   // An upload (multipart/form-data): its fields, and its file part `file_field` with the file
-  // name the client gave; the body at most Limits::max_body_bytes. ApiError 400 when the part
-  // is missing or given twice.
+  // name the client gave; the parts' bytes together at most `max_bytes` (0: Limits::
+  // max_file_bytes), ApiError 413 naming `flag` past it. ApiError 400 when the part is missing
+  // or given twice.
   struct Upload {
     RequestFields fields;
     std::string file_name, bytes;
   };
   Upload read_upload(const httplib::Request& req, httplib::Response& res, const Reader& reader,
-                     const std::string& file_field) const;
+                     const std::string& file_field, size_t max_bytes = 0,
+                     const std::string& flag = "--max-file-bytes") const;
   // admit() for a count of characters (a file's): the key's limits, the access log. `deepl`:
   // past daily_char_limit the answer is DeepL's 456 (quota exceeded) rather than a 429.
   void admit_characters(const httplib::Request& req, int64_t chars, const std::string& model, bool deepl);
@@ -193,6 +198,11 @@ class Service {
   void libre_download_file(const httplib::Request& req, httplib::Response& res);
   // DeepL's API v2 (deepl_routes.cpp): its routes, errors as {"message": ...}.
   void install_deepl(httplib::Server& http);
+  // OpenAI's audio API (audio_routes.cpp): its routes, errors as {"error": {"message", "type",
+  // "param", "code"}}.
+  void install_audio(httplib::Server& http);
+  // POST /v1/audio/transcriptions (`translate` false) or /v1/audio/translations.
+  void openai_audio(bool translate, const httplib::Request& req, httplib::Response& res, const Reader& reader);
 
   void libre_translate(const httplib::Request& req, httplib::Response& res, const Reader& reader);
   void libre_detect(const httplib::Request& req, httplib::Response& res, const Reader& reader);
@@ -225,6 +235,9 @@ class Service {
       FileStoreLimits{config_.files.ttl_seconds, config_.files.max_stored_bytes, config_.files.max_stored_files}};
   GlossaryStore glossaries_{config_.files.max_glossaries, config_.files.max_glossary_bytes};
   JobRunner jobs_{config_.files.workers, config_.files.max_stored_files};
+  // Transcriptions (audio_routes.cpp): as many at once as batches run (each model was loaded
+  // with its share of the threads); their requests wait for them.
+  JobRunner speech_jobs_{static_cast<size_t>(std::max(1, config_.batching.workers)), config_.speech.max_waiting};
 };
 
 }  // namespace ordo::server

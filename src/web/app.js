@@ -5,6 +5,8 @@
 //   POST /v1/translate alignment, attention  the words view and the heatmap; with terms in the
 //                                            glossary box, also the translation shown ("glossary")
 //   GET /v1/models, POST /v1/summarize      the summarization tab
+//   POST /v1/audio/transcriptions, /v1/audio/translations  the speech tab (OpenAI's routes):
+//                                            a file or a recording (MediaRecorder) becomes text
 'use strict';
 
 (function () {
@@ -34,6 +36,32 @@
     }
   }
 
+  // The ApiError of a failed answer: the server's message, as LibreTranslate's routes give it
+  // ({"error": "..."}) or OpenAI's audio routes ({"error": {"message": "..."}}).
+  async function failure(response) {
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = null; }
+    const error = data && data.error;
+    const message = typeof error === 'string' ? error
+      : error && typeof error.message === 'string' ? error.message : response.statusText;
+    return new ApiError(response.status, message, response.headers.get('Retry-After'));
+  }
+
+  // A multipart upload (FormData) to `path`, with the key; the answer, or a thrown ApiError.
+  async function postForm(path, form) {
+    const headers = { Accept: 'application/json' };
+    const key = apiKey();
+    if (key) headers.Authorization = 'Bearer ' + key;
+    let response;
+    try {
+      response = await fetch(path, { method: 'POST', headers, body: form });
+    } catch (e) {
+      throw new ApiError(0, 'The server cannot be reached (' + e.message + ').');
+    }
+    if (!response.ok) throw await failure(response);
+    return response;
+  }
+
   async function api(method, path, body, signal) {
     const headers = { Accept: 'application/json' };
     const key = apiKey();
@@ -48,13 +76,8 @@
       if (e.name === 'AbortError') throw e;
       throw new ApiError(0, 'The server cannot be reached (' + e.message + ').');
     }
-    let data = null;
-    try { data = await response.json(); } catch (e) { data = null; }
-    if (!response.ok) {
-      const message = data && typeof data.error === 'string' ? data.error : response.statusText;
-      throw new ApiError(response.status, message, response.headers.get('Retry-After'));
-    }
-    return data;
+    if (!response.ok) throw await failure(response);
+    try { return await response.json(); } catch (e) { return null; }
   }
 
   // What the page says about a failed request: the server's own message, with what to do.
@@ -595,26 +618,10 @@
     form.append('file', file, file.name);
     form.append('source', source);
     form.append('target', target);
-    const headers = { Accept: 'application/json' };
-    const key = apiKey();
-    if (key) headers.Authorization = 'Bearer ' + key;
-    const failed = async (response) => {
-      let data = null;
-      try { data = await response.json(); } catch (e) { data = null; }
-      const message = data && typeof data.error === 'string' ? data.error : response.statusText;
-      return new ApiError(response.status, message, response.headers.get('Retry-After'));
-    };
-    let response;
-    try {
-      response = await fetch('/translate_file', { method: 'POST', headers, body: form });
-    } catch (e) {
-      throw new ApiError(0, 'The server cannot be reached (' + e.message + ').');
-    }
-    if (!response.ok) throw await failed(response);
-    const answer = await response.json();
+    const answer = await (await postForm('/translate_file', form)).json();
     // The path of the URL: the page's own origin, whatever host name the server saw.
     const download = await fetch(new URL(answer.translatedFileUrl, window.location.href).pathname);
-    if (!download.ok) throw await failed(download);
+    if (!download.ok) throw await failure(download);
     return download.blob();
   }
 
@@ -670,7 +677,10 @@
     const select = $('summary-model');
     select.replaceChildren(...summarizers.map((m) => option(m.name, m.name)));
     $('tab-summarize').hidden = summarizers.length === 0;
+    showSpeechModels(answer.models.filter((m) => m.task === 'transcribe'));
     $('api-note').textContent = 'Models: ' + answer.models.map((m) => m.name).join(', ') + '.';
+    // A server of speech models only opens on the speech tab.
+    if (!state.languages.some((l) => l.targets.length) && !$('tab-speech').hidden) selectTab('speech', false);
   }
 
   $('summary-text').addEventListener('input', updateCount);
@@ -688,8 +698,189 @@
     }
   });
 
+  // ---------------------------------------------------------------- speech
+  // A file, or a recording from the microphone (MediaRecorder: Chromium records webm/opus,
+  // Safari mp4), goes whole to POST /v1/audio/transcriptions (or /translations: any language
+  // into English) with response_format verbose_json; the transcript and its timed segments
+  // are shown.
+  const speech = { models: [], recorder: null, chunks: [], started: 0, timer: null, busy: false };
+
+  // "de" -> "German" (the browser's own names), else the code.
+  function speechLanguageName(code) {
+    try {
+      const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(code);
+      if (name && name !== code) return name;
+    } catch (e) { /* an old browser, or a code it does not know */ }
+    return code;
+  }
+
+  function showSpeechModels(models) {
+    speech.models = models;
+    $('tab-speech').hidden = models.length === 0;
+    const select = $('speech-model');
+    const keep = select.value;
+    select.replaceChildren(...models.map((m) => option(m.name, m.name)));
+    if (models.some((m) => m.name === keep)) select.value = keep;
+    $('speech-model-field').hidden = models.length < 2;
+    fillSpeechLanguages();
+    const s = state.settings;
+    if (s.maxAudioBytes) {
+      $('audio-limits').textContent = 'At most ' + Math.round(s.maxAudioBytes / 1048576) + ' MB and ' +
+        clock(s.maxAudioSeconds).replace(/\.0$/, '') + ' of audio.';
+    }
+  }
+
+  function fillSpeechLanguages() {
+    const model = speech.models.find((m) => m.name === $('speech-model').value);
+    const select = $('speech-language');
+    const keep = select.value;
+    const codes = model ? model.languages : [];
+    const items = codes.map((c) => [c, speechLanguageName(c)]).sort((a, b) => a[1].localeCompare(b[1]));
+    select.replaceChildren(option('', 'Detect language'), ...items.map(([c, n]) => option(c, n + ' (' + c + ')')));
+    if (codes.includes(keep)) select.value = keep;
+    const translate = $('speech-task').value === 'translate';
+    // Translating takes any language (the route has no language field); English-only models do not translate.
+    select.disabled = translate;
+    $('speech-task').querySelector('option[value="translate"]').disabled = !!model && !model.multilingual;
+  }
+  $('speech-model').addEventListener('change', fillSpeechLanguages);
+  $('speech-task').addEventListener('change', fillSpeechLanguages);
+
+  // 83.25 -> "1:23.3", 4000 -> "1:06:40.0".
+  function clock(seconds) {
+    const tenths = Math.round(Math.max(0, seconds) * 10);
+    const h = Math.floor(tenths / 36000), m = Math.floor(tenths / 600) % 60, s = (tenths % 600) / 10;
+    const ss = (s < 10 ? '0' : '') + s.toFixed(1);
+    return h ? h + ':' + String(m).padStart(2, '0') + ':' + ss : m + ':' + ss;
+  }
+
+  function setSpeechBusy(busy, text) {
+    speech.busy = busy;
+    $('transcribe-file').disabled = busy;
+    $('record').disabled = busy && !speech.recorder;
+    $('speech-status').textContent = text || '';
+    $('speech-text').setAttribute('aria-busy', busy ? 'true' : 'false');
+  }
+
+  function showTranscript(answer) {
+    $('speech-text').textContent = answer.text;
+    const language = answer.language ? answer.language.charAt(0).toUpperCase() + answer.language.slice(1) : '';
+    $('speech-text-label').textContent = answer.task === 'translate' ? 'Translation into English' : 'Transcript';
+    $('speech-language-note').textContent = language ? '(spoken: ' + language + ', ' + clock(answer.duration) + ')' : '';
+    const list = $('speech-segments');
+    list.replaceChildren(...(answer.segments || []).map((s) => {
+      const item = document.createElement('li');
+      item.dataset.start = s.start;
+      item.dataset.end = s.end;
+      const time = document.createElement('span');
+      time.className = 'time';
+      time.textContent = clock(s.start) + ' – ' + clock(s.end);
+      const text = document.createElement('span');
+      text.className = 'segment-text';
+      text.textContent = s.text.trim();
+      item.append(time, ' ', text);
+      return item;
+    }));
+    $('segments-title').hidden = !list.children.length;
+    $('speech-result').hidden = false;
+  }
+
+  async function transcribe(blob, name) {
+    const limit = state.settings.maxAudioBytes;
+    if (limit && blob.size > limit) {
+      return showError(new Error(name + ' has ' + blob.size + ' bytes; this server takes at most ' + limit + '.'));
+    }
+    const translate = $('speech-task').value === 'translate';
+    const form = new FormData();
+    form.append('file', blob, name);
+    form.append('model', $('speech-model').value || 'whisper-1');
+    form.append('response_format', 'verbose_json');
+    if (!translate && $('speech-language').value) form.append('language', $('speech-language').value);
+    setSpeechBusy(true, (translate ? 'Translating ' : 'Transcribing ') + name + '…');
+    const started = performance.now();
+    try {
+      const response = await postForm(translate ? '/v1/audio/translations' : '/v1/audio/transcriptions', form);
+      const answer = await response.json();
+      showError(null);
+      showTranscript(answer);
+      setSpeechBusy(false, (translate ? 'Translated ' : 'Transcribed ') + name + ' in ' +
+        Math.round(performance.now() - started) + ' ms.');
+    } catch (error) {
+      setSpeechBusy(false, '');
+      showError(error);
+    }
+  }
+
+  $('transcribe-file').addEventListener('click', () => {
+    const file = $('audio-file').files[0];
+    if (!file) {
+      $('speech-status').textContent = 'Choose a file first.';
+      $('audio-file').focus();
+      return;
+    }
+    transcribe(file, file.name);
+  });
+
+  // The recording's file name by its type: what the server's decoder is told it is.
+  function recordingName(type) {
+    if (type.includes('ogg')) return 'recording.ogg';
+    if (type.includes('mp4') || type.includes('aac')) return 'recording.m4a';
+    return 'recording.webm';
+  }
+
+  async function startRecording() {
+    if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia || typeof MediaRecorder === 'undefined') {
+      return showError(new Error('This browser cannot record here (the microphone needs https or localhost).'));
+    }
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (e) {
+      return showError(new Error('The microphone is not available: ' + e.message));
+    }
+    const recorder = new MediaRecorder(stream);
+    speech.recorder = recorder;
+    speech.chunks = [];
+    recorder.addEventListener('dataavailable', (event) => { if (event.data.size) speech.chunks.push(event.data); });
+    recorder.addEventListener('stop', () => {
+      stream.getTracks().forEach((t) => t.stop());
+      clearInterval(speech.timer);
+      speech.recorder = null;
+      const button = $('record');
+      button.textContent = 'Record';
+      button.setAttribute('aria-pressed', 'false');
+      const type = recorder.mimeType || (speech.chunks[0] && speech.chunks[0].type) || 'audio/webm';
+      const blob = new Blob(speech.chunks, { type });
+      speech.chunks = [];
+      if (!blob.size) return setSpeechBusy(false, 'Nothing was recorded.');
+      transcribe(blob, recordingName(type));
+    });
+    recorder.start(1000);  // a chunk a second
+    speech.started = performance.now();
+    const button = $('record');
+    button.textContent = 'Stop';
+    button.setAttribute('aria-pressed', 'true');
+    setSpeechBusy(true, 'Recording 0:00.0');
+    $('record').disabled = false;
+    const most = state.settings.maxAudioSeconds || 7200;
+    speech.timer = setInterval(() => {
+      const seconds = (performance.now() - speech.started) / 1000;
+      $('speech-status').textContent = 'Recording ' + clock(seconds);
+      if (seconds >= most && recorder.state === 'recording') recorder.stop();
+    }, 250);
+    showError(null);
+  }
+
+  $('record').addEventListener('click', () => {
+    if (speech.recorder) {
+      if (speech.recorder.state === 'recording') speech.recorder.stop();
+      return;
+    }
+    if (!speech.busy) startRecording();
+  });
+
   // ---------------------------------------------------------------- tabs
-  const tabs = ['translate', 'documents', 'summarize'];
+  const tabs = ['translate', 'documents', 'summarize', 'speech'];
   function selectTab(name, focus) {
     for (const t of tabs) {
       const tab = $('tab-' + t), panel = $('panel-' + t);
@@ -699,7 +890,7 @@
       panel.hidden = !on;
       if (on && focus) tab.focus();
     }
-    const languages = name !== 'summarize';
+    const languages = name !== 'summarize' && name !== 'speech';
     document.querySelector('.langs').hidden = !languages;
     $('detected').hidden = !languages || !$('detected').textContent;
   }

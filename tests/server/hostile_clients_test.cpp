@@ -277,12 +277,12 @@ TEST(ServeHostileClients, PipelinedRequestsAreAllAnsweredInOrder) {
 }
 
 // Bytes of unfinished requests have a budget (64 x --max-body-bytes, at least 16 MiB and two
-// uploads of --max-file-bytes): 80
+// uploads of --max-file-bytes or --max-audio-bytes): 80
 // clients each holding a 250 KB body one byte short of whole (20 MB) make the server refuse the
 // ones read longest with 503; it answers the others meanwhile.
 TEST(ServeHostileClients, UnfinishedBodiesHaveAMemoryBudget) {
   ServerProcess server({"--model", "en-de", "--threads", "1", "--max-body-bytes", "262144", "--max-file-bytes",
-                        "262144", "--max-client-connections", "0"});
+                        "262144", "--max-audio-bytes", "131072", "--max-client-connections", "0"});
   std::vector<std::unique_ptr<RawSocket>> holders;
   const std::string body(249999, ' ');
   for (int i = 0; i < 80; ++i) {

@@ -685,3 +685,173 @@ def test_with_api_keys_the_page_asks_for_a_key_and_shows_403(driver, downloads):
             assert errors == []
         finally:
             s.stop()
+
+
+# ---------------------------------------------------------------- the speech tab
+# The tiny random-weight Whisper of tests/data/hf/whisper: its words are garbage, so the page
+# is compared with the server's own answer to the same upload (POST /v1/audio/*, verbose_json).
+WHISPER = SOURCE_DIR / "tests" / "data" / "hf" / "whisper"
+CLIP = WHISPER / "audio" / "en_16k.wav"
+GERMAN_CLIP = WHISPER / "audio" / "de_16k.wav"
+
+
+@pytest.fixture(scope="module")
+def speech_server():
+    s = Server("-m", "en-de", "-m", str(WHISPER))
+    yield s
+    s.stop()
+
+
+def post_audio(server, route, path, fields):
+    """A multipart upload of the file at `path` with `fields`, as the page sends it: (status, JSON)."""
+    boundary = "ordo-web-test-boundary"
+    body = b""
+    for name, value in fields.items():
+        body += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (boundary, name, value)).encode()
+    body += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
+             'Content-Type: application/octet-stream\r\n\r\n' % (boundary, path.name)).encode()
+    body += path.read_bytes() + ("\r\n--%s--\r\n" % boundary).encode()
+    request = urllib.request.Request(server.url + route, data=body,
+                                     headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def words_of(text):
+    return " ".join(text.split())
+
+
+def text_content(driver, element_id):
+    """The element's text exactly as the page set it (the model's garbage words hold control
+    characters, which an element's rendered .text leaves out)."""
+    return driver.execute_script("return document.getElementById(arguments[0]).textContent", element_id)
+
+
+def open_speech_tab(driver, server):
+    open_page(driver, server)
+    tab = driver.find_element(By.ID, "tab-speech")
+    wait_for(driver, lambda d: tab.is_displayed(), "the speech tab (a speech model is served)")
+    tab.click()
+    assert driver.find_element(By.ID, "panel-speech").is_displayed()
+    assert not driver.find_element(By.CSS_SELECTOR, ".langs").is_displayed()
+
+
+def shown_segments(driver):
+    return [(float(li.get_attribute("data-start")), float(li.get_attribute("data-end")),
+             li.find_element(By.CSS_SELECTOR, ".time").text,
+             li.find_element(By.CSS_SELECTOR, ".segment-text").get_attribute("textContent"))
+            for li in driver.find_elements(By.CSS_SELECTOR, "#speech-segments li")]
+
+
+def clock(seconds):
+    """The page's m:ss.s."""
+    tenths = int(seconds * 10 + 0.5)  # JavaScript's Math.round
+    return "%d:%04.1f" % (tenths // 600, (tenths % 600) / 10)
+
+
+def test_the_speech_tab_is_hidden_without_a_speech_model(server, driver):
+    open_page(driver, server)
+    wait_for(driver, lambda d: d.find_element(By.ID, "api-note").text.startswith("Models:"), "the models listed")
+    assert not driver.find_element(By.ID, "tab-speech").is_displayed()
+
+
+def test_an_uploaded_clip_shows_its_transcript_and_timed_segments(speech_server, driver):
+    status, expected = post_audio(speech_server, "/v1/audio/transcriptions", CLIP,
+                                  {"model": "whisper", "language": "en", "response_format": "verbose_json"})
+    assert status == 200 and expected["segments"], expected
+    open_speech_tab(driver, speech_server)
+    Select(driver.find_element(By.ID, "speech-language")).select_by_value("en")
+    driver.find_element(By.ID, "audio-file").send_keys(str(CLIP))
+    driver.find_element(By.ID, "transcribe-file").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "speech-result").is_displayed(), "the transcript")
+    assert text_content(driver, "speech-text") == expected["text"]
+    segments = shown_segments(driver)
+    assert len(segments) == len(expected["segments"])
+    for (start, end, time_text, text), want in zip(segments, expected["segments"]):
+        assert (start, end) == (want["start"], want["end"])
+        assert time_text == clock(want["start"]) + " – " + clock(want["end"])
+        assert words_of(text) == words_of(want["text"])
+    assert "English" in driver.find_element(By.ID, "speech-language-note").text
+    assert driver.find_element(By.ID, "speech-status").text.startswith("Transcribed en_16k.wav in ")
+    screenshot(driver, "speech-1280.png", 1280)
+    screenshot(driver, "speech-360.png", 360)
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert console_errors(driver) == []
+
+
+def test_the_translate_task_sends_the_clip_to_the_translations_route(speech_server, driver):
+    status, expected = post_audio(speech_server, "/v1/audio/translations", GERMAN_CLIP,
+                                  {"model": "whisper", "response_format": "verbose_json"})
+    assert status == 200, expected
+    open_speech_tab(driver, speech_server)
+    Select(driver.find_element(By.ID, "speech-task")).select_by_value("translate")
+    assert not driver.find_element(By.ID, "speech-language").is_enabled()  # the route takes none
+    driver.find_element(By.ID, "audio-file").send_keys(str(GERMAN_CLIP))
+    driver.find_element(By.ID, "transcribe-file").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "speech-status").text.startswith("Translated de_16k.wav"),
+             "the translation")
+    assert text_content(driver, "speech-text") == expected["text"]
+    assert driver.find_element(By.ID, "speech-text-label").text == "Translation into English"
+    Select(driver.find_element(By.ID, "speech-task")).select_by_value("transcribe")
+    assert console_errors(driver) == []
+
+
+def test_a_file_that_is_not_audio_shows_the_servers_400(speech_server, driver):
+    with tempfile.TemporaryDirectory(prefix="ordo-web-upload-") as d:
+        path = pathlib.Path(d) / "notes.txt"
+        path.write_text("this is not audio", encoding="utf-8")
+        open_speech_tab(driver, speech_server)
+        driver.find_element(By.ID, "audio-file").send_keys(str(path))
+        driver.find_element(By.ID, "transcribe-file").click()
+        error = driver.find_element(By.ID, "error")
+        wait_for(driver, lambda d: error.is_displayed() and "400" in error.text, "the 400")
+    assert "notes.txt" in error.text
+    assert [e for e in console_errors(driver) if " 400 " not in e["message"]] == []
+    driver.execute_script("document.getElementById('error').hidden = true")
+
+
+def test_a_server_of_only_a_speech_model_opens_on_the_speech_tab(driver):
+    s = Server("-m", str(WHISPER))
+    try:
+        driver.get(s.url + "/")
+        wait_for(driver, lambda d: d.find_element(By.ID, "panel-speech").is_displayed(), "the speech tab")
+        assert driver.find_element(By.ID, "tab-speech").get_attribute("aria-selected") == "true"
+        assert not driver.find_element(By.ID, "speech-model-field").is_displayed()  # one model: no picker
+    finally:
+        s.stop()
+
+
+def test_a_recording_from_the_microphone_is_transcribed(speech_server, downloads):
+    # Chromium's fake capture device plays the clip as the microphone; its recorder makes webm/opus.
+    options = webdriver.ChromeOptions()
+    chromium = "/usr/lib/chromium/chromium"
+    if os.path.exists(chromium):
+        options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,900", "--no-first-run", "--disable-extensions", "--lang=en-US",
+                 "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                 "--use-file-for-fake-audio-capture=%s" % CLIP, "--autoplay-policy=no-user-gesture-required"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.set_page_load_timeout(WAIT)
+        open_speech_tab(driver, speech_server)
+        record = driver.find_element(By.ID, "record")
+        record.click()
+        wait_for(driver, lambda d: record.get_attribute("aria-pressed") == "true", "the recording to start")
+        # Recording takes the time it records: until the page's clock says 2 s.
+        wait_for(driver, lambda d: d.find_element(By.ID, "speech-status").text >= "Recording 0:02.0",
+                 "two seconds recorded")
+        record.click()
+        wait_for(driver, lambda d: d.find_element(By.ID, "speech-status").text.startswith("Transcribed recording.webm"),
+                 "the recording transcribed")
+        note = driver.find_element(By.ID, "speech-language-note").text
+        assert note.startswith("(spoken: "), note
+        assert record.get_attribute("aria-pressed") == "false"
+        assert console_errors(driver) == []
+    finally:
+        driver.quit()
