@@ -7,13 +7,9 @@
 // FFmpeg's own log is never printed: the message of a failing call goes into the ordo::Error.
 // The resampling and the downmix are swresample's defaults, as `ffmpeg -ac 1 -ar 16000` (the
 // way openai-whisper and transformers' pipeline load audio) does them.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -450,17 +446,14 @@ void check_limits(const AudioLimits& limits, const std::string& name) {
                 seconds_text(limits.max_seconds));
 }
 
-std::string over_bytes(const std::string& name, int64_t bytes, int64_t limit) {
-  return name + ": " + std::to_string(bytes) + " bytes, over the limit of " + std::to_string(limit) +
-         " bytes (AudioLimits::max_bytes)";
-}
+constexpr const char* kBytesLimit = "AudioLimits::max_bytes";
 
 }  // namespace
 
 std::vector<float> decode_audio(const std::string& bytes, const std::string& name, const AudioLimits& limits) {
   check_limits(limits, name);
   if (static_cast<uint64_t>(bytes.size()) > static_cast<uint64_t>(limits.max_bytes))
-    throw Error(over_bytes(name, static_cast<int64_t>(bytes.size()), limits.max_bytes));
+    throw Error(io::over_byte_limit(name, static_cast<int64_t>(bytes.size()), limits.max_bytes, kBytesLimit));
   if (bytes.empty()) throw Error(name + ": empty file (0 bytes)");
   check_wav_data_size(bytes, name);
   quiet_ffmpeg_once();
@@ -470,32 +463,7 @@ std::vector<float> decode_audio(const std::string& bytes, const std::string& nam
 
 std::vector<float> read_audio(const std::string& path, const AudioLimits& limits) {
   check_limits(limits, path);
-  const int fd = io::open_regular_file(path);
-  std::string bytes;
-  try {
-    struct stat st;
-    if (::fstat(fd, &st) != 0) throw Error(path + ": cannot read file (" + std::strerror(errno) + ")");
-    if (st.st_size > limits.max_bytes) throw Error(over_bytes(path, st.st_size, limits.max_bytes));
-    bytes.reserve(static_cast<size_t>(st.st_size));
-    char buffer[1 << 16];
-    while (true) {
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n == 0) break;
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw Error(path + ": read error (" + std::strerror(errno) + ")");
-      }
-      bytes.append(buffer, static_cast<size_t>(n));
-      // A file that grows while it is read is held to the same bound.
-      if (static_cast<int64_t>(bytes.size()) > limits.max_bytes)
-        throw Error(over_bytes(path, static_cast<int64_t>(bytes.size()), limits.max_bytes));
-    }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return decode_audio(bytes, path, limits);
+  return decode_audio(io::read_regular_file(path, limits.max_bytes, kBytesLimit), path, limits);
 }
 
 }  // namespace ordo

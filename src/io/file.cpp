@@ -59,23 +59,49 @@ int open_regular_file(const std::string& path) {
   return fd;
 }
 
-std::string read_regular_file(const std::string& path) {
-  const int fd = open_regular_file(path);
+std::string over_byte_limit(const std::string& path, int64_t bytes, int64_t max_bytes, const std::string& limit_name) {
+  return path + ": " + std::to_string(bytes) + " bytes, over the limit of " + std::to_string(max_bytes) + " bytes (" +
+         limit_name + ")";
+}
+
+namespace {
+
+// Reads `fd` to its end (and closes it), held to `max_bytes` when it is not negative.
+std::string read_all(int fd, const std::string& path, int64_t max_bytes, const std::string& limit_name) {
   std::string content;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      throw Error(path + ": read error (" + std::strerror(err) + ")");
+  try {
+    if (max_bytes >= 0) {
+      struct stat st;
+      if (::fstat(fd, &st) != 0) throw Error(path + ": cannot read file (" + std::strerror(errno) + ")");
+      if (st.st_size > max_bytes) throw Error(over_byte_limit(path, st.st_size, max_bytes, limit_name));
+      content.reserve(static_cast<size_t>(st.st_size));
     }
-    content.append(buffer, static_cast<size_t>(n));
+    char buffer[1 << 16];
+    while (true) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Error(path + ": read error (" + std::strerror(errno) + ")");
+      }
+      content.append(buffer, static_cast<size_t>(n));
+      if (max_bytes >= 0 && static_cast<int64_t>(content.size()) > max_bytes)
+        throw Error(over_byte_limit(path, static_cast<int64_t>(content.size()), max_bytes, limit_name));
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   ::close(fd);
   return content;
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::string& path) { return read_all(open_regular_file(path), path, -1, ""); }
+
+std::string read_regular_file(const std::string& path, int64_t max_bytes, const std::string& limit_name) {
+  return read_all(open_regular_file(path), path, max_bytes, limit_name);
 }
 
 }  // namespace ordo::io

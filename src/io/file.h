@@ -4,6 +4,7 @@
 // and opened without blocking, and errors name the path and what is wrong with it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ordo::io {
@@ -29,5 +30,11 @@ int open_regular_file(const std::string& path);
 
 // The whole content of a regular file. Throws ordo::Error naming the file.
 std::string read_regular_file(const std::string& path);
+// The same held to `max_bytes`: a larger file is refused before it is read (and one that grows
+// while it is read, once it passes the bound) with "<path>: N bytes, over the limit of
+// `max_bytes` bytes (`limit_name`)".
+std::string read_regular_file(const std::string& path, int64_t max_bytes, const std::string& limit_name);
+// That message, for callers that hold bytes from elsewhere to the same bound.
+std::string over_byte_limit(const std::string& path, int64_t bytes, int64_t max_bytes, const std::string& limit_name);
 
 }  // namespace ordo::io

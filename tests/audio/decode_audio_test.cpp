@@ -18,6 +18,7 @@
 #include "io/file.h"
 #include "ordo/speech.h"
 #include "support/errors.h"
+#include "support/golden_arrays.h"
 #include "support/fixtures.h"
 
 namespace ordo {
@@ -27,26 +28,6 @@ using ordo::testing::error_of;
 
 std::string clip(const std::string& name) { return ordo::testing::data_dir() + "/audio/" + name; }
 std::string bytes_of(const std::string& name) { return io::read_regular_file(clip(name)); }
-
-// The samples of a mono 16-bit PCM WAV's data chunk, / 32768.
-std::vector<float> pcm16_samples(const std::string& bytes) {
-  size_t at = 12;
-  while (at + 8 <= bytes.size()) {
-    uint32_t size;
-    std::memcpy(&size, bytes.data() + at + 4, 4);
-    if (bytes.compare(at, 4, "data") == 0) {
-      std::vector<float> samples(std::min<size_t>(size, bytes.size() - at - 8) / 2);
-      for (size_t i = 0; i < samples.size(); ++i) {
-        int16_t v;
-        std::memcpy(&v, bytes.data() + at + 8 + 2 * i, 2);
-        samples[i] = static_cast<float>(v) / 32768.0f;
-      }
-      return samples;
-    }
-    at += 8 + size + (size & 1);
-  }
-  return {};
-}
 
 // The largest normalised cross-correlation of a and b over shifts of up to `max_lag` samples.
 double best_correlation(const std::vector<float>& a, const std::vector<float>& b, int max_lag, int* lag_out = nullptr) {
@@ -114,24 +95,24 @@ INSTANTIATE_TEST_SUITE_P(Audio, AudioFormats,
 TEST(AudioDecode, ReadsA16kHzWavExactlyAsInt16Over32768) {
   const std::string path = ordo::testing::fixture_dir("whisper") + "/audio/en_16k.wav";
   const std::string bytes = io::read_regular_file(path);
-  EXPECT_EQ(decode_audio(bytes, "en_16k.wav"), pcm16_samples(bytes));
+  EXPECT_EQ(decode_audio(bytes, "en_16k.wav"), testing::pcm16_wav_samples(bytes));
 }
 
 TEST(AudioDecode, ResamplesFrom8kHzToTwiceTheSamples) {
   const std::vector<float> samples = read_audio(clip("de_8k.wav"));
-  const size_t in = pcm16_samples(bytes_of("de_8k.wav")).size();
+  const size_t in = testing::pcm16_wav_samples(bytes_of("de_8k.wav")).size();
   EXPECT_NEAR(static_cast<double>(samples.size()), 2.0 * in, 2.0);
 }
 
 TEST(AudioDecode, ResamplesFrom22050HzToTheSameDuration) {
   const std::vector<float> samples = read_audio(clip("en_22050.wav"));
-  const size_t in = pcm16_samples(bytes_of("en_22050.wav")).size();
+  const size_t in = testing::pcm16_wav_samples(bytes_of("en_22050.wav")).size();
   EXPECT_NEAR(static_cast<double>(samples.size()), in * 16000.0 / 22050.0, 2.0);
 }
 
 TEST(AudioDecode, Resamples44100HzStereoMp3AsTheFfmpegCliDoes) {
   // `ffmpeg -i es_44k_stereo.mp3 -ac 1 -ar 16000` to 16-bit: openai-whisper's way of loading.
-  const std::vector<float> expected = pcm16_samples(bytes_of("es_44k_stereo_ffmpeg_16k.wav"));
+  const std::vector<float> expected = testing::pcm16_wav_samples(bytes_of("es_44k_stereo_ffmpeg_16k.wav"));
   const std::vector<float> samples = read_audio(clip("es_44k_stereo.mp3"));
   ASSERT_EQ(samples.size(), expected.size());
   float worst = 0.0f;

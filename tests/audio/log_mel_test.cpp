@@ -16,6 +16,7 @@
 #include "io/file.h"
 #include "io/json_file.h"
 #include "support/errors.h"
+#include "support/golden_arrays.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -24,53 +25,13 @@ namespace {
 
 using ordo::testing::error_of;
 
+std::vector<float> wav_samples(const std::string& path) {
+  return testing::pcm16_wav_samples(io::read_regular_file(path));
+}
+
 const char* const kClips[] = {"de_16k", "en_16k", "en_long_16k", "fr_16k", "silence_16k"};
 
 std::string whisper_dir() { return ordo::testing::fixture_dir("whisper"); }
-
-// A mono 16-bit PCM WAV as int16 / 32768 floats, as the fixture's goldens read it.
-std::vector<float> read_pcm16_wav(const std::string& path) {
-  const std::string bytes = io::read_regular_file(path);
-  size_t at = 12;
-  while (at + 8 <= bytes.size()) {
-    uint32_t size;
-    std::memcpy(&size, bytes.data() + at + 4, 4);
-    if (bytes.compare(at, 4, "data") == 0) {
-      std::vector<float> samples(size / 2);
-      for (size_t i = 0; i < samples.size(); ++i) {
-        int16_t v;
-        std::memcpy(&v, bytes.data() + at + 8 + 2 * i, 2);
-        samples[i] = static_cast<float>(v) / 32768.0f;
-      }
-      return samples;
-    }
-    at += 8 + size + (size & 1);
-  }
-  throw std::runtime_error(path + ": no data chunk");
-}
-
-// A little-endian float32 .npy array (C order), flattened.
-std::vector<float> read_npy_float32(const std::string& path) {
-  const std::string bytes = io::read_regular_file(path);
-  if (bytes.compare(0, 6, "\x93NUMPY") != 0) throw std::runtime_error(path + ": not .npy");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len = 0, at = 0;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
-    at = 10;
-  } else {
-    uint32_t len;
-    std::memcpy(&len, bytes.data() + 8, 4);
-    header_len = len;
-    at = 12;
-  }
-  const std::string header = bytes.substr(at, header_len);
-  if (header.find("'descr': '<f4'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos)
-    throw std::runtime_error(path + ": not a C-order float32 array: " + header);
-  std::vector<float> values((bytes.size() - at - header_len) / 4);
-  std::memcpy(values.data(), bytes.data() + at + header_len, values.size() * 4);
-  return values;
-}
 
 float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
@@ -84,8 +45,8 @@ TEST(LogMel, MatchesWhisperFeatureExtractorWithin1e4) {
   float worst = 0.0f;
   for (const char* clip : kClips) {
     SCOPED_TRACE(clip);
-    const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/" + clip + ".wav");
-    const std::vector<float> expected = read_npy_float32(whisper_dir() + "/features/" + clip + ".npy");
+    const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/" + clip + ".wav");
+    const std::vector<float> expected = testing::read_npy_float32(whisper_dir() + "/features/" + clip + ".npy");
     const std::vector<float> features = log_mel(samples.data(), samples.size(), settings);
     ASSERT_EQ(features.size(), size_t{80 * 3000});
     const float difference = max_abs_difference(features, expected);
@@ -101,7 +62,7 @@ TEST(LogMel, MatchesWhisperFeatureExtractorWith128MelBins) {
   for (const char* clip : {"en_16k", "en_long_16k"}) {
     SCOPED_TRACE(clip);
     const nlohmann::json& golden = goldens.at(std::string(clip) + "_128_mels");
-    const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/" + clip + ".wav");
+    const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/" + clip + ".wav");
     const std::vector<float> features = log_mel(samples.data(), samples.size(), settings);
     ASSERT_EQ(features.size(), size_t{128 * 3000});
     const size_t every = golden.at("every").get<size_t>();
@@ -121,7 +82,7 @@ TEST(LogMel, MatchesWhisperFeatureExtractorWith128MelBins) {
 
 TEST(LogMel, CutsSamplesPastTheWindow) {
   const MelSettings settings;
-  const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/en_long_16k.wav");
+  const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/en_long_16k.wav");
   ASSERT_GT(samples.size(), size_t{480000});
   const std::vector<float> whole = log_mel(samples.data(), samples.size(), settings);
   const std::vector<float> window = log_mel(samples.data(), 480000, settings);
@@ -130,7 +91,7 @@ TEST(LogMel, CutsSamplesPastTheWindow) {
 
 TEST(LogMel, PadsShortAudioWithZeros) {
   const MelSettings settings;
-  const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/en_16k.wav");
+  const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/en_16k.wav");
   std::vector<float> padded = samples;
   padded.resize(480000, 0.0f);
   EXPECT_EQ(log_mel(samples.data(), samples.size(), settings), log_mel(padded.data(), padded.size(), settings));
@@ -144,7 +105,7 @@ TEST(LogMel, NoSamplesGiveTheConstantOfSilence) {
 
 TEST(LogMel, ConcurrentCallsGiveTheSameFeatures) {
   // Settings no other test uses: the threads race to make the FFT plan and the filter bank.
-  const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/en_long_16k.wav");
+  const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/en_long_16k.wav");
   const MelSettings a{64, 320, 160, 16000, 480000}, b{96, 400, 160, 16000, 480000};
   std::vector<std::vector<float>> results(8);
   std::vector<std::thread> threads;
@@ -157,7 +118,7 @@ TEST(LogMel, ConcurrentCallsGiveTheSameFeatures) {
 }
 
 TEST(LogMel, OtherFftAndHopSizesGiveTheirFrameCount) {
-  const std::vector<float> samples = read_pcm16_wav(whisper_dir() + "/audio/en_16k.wav");
+  const std::vector<float> samples = wav_samples(whisper_dir() + "/audio/en_16k.wav");
   const MelSettings settings{40, 512, 256, 16000, 160000};
   EXPECT_EQ(mel_frames(settings), 625);
   EXPECT_EQ(log_mel(samples.data(), samples.size(), settings).size(), size_t{40 * 625});

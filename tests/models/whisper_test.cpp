@@ -23,6 +23,7 @@
 #include "ordo/error.h"
 #include "ordo/positions.h"
 #include "support/fixtures.h"
+#include "support/golden_arrays.h"
 #include "support/temp_dir.h"
 
 namespace ordo {
@@ -30,37 +31,18 @@ namespace {
 
 using testing::fixture_dir;
 
+at::Tensor npy_tensor(const std::string& path) {
+  testing::NpyArray array = testing::read_npy(path);
+  return at::tensor(array.values).reshape(array.shape);
+}
+
 const nlohmann::json& golden(const std::string& fixture) {
   static const nlohmann::json all = testing::load_fixture_json("whisper", "model_golden.json");
   return all.at("fixtures").at(fixture);
 }
 
-// A float32 C-order .npy file (numpy.save) as a tensor.
-at::Tensor read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw std::runtime_error(path + ": not .npy");
-  const size_t header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
-  const std::string header = bytes.substr(10, header_len);
-  if (header.find("'<f4'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos)
-    throw std::runtime_error(path + ": not float32 C-order");
-  std::vector<int64_t> shape;
-  const size_t open = header.find('(', header.find("'shape'"));
-  for (size_t at = open + 1; header[at] != ')';) {
-    size_t used = 0;
-    shape.push_back(std::stoll(header.substr(at), &used));
-    at += used;
-    while (header[at] == ',' || header[at] == ' ') ++at;
-  }
-  at::Tensor out = at::empty(shape, at::kFloat);
-  const size_t data = 10 + header_len;
-  if (bytes.size() - data != static_cast<size_t>(out.nbytes())) throw std::runtime_error(path + ": truncated");
-  std::memcpy(out.data_ptr(), bytes.data() + data, out.nbytes());
-  return out;
-}
-
 at::Tensor features_of(const std::string& fixture) {
-  return read_npy(fixture_dir(fixture) + "/" + golden(fixture).at("features").get<std::string>());
+  return npy_tensor(fixture_dir(fixture) + "/" + golden(fixture).at("features").get<std::string>());
 }
 
 // Loaded outside inference mode whatever the caller's (LoadedModel loads so: packing writes

@@ -16,7 +16,7 @@
 #include "io/file.h"
 #include "ordo/translator.h"
 #include "support/fixtures.h"
-#include "support/npy.h"
+#include "support/golden_arrays.h"
 
 namespace ordo {
 namespace {

@@ -1,5 +1,5 @@
 // ordo serve's DeepL API v2 driven by DeepL's own Node.js client (deepl-node), as an
-// application would use it against DeepL with only the server URL changed. Run by run.sh,
+// application would use it against DeepL with only the server URL changed. Run by ../node_client.sh,
 // which starts `ordo serve` (the bundled en-de, an API key) and passes ORDO_URL, ORDO_KEY and
 // ORDO_SOURCE_DIR. Each test is one thing the client does; the answers are checked against
 // LibreTranslate's POST /translate on the same server (the same model and sentences).

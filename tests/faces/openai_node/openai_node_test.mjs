@@ -1,5 +1,5 @@
 // ordo serve's audio routes driven by OpenAI's own Node.js client (openai), as an application
-// would use it against api.openai.com with only the base URL changed. Run by run.sh, which
+// would use it against api.openai.com with only the base URL changed. Run by ../node_client.sh, which
 // starts `ordo serve` (the tiny Whisper fixture beside the bundled en-de, an API key) and
 // passes ORDO_URL, ORDO_KEY and ORDO_SOURCE_DIR. Each test is one thing the client does; the
 // answers are checked against the same route called with a plain multipart POST (fetch). The
