@@ -47,8 +47,9 @@ struct TranscribeOptions {
   std::string task = "transcribe";  // or "translate": speech in any language -> English text
   // An ISO 639-1 code the model knows ("de"), or "" / "auto": detected on the first window.
   std::string language;
-  // Segment timestamps (<|t|> tokens). Off, each 30 s window is one segment with the window's
-  // bounds, and windows are decoded in batches.
+  // Segment timestamps (<|t|> tokens). Off, the audio is decoded as transformers' ASR pipeline
+  // with chunk_length_s=30 does: windows of 30 s every 20 s, decoded together in batches, their
+  // overlaps merged; each window gives one segment, the part of the audio it owns (0-25 s, 25-45 s...).
   bool timestamps = true;
   bool word_timestamps = false;  // per-word start/end from the alignment heads' cross-attention
   // Text given to the first window as <|startofprev|> context (openai-whisper's initial_prompt).
@@ -106,8 +107,9 @@ struct Transcription {
 // One window's ids as generate() returns them: the parity interface (the start token, forced
 // language/task/<|notimestamps|>, and the generated tokens, EOS included).
 struct SpeechGeneration {
-  std::vector<std::vector<int64_t>> ids;  // per input, best first (n_best)
-  std::vector<std::vector<float>> scores;
+  // n_best sequences per input, input after input: ids[i * n_best + k] is input i's k-th best.
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<std::vector<float>> scores;  // scores[i][k]: input i's k-th best's score
 };
 
 class ORDO_API SpeechRecognizer {

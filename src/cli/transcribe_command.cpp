@@ -217,7 +217,8 @@ CLI::App* add_transcribe_command(CLI::App& app, TranscribeArgs& args) {
                 "Time each word from the alignment heads' cross-attention (verbose_json's \"words\"; srt and vtt\n"
                 "cues then run from a segment's first word to its last)");
   cmd->add_flag("--no-timestamps", args.no_timestamps,
-                "No segment timestamps: each 30-second window is one segment, windows decoded in batches");
+                "No segment timestamps: 30 s windows every 20 s decoded together in batches (--batch-size),\n"
+                "their overlaps merged (transformers' chunked pipeline); a segment per window");
   cmd->add_option("--initial-prompt", args.initial_prompt,
                   "Text the first window is given as context (names, spelling, style)");
   cmd->add_flag("--no-condition-on-previous-text", args.no_condition_on_previous_text,

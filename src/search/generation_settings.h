@@ -26,6 +26,10 @@ struct WhisperTimestampRules {
   // At length begin_index, no timestamp after <|0.00|> + this; unset: no limit.
   std::optional<int64_t> max_initial_timestamp_index;
   int64_t eos_token_id = 0;  // the ids below it are text
+  // openai-whisper's further rule (its decoding, which its long-form loop relies on to move
+  // forward): a timestamp never precedes the last one, and a segment's end is after its start.
+  // transformers 4.31 has no such rule: off for generate() parity.
+  bool monotonic = false;
 };
 
 struct GenerationSettings {

@@ -170,6 +170,15 @@ class WhisperTimestamps : public LogitsProcessor {
         else  // cannot be text
           scores[k].narrow(0, 0, r_.eos_token_id).fill_(kMinusInf);
       }
+      if (r_.monotonic) {  // the forced <|0.00|> counts as the first timestamp
+        int64_t last_time = -1;
+        for (int64_t i = std::max<int64_t>(r_.begin_index - 1, 0); i < length; ++i)
+          if (row[static_cast<size_t>(i)] >= begin) last_time = row[static_cast<size_t>(i)];
+        if (last_time >= 0) {
+          const int64_t first_allowed = last_was_timestamp && !penultimate_was_timestamp ? last_time : last_time + 1;
+          scores[k].narrow(0, begin, std::min(first_allowed, vocab) - begin).fill_(kMinusInf);
+        }
+      }
       if (length == r_.begin_index && r_.max_initial_timestamp_index) {
         const int64_t first_banned = begin + *r_.max_initial_timestamp_index + 1;
         if (first_banned < vocab) scores.narrow(1, first_banned, vocab - first_banned).fill_(kMinusInf);

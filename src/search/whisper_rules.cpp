@@ -56,6 +56,7 @@ void apply_whisper_rules(GenerationSettings& s, const io::GenerationConfig& g, c
   if (!forced.empty() && forced.back().second == rules.no_timestamps_token_id) --rules.begin_index;
   rules.max_initial_timestamp_index = g.max_initial_timestamp_index;
   rules.eos_token_id = s.eos_token_id;
+  rules.monotonic = w.monotonic_timestamps;
   s.timestamp_rules = rules;
 }
 

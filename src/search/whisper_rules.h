@@ -29,6 +29,9 @@ struct WhisperWindow {
   // generate(prompt_ids=...): <|startofprev|> then the previous text's ids, as
   // WhisperTokenizer::prompt_ids() gives them; empty = no prompt.
   std::vector<int64_t> prompt;
+  // openai-whisper's monotonic timestamps (WhisperTimestampRules::monotonic), for its
+  // long-form loop; generate() has none.
+  bool monotonic_timestamps = false;
 };
 
 // Sets `settings` (made by resolve_settings() from `generation`) for `window`, as 4.31 does:

@@ -91,7 +91,8 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
     std::optional<int64_t> language;  // its token; none: the model's free first step
     std::optional<int64_t> task;      // its token; none for an English-only model
     bool timestamps = false;
-    std::vector<int64_t> prompt;  // text tokens after <|startofprev|>
+    bool monotonic_timestamps = false;  // openai-whisper's rule, in its long-form loop
+    std::vector<int64_t> prompt;        // text tokens after <|startofprev|>
   };
   // One window's hypotheses and what openai-whisper's loop reads of the best.
   struct WindowOutput {
@@ -197,6 +198,7 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
     window.language_id = spec.language;
     window.task_id = spec.task;
     window.timestamps = spec.timestamps;
+    window.monotonic_timestamps = spec.monotonic_timestamps;
     if (!spec.prompt.empty()) {
       const std::optional<int64_t> start_of_prev = whisper->specials().start_of_prev;
       if (!start_of_prev) throw Error(model_dir + ": the tokenizer has no <|startofprev|>, so no prompt");
@@ -438,6 +440,9 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
       const std::vector<float> f = features(samples.data() + start, count);
       WindowSpec window = spec;
       window.prompt = r.prompt;
+      // Audio past one window follows openai-whisper's loop, which needs timestamps that never
+      // go back to move forward; one window decodes exactly as generate().
+      window.monotonic_timestamps = !s.one_window;
       const std::vector<WindowOutput> out =
           decode_windows({&f}, window, at_temperature(o.decode, r.temperature), o.word_timestamps);
       return window_result(out.at(0));

@@ -13,7 +13,7 @@
 #            and an .srt (by path and in memory), and a file that is not its format fails with
 #            the library's message, leaving no output.
 #   transcribe: tests/capi/transcribe_file.c on the Whisper fixture's clips gives `ordo transcribe`'s
-#            transcript in each format (from the file, and from samples read in C), and a missing
+#            transcript (verbose_json, srt; from the file, and from samples read in C), and a missing
 #            file or a text model fails with the library's message naming it.
 #   capi_test.sh error|example|glossary|glossary-untouched|file|transcribe SOURCE_DIR BUILD_DIR MODEL_DIR [CC]
 set -euo pipefail
@@ -62,7 +62,9 @@ if [ "$what" = transcribe ]; then
   failed=0
   exact="--beam-size 1 --max-length 32 --temperature 0 --compression-ratio-threshold off --logprob-threshold off"
   exact="$exact --no-speech-threshold off"
-  for format in text json verbose_json srt vtt tsv; do
+  # Two formats, two languages: each format's writer is the library's (tests/speech checks them
+  # all); here what reaches C is what reaches the command line.
+  for format in verbose_json srt; do
     for clip in en de; do
       audio="$model/audio/${clip}_16k.wav"
       # shellcheck disable=SC2086

@@ -377,6 +377,33 @@ TEST(WhisperRulesInSearch, TimestampsStartAtZeroAndComeInPairs) {
   EXPECT_EQ(best.ids, (Ids{kEn, kTranscribe, kZero, 4, kZero + 2, kZero + 3, 3, kEot}));
 }
 
+// A model whose second timestamp of a segment goes back before its first: transformers' rules
+// (generate()) take it; openai-whisper's monotonic rule, which its long-form loop decodes with,
+// takes the first later one.
+ScriptedStepModel backward_timestamp_model() {
+  ScriptedStepModel model(1, kVocab, ends());
+  model.after({kEn, kTranscribe, kZero}, {{4, 0.9}})
+      .after({kEn, kTranscribe, kZero, 4}, {{kZero + 3, 0.9}})
+      .after({kEn, kTranscribe, kZero, 4, kZero + 3}, {{kZero + 1, 0.6}, {kZero + 4, 0.3}, {kEot, 0.05}})
+      .after({kEn, kTranscribe, kZero, 4, kZero + 3, kZero + 1}, {{kEot, 0.9}})
+      .after({kEn, kTranscribe, kZero, 4, kZero + 3, kZero + 4}, {{kEot, 0.9}});
+  return model;
+}
+
+TEST(WhisperRulesInSearch, TimestampsMayGoBackAsInGenerate) {
+  ScriptedStepModel model = backward_timestamp_model();
+  const SearchHypothesis best = greedy_search(model, 1, timestamp_settings())[0][0];
+  EXPECT_EQ(best.ids, (Ids{kEn, kTranscribe, kZero, 4, kZero + 3, kZero + 1, kEot}));
+}
+
+TEST(WhisperRulesInSearch, MonotonicTimestampsNeverGoBack) {
+  ScriptedStepModel model = backward_timestamp_model();
+  GenerationSettings s = timestamp_settings();
+  s.timestamp_rules->monotonic = true;
+  const SearchHypothesis best = greedy_search(model, 1, s)[0][0];
+  EXPECT_EQ(best.ids, (Ids{kEn, kTranscribe, kZero, 4, kZero + 3, kZero + 4, kEot}));
+}
+
 // Beam search applies the rules to log-probabilities (generate() runs its processors after
 // log_softmax): a hypothesis' score sums the model's own log-probabilities of its free tokens,
 // the masked mass not given back.
