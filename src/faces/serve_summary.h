@@ -5,9 +5,11 @@
 namespace ordo::faces {
 
 inline constexpr const char* kServeSummary =
-    "Serve models over HTTP: LibreTranslate's API (POST /translate, GET /languages) and ordo's\n"
-    "(POST /v1/translate, /v1/summarize, GET /v1/models, /health, /ready, /metrics), with\n"
-    "concurrent requests batched together, and a translation page at GET / (--no-page: API only).\n"
+    "Serve models over HTTP: LibreTranslate's API (POST /translate, /translate_file, GET /languages),\n"
+    "DeepL's API v2 (/v2/*), OpenAI's audio API for Whisper models (POST /v1/audio/transcriptions,\n"
+    "/v1/audio/translations) and ordo's (POST /v1/translate, /v1/summarize, GET /v1/models, /health,\n"
+    "/ready, /metrics), with concurrent requests batched together, and a page at GET / (--no-page:\n"
+    "API only).\n"
     "Stops on SIGTERM/SIGINT after answering what is in flight.";
 
 }  // namespace ordo::faces

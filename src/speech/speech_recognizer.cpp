@@ -120,7 +120,8 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
       throw Error(dir + "/preprocessor_config.json: chunk_length x sampling_rate / hop_length makes windows of " +
                   std::to_string(window_frames) + " frames; the encoder (" + config.path + ": max_source_positions " +
                   std::to_string(model->config().max_position_embeddings) + ") reads twice its positions");
-    const io::JsonFields fields(io::read_json_file(config.path), config.path);
+    const nlohmann::json config_json = io::read_json_file(config.path);  // JsonFields keeps a reference
+    const io::JsonFields fields(config_json, config.path);
     median_filter_width = fields.optional_int("median_filter_width").value_or(7);
     if (median_filter_width < 1 || median_filter_width % 2 == 0)
       fields.fail("median_filter_width", "must be a positive odd number");
