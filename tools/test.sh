@@ -6,7 +6,7 @@
 #   asan   clang ASan + UBSan build of what the unit and integration tests need (build-asan/),
 #          and those tests (tools/ci/sanitize.sh asan)
 #   tsan   ThreadSanitizer build of the threaded tests (build-tsan/), and those tests
-#   fuzz   each libFuzzer harness for ORDO_CI_FUZZ_SECONDS (default 60), two at a time
+#   fuzz   each libFuzzer harness for ORDO_CI_FUZZ_SECONDS (default 45), two at a time
 #          (tools/ci/fuzz.sh)
 # ORDO_CI_SANITIZERS=0 stops after the suite. docs/reliability.md has each stage's cost on
 # 2 cores and the full sanitizer run (the slow label too).
@@ -34,5 +34,5 @@ ordo_stage suite ctest --test-dir "$build" --output-on-failure -j "${ORDO_JOBS:-
 if [ "$sanitizers" != 0 ]; then
   ordo_stage asan bash "$root/tools/ci/sanitize.sh" asan
   ordo_stage tsan bash "$root/tools/ci/sanitize.sh" tsan
-  ordo_stage fuzz bash "$root/tools/ci/fuzz.sh" "${ORDO_CI_FUZZ_SECONDS:-60}"
+  ordo_stage fuzz bash "$root/tools/ci/fuzz.sh" "${ORDO_CI_FUZZ_SECONDS:-45}"
 fi
