@@ -370,6 +370,9 @@ void read_whisper_fields(const JsonFields& f, ModelConfig& c) {
   c.max_decoder_position_embeddings = f.optional_int("max_target_positions").value_or(448);
   check_range(f, "max_source_positions", c.max_position_embeddings, 1, kMaxPositions);
   check_range(f, "max_target_positions", c.max_decoder_position_embeddings, 1, kMaxPositions);
+  c.median_filter_width = f.optional_int("median_filter_width").value_or(7);
+  if (c.median_filter_width < 1 || c.median_filter_width % 2 == 0)
+    f.fail("median_filter_width", "must be a positive odd number");
 }
 
 }  // namespace

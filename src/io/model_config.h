@@ -70,6 +70,9 @@ struct ModelConfig {
   // config_key() names them as the file does. Absent keys take WhisperConfig's defaults (80,
   // 1500, 448).
   int64_t num_mel_bins = 0;
+  // Whisper: the width of the median filter over the alignment heads' weights (word timestamps;
+  // median_filter_width, default 7, positive and odd).
+  int64_t median_filter_width = 7;
 
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 0;

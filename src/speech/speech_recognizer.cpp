@@ -12,7 +12,6 @@
 #include <ATen/Parallel.h>
 
 #include "audio/log_mel.h"
-#include "io/json_file.h"
 #include "kernels/parallel.h"
 #include "models/family.h"
 #include "pipeline/call_settings.h"
@@ -84,7 +83,6 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
   const text::WhisperTokenizer* whisper = nullptr;
   audio::MelSettings mel;
   int64_t window_frames = 0;  // mel frames of a window (3000)
-  int64_t median_filter_width = 7;
 
   // What one window is decoded with.
   struct WindowSpec {
@@ -120,11 +118,6 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
       throw Error(dir + "/preprocessor_config.json: chunk_length x sampling_rate / hop_length makes windows of " +
                   std::to_string(window_frames) + " frames; the encoder (" + config.path + ": max_source_positions " +
                   std::to_string(model->config().max_position_embeddings) + ") reads twice its positions");
-    const nlohmann::json config_json = io::read_json_file(config.path);  // JsonFields keeps a reference
-    const io::JsonFields fields(config_json, config.path);
-    median_filter_width = fields.optional_int("median_filter_width").value_or(7);
-    if (median_filter_width < 1 || median_filter_width % 2 == 0)
-      fields.fail("median_filter_width", "must be a positive odd number");
   }
 
   int64_t positions() const { return model->config().max_position_embeddings; }
@@ -282,7 +275,7 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
     for (size_t k = 0; k < generation_defaults.alignment_heads->size(); ++k)
       picked.emplace_back(static_cast<int64_t>(k), 0);
     const std::vector<double> times =
-        speech::token_timestamps(at::cat(rows, 0), picked, median_filter_width, seconds_per_position());
+        speech::token_timestamps(at::cat(rows, 0), picked, model->config().median_filter_width, seconds_per_position());
     // times[j] is sequence[j]'s; ids[i] is sequence[i + 1].
     out.token_times.assign(times.begin() + 1, times.end());
   }
