@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "kernels/isa.h"
 #include "kernels/lanes.h"
@@ -140,6 +142,125 @@ ORDO_TARGET_AVX512 void panels_avx512(const float* x, int64_t rows, int64_t k, c
   }
 }
 
+// int8 (AVX-512 VNNI). vpdpbusd multiplies unsigned by signed bytes: x's rows go in as x + 128
+// (their bytes with the top bit flipped), and 128 x the column's sum comes off again. Both
+// sums are exact integers, so the result is oneDNN's int32 whatever the order.
+#define ORDO_TARGET_AVX512_VNNI __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,avx2,fma")))
+
+// Groups of 4 k per pass: 64 groups of a 64-wide panel are 16 KB, in L1 while rows 5-8 reread them.
+constexpr int64_t kBlockGroups = 64;
+constexpr int64_t kPrefetchGroups = 24;
+constexpr int64_t kPrefetchGroupsL2 = 32;
+
+template <int M, int CZ>
+ORDO_TARGET_AVX512_VNNI void tile_s8(const uint32_t* x, int64_t ldx, const int8_t* w, int64_t g0, int64_t g1,
+                                     bool fresh, Prefetch prefetch, int32_t* part) {
+  constexpr int64_t width = 16 * CZ;  // columns; a group is width x 4 bytes
+  __m512i acc[M][CZ];
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j)
+      acc[m][j] = fresh ? _mm512_setzero_si512() : _mm512_loadu_si512(part + m * kTile + 16 * j);
+  for (int64_t g = g0; g < g1; ++g) {
+    const int8_t* group = w + g * width * 4;
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) {
+      if (j < prefetch.first || j >= prefetch.last) continue;
+      const char* line = reinterpret_cast<const char*>(group + prefetch.ahead * width * 4 + 64 * j);
+      if (prefetch.l2)
+        _mm_prefetch(line, _MM_HINT_T1);
+      else
+        _mm_prefetch(line, _MM_HINT_T0);
+    }
+    __m512i b[CZ];
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) b[j] = _mm512_loadu_si512(group + 64 * j);
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m) {
+      const __m512i a = _mm512_set1_epi32(static_cast<int>(x[m * ldx + g]));
+#pragma GCC unroll 4
+      for (int j = 0; j < CZ; ++j) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], a, b[j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j) _mm512_storeu_si512(part + m * kTile + 16 * j, acc[m][j]);
+}
+
+template <int M>
+ORDO_TARGET_AVX512_VNNI void rows_of_s8(int cz, const uint32_t* x, int64_t ldx, const int8_t* w, int64_t g0, int64_t g1,
+                                        bool fresh, Prefetch prefetch, int32_t* part) {
+  switch (cz) {
+    case 1: tile_s8<M, 1>(x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    case 2: tile_s8<M, 2>(x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    case 3: tile_s8<M, 3>(x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    default: tile_s8<M, 4>(x, ldx, w, g0, g1, fresh, prefetch, part); break;
+  }
+}
+
+ORDO_TARGET_AVX512_VNNI void rows_any_s8(int64_t rows, int cz, const uint32_t* x, int64_t ldx, const int8_t* w,
+                                         int64_t g0, int64_t g1, bool fresh, Prefetch prefetch, int32_t* part) {
+  switch (rows) {
+    case 1: rows_of_s8<1>(cz, x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    case 2: rows_of_s8<2>(cz, x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    case 3: rows_of_s8<3>(cz, x, ldx, w, g0, g1, fresh, prefetch, part); break;
+    default: rows_of_s8<4>(cz, x, ldx, w, g0, g1, fresh, prefetch, part); break;
+  }
+}
+
+struct S8Call {
+  const uint32_t* x;  // rows x groups words: x + 128, 4 k per word
+  int64_t rows, groups;
+  const int8_t* panels;
+  PanelLayoutS8 layout;
+  int64_t n;
+  const int32_t* column_sums;
+  const float *column_scales, *row_scales, *bias;
+  bool relu;
+  float* y;
+};
+
+ORDO_TARGET_AVX512_VNNI void panels_s8_avx512(const S8Call& c, int64_t begin, int64_t end) {
+  alignas(64) int32_t part[kSmallGemmMaxRows * kTile];
+  const int vectors = static_cast<int>(c.layout.width / 16);
+  const __m512 zero = _mm512_setzero_ps();
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (int64_t p = begin; p < end; ++p) {
+    const int8_t* w = c.panels + p * c.layout.stride;
+    for (int64_t g0 = 0; g0 < c.groups; g0 += kBlockGroups) {
+      const int64_t g1 = std::min(c.groups, g0 + kBlockGroups);
+      if (c.rows <= 4) {
+        rows_any_s8(c.rows, vectors, c.x, c.groups, w, g0, g1, g0 == 0, {kPrefetchGroups, 0, vectors, false}, part);
+      } else {
+        const int half = (vectors + 1) / 2;
+        rows_any_s8(4, vectors, c.x, c.groups, w, g0, g1, g0 == 0, {kPrefetchGroupsL2, 0, half, true}, part);
+        rows_any_s8(c.rows - 4, vectors, c.x + 4 * c.groups, c.groups, w, g0, g1, g0 == 0,
+                    {kPrefetchGroupsL2, half, vectors, true}, part + 4 * kTile);
+      }
+    }
+    // float(sum - 128 column sum) * column scale (oneDNN's output scale), * row scale, + bias,
+    // max(0, y): each rounded on its own (explicit rounding: never fused into one FMA).
+    const int64_t first = p * c.layout.width, count = std::min(c.layout.width, c.n - first);
+    for (int64_t j = 0; j < count; j += 16) {
+      const __mmask16 mask = count - j >= 16 ? 0xffff : static_cast<__mmask16>((1u << (count - j)) - 1);
+      const __m512i sums = _mm512_maskz_loadu_epi32(mask, c.column_sums + first + j);
+      const __m512i offset = _mm512_slli_epi32(sums, 7);
+      const __m512 scale = _mm512_maskz_loadu_ps(mask, c.column_scales + first + j);
+      const __m512 bias = c.bias ? _mm512_maskz_loadu_ps(mask, c.bias + first + j) : zero;
+      for (int64_t m = 0; m < c.rows; ++m) {
+        const __m512i total = _mm512_sub_epi32(_mm512_loadu_si512(part + m * kTile + j), offset);
+        __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(total), scale, kRound);
+        v = _mm512_mul_round_ps(v, _mm512_set1_ps(c.row_scales[m]), kRound);
+        if (c.bias) v = _mm512_add_round_ps(v, bias, kRound);
+        if (c.relu) v = _mm512_max_ps(zero, v);  // std::max(v, 0.0f): -0 and NaN stay
+        _mm512_mask_storeu_ps(c.y + m * c.n + first + j, mask, v);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool small_gemm_available() {
@@ -154,6 +275,33 @@ void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, Pa
   parallel_claim(0, count, grain_for(rows * k * layout.width), [&](int64_t begin, int64_t end) {
     panels_avx512(x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, relu, y, begin, end);
   });
+}
+
+bool small_gemm_s8_available() {
+  static const bool available = best_isa() == Isa::kAvx512 && __builtin_cpu_supports("avx512vnni");
+  return available;
+}
+
+void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panels, PanelLayoutS8 layout, int64_t n,
+                   const int32_t* column_sums, const float* column_scales, const float* row_scales, const float* bias,
+                   bool relu, float* y) {
+  const int64_t groups = k / 4;
+  uint32_t words[kSmallGemmMaxRows * 1024];
+  std::vector<uint32_t> more;
+  uint32_t* shifted = words;
+  if (rows * groups > static_cast<int64_t>(sizeof words / sizeof words[0])) {
+    more.resize(static_cast<size_t>(rows * groups));
+    shifted = more.data();
+  }
+  for (int64_t i = 0; i < rows * groups; ++i) {
+    uint32_t word;
+    std::memcpy(&word, x + 4 * i, 4);
+    shifted[i] = word ^ 0x80808080u;  // each byte + 128, as unsigned
+  }
+  const S8Call call{shifted, rows, groups, panels, layout, n, column_sums, column_scales, row_scales, bias, relu, y};
+  const int64_t count = (n + layout.width - 1) / layout.width;
+  parallel_claim(0, count, grain_for(rows * k * layout.width / 4),
+                 [&](int64_t begin, int64_t end) { panels_s8_avx512(call, begin, end); });
 }
 
 }  // namespace ordo::kernels

@@ -31,4 +31,27 @@ bool small_gemm_available();
 void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
                 int64_t k_chunk, const float* bias, bool relu, float* y);
 
+// int8: the same few rows against oneDNN's packed int8 weights, on AVX-512 VNNI. With int8 weights
+// a step streams a quarter of the bytes, and oneDNN's int8 kernel for 1-8 rows reads them no
+// faster than its float32 one (a separate pass quantizes, another rescales); here one pass over
+// the panels does the products and the rescaling. The sums are exact integers (no order to
+// match): y = float(x_q . w_q) * column_scales[n] * row_scales[m] (+ bias[n], relu), the float
+// steps in the order oneDNN's output scales and ordo's row rescaling apply them, unfused.
+
+// W_q [K, N] in panels of `width` columns (16, 32, 48 or 64), `stride` bytes apart: panel p holds
+// K / 4 groups of width x 4 bytes, column n's k..k+3 consecutive (oneDNN's BA16a64b4a and kin).
+struct PanelLayoutS8 {
+  int64_t width = 0, stride = 0;
+};
+
+// Whether small_gemm_s8 has a body here (AVX-512 with VNNI, ORDO_ISA honoured).
+bool small_gemm_s8_available();
+
+// y[rows, n] (row-major) from x_q[rows, k] int8 (row-major, k a multiple of 4), rows in
+// 1..kSmallGemmMaxRows. `column_sums` [n]: sum over k of column n of W_q. bias [n] or null.
+// Panels are split among the OpenMP threads.
+void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panels, PanelLayoutS8 layout, int64_t n,
+                   const int32_t* column_sums, const float* column_scales, const float* row_scales, const float* bias,
+                   bool relu, float* y);
+
 }  // namespace ordo::kernels

@@ -525,9 +525,20 @@ at::Tensor Seq2SeqModel::project(const at::Tensor& hidden) const {
   return output_.forward(hidden);
 }
 
-at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state) const {
+nn::PackedGemm::Bounded Seq2SeqModel::project_bounded(const at::Tensor& hidden) const {
+  if (!output_.packed) return {project(hidden), at::Tensor()};
+  if (family_.scale_tied_output && config_.tie_word_embeddings)
+    return output_.packed->forward_bounded(hidden * std::pow(static_cast<double>(config_.d_model), -0.5));
+  return output_.packed->forward_bounded(hidden);
+}
+
+at::Tensor Seq2SeqModel::next_hidden(const at::Tensor& ids, nn::DecoderState& state) const {
   const at::Tensor hidden = decoder_.forward(ids, state);
-  return project(hidden.select(1, hidden.size(1) - 1));
+  return hidden.select(1, hidden.size(1) - 1);
+}
+
+at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state) const {
+  return project(next_hidden(ids, state));
 }
 
 at::Tensor Seq2SeqModel::next_logits(const at::Tensor& ids, nn::DecoderState& state, const Shortlist& shortlist) const {

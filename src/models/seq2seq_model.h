@@ -79,6 +79,14 @@ class Seq2SeqModel {
   // Runs the decoder on `ids` [rows, new_len] and returns the logits of the LAST position
   // only, [rows, vocab] (the output projection is the costliest GEMM: skip the others).
   at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state) const;
+  // The decoder's newest position for `ids`, [rows, d_model]: next_logits() is
+  // project(next_hidden()).
+  at::Tensor next_hidden(const at::Tensor& ids, nn::DecoderState& state) const;
+  // The output projection of decoder outputs [..., d_model] -> [..., vocab] (T5's scaling first).
+  at::Tensor project(const at::Tensor& hidden) const;
+  // The same with only the logits that can be a row's largest exact (nn::PackedGemm::
+  // forward_bounded): for greedy search without scores.
+  nn::PackedGemm::Bounded project_bounded(const at::Tensor& hidden) const;
   // The same through a shortlist's projection: [rows, vocab], -inf outside shortlist.ids.
   at::Tensor next_logits(const at::Tensor& ids, nn::DecoderState& state, const Shortlist& shortlist) const;
   // The shortlist of target ids `ids` (sorted int64): those rows of the output projection and
@@ -93,8 +101,7 @@ class Seq2SeqModel {
   nn::TransformerDecoder& decoder() { return decoder_; }
 
  private:
-  void compact_embeddings(nn::GemmType type);          // after packing: see seq2seq_model.cpp
-  at::Tensor project(const at::Tensor& hidden) const;  // the output projection (T5's scaling first)
+  void compact_embeddings(nn::GemmType type);  // after packing: see seq2seq_model.cpp
 
   io::ModelConfig config_;
   FamilySpec family_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -113,6 +114,25 @@ struct PackedGemm::Impl {
   // small_chunking before this path is taken.
   void small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const;
   mutable std::vector<std::pair<int64_t, std::shared_ptr<const dnnl::eltwise_forward>>> activations;  // per rows
+
+  // int8, 1-8 rows: kernels/small_gemm.h's VNNI kernel over the packed panels, where this
+  // process's probe found it gives oneDNN's bits. Found at the first such call; width 0: not
+  // this layout (or no VNNI).
+  mutable std::once_flag s8_found;
+  mutable kernels::PanelLayoutS8 s8_panels;
+  mutable std::vector<int32_t> column_sums;  // of W_q, per output column
+  kernels::PanelLayoutS8 find_s8_panels() const;
+
+  // forward_bounded's int8 copy of a float32 W, and per column the sum of |W_q| (int8 units).
+  struct Screen {
+    std::unique_ptr<PackedGemm> gemm;
+    std::vector<int32_t> abs_sums;
+  };
+  mutable std::once_flag screen_made;
+  mutable std::unique_ptr<Screen> screen;
+  const Screen* screen_for_bounds() const;
+  bool s8_rows(int64_t rows) const;
+  void s8_small_rows(const int8_t* x, int64_t rows, const float* row_scales, float* y) const;
 
   // oneDNN's blocked-layout offset of logical element (k, n) (its memory_desc_wrapper::off_v):
   // inner blocks innermost last, then the outer strides.
@@ -709,7 +729,201 @@ void PackedGemm::Impl::small_rows(const float* x, int64_t rows, int64_t chunk, f
   stream.wait();
 }
 
-bool PackedGemm::small_rows_kernel(int64_t rows) const { return impl_->small_rows_chunk(rows) > 0; }
+// The VNNI panels small_gemm_s8 reads, when the int8 layout is plain panels of 16-64 columns,
+// 4 k per column in each group (oneDNN's BA16a64b4a and kin), with their column sums.
+kernels::PanelLayoutS8 PackedGemm::Impl::find_s8_panels() const {
+  if (type != GemmType::kInt8 || k_offsets.empty() || in % 4 != 0 || n_offset(0) != 0 ||
+      !kernels::small_gemm_s8_available())
+    return {};
+  int64_t width = 1;
+  while (width < out && width <= 64 && n_offset(width) == 4 * width) ++width;
+  if (width % 16 != 0 || width > 64) return {};
+  const int64_t stride = width < out ? n_offset(width) : in * width;
+  if (stride < in * width) return {};
+  for (int64_t k = 0; k < in; ++k)
+    if (k_offsets[static_cast<size_t>(k)] != k / 4 * 4 * width + k % 4) return {};
+  for (int64_t n = 0; n < out; ++n)
+    if (n_offset(n) != n / width * stride + n % width * 4) return {};
+  const int64_t count = (out + width - 1) / width;
+  if (static_cast<size_t>((count - 1) * stride + in * width) > weights_md.get_size()) return {};
+  const auto* packed = static_cast<const int8_t*>(weights.get_data_handle());
+  column_sums.assign(static_cast<size_t>(out), 0);
+  for (int64_t n = 0; n < out; ++n) {
+    const int8_t* column = packed + n_offset(n);
+    int32_t sum = 0;
+    for (int64_t k = 0; k < in; ++k) sum += column[k_offsets[static_cast<size_t>(k)]];
+    column_sums[static_cast<size_t>(n)] = sum;
+  }
+  return {width, stride};
+}
+
+void PackedGemm::Impl::s8_small_rows(const int8_t* x, int64_t rows, const float* row_scales, float* y) const {
+  kernels::small_gemm_s8(x, rows, in, static_cast<const int8_t*>(weights.get_data_handle()), s8_panels, out,
+                         column_sums.data(), weight_scales.data(), row_scales,
+                         bias.defined() ? bias.data_ptr<float>() : nullptr, activation == Activation::kRelu, y);
+}
+
+// Whether `rows` int8 rows run on small_gemm_s8: its layout here, and, once per process, its
+// results equal oneDNN's followed by ordo's rescaling, bit for bit, on random weights (with a
+// bias and relu, every step of the epilogue) for 3 and 7 rows (the kernel's two paths).
+bool PackedGemm::Impl::s8_rows(int64_t rows) const {
+  // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
+  static const bool enabled =
+      kernels::small_gemm_s8_available() &&
+      !(std::getenv("ORDO_SMALL_GEMM") && std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
+  if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kInt8 || probing) return false;
+  static const bool same_as_onednn = [] {
+    constexpr int64_t kIn = 256, kOut = 200;
+    uint32_t state = 88172645u;
+    const auto fill = [&state](at::Tensor t) {
+      float* v = t.data_ptr<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        v[i] = static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
+      }
+      return t;
+    };
+    const at::Tensor w = fill(at::empty({kOut, kIn}, at::kFloat));
+    const at::Tensor b = fill(at::empty({kOut}, at::kFloat));
+    const PackedGemm probe(w, b, GemmType::kInt8, Activation::kRelu);
+    Impl& p = *probe.impl_;
+    p.s8_panels = p.find_s8_panels();
+    if (p.s8_panels.width == 0) return false;
+    for (const int64_t probe_rows : {3, 7}) {
+      const at::Tensor x = fill(at::empty({probe_rows, kIn}, at::kFloat));
+      p.probing = true;
+      const at::Tensor expected = probe.forward(x);
+      p.probing = false;
+      at::Tensor scales = at::empty({probe_rows}, at::kFloat);
+      const at::Tensor q = kernels::quantize_rows(x, scales);
+      at::Tensor got = at::empty({probe_rows, kOut}, at::kFloat);
+      p.s8_small_rows(q.data_ptr<int8_t>(), probe_rows, scales.data_ptr<float>(), got.data_ptr<float>());
+      if (std::memcmp(got.data_ptr<float>(), expected.data_ptr<float>(), sizeof(float) * probe_rows * kOut) != 0)
+        return false;
+    }
+    return true;
+  }();
+  if (!same_as_onednn) return false;
+  std::call_once(s8_found, [this] { s8_panels = find_s8_panels(); });
+  return s8_panels.width > 0;
+}
+
+const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds() const {
+  std::call_once(screen_made, [this] {
+    if (type != GemmType::kFloat32 || k_offsets.empty() || activation || !kernels::small_gemm_s8_available() ||
+        !gemm_type_supported(GemmType::kInt8))
+      return;
+    const auto* packed = static_cast<const float*>(weights.get_data_handle());
+    const RowSource rows = [this, packed](int64_t begin, int64_t count) {
+      at::Tensor slice = at::empty({count, in}, at::kFloat);
+      float* target = slice.data_ptr<float>();
+      for (int64_t i = 0; i < count; ++i) {
+        const float* w = packed + n_offset(begin + i);
+        for (int64_t k = 0; k < in; ++k) target[i * in + k] = w[k_offsets[static_cast<size_t>(k)]];
+      }
+      return slice;
+    };
+    auto made = std::make_unique<Screen>();
+    made->gemm.reset(new PackedGemm(rows, out, in, bias.defined() ? bias.view({out}) : at::Tensor(), GemmType::kInt8,
+                                    std::nullopt, at::Tensor()));
+    const Impl& q = *made->gemm->impl_;
+    if (q.k_offsets.empty()) return;
+    const auto* values = static_cast<const int8_t*>(q.weights.get_data_handle());
+    made->abs_sums.assign(static_cast<size_t>(out), 0);
+    for (int64_t n = 0; n < out; ++n) {
+      const int8_t* column = values + q.n_offset(n);
+      int32_t sum = 0;
+      for (int64_t k = 0; k < in; ++k)
+        sum += std::abs(static_cast<int32_t>(column[q.k_offsets[static_cast<size_t>(k)]]));
+      made->abs_sums[static_cast<size_t>(n)] = sum;
+    }
+    screen = std::move(made);
+  });
+  return screen.get();
+}
+
+// The bound: with x = s_x q + d and w_n = s_n q_n + e_n (per-row and per-column int8 rounding,
+// |d| <= s_x / 2, |e_n| <= s_n / 2), x . w_n - s_x s_n (q . q_n) = x . e_n + s_n (q_n . d), so
+// |x . w_n - A_n| <= s_n |x|_1 / 2 + s_x s_n |q_n|_1 / 2, plus the float rounding of A_n (a few
+// ulps of |A_n| + |b_n|) and of forward()'s own sum, |L - x . w_n - b_n| <= g (|x| . |w_n| +
+// |b_n|), g = (K + 1) u / (1 - (K + 1) u), |x| . |w_n| <= |x|_1 127 s_n (1 + u). Each term is
+// taken a little larger (0.5001 for 1/2: the roundings of the quantizers' own divisions), the
+// sum widened by 1 % and rounded up.
+PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
+  const Impl& m = *impl_;
+  const int64_t rows = x.numel() / std::max<int64_t>(1, m.in);
+  const int64_t chunk = x.size(-1) == m.in ? m.small_rows_chunk(rows) : 0;
+  const Impl::Screen* screen = chunk > 0 && !m.activation ? m.screen_for_bounds() : nullptr;
+  if (!screen) return {forward(x), at::Tensor()};
+  auto out_sizes = x.sizes().vec();
+  out_sizes.back() = m.out;
+  const at::Tensor input = x.reshape({rows, m.in}).to(at::kFloat).contiguous();
+  const at::Tensor approx = screen->gemm->forward(input);
+  at::Tensor values = at::empty({rows, m.out}, at::kFloat);
+  at::Tensor exact = at::zeros({rows, m.out}, at::kBool);
+  const float* xs = input.data_ptr<float>();
+  const float* a = approx.data_ptr<float>();
+  float* v = values.data_ptr<float>();
+  const float* b = m.bias.defined() ? m.bias.data_ptr<float>() : nullptr;
+  const std::vector<float>& column_scale = screen->gemm->impl_->weight_scales;
+  constexpr double u = 0x1p-24;
+  const double g = (m.in + 1) * u / (1 - (m.in + 1) * u);
+  std::vector<char> wanted(static_cast<size_t>((m.out + m.panels.width - 1) / m.panels.width), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double l1 = 0, largest = 0;
+    for (int64_t k = 0; k < m.in; ++k) {
+      const double magnitude = std::fabs(static_cast<double>(xs[r * m.in + k]));
+      l1 += magnitude;
+      largest = std::max(largest, magnitude);
+    }
+    if (!std::isfinite(l1)) return {forward(x), at::Tensor()};
+    const double row_scale = std::max(largest, 1e-12) / 127;
+    const double per_scale = 0.5001 * l1 + g * l1 * 127 * (1 + 2 * u);  // x . e_n and the exact sum's rounding
+    const double per_abs_sum = 0.5001 * row_scale;                      // q_n . d
+    double low = -std::numeric_limits<double>::infinity();
+    float* row = v + r * m.out;
+    const float* ar = a + r * m.out;
+    std::vector<double> bound(static_cast<size_t>(m.out));
+    for (int64_t n = 0; n < m.out; ++n) {
+      const double s = column_scale[static_cast<size_t>(n)];
+      const double bias_n = b ? std::fabs(static_cast<double>(b[n])) : 0.0;
+      const double an = ar[n];
+      const double e = 1.01 * (s * (per_scale + per_abs_sum * screen->abs_sums[static_cast<size_t>(n)]) + g * bias_n +
+                               8 * u * (std::fabs(an) + bias_n)) +
+                       1e-30;
+      bound[static_cast<size_t>(n)] = e;
+      low = std::max(low, an - e);
+      const double up = an + e;
+      float f = static_cast<float>(up);
+      if (static_cast<double>(f) < up) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+      row[n] = f;
+    }
+    if (!std::isfinite(low)) return {forward(x), at::Tensor()};
+    for (int64_t n = 0; n < m.out; ++n)
+      if (ar[n] + bound[static_cast<size_t>(n)] >= low) wanted[static_cast<size_t>(n / m.panels.width)] = 1;
+  }
+  // The panels holding a candidate of any row: forward()'s own kernel, panel by panel (each
+  // panel's arithmetic does not depend on the others).
+  const auto* panels = static_cast<const float*>(m.weights.get_data_handle());
+  bool* e = exact.data_ptr<bool>();
+  std::vector<float> part(static_cast<size_t>(rows * m.panels.width));
+  for (size_t p = 0; p < wanted.size(); ++p) {
+    if (!wanted[p]) continue;
+    const int64_t first = static_cast<int64_t>(p) * m.panels.width, count = std::min(m.panels.width, m.out - first);
+    kernels::small_gemm(xs, rows, m.in, panels + static_cast<int64_t>(p) * m.panels.stride, m.panels, count, chunk,
+                        b ? b + first : nullptr, false, part.data());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < count; ++j) {
+        v[r * m.out + first + j] = part[static_cast<size_t>(r * count + j)];
+        e[r * m.out + first + j] = true;
+      }
+  }
+  return {values.view(out_sizes), exact.view(out_sizes)};
+}
+
+bool PackedGemm::small_rows_kernel(int64_t rows) const {
+  return impl_->small_rows_chunk(rows) > 0 || impl_->s8_rows(rows);
+}
 
 PackedGemm::~PackedGemm() = default;
 
@@ -748,6 +962,16 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
     padded.narrow(0, 0, rows).copy_(x.reshape({rows, m.in}));
     return forward(padded).narrow(0, 0, rows).reshape(out_sizes);
   }
+  // int8, 1-8 rows: quantized, then one pass of kernels/small_gemm.h's VNNI kernel.
+  if (m.s8_rows(rows)) {
+    at::Tensor scales = at::empty({rows}, at::kFloat);
+    const at::Tensor q = kernels::quantize_rows(x.reshape({rows, m.in}).to(at::kFloat).contiguous(), scales);
+    at::Tensor output = at::empty({rows, m.out}, x.options().dtype(at::kFloat));
+    m.s8_small_rows(q.data_ptr<int8_t>(), rows, scales.data_ptr<float>(), output.data_ptr<float>());
+    if (m.activation && m.activation != Activation::kRelu) output = apply(*m.activation, output);
+    return output.view(out_sizes);
+  }
+
   at::Tensor input = x.reshape({rows, m.in});
   at::Tensor row_scales;
   switch (m.type) {

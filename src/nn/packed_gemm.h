@@ -58,6 +58,20 @@ class PackedGemm {
   // x [..., in] float32 -> [..., out] float32. Thread-safe.
   at::Tensor forward(const at::Tensor& x) const;
 
+  // For a search that needs only each row's largest output (greedy search without scores):
+  // `values` [..., out] holds forward()'s own bits where `exact` is true, which includes every
+  // column that can be its row's largest, and elsewhere an upper bound of forward()'s value
+  // (never below it), from an int8 copy of W (a quarter of the bytes to stream) and a rigorous
+  // bound on its error. So the largest of `values` is forward()'s largest whenever it lands on
+  // an exact column, ties resolved the same. `exact` undefined: every value is forward()'s
+  // (float32 with 1-8 rows and the small-rows kernel only; no activation; finite inputs). The
+  // int8 copy is made at the first call.
+  struct Bounded {
+    at::Tensor values;
+    at::Tensor exact;  // bool, shaped as values
+  };
+  Bounded forward_bounded(const at::Tensor& x) const;
+
   // Rows of W read back out of the packed copy: ids (any shape, int64) -> [..., in] float32
   // (bfloat16 rows widened exactly; int8 rows dequantized, W_q * scale). A tied embedding
   // table is looked up here instead of being kept beside its output projection (1 GB for
@@ -90,8 +104,9 @@ class PackedGemm {
   static constexpr size_t kMaxCachedKernels = 4;
   size_t cached_kernels() const;
 
-  // Whether forward() runs `rows` rows on kernels/small_gemm.h (float32, 1-8 rows, no
-  // activation or relu, a panel layout, and oneDNN's bits: checked once per shape).
+  // Whether forward() runs `rows` rows on kernels/small_gemm.h: 1-8 rows; float32 where a
+  // panel layout and oneDNN's bits (checked once per shape) allow; int8 on AVX-512 VNNI where
+  // the layout is VNNI panels and a probe found oneDNN's bits (once per process).
   bool small_rows_kernel(int64_t rows) const;
 
   int64_t in_features() const;

@@ -28,6 +28,10 @@ class CancellableStep : public search::StepModel {
     if (cancelled_()) throw Error("cancelled");
     return step_.next_logits(tokens);
   }
+  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
+    if (cancelled_()) throw Error("cancelled");
+    return step_.next_logits_bounded(tokens);
+  }
   void select(const at::Tensor& rows) override { step_.select(rows); }
   at::Tensor step_attention() override { return step_.step_attention(); }
 

@@ -13,6 +13,15 @@ class ModelStep : public search::StepModel {
     return shortlist_.ids.defined() ? model_.next_logits(tokens, state_, shortlist_)
                                     : model_.next_logits(tokens, state_);
   }
+  // Without a shortlist: the output projection bounded (Seq2SeqModel::project_bounded), the
+  // step's hidden state kept for its exact logits.
+  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
+    if (shortlist_.ids.defined()) return {next_logits(tokens), {}, {}};
+    const at::Tensor hidden = model_.next_hidden(tokens, state_);
+    nn::PackedGemm::Bounded logits = model_.project_bounded(hidden);
+    const models::Seq2SeqModel& model = model_;
+    return {std::move(logits.values), std::move(logits.exact), [&model, hidden] { return model.project(hidden); }};
+  }
   // A vocabulary shortlist (DecodeOptions::use_vmap): logits computed for its ids only.
   void restrict_output(models::Shortlist shortlist) { shortlist_ = std::move(shortlist); }
   void select(const at::Tensor& rows) override { state_.select(rows); }

@@ -45,6 +45,9 @@ class TokenStreamStep : public search::StepModel {
   TokenStreamStep(search::StepModel& step, const text::Tokenizer& tokenizer,
                   const std::function<bool(const TokenEvent&)>& on_token, std::vector<size_t> inputs, bool per_token);
   at::Tensor next_logits(const at::Tensor& tokens) override { return step_.next_logits(tokens); }
+  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
+    return step_.next_logits_bounded(tokens);
+  }
   void select(const at::Tensor& rows) override { step_.select(rows); }
   at::Tensor step_attention() override { return step_.step_attention(); }
   bool on_token(int64_t hypothesis, int64_t id, float log_prob) override;

@@ -129,6 +129,7 @@ struct Translator::Impl : pipeline::LoadedModel {
         sources, dropped, model->config().max_position_embeddings, static_cast<size_t>(tokenizer->framing().after));
     search::GenerationSettings settings = call.checked_settings(options);
     settings.return_attention = options.return_attention;
+    settings.need_scores = options.return_scores;
     settings.alternatives = alternatives;
     if (options.force_words)
       for (const std::vector<int64_t>& prefix : prefixes)

@@ -154,7 +154,7 @@ std::string known_options() {
   for (const DecodeOptionSpec& spec : decode_option_specs())
     known += std::string(known.empty() ? "" : ", ") + spec.name;
   for (const BatchOptionSpec& spec : batch_option_specs()) known += std::string(", ") + spec.name;
-  return known + ", return_attention, glossary, preset, long_input, chunk_tokens";
+  return known + ", return_attention, return_scores, glossary, preset, long_input, chunk_tokens";
 }
 
 // A Python value as the tables take it: bool, int (one beyond int64 as an infinite double: out
@@ -241,6 +241,8 @@ Call call_of(const py::kwargs& kwargs, const std::string& default_preset, size_t
       batching_given.push_back(spec);
     } else if (name == "return_attention") {
       call.decode.return_attention = bool_arg(value, name);
+    } else if (name == "return_scores") {
+      call.decode.return_scores = bool_arg(value, name);
     } else if (name == "glossary") {
       call.decode.glossary = glossary_of(value);
     } else if (name == "long_input") {

@@ -65,6 +65,10 @@ struct GenerationSettings {
   bool beam_never_pad = false;
   // Carry each hypothesis' cross-attention weights (StepModel::step_attention).
   bool return_attention = false;
+  // DecodeOptions::return_scores. Off, greedy search leaves scores and log-probabilities 0 and
+  // asks the model for bounded logits (StepModel::next_logits_bounded) where its logits
+  // processors allow (LogitsProcessorList::order_preserving).
+  bool need_scores = true;
   // DecodeOptions::return_alternatives: > 0 asks alternatives_search() for this many next
   // tokens after each input's prefix instead of whole outputs (search/search.h).
   int64_t alternatives = 0;

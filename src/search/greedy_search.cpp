@@ -57,14 +57,44 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
   at::Tensor sequences = at::full({batch_size * per_input, 1}, s.decoder_start_token_id, at::kLong);
   AttentionHistory attention;  // return_attention
 
+  // Greedy without scores takes bounded logits (StepModel::next_logits_bounded) when the
+  // processors keep an upper bound one: a row's pick is then final if it is an exact logit.
+  const bool bounded = !s.do_sample && !s.need_scores && processors.order_preserving();
+
   while (!owner.empty() && sequences.size(1) < s.max_length) {
-    at::Tensor scores = model.next_logits(sequences.narrow(1, sequences.size(1) - 1, 1));
+    const at::Tensor last = sequences.narrow(1, sequences.size(1) - 1, 1);
+    BoundedLogits step = bounded ? model.next_logits_bounded(last) : BoundedLogits{model.next_logits(last), {}, {}};
+    at::Tensor scores = std::move(step.values);
+    // A log-softmax among the processors may round scores a few ulps apart into a tie: then a
+    // pick also needs a lead over every other score well beyond such rounding (below).
+    const at::Tensor largest = step.exact.defined() && processors.shifts_rows() ? scores.abs().amax(-1) : at::Tensor();
     if (s.return_attention) attention.add_step(model.step_attention());
     processors.apply(sequences, scores);
     // A row still in its target prefix takes the prefix's token (no draw, no score).
     std::vector<int64_t> forced(owner.size(), -1);
     for (size_t row = 0; row < owner.size(); ++row)
       forced[row] = prefix_token(prefixes, owner[row] / per_input, sequences.size(1) - 1);
+    at::Tensor picked;  // the argmax, when already taken over the bounded logits
+    if (step.exact.defined()) {
+      picked = scores.argmax(-1);
+      const at::Tensor on_exact = step.exact.gather(1, picked.unsqueeze(1)).squeeze(1);
+      bool all_exact = true;
+      for (size_t row = 0; row < owner.size(); ++row)
+        all_exact = all_exact && (forced[row] >= 0 || on_exact[static_cast<int64_t>(row)].item<bool>());
+      if (all_exact && largest.defined() && scores.size(1) > 1) {
+        const at::Tensor top = std::get<0>(scores.topk(2, -1));
+        const at::Tensor lead = top.select(1, 0) - top.select(1, 1);
+        const at::Tensor needed = (top.select(1, 0).abs() + largest + 64) * 0x1p-16;
+        for (size_t row = 0; row < owner.size(); ++row)
+          all_exact = all_exact && (forced[row] >= 0 || lead[static_cast<int64_t>(row)].item<float>() >=
+                                                            needed[static_cast<int64_t>(row)].item<float>());
+      }
+      if (!all_exact) {  // a bound is the largest somewhere: this step in full
+        scores = step.exact_logits();
+        processors.apply(sequences, scores);
+        picked = at::Tensor();
+      }
+    }
     at::Tensor next;
     if (s.do_sample) {
       const at::Tensor probs = at::softmax(warp(scores, s), -1);
@@ -76,12 +106,13 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
                 ? forced[row]
                 : at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]]).item<int64_t>();
     } else {
-      next = scores.argmax(-1);
-      int64_t* picked = next.data_ptr<int64_t>();
+      next = picked.defined() ? picked : scores.argmax(-1);
+      int64_t* chosen = next.data_ptr<int64_t>();
       for (size_t row = 0; row < owner.size(); ++row)
-        if (forced[row] >= 0) picked[row] = forced[row];
+        if (forced[row] >= 0) chosen[row] = forced[row];
     }
-    const at::Tensor log_probs = kernels::log_softmax_at(scores.to(at::kFloat).contiguous(), next);
+    const at::Tensor log_probs = s.need_scores ? kernels::log_softmax_at(scores.to(at::kFloat).contiguous(), next)
+                                               : at::zeros({next.size(0)}, at::kFloat);
     sequences = at::cat({sequences, next.unsqueeze(1)}, 1);
 
     const int64_t* next_ids = next.data_ptr<int64_t>();

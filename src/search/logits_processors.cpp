@@ -32,6 +32,8 @@ class RepetitionPenalty : public LogitsProcessor {
     scores.scatter_(1, sequences, seen);
   }
 
+  bool order_preserving() const override { return penalty_ > 0; }
+
  private:
   double penalty_;
 };
@@ -44,6 +46,8 @@ class NoRepeatNGram : public LogitsProcessor {
     for (int64_t row = 0; row < sequences.size(0); ++row)
       for (int64_t token : banned_ngram_tokens(row_tokens(sequences, row), n_)) scores[row][token] = kMinusInf;
   }
+
+  bool order_preserving() const override { return true; }
 
  private:
   int64_t n_;
@@ -74,6 +78,8 @@ class NoBadWords : public LogitsProcessor {
     }
   }
 
+  bool order_preserving() const override { return true; }
+
  private:
   std::vector<int64_t> single_;
   std::vector<std::vector<int64_t>> multi_;
@@ -87,6 +93,8 @@ class MinLength : public LogitsProcessor {
     if (sequences.size(1) < min_total_) scores.select(1, eos_).fill_(kMinusInf);
   }
 
+  bool order_preserving() const override { return true; }
+
  private:
   int64_t min_total_, eos_;
 };
@@ -98,6 +106,8 @@ class ForcedTokenAt : public LogitsProcessor {
     if (sequences.size(1) == length_) force_token(scores, token_);
   }
 
+  bool order_preserving() const override { return true; }
+
  private:
   int64_t length_, token_;
 };
@@ -106,6 +116,8 @@ class SuppressTokens : public LogitsProcessor {
  public:
   explicit SuppressTokens(const std::vector<int64_t>& tokens) : tokens_(at::tensor(tokens, at::kLong)) {}
   void apply(const at::Tensor&, at::Tensor& scores) const override { scores.index_fill_(1, tokens_, kMinusInf); }
+
+  bool order_preserving() const override { return true; }
 
  private:
   at::Tensor tokens_;
@@ -119,6 +131,8 @@ class SuppressTokensAtBegin : public LogitsProcessor {
   void apply(const at::Tensor& sequences, at::Tensor& scores) const override {
     if (sequences.size(1) == length_) scores.index_fill_(1, tokens_, kMinusInf);
   }
+
+  bool order_preserving() const override { return true; }
 
  private:
   at::Tensor tokens_;
@@ -134,6 +148,8 @@ class ForceTokens : public LogitsProcessor {
     const auto it = at_length_.find(sequences.size(1));
     if (it != at_length_.end() && it->second) force_token(scores, *it->second);
   }
+
+  bool order_preserving() const override { return true; }
 
  private:
   std::map<int64_t, std::optional<int64_t>> at_length_;
@@ -200,6 +216,8 @@ class WhisperTimestamps : public LogitsProcessor {
 class Renormalize : public LogitsProcessor {
  public:
   void apply(const at::Tensor&, at::Tensor& scores) const override { scores = at::log_softmax(scores, -1); }
+  bool order_preserving() const override { return true; }
+  bool shifts_rows() const override { return true; }
 };
 
 }  // namespace

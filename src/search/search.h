@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -11,6 +12,15 @@
 
 namespace ordo::search {
 
+// Logits of which only some are exact (StepModel::next_logits_bounded): enough for a search that
+// wants each row's largest and no log-probabilities.
+struct BoundedLogits {
+  at::Tensor values;  // [rows, vocab]: next_logits()'s own value where `exact`, an upper bound of it elsewhere
+  at::Tensor exact;   // bool [rows, vocab]; undefined: every value is exact
+  // This step's next_logits() in full, for when a row's largest lands on a bound.
+  std::function<at::Tensor()> exact_logits;
+};
+
 // What a search needs from a model: "scores for the next token of these hypotheses" and
 // "keep only these hypotheses, in this order".
 class StepModel {
@@ -18,6 +28,10 @@ class StepModel {
   virtual ~StepModel() = default;
   // tokens: [rows, 1] int64, the newest token of each hypothesis -> logits [rows, vocab].
   virtual at::Tensor next_logits(const at::Tensor& tokens) = 0;
+  // The same step as next_logits(), for greedy search without scores (GenerationSettings::
+  // need_scores false): a model may compute exactly only the logits that can be a row's
+  // largest. By default all of them.
+  virtual BoundedLogits next_logits_bounded(const at::Tensor& tokens) { return {next_logits(tokens), {}, {}}; }
   // Keeps hypotheses `rows` (int64 indices into the current rows), in that order.
   virtual void select(const at::Tensor& rows) = 0;
   // With GenerationSettings::return_attention: the cross-attention weights of the step

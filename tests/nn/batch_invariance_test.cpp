@@ -125,6 +125,49 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
   }
 }
 
+// int8 decoding steps (1-8 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
+// oneDNN's int8 kernel and the row rescaling give: each row against the same row inside 32
+// rows, at the workload's and the big models' shapes (a last panel cut short, a tiny one), with
+// and without bias, relu fused and gelu after, 1 and 2 threads.
+TEST(BatchInvariance, Int8SmallRowsKernelGivesOneDnnsBits) {
+  if (!kernels::small_gemm_s8_available() || std::getenv("ORDO_SMALL_GEMM") ||
+      !nn::gemm_type_supported(GemmType::kInt8))
+    GTEST_SKIP() << "no AVX-512 VNNI body here";
+  ThreadCount restore;
+  at::manual_seed(7);
+  struct Shape {
+    int64_t in, out;
+    bool bias;
+    std::optional<kernels::Activation> activation;
+  };
+  const std::vector<Shape> shapes = {{512, 1536, true, std::nullopt},                 // workload fused q/k/v
+                                     {512, 2048, true, kernels::Activation::kSilu},   // workload fc1
+                                     {2048, 512, true, std::nullopt},                 // workload fc2
+                                     {512, 58101, false, std::nullopt},               // workload output
+                                     {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
+                                     {4096, 1024, false, std::nullopt},
+                                     {40, 80, true, kernels::Activation::kRelu},
+                                     {1024, 4096, true, kernels::Activation::kGelu}};
+  for (const Shape& shape : shapes) {
+    const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
+                          GemmType::kInt8, shape.activation);
+    const at::Tensor x = at::randn({32, shape.in});
+    for (const int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
+      ASSERT_FALSE(gemm.small_rows_kernel(32));
+      for (int64_t rows = 1; rows <= 8; ++rows) {
+        ASSERT_TRUE(gemm.small_rows_kernel(rows))
+            << shape.in << "x" << shape.out << ", " << rows << " rows, " << threads << " threads";
+        const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 32 - rows + r, 1)))
+              << shape.in << "x" << shape.out << ", row " << r << " of " << rows << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 // The kernels of a GEMM are bounded (a server sees every batch shape), and a kernel that was
 // evicted and rebuilt gives the same bits.
 PackedGemm seeded_gemm() {

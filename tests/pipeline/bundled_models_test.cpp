@@ -58,6 +58,30 @@ TEST(BundledModels, GermanEnglishTranslatesValidationSample) {
   EXPECT_GT(bleu_on_val_sample("de-en", "de", "en").score, 37.5);  // 41.94 with the back-translation model
 }
 
+// Greedy search without scores (DecodeOptions::return_scores false) computes each step's
+// output projection exactly only where a token can be chosen: the same tokens as with scores,
+// sentence by sentence (batch 1) and in batches of 8 (the bound's rows), scores 0.
+TEST(BundledModels, GreedyWithoutScoresGivesTheTokensOfGreedyWithScores) {
+  const std::vector<std::string> sources = read_lines(testing::data_dir() + "/samples/multi30k_val100.en");
+  const Translator translator(bundled_model("en-de"));
+  DecodeOptions with_scores;
+  with_scores.beam_size = 1;
+  DecodeOptions without = with_scores;
+  without.return_scores = false;
+  for (const int batch : {1, 8}) {
+    BatchOptions batching;
+    batching.batch_size = batch;
+    const std::vector<TranslationResult> want = translator.translate(sources, with_scores, batching);
+    const std::vector<TranslationResult> got = translator.translate(sources, without, batching);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].hypotheses.size(), 1u);
+      EXPECT_EQ(got[i].hypotheses[0].ids, want[i].hypotheses[0].ids) << "line " << i << ", batches of " << batch;
+      EXPECT_EQ(got[i].hypotheses[0].score, 0.0f);
+    }
+  }
+}
+
 TEST(BundledModels, DialogSumSummarizesValidationSample) {
   std::ifstream in(testing::data_dir() + "/samples/dialogsum_dev30.jsonl");
   ASSERT_TRUE(in);

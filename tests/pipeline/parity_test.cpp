@@ -205,6 +205,22 @@ TEST_P(Parity, BatchedGreedyMatchesGenerate) {
         << "sentence " << i;
 }
 
+// Without scores, greedy search takes bounded logits (only what can be chosen computed
+// exactly): generate()'s tokens still, batched and sentence by sentence.
+TEST_P(Parity, GreedyWithoutScoresMatchesGenerate) {
+  const json& gcase = golden_["generation"]["batched_greedy"];
+  DecodeOptions options = options_for(gcase["kwargs"]);
+  options.return_scores = false;
+  const auto sources = golden_sources(golden_);
+  const auto batched = translator().translate_ids(sources, options);
+  ASSERT_EQ(batched.size(), sources.size());
+  for (size_t i = 0; i < batched.size(); ++i) {
+    const std::vector<int64_t> want = generated(gcase["sequences"][i], gcase["lengths"][i]);
+    EXPECT_EQ(batched[i].hypotheses.at(0).ids, want) << "sentence " << i;
+    EXPECT_EQ(translator().translate_ids({sources[i]}, options)[0].hypotheses.at(0).ids, want) << "sentence " << i;
+  }
+}
+
 TEST_P(Parity, BatchedGreedyEqualsOneByOne) {
   const DecodeOptions options = options_for(golden_["generation"]["batched_greedy"]["kwargs"]);
   const auto sources = golden_sources(golden_);

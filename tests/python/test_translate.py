@@ -192,6 +192,15 @@ def test_bundled_names_and_languages():
     assert translator(hf("t5_v1")).tasks == ["summarization", "translation_en_to_de"]
 
 
+def test_greedy_without_scores_gives_the_same_tokens_with_score_zero():
+    t = translator("en-de")
+    want = t.translate_batch(EN, beam_size=1)
+    got = t.translate_batch(EN, beam_size=1, return_scores=False, batch_size=1)
+    assert [r.hypotheses[0].ids for r in got] == [r.hypotheses[0].ids for r in want]
+    assert all(r.hypotheses[0].score == 0 for r in got)
+    assert any(r.hypotheses[0].score != 0 for r in want)
+
+
 def test_attention_and_source_tokens():
     t = translator("en-de")
     result = t.translate_batch(EN[:1], return_attention=True)[0]

@@ -220,5 +220,94 @@ TEST(GreedySearch, AttentionFollowsEachHypothesisWhenRowsLeave) {
   EXPECT_EQ(out[0][0].attention.size(0), 1);
 }
 
+// The script's logits offered as bounded logits (StepModel::next_logits_bounded): exact on
+// each row's `exact_top` largest, elsewhere raised by `raise` (an upper bound); counts how often
+// the search asked for which.
+class BoundedScript : public StepModel {
+ public:
+  BoundedScript(ScriptedStepModel& script, int64_t exact_top, float raise)
+      : script_(script), exact_top_(exact_top), raise_(raise) {}
+  at::Tensor next_logits(const at::Tensor& tokens) override {
+    ++logits_calls;
+    return script_.next_logits(tokens);
+  }
+  BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
+    ++bounded_calls;
+    const at::Tensor logits = script_.next_logits(tokens);
+    at::Tensor exact = at::zeros(logits.sizes(), at::kBool);
+    exact.scatter_(1, std::get<1>(logits.topk(exact_top_, -1)), true);
+    return {at::where(exact, logits, logits + raise_), exact, [this, logits] {
+              ++full_calls;
+              return logits;
+            }};
+  }
+  void select(const at::Tensor& rows) override { script_.select(rows); }
+  int logits_calls = 0, bounded_calls = 0, full_calls = 0;
+
+ private:
+  ScriptedStepModel& script_;
+  int64_t exact_top_;
+  float raise_;
+};
+
+GenerationSettings without_scores() {
+  GenerationSettings s = greedy_settings();
+  s.need_scores = false;
+  return s;
+}
+
+TEST(GreedySearch, WithoutScoresPicksFromBoundedLogitsWhenTheLargestIsExact) {
+  ScriptedStepModel script = three_step_model();
+  BoundedScript model(script, 2, 0.01f);
+  const auto out = greedy_search(model, 1, without_scores());
+  EXPECT_EQ(out[0][0].ids, (Ids{3, 5, kEos}));
+  EXPECT_EQ(out[0][0].score, 0.0);
+  EXPECT_EQ(model.bounded_calls, 3);
+  EXPECT_EQ(model.full_calls, 0);
+  EXPECT_EQ(model.logits_calls, 0);
+}
+
+TEST(GreedySearch, WithoutScoresTakesTheStepInFullWhenABoundIsTheLargest) {
+  ScriptedStepModel script = three_step_model();
+  BoundedScript model(script, 1, 10.0f);  // every other token's bound above the top logit
+  const auto out = greedy_search(model, 1, without_scores());
+  EXPECT_EQ(out[0][0].ids, (Ids{3, 5, kEos}));
+  EXPECT_EQ(model.full_calls, 3);
+}
+
+// min_new_tokens bans the exact top (EOS); the pick falls to a bound, and the full step's
+// logits (processed again) give the second token.
+TEST(GreedySearch, WithoutScoresAppliesTheProcessorsToTheFullStepToo) {
+  ScriptedStepModel script = eos_first_model();
+  BoundedScript model(script, 1, 0.01f);
+  GenerationSettings s = without_scores();
+  s.min_new_tokens = 2;
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{3, 4, kEos}));
+  EXPECT_EQ(model.full_calls, 2);
+}
+
+// With renormalize_logits (a log-softmax after the other processors), two logits 1e-7 apart may
+// round into a tie that the reference breaks by index: such a step is taken in full.
+TEST(GreedySearch, WithoutScoresAndRenormalizingTakesTheStepInFullWhenTheLeadIsWithinRounding) {
+  ScriptedStepModel script(1, kVocab, ends());
+  script.after({}, {{4, 0.3000001}, {3, 0.3}}).after({4}, {{kEos, 0.9}});
+  BoundedScript model(script, 2, 0.0f);
+  GenerationSettings s = without_scores();
+  s.renormalize_logits = true;
+  const auto out = greedy_search(model, 1, s);
+  EXPECT_EQ(out[0][0].ids, (Ids{4, kEos}));
+  EXPECT_EQ(model.full_calls, 1);  // the first step; the second leads by far
+}
+
+TEST(GreedySearch, WithScoresNeverAsksForBoundedLogits) {
+  ScriptedStepModel script = three_step_model();
+  BoundedScript model(script, 2, 0.01f);
+  const auto out = greedy_search(model, 1, greedy_settings());
+  EXPECT_NEAR(out[0][0].score, std::log(0.5) + std::log(0.6) + std::log(0.7), kTolerance);
+  EXPECT_EQ(model.bounded_calls, 0);
+  EXPECT_EQ(model.logits_calls, 3);
+}
+
 }  // namespace
 }  // namespace ordo::search
