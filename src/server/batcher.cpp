@@ -135,17 +135,21 @@ void Batcher::work() {
     const Clock::time_point due = group->tickets.front()->arrived_ + max_wait;
     const size_t max_size = static_cast<size_t>(std::max(1, options_.max_batch_size));
     // Under concurrent load the clients of the last batch send their next requests a moment
-    // after their answers: wait (briefly) until as many wait as that batch had. A lone client
-    // (last batch: 1) never waits.
+    // after their answers: wait (briefly) until as many requests wait as that batch had, or a
+    // batch's worth of sentences. Requests, not sentences: a lone client (last batch: one
+    // request) never waits, also when its last request had several sentences.
     const auto last = last_batch_.find(group->model);
-    const size_t expected = std::min(max_size, last == last_batch_.end() ? size_t(1) : last->second);
-    if (group->queued < expected && !stopping_ && Clock::now() < due) {
+    const size_t expected = last == last_batch_.end() ? 1 : last->second;
+    const size_t waiting = static_cast<size_t>(
+        std::count_if(group->tickets.begin(), group->tickets.end(),
+                      [](const std::shared_ptr<Ticket>& t) { return t->next_ < t->order_.size(); }));
+    if (waiting < expected && group->queued < max_size && !stopping_ && Clock::now() < due) {
       wake_.wait_until(lock, due);
       continue;
     }
     Batch batch = take(*group);
     if (batch.sentences.empty()) continue;
-    last_batch_[batch.model] = batch.sentences.size();
+    last_batch_[batch.model] = requests_of(batch).size();
     ++running_;
     queued_ -= batch.sentences.size();
     if (observer_) observer_->queue_depth(queued_);
@@ -212,6 +216,13 @@ Batcher::Batch Batcher::take(Group& group) {
   return batch;
 }
 
+std::vector<const Ticket*> Batcher::requests_of(const Batch& batch) {
+  std::vector<const Ticket*> out;
+  for (const auto& [ticket, index] : batch.sentences)
+    if (std::find(out.begin(), out.end(), ticket.get()) == out.end()) out.push_back(ticket.get());
+  return out;
+}
+
 void Batcher::deliver(Ticket& ticket, size_t index, TranslationResult* result, const std::string& error,
                       bool input_error) {
   std::lock_guard<std::mutex> lock(ticket.mutex_);
@@ -236,9 +247,7 @@ void Batcher::run(Batch& batch) {
   };
   std::vector<Outcome> outcomes(sources.size());
   // The batch stops (within a decoding step) once every request in it has given up.
-  std::vector<const Ticket*> owners;
-  for (const auto& [ticket, index] : batch.sentences)
-    if (std::find(owners.begin(), owners.end(), ticket.get()) == owners.end()) owners.push_back(ticket.get());
+  const std::vector<const Ticket*> owners = requests_of(batch);
   const auto all_cancelled = [&owners] {
     return std::all_of(owners.begin(), owners.end(), [](const Ticket* t) { return t->cancelled_.load(); });
   };

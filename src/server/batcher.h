@@ -1,8 +1,9 @@
 // Dynamic batching. Sentences of concurrent requests for the same model and the same decoding
 // settings are translated together: a worker that becomes free takes the group whose oldest
-// sentence has waited longest; when fewer sentences wait than the model's last batch had (the
-// clients of that batch are about to send their next requests), it waits for them at most a
-// few milliseconds after the oldest arrived (a lone client never waits); then it takes up to `max_batch_size` sentences (and
+// sentence has waited longest; when fewer requests wait than the model's last batch had (the
+// clients of that batch are about to send their next requests) and less than a batch, it waits
+// for them at most a few milliseconds after the oldest arrived (a lone client never waits,
+// however many sentences its requests have); then it takes up to `max_batch_size` sentences (and
 // at most `max_batch_tokens` padded source tokens), one sentence from each waiting request in
 // turn, so that a request of a thousand sentences shares every batch with the short requests
 // that arrive after it instead of making them wait. When more waits than a batch holds, the
@@ -138,6 +139,7 @@ class Batcher {
 
   void work();
   Batch take(Group& group);
+  static std::vector<const Ticket*> requests_of(const Batch& batch);  // each once, in order
   void run(Batch& batch);
   static void deliver(Ticket& ticket, size_t index, TranslationResult* result, const std::string& error,
                       bool input_error);
@@ -148,7 +150,7 @@ class Batcher {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::string, Group> groups_;
-  std::map<std::string, size_t> last_batch_;  // by model: sentences in its last batch
+  std::map<std::string, size_t> last_batch_;  // by model: requests in its last batch
   size_t queued_ = 0;
   int running_ = 0;
   bool stopping_ = false;

@@ -279,6 +279,24 @@ TEST(Batcher, ALoneClientIsNotWaitedFor) {
   EXPECT_LT(Clock::now() - start, 1500ms);
 }
 
+// The clients of the last batch are counted in requests: after a request of two sentences (one
+// batch of two), the same lone client's next request of one is not held back waiting for a
+// second client that does not exist (max_wait_ms is 2 s).
+TEST(Batcher, ALoneClientIsNotWaitedForAfterARequestOfSeveralSentences) {
+  FakeModel model;
+  BatchingOptions options;
+  options.max_wait_ms = 2000;
+  Batcher batcher(options);
+  auto two = batcher.submit("m", "s", model.fn(), {}, sentences(2, 50));
+  ASSERT_TRUE(batcher.wait(*two, Clock::now() + 10s));
+  const auto start = Clock::now();
+  auto one = batcher.submit("m", "s", model.fn(), {}, sentences(1, 60));
+  ASSERT_TRUE(batcher.wait(*one, Clock::now() + 10s));
+  EXPECT_LT(Clock::now() - start, 1500ms);
+  ASSERT_EQ(model.batches.size(), 2u);
+  EXPECT_EQ(model.batches[0].size(), 2u);
+}
+
 TEST(Batcher, OneBadSentenceFailsOnlyItself) {
   FakeModel model;
   BatchingOptions options;

@@ -17,6 +17,20 @@
 #   MODELS    "bundled workload" (default)     CLIENTS   "1 8 64" (default)
 #   PER_CLIENT  requests per client in a cell (default 4 for bundled, 2 for workload; at least 16)
 #   DATA      shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
+#
+# MODE=latency: the HTTP and batching overhead of a lone client. For each model and intra-op
+# thread count (one worker), the first N newstest2014 lines one at a time, (1) in-process
+# through the library (tools/serve/library_latency.py: the work `ordo serve` does for a POST
+# /translate of one line: the translation preset, the line cut into sentences, one batch), then
+# (2) as N sequential LibreTranslate POST /translate requests of one line each from one client
+# (ordo-serve-load --clients 1); one warm-up line first in each. Prints p50/p95 of both and
+# served/library, with the machine and its load average. ~2 minutes per cell at N=200.
+#
+#   MODE=latency bash tools/serve/bench.sh
+#   MODE=latency N=50 THREADS=1 bash tools/serve/bench.sh
+#
+#   MODELS    "bundled" (default), or model folders translating en->de    THREADS  "1 2" (default)
+#   N         lines (default 200)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${ORDO_BUILD_DIR:-$root/build}"
@@ -25,8 +39,10 @@ clients="${CLIENTS:-1 8 64}"
 data="${DATA:-$root/../shared/data}"
 work="${WORK:-$root/runs/serve-bench}"
 base_port="${BASE_PORT:-18500}"
+mode="${MODE:-load}"
+case "$mode" in load | latency) ;; *) echo "serve bench: unknown MODE $mode (load, latency)" >&2; exit 1 ;; esac
 source "$root/tools/lib/deps.sh"
-ordo_install_dependencies "${ORDO_BENCH_PACKAGES[@]}"
+[ "$mode" = latency ] || ordo_install_dependencies "${ORDO_BENCH_PACKAGES[@]}"
 mkdir -p "$work"
 sentences="$work/newstest2014.en.300"
 head -n 300 "$data/newstest/newstest2014.en" > "$sentences"
@@ -64,6 +80,41 @@ cpu_seconds() {
   done
   echo "$ticks / $hz" | bc -l
 }
+
+# MODE=latency (see the header): one table, then exit.
+latency() {
+  local n="${N:-200}" lines="$work/newstest2014.en.latency" rows=() name dir label t url lib served beam
+  local load_start
+  load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+  head -n "$n" "$data/newstest/newstest2014.en" > "$lines"
+  for name in ${MODELS:-bundled}; do
+    if [ "$name" = bundled ]; then dir="$root/models/en-de"; label="bundled en-de"; else dir="$name"; label=$(basename "$name"); fi
+    for t in ${THREADS:-1 2}; do
+      lib=$(PYTHONPATH="$build/python" /usr/bin/python3 "$root/tools/serve/library_latency.py" "$dir" "$t" "$lines")
+      echo "$label, $t threads, library: $lib" >&2
+      start_server "$base_port" "$dir" "$t" 1
+      url="http://127.0.0.1:$base_port"
+      beam=$(curl -s "$url/v1/models" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["models"][0]["default_beam_size"])')
+      served=$("$build/ordo-serve-load" --url "$url" --clients 1 --requests "$(wc -l < "$lines")" --warmup 1 \
+                 --sentences "$lines" --api libre)
+      echo "$label, $t threads, served: $served" >&2
+      cleanup
+      pids=()
+      local cells="| $label | $t | $beam | $(field requests "$lib") ($(field sentences "$lib")) |" p
+      for p in p50_ms p95_ms; do cells+=" $(field $p "$lib") |"; done
+      for p in p50_ms p95_ms; do cells+=" $(field $p "$served") |"; done
+      for p in p50_ms p95_ms; do cells+=" $(printf %.2f "$(echo "$(field $p "$served") / $(field $p "$lib")" | bc -l)") |"; done
+      rows+=("$cells")
+    done
+  done
+  echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) (family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1), model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(nproc) cores"
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average at the start: $load_start, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  echo "| model | threads | beam | lines (sentences) | library p50 ms | library p95 ms | served p50 ms | served p95 ms | served/library p50 | p95 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+}
+if [ "$mode" = latency ]; then latency; exit 0; fi
 
 results=()
 for name in $models; do
