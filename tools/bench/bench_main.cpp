@@ -106,7 +106,8 @@ Workload make_workload(int beam) {
   }
   w.options.beam_size = beam;
   w.options.max_new_tokens = 64;
-  w.options.min_new_tokens = 64;  // the 32 sentences are one batch (BatchOptions' default)
+  w.options.min_new_tokens = 64;    // the 32 sentences are one batch (BatchOptions' default)
+  w.options.return_scores = false;  // as the peer runs (CTranslate2's return_scores=False)
   w.target_tokens = 32 * 64;
   return w;
 }
@@ -192,7 +193,8 @@ int main(int argc, char** argv) {
                  "without --shape: the whole workload table (throughput, peak RSS, start-up) against it");
   app.add_flag("--peer-best", real.peer_best,
                "CTranslate2 once per OMP_WAIT_POLICY (active, passive) x CT2_FORCE_CPU_ISA (AVX2, AVX512), the "
-               "fastest counts (always on in the workload table)");
+               "fastest counts (always on in the workload table; latency: the fastest p50 on the first 20 "
+               "sentences runs them all)");
   app.add_option("--hf-path", real.hf_path,
                  "PYTHONPATH entry holding transformers (e.g. /opt/peers/hf-pylib): adds a transformers eager "
                  "column (float32, 1 and 2 threads)");
@@ -238,7 +240,8 @@ int main(int argc, char** argv) {
       real.data = data;
       real.fixtures = std::string(ORDO_SOURCE_DIR) + "/tests/data/hf";
       real.peer_script = std::string(ORDO_SOURCE_DIR) + "/tools/bench/ct2_peer.py";
-      if (real.shapes == std::vector<std::string>{"workload"} || !real.hf_path.empty())
+      const bool throughput = std::find(real.reports.begin(), real.reports.end(), "throughput") != real.reports.end();
+      if (throughput && (real.shapes == std::vector<std::string>{"workload"} || !real.hf_path.empty()))
         real.hf_script = std::string(ORDO_SOURCE_DIR) + "/tools/bench/hf_peer.py";
       char self[4096];
       const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);

@@ -36,7 +36,8 @@ struct RealSizeOptions {
   // checkpoint of train::big_shapes().
   std::string workload_dir;
   // CTranslate2 at its best: each cell runs once per OMP_WAIT_POLICY (active, passive) x
-  // CT2_FORCE_CPU_ISA (AVX2, AVX512) and the fastest is printed with its setting.
+  // CT2_FORCE_CPU_ISA (AVX2, AVX512) and the fastest is printed with its setting. Latency: the
+  // four race on the first 20 sentences (p50), the fastest runs all of them.
   bool peer_best = false;
   // With peer_best: the four settings are tried on the first cell of each compute type only,
   // the fastest is kept for its other cells (--quick: 3 CTranslate2 processes fewer per cell).
