@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // OpenMP has read it: programs ordo starts see the user's environment.
-  if (chosen) ::unsetenv("OMP_WAIT_POLICY");
+  if (chosen) ::unsetenv("GOMP_SPINCOUNT");
   using Main = int (*)(int, char**);
   const auto run = reinterpret_cast<Main>(::dlsym(module, entry));
   if (!run) {

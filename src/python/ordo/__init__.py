@@ -22,11 +22,12 @@ import os as _os
 
 # OpenMP's wait policy must be chosen before the OpenMP runtime (libgomp, loaded with libordo
 # and LibTorch below) starts: by default its idle threads spin for milliseconds, and on cores
-# shared with other work ordo then runs many times slower (src/cli/openmp_wait.h, the `ordo`
-# command does the same). A policy the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT) is kept;
-# a libgomp some other module loaded first keeps the policy it started with.
+# shared with other work ordo then runs many times slower; a short spin, then sleep, as the
+# `ordo` command sets it (src/cli/openmp_wait.h says why). A policy the user chose
+# (OMP_WAIT_POLICY or GOMP_SPINCOUNT) is kept; a libgomp some other module loaded first keeps
+# the policy it started with.
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
-    _os.environ["OMP_WAIT_POLICY"] = "passive"
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 from ordo import _ordo  # noqa: E402
 from ordo._ordo import (  # noqa: E402,F401
