@@ -82,6 +82,22 @@ void rescale_rows(at::Tensor& y, const at::Tensor& scales, const at::Tensor& bia
 
 size_t direct_bytes(const dnnl_memory_desc_t& d);
 
+// ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare it with the small-rows kernels).
+bool small_gemm_wanted() {
+  const char* chosen = std::getenv("ORDO_SMALL_GEMM");
+  return !(chosen && std::strcmp(chosen, "0") == 0);
+}
+
+// A probe's values: t filled with uniform values in [-1, 1) from `state` (a fixed sequence).
+at::Tensor probe_values(at::Tensor t, uint32_t& state) {
+  float* v = t.data_ptr<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    v[i] = static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
+  }
+  return t;
+}
+
 }  // namespace
 
 struct PackedGemm::Impl {
@@ -670,14 +686,7 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
   if (const auto chunk = known_chunk()) return *chunk;  // probed while this thread waited
   constexpr int64_t kProbeColumns = 512;
   uint32_t state = 2463534242u;
-  const auto fill = [&state](at::Tensor t) {
-    float* v = t.data_ptr<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      state = state * 1664525u + 1013904223u;
-      v[i] = static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
-    }
-    return t;
-  };
+  const auto fill = [&state](at::Tensor t) { return probe_values(std::move(t), state); };
   const at::Tensor w = fill(at::empty({kProbeColumns, k}, at::kFloat));
   const at::Tensor b = bias ? fill(at::empty({kProbeColumns}, at::kFloat)) : at::Tensor();
   const at::Tensor x = fill(at::empty({rows, k}, at::kFloat));
@@ -707,10 +716,7 @@ int64_t PackedGemm::Impl::small_chunking(int64_t k, int64_t rows, std::optional<
 }
 
 int64_t PackedGemm::Impl::small_rows_chunk(int64_t rows) const {
-  // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
-  static const bool enabled =
-      kernels::small_gemm_available() &&
-      !(std::getenv("ORDO_SMALL_GEMM") && std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
+  static const bool enabled = kernels::small_gemm_available() && small_gemm_wanted();
   if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kFloat32 || probing) return 0;
   std::call_once(panels_found, [this] { panels = find_panels(); });
   return panels.width > 0 ? small_chunking(in, rows, activation, bias.defined()) : 0;
@@ -767,22 +773,12 @@ void PackedGemm::Impl::s8_small_rows(const int8_t* x, int64_t rows, const float*
 // results equal oneDNN's followed by ordo's rescaling, bit for bit, on random weights (with a
 // bias and relu, every step of the epilogue) for 3 and 7 rows (the kernel's two paths).
 bool PackedGemm::Impl::s8_rows(int64_t rows) const {
-  // ORDO_SMALL_GEMM=0: oneDNN for every row count (to compare the two).
-  static const bool enabled =
-      kernels::small_gemm_s8_available() &&
-      !(std::getenv("ORDO_SMALL_GEMM") && std::strcmp(std::getenv("ORDO_SMALL_GEMM"), "0") == 0);
+  static const bool enabled = kernels::small_gemm_s8_available() && small_gemm_wanted();
   if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kInt8 || probing) return false;
   static const bool same_as_onednn = [] {
     constexpr int64_t kIn = 256, kOut = 200;
     uint32_t state = 88172645u;
-    const auto fill = [&state](at::Tensor t) {
-      float* v = t.data_ptr<float>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        state = state * 1664525u + 1013904223u;
-        v[i] = static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
-      }
-      return t;
-    };
+    const auto fill = [&state](at::Tensor t) { return probe_values(std::move(t), state); };
     const at::Tensor w = fill(at::empty({kOut, kIn}, at::kFloat));
     const at::Tensor b = fill(at::empty({kOut}, at::kFloat));
     const PackedGemm probe(w, b, GemmType::kInt8, Activation::kRelu);

@@ -82,32 +82,19 @@ TEST(BatchInvariance, PackedGemmRowDoesNotDependOnRowCountOrThreads) {
   }
 }
 
-// float32 decoding steps (1-8 rows) run on ordo's kernel over oneDNN's packed panels
-// (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
-// rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
-// with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
-TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
-  if (!kernels::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
+struct SmallRowsShape {
+  int64_t in, out;
+  bool bias;
+  std::optional<kernels::Activation> activation;
+};
+
+// Each shape's GEMM of `type` on 1-8 rows runs on the small-rows kernel and gives, row for row,
+// what oneDNN's kernel gives the same row inside 32 rows, on 1 and 2 threads.
+void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shapes, GemmType type) {
   ThreadCount restore;
-  at::manual_seed(6);
-  struct Shape {
-    int64_t in, out;
-    bool bias;
-    std::optional<kernels::Activation> activation;
-  };
-  const std::vector<Shape> shapes = {{768, 2304, false, std::nullopt},                // Flan-T5 fused q/k/v
-                                     {2048, 768, false, std::nullopt},                // Flan-T5 wo
-                                     {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
-                                     {4096, 1024, true, std::nullopt},                // tc-big fc2
-                                     {512, 4001, true, std::nullopt},                 // a last panel cut short
-                                     {40, 80, true, kernels::Activation::kRelu},
-                                     {1024, 4096, true, kernels::Activation::kGelu},  // BART/mBART fc1
-                                     {512, 2048, true, kernels::Activation::kSilu},   // Marian fc1
-                                     {768, 3072, true, kernels::Activation::kGeluTanh},
-                                     {256, 512, false, kernels::Activation::kTanh}};
-  for (const Shape& shape : shapes) {
+  for (const SmallRowsShape& shape : shapes) {
     const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
-                          GemmType::kFloat32, shape.activation);
+                          type, shape.activation);
     const at::Tensor x = at::randn({32, shape.in});
     for (const int threads : {1, 2}) {
       at::set_num_threads(threads);
@@ -125,6 +112,26 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
   }
 }
 
+// float32 decoding steps (1-8 rows) run on ordo's kernel over oneDNN's packed panels
+// (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
+// rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
+// with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
+TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
+  if (!kernels::small_gemm_available() || std::getenv("ORDO_SMALL_GEMM")) GTEST_SKIP() << "no AVX-512 body here";
+  at::manual_seed(6);
+  const std::vector<SmallRowsShape> shapes = {{768, 2304, false, std::nullopt},                // Flan-T5 fused q/k/v
+                                              {2048, 768, false, std::nullopt},                // Flan-T5 wo
+                                              {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
+                                              {4096, 1024, true, std::nullopt},                // tc-big fc2
+                                              {512, 4001, true, std::nullopt},                 // a last panel cut short
+                                              {40, 80, true, kernels::Activation::kRelu},
+                                              {1024, 4096, true, kernels::Activation::kGelu},  // BART/mBART fc1
+                                              {512, 2048, true, kernels::Activation::kSilu},   // Marian fc1
+                                              {768, 3072, true, kernels::Activation::kGeluTanh},
+                                              {256, 512, false, kernels::Activation::kTanh}};
+  expect_small_rows_give_onednns_bits(shapes, GemmType::kFloat32);
+}
+
 // int8 decoding steps (1-8 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
 // oneDNN's int8 kernel and the row rescaling give: each row against the same row inside 32
 // rows, at the workload's and the big models' shapes (a last panel cut short, a tiny one), with
@@ -133,39 +140,16 @@ TEST(BatchInvariance, Int8SmallRowsKernelGivesOneDnnsBits) {
   if (!kernels::small_gemm_s8_available() || std::getenv("ORDO_SMALL_GEMM") ||
       !nn::gemm_type_supported(GemmType::kInt8))
     GTEST_SKIP() << "no AVX-512 VNNI body here";
-  ThreadCount restore;
   at::manual_seed(7);
-  struct Shape {
-    int64_t in, out;
-    bool bias;
-    std::optional<kernels::Activation> activation;
-  };
-  const std::vector<Shape> shapes = {{512, 1536, true, std::nullopt},                 // workload fused q/k/v
-                                     {512, 2048, true, kernels::Activation::kSilu},   // workload fc1
-                                     {2048, 512, true, std::nullopt},                 // workload fc2
-                                     {512, 58101, false, std::nullopt},               // workload output
-                                     {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
-                                     {4096, 1024, false, std::nullopt},
-                                     {40, 80, true, kernels::Activation::kRelu},
-                                     {1024, 4096, true, kernels::Activation::kGelu}};
-  for (const Shape& shape : shapes) {
-    const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
-                          GemmType::kInt8, shape.activation);
-    const at::Tensor x = at::randn({32, shape.in});
-    for (const int threads : {1, 2}) {
-      at::set_num_threads(threads);
-      const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
-      ASSERT_FALSE(gemm.small_rows_kernel(32));
-      for (int64_t rows = 1; rows <= 8; ++rows) {
-        ASSERT_TRUE(gemm.small_rows_kernel(rows))
-            << shape.in << "x" << shape.out << ", " << rows << " rows, " << threads << " threads";
-        const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
-        for (int64_t r = 0; r < rows; ++r)
-          ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 32 - rows + r, 1)))
-              << shape.in << "x" << shape.out << ", row " << r << " of " << rows << ", " << threads << " threads";
-      }
-    }
-  }
+  const std::vector<SmallRowsShape> shapes = {{512, 1536, true, std::nullopt},                 // workload fused q/k/v
+                                              {512, 2048, true, kernels::Activation::kSilu},   // workload fc1
+                                              {2048, 512, true, std::nullopt},                 // workload fc2
+                                              {512, 58101, false, std::nullopt},               // workload output
+                                              {1024, 4096, true, kernels::Activation::kRelu},  // tc-big fc1
+                                              {4096, 1024, false, std::nullopt},
+                                              {40, 80, true, kernels::Activation::kRelu},
+                                              {1024, 4096, true, kernels::Activation::kGelu}};
+  expect_small_rows_give_onednns_bits(shapes, GemmType::kInt8);
 }
 
 // The kernels of a GEMM are bounded (a server sees every batch shape), and a kernel that was
