@@ -138,6 +138,9 @@ struct PackedGemm::Impl {
   mutable kernels::PanelLayoutS8 s8_panels;
   mutable std::vector<int32_t> column_sums;  // of W_q, per output column
   kernels::PanelLayoutS8 find_s8_panels() const;
+  // Per output column of int8 weights laid out as k_offsets says, the sum over k of W_q (or
+  // of |W_q|).
+  std::vector<int32_t> int8_column_sums(bool absolute) const;
 
   // forward_bounded's int8 copy of a float32 W, and per column the sum of |W_q| (int8 units).
   struct Screen {
@@ -146,7 +149,7 @@ struct PackedGemm::Impl {
   };
   mutable std::once_flag screen_made;
   mutable std::unique_ptr<Screen> screen;
-  const Screen* screen_for_bounds() const;
+  const Screen* screen_for_bounds(const PackedGemm& self) const;
   bool s8_rows(int64_t rows) const;
   void s8_small_rows(const int8_t* x, int64_t rows, const float* row_scales, float* y) const;
 
@@ -752,15 +755,23 @@ kernels::PanelLayoutS8 PackedGemm::Impl::find_s8_panels() const {
     if (n_offset(n) != n / width * stride + n % width * 4) return {};
   const int64_t count = (out + width - 1) / width;
   if (static_cast<size_t>((count - 1) * stride + in * width) > weights_md.get_size()) return {};
+  column_sums = int8_column_sums(false);
+  return {width, stride};
+}
+
+std::vector<int32_t> PackedGemm::Impl::int8_column_sums(bool absolute) const {
   const auto* packed = static_cast<const int8_t*>(weights.get_data_handle());
-  column_sums.assign(static_cast<size_t>(out), 0);
+  std::vector<int32_t> sums(static_cast<size_t>(out), 0);
   for (int64_t n = 0; n < out; ++n) {
     const int8_t* column = packed + n_offset(n);
     int32_t sum = 0;
-    for (int64_t k = 0; k < in; ++k) sum += column[k_offsets[static_cast<size_t>(k)]];
-    column_sums[static_cast<size_t>(n)] = sum;
+    for (int64_t k = 0; k < in; ++k) {
+      const int32_t q = column[k_offsets[static_cast<size_t>(k)]];
+      sum += absolute ? std::abs(q) : q;
+    }
+    sums[static_cast<size_t>(n)] = sum;
   }
-  return {width, stride};
+  return sums;
 }
 
 void PackedGemm::Impl::s8_small_rows(const int8_t* x, int64_t rows, const float* row_scales, float* y) const {
@@ -804,35 +815,21 @@ bool PackedGemm::Impl::s8_rows(int64_t rows) const {
   return s8_panels.width > 0;
 }
 
-const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds() const {
-  std::call_once(screen_made, [this] {
+const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const PackedGemm& self) const {
+  std::call_once(screen_made, [this, &self] {
     if (type != GemmType::kFloat32 || k_offsets.empty() || activation || !kernels::small_gemm_s8_available() ||
         !gemm_type_supported(GemmType::kInt8))
       return;
-    const auto* packed = static_cast<const float*>(weights.get_data_handle());
-    const RowSource rows = [this, packed](int64_t begin, int64_t count) {
-      at::Tensor slice = at::empty({count, in}, at::kFloat);
-      float* target = slice.data_ptr<float>();
-      for (int64_t i = 0; i < count; ++i) {
-        const float* w = packed + n_offset(begin + i);
-        for (int64_t k = 0; k < in; ++k) target[i * in + k] = w[k_offsets[static_cast<size_t>(k)]];
-      }
-      return slice;
+    // W's rows read back out of the packed float32 copy.
+    const RowSource rows = [&self](int64_t begin, int64_t count) {
+      return self.rows(at::arange(begin, begin + count, at::kLong));
     };
     auto made = std::make_unique<Screen>();
     made->gemm.reset(new PackedGemm(rows, out, in, bias.defined() ? bias.view({out}) : at::Tensor(), GemmType::kInt8,
                                     std::nullopt, at::Tensor()));
     const Impl& q = *made->gemm->impl_;
     if (q.k_offsets.empty()) return;
-    const auto* values = static_cast<const int8_t*>(q.weights.get_data_handle());
-    made->abs_sums.assign(static_cast<size_t>(out), 0);
-    for (int64_t n = 0; n < out; ++n) {
-      const int8_t* column = values + q.n_offset(n);
-      int32_t sum = 0;
-      for (int64_t k = 0; k < in; ++k)
-        sum += std::abs(static_cast<int32_t>(column[q.k_offsets[static_cast<size_t>(k)]]));
-      made->abs_sums[static_cast<size_t>(n)] = sum;
-    }
+    made->abs_sums = q.int8_column_sums(true);
     screen = std::move(made);
   });
   return screen.get();
@@ -849,7 +846,7 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   const Impl& m = *impl_;
   const int64_t rows = x.numel() / std::max<int64_t>(1, m.in);
   const int64_t chunk = x.size(-1) == m.in ? m.small_rows_chunk(rows) : 0;
-  const Impl::Screen* screen = chunk > 0 && !m.activation ? m.screen_for_bounds() : nullptr;
+  const Impl::Screen* screen = chunk > 0 && !m.activation ? m.screen_for_bounds(*this) : nullptr;
   if (!screen) return {forward(x), at::Tensor()};
   auto out_sizes = x.sizes().vec();
   out_sizes.back() = m.out;
