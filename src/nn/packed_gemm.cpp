@@ -899,17 +899,14 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   // panel's arithmetic does not depend on the others).
   const auto* panels = static_cast<const float*>(m.weights.get_data_handle());
   bool* e = exact.data_ptr<bool>();
-  std::vector<float> part(static_cast<size_t>(rows * m.panels.width));
-  for (size_t p = 0; p < wanted.size(); ++p) {
-    if (!wanted[p]) continue;
-    const int64_t first = static_cast<int64_t>(p) * m.panels.width, count = std::min(m.panels.width, m.out - first);
-    kernels::small_gemm(xs, rows, m.in, panels + static_cast<int64_t>(p) * m.panels.stride, m.panels, count, chunk,
-                        b ? b + first : nullptr, false, part.data());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < count; ++j) {
-        v[r * m.out + first + j] = part[static_cast<size_t>(r * count + j)];
-        e[r * m.out + first + j] = true;
-      }
+  std::vector<int64_t> chosen;
+  for (size_t p = 0; p < wanted.size(); ++p)
+    if (wanted[p]) chosen.push_back(static_cast<int64_t>(p));
+  kernels::small_gemm_panels(xs, rows, m.in, panels, m.panels, m.out, chunk, b, false, v, chosen.data(),
+                             static_cast<int64_t>(chosen.size()));
+  for (const int64_t p : chosen) {
+    const int64_t first = p * m.panels.width, count = std::min(m.panels.width, m.out - first);
+    for (int64_t r = 0; r < rows; ++r) std::fill_n(e + r * m.out + first, count, true);
   }
   return {values.view(out_sizes), exact.view(out_sizes)};
 }
