@@ -113,10 +113,13 @@ ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const flo
       if (rows <= 4) {
         rows_any(rows, vectors, x, k, p, k0, k1, k0 == start, {kPrefetchRows, 0, vectors, false}, part);
       } else {
-        const int half = (vectors + 1) / 2;
-        rows_any(4, vectors, x, k, p, k0, k1, k0 == start, {kPrefetchRowsL2, 0, half, true}, part);
-        rows_any(rows - 4, vectors, x + 4 * k, k, p, k0, k1, k0 == start, {kPrefetchRowsL2, half, vectors, true},
-                 part + 4 * kTile);
+        // Passes of 4 rows; each asks for its share of the next block's lines.
+        const int64_t passes = (rows + 3) / 4;
+        for (int64_t pass = 0; pass < passes; ++pass) {
+          const int first = static_cast<int>(vectors * pass / passes), last = static_cast<int>(vectors * (pass + 1) / passes);
+          rows_any(std::min<int64_t>(4, rows - 4 * pass), vectors, x + 4 * pass * k, k, p, k0, k1, k0 == start,
+                   {kPrefetchRowsL2, first, last, true}, part + 4 * pass * kTile);
+        }
       }
     }
     for (int64_t m = 0; m < rows; ++m)
@@ -269,6 +272,7 @@ ORDO_TARGET_AVX512 void panels_avx512(const F32Call& c, int64_t begin, int64_t e
 constexpr int64_t kBlockGroups = 64;
 constexpr int64_t kPrefetchGroups = 24;
 constexpr int64_t kPrefetchGroupsL2 = 32;
+constexpr int64_t kPrefetchGroupsPair = 12;  // two panels at once: half as far (kPrefetchRowsPair)
 
 template <int M, int CZ>
 ORDO_TARGET_AVX512_VNNI void tile_s8(const uint32_t* x, int64_t ldx, const int8_t* w, int64_t g0, int64_t g1,
@@ -328,6 +332,60 @@ ORDO_TARGET_AVX512_VNNI void rows_any_s8(int64_t rows, int cz, const uint32_t* x
   }
 }
 
+// tile_s8 for two panels at once, vectors [j0, j0 + CZ) of each (tile_pair's two streams).
+template <int M, int CZ>
+ORDO_TARGET_AVX512_VNNI void tile_s8_pair(const uint32_t* x, int64_t ldx, const int8_t* wa, const int8_t* wb,
+                                          int64_t width, int j0, int64_t g0, int64_t g1, bool fresh,
+                                          Prefetch prefetch, int32_t* part_a, int32_t* part_b) {
+  __m512i acc[2][M][CZ];
+  int32_t* parts[2] = {part_a + 16 * j0, part_b + 16 * j0};
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+      for (int j = 0; j < CZ; ++j)
+        acc[s][m][j] = fresh ? _mm512_setzero_si512() : _mm512_loadu_si512(parts[s] + m * kTile + 16 * j);
+  for (int64_t g = g0; g < g1; ++g) {
+    const int8_t* group[2] = {wa + g * width * 4, wb + g * width * 4};
+    for (int j = prefetch.first; j < prefetch.last; ++j)
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s)
+        _mm_prefetch(reinterpret_cast<const char*>(group[s] + prefetch.ahead * width * 4 + 64 * j), _MM_HINT_T0);
+    __m512i b[2][CZ];
+#pragma GCC unroll 4
+    for (int j = 0; j < CZ; ++j)
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s) b[s][j] = _mm512_loadu_si512(group[s] + 64 * (j0 + j));
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m) {
+      const __m512i a = _mm512_set1_epi32(static_cast<int>(x[m * ldx + g]));
+#pragma GCC unroll 2
+      for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 4
+        for (int j = 0; j < CZ; ++j) acc[s][m][j] = _mm512_dpbusd_epi32(acc[s][m][j], a, b[s][j]);
+    }
+  }
+#pragma GCC unroll 2
+  for (int s = 0; s < 2; ++s)
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+      for (int j = 0; j < CZ; ++j) _mm512_storeu_si512(parts[s] + m * kTile + 16 * j, acc[s][m][j]);
+}
+
+template <int M>
+ORDO_TARGET_AVX512_VNNI void pair_of_s8(int cz, const uint32_t* x, int64_t ldx, const int8_t* wa, const int8_t* wb,
+                                        int64_t width, int j0, int64_t g0, int64_t g1, bool fresh, Prefetch prefetch,
+                                        int32_t* part_a, int32_t* part_b) {
+  switch (cz) {
+    case 1: tile_s8_pair<M, 1>(x, ldx, wa, wb, width, j0, g0, g1, fresh, prefetch, part_a, part_b); break;
+    case 2: tile_s8_pair<M, 2>(x, ldx, wa, wb, width, j0, g0, g1, fresh, prefetch, part_a, part_b); break;
+    case 3: tile_s8_pair<M, 3>(x, ldx, wa, wb, width, j0, g0, g1, fresh, prefetch, part_a, part_b); break;
+    default: tile_s8_pair<M, 4>(x, ldx, wa, wb, width, j0, g0, g1, fresh, prefetch, part_a, part_b); break;
+  }
+}
+
 struct S8Call {
   const uint32_t* x;  // rows x groups words: x + 128, 4 k per word
   int64_t rows, groups;
@@ -340,41 +398,83 @@ struct S8Call {
   float* y;
 };
 
-ORDO_TARGET_AVX512_VNNI void panels_s8_avx512(const S8Call& c, int64_t begin, int64_t end) {
-  alignas(64) int32_t part[kSmallGemmMaxRows * kTile];
+// The sums of panels wa and wb (1-4 rows; panel_pair's passes).
+ORDO_TARGET_AVX512_VNNI void panel_pair_s8(const S8Call& c, const int8_t* wa, const int8_t* wb, int32_t* part_a,
+                                           int32_t* part_b) {
   const int vectors = static_cast<int>(c.layout.width / 16);
-  const __m512 zero = _mm512_setzero_ps();
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  for (int64_t p = begin; p < end; ++p) {
-    const int8_t* w = c.panels + p * c.layout.stride;
-    for (int64_t g0 = 0; g0 < c.groups; g0 += kBlockGroups) {
-      const int64_t g1 = std::min(c.groups, g0 + kBlockGroups);
-      if (c.rows <= 4) {
-        rows_any_s8(c.rows, vectors, c.x, c.groups, w, g0, g1, g0 == 0, {kPrefetchGroups, 0, vectors, false}, part);
-      } else {
-        const int half = (vectors + 1) / 2;
-        rows_any_s8(4, vectors, c.x, c.groups, w, g0, g1, g0 == 0, {kPrefetchGroupsL2, 0, half, true}, part);
-        rows_any_s8(c.rows - 4, vectors, c.x + 4 * c.groups, c.groups, w, g0, g1, g0 == 0,
-                    {kPrefetchGroupsL2, half, vectors, true}, part + 4 * kTile);
+  const Prefetch all{kPrefetchGroupsPair, 0, vectors, false}, none{0, 0, 0, false};
+  for (int64_t g0 = 0; g0 < c.groups; g0 += kBlockGroups) {
+    const int64_t g1 = std::min(c.groups, g0 + kBlockGroups);
+    const bool fresh = g0 == 0;
+    const int64_t w = c.layout.width;
+    switch (c.rows) {
+      case 1: pair_of_s8<1>(vectors, c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b); break;
+      case 2: pair_of_s8<2>(vectors, c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b); break;
+      case 3: pair_of_s8<3>(vectors, c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b); break;
+      default:
+        pair_of_s8<4>(std::min(vectors, 2), c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b);
+        if (vectors > 2)
+          pair_of_s8<4>(vectors - 2, c.x, c.groups, wa, wb, w, 2, g0, g1, fresh, none, part_a, part_b);
+        break;
+    }
+  }
+}
+
+// The sums of one panel.
+ORDO_TARGET_AVX512_VNNI void panel_s8(const S8Call& c, const int8_t* w, int32_t* part) {
+  const int vectors = static_cast<int>(c.layout.width / 16);
+  for (int64_t g0 = 0; g0 < c.groups; g0 += kBlockGroups) {
+    const int64_t g1 = std::min(c.groups, g0 + kBlockGroups);
+    if (c.rows <= 4) {
+      rows_any_s8(c.rows, vectors, c.x, c.groups, w, g0, g1, g0 == 0, {kPrefetchGroups, 0, vectors, false}, part);
+    } else {
+      const int64_t passes = (c.rows + 3) / 4;  // as panel()
+      for (int64_t pass = 0; pass < passes; ++pass) {
+        const int first = static_cast<int>(vectors * pass / passes), last = static_cast<int>(vectors * (pass + 1) / passes);
+        rows_any_s8(std::min<int64_t>(4, c.rows - 4 * pass), vectors, c.x + 4 * pass * c.groups, c.groups, w, g0, g1,
+                    g0 == 0, {kPrefetchGroupsL2, first, last, true}, part + 4 * pass * kTile);
       }
     }
-    // float(sum - 128 column sum) * column scale (oneDNN's output scale), * row scale, + bias,
-    // max(0, y): each rounded on its own (explicit rounding: never fused into one FMA).
-    const int64_t first = p * c.layout.width, count = std::min(c.layout.width, c.n - first);
-    for (int64_t j = 0; j < count; j += 16) {
-      const __mmask16 mask = count - j >= 16 ? 0xffff : static_cast<__mmask16>((1u << (count - j)) - 1);
-      const __m512i sums = _mm512_maskz_loadu_epi32(mask, c.column_sums + first + j);
-      const __m512i offset = _mm512_slli_epi32(sums, 7);
-      const __m512 scale = _mm512_maskz_loadu_ps(mask, c.column_scales + first + j);
-      const __m512 bias = c.bias ? _mm512_maskz_loadu_ps(mask, c.bias + first + j) : zero;
-      for (int64_t m = 0; m < c.rows; ++m) {
-        const __m512i total = _mm512_sub_epi32(_mm512_loadu_si512(part + m * kTile + j), offset);
-        __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(total), scale, kRound);
-        v = _mm512_mul_round_ps(v, _mm512_set1_ps(c.row_scales[m]), kRound);
-        if (c.bias) v = _mm512_add_round_ps(v, bias, kRound);
-        if (c.relu) v = _mm512_max_ps(zero, v);  // std::max(v, 0.0f): -0 and NaN stay
-        _mm512_mask_storeu_ps(c.y + m * c.n + first + j, mask, v);
-      }
+  }
+}
+
+// float(sum - 128 column sum) * column scale (oneDNN's output scale), * row scale, + bias,
+// max(0, y): each rounded on its own (explicit rounding: never fused into one FMA).
+ORDO_TARGET_AVX512_VNNI void store_panel_s8(const S8Call& c, int64_t p, const int32_t* part) {
+  const __m512 zero = _mm512_setzero_ps();
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const int64_t first = p * c.layout.width, count = std::min(c.layout.width, c.n - first);
+  for (int64_t j = 0; j < count; j += 16) {
+    const __mmask16 mask = count - j >= 16 ? 0xffff : static_cast<__mmask16>((1u << (count - j)) - 1);
+    const __m512i sums = _mm512_maskz_loadu_epi32(mask, c.column_sums + first + j);
+    const __m512i offset = _mm512_slli_epi32(sums, 7);
+    const __m512 scale = _mm512_maskz_loadu_ps(mask, c.column_scales + first + j);
+    const __m512 bias = c.bias ? _mm512_maskz_loadu_ps(mask, c.bias + first + j) : zero;
+    for (int64_t m = 0; m < c.rows; ++m) {
+      const __m512i total = _mm512_sub_epi32(_mm512_loadu_si512(part + m * kTile + j), offset);
+      __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(total), scale, kRound);
+      v = _mm512_mul_round_ps(v, _mm512_set1_ps(c.row_scales[m]), kRound);
+      if (c.bias) v = _mm512_add_round_ps(v, bias, kRound);
+      if (c.relu) v = _mm512_max_ps(zero, v);  // std::max(v, 0.0f): -0 and NaN stay
+      _mm512_mask_storeu_ps(c.y + m * c.n + first + j, mask, v);
+    }
+  }
+}
+
+// Panels [begin, end), two at a time where 1-4 rows allow.
+ORDO_TARGET_AVX512_VNNI void panels_s8_avx512(const S8Call& c, int64_t begin, int64_t end) {
+  alignas(64) int32_t part[2][kSmallGemmMaxRows * kTile];
+  for (int64_t p = begin; p < end;) {
+    const int8_t* w = c.panels + p * c.layout.stride;
+    if (c.rows <= 4 && p + 1 < end) {
+      panel_pair_s8(c, w, w + c.layout.stride, part[0], part[1]);
+      store_panel_s8(c, p, part[0]);
+      store_panel_s8(c, p + 1, part[1]);
+      p += 2;
+    } else {
+      panel_s8(c, w, part[0]);
+      store_panel_s8(c, p, part[0]);
+      p += 1;
     }
   }
 }
@@ -423,8 +523,8 @@ void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panel
   }
   const S8Call call{shifted, rows, groups, panels, layout, n, column_sums, column_scales, row_scales, bias, relu, y};
   const int64_t count = (n + layout.width - 1) / layout.width;
-  parallel_claim(0, count, grain_for(rows * k * layout.width / 4),
-                 [&](int64_t begin, int64_t end) { panels_s8_avx512(call, begin, end); });
+  const int64_t grain = (grain_for(rows * k * layout.width / 4) + 1) / 2 * 2;  // pairs, as small_gemm_panels
+  parallel_claim(0, count, grain, [&](int64_t begin, int64_t end) { panels_s8_avx512(call, begin, end); });
 }
 
 }  // namespace ordo::kernels

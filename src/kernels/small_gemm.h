@@ -21,7 +21,7 @@ struct PanelLayout {
   int64_t width = 0, stride = 0;
 };
 
-constexpr int64_t kSmallGemmMaxRows = 8;
+constexpr int64_t kSmallGemmMaxRows = 16;
 
 // Whether small_gemm has a body here (AVX-512, ORDO_ISA honoured).
 bool small_gemm_available();

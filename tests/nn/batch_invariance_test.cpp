@@ -88,7 +88,7 @@ struct SmallRowsShape {
   std::optional<kernels::Activation> activation;
 };
 
-// Each shape's GEMM of `type` on 1-8 rows runs on the small-rows kernel and gives, row for row,
+// Each shape's GEMM of `type` on 1-16 rows runs on the small-rows kernel and gives, row for row,
 // what oneDNN's kernel gives the same row inside 32 rows, on 1 and 2 threads.
 void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shapes, GemmType type) {
   ThreadCount restore;
@@ -100,7 +100,7 @@ void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shap
       at::set_num_threads(threads);
       const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
       ASSERT_FALSE(gemm.small_rows_kernel(32));
-      for (int64_t rows = 1; rows <= 8; ++rows) {
+      for (int64_t rows = 1; rows <= kernels::kSmallGemmMaxRows; ++rows) {
         ASSERT_TRUE(gemm.small_rows_kernel(rows))
             << shape.in << "x" << shape.out << ", " << rows << " rows, " << threads << " threads";
         const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
@@ -112,7 +112,7 @@ void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shap
   }
 }
 
-// float32 decoding steps (1-8 rows) run on ordo's kernel over oneDNN's packed panels
+// float32 decoding steps (1-16 rows) run on ordo's kernel over oneDNN's packed panels
 // (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
 // rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
 // with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
@@ -132,7 +132,7 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
   expect_small_rows_give_onednns_bits(shapes, GemmType::kFloat32);
 }
 
-// int8 decoding steps (1-8 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
+// int8 decoding steps (1-16 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
 // oneDNN's int8 kernel and the row rescaling give: each row against the same row inside 32
 // rows, at the workload's and the big models' shapes (a last panel cut short, a tiny one), with
 // and without bias, relu fused and gelu after, 1 and 2 threads.
