@@ -36,12 +36,12 @@ struct Prefetch {
 };
 constexpr int64_t kTile = 64;  // floats per row of the per-panel sums (the widest panel)
 
-// part[m][16 j ..] for rows m < M of x and columns [16 j, 16 j + 16) of the panel, k in
-// [k0, k1): a chain from zero when `fresh`, continued from part otherwise.
+// part[m][16 j ..] for rows m < M of x and columns [16 j, 16 j + 16) of the panel (its rows
+// `width` floats apart), k in [k0, k1): a chain from zero when `fresh`, continued from part
+// otherwise.
 template <int M, int CZ>
-ORDO_TARGET_AVX512 void tile(const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1, bool fresh,
-                             Prefetch prefetch, float* part) {
-  constexpr int64_t width = 16 * CZ;
+ORDO_TARGET_AVX512 void tile(const float* x, int64_t ldx, const float* w, int64_t width, int64_t k0, int64_t k1,
+                             bool fresh, Prefetch prefetch, float* part) {
   __m512 acc[M][CZ];
 #pragma GCC unroll 4
   for (int m = 0; m < M; ++m)
@@ -79,51 +79,50 @@ ORDO_TARGET_AVX512 void tile(const float* x, int64_t ldx, const float* w, int64_
 
 // Rows [0, M) (M <= 4) against every column of the panel (cz vectors): at most 16 sums.
 template <int M>
-ORDO_TARGET_AVX512 void rows_of(int cz, const float* x, int64_t ldx, const float* w, int64_t k0, int64_t k1, bool fresh,
-                                Prefetch prefetch, float* part) {
+ORDO_TARGET_AVX512 void rows_of(int cz, const float* x, int64_t ldx, const float* w, int64_t width, int64_t k0,
+                                int64_t k1, bool fresh, Prefetch prefetch, float* part) {
   switch (cz) {
-    case 1: tile<M, 1>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    case 2: tile<M, 2>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    case 3: tile<M, 3>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    default: tile<M, 4>(x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 1: tile<M, 1>(x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    case 2: tile<M, 2>(x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    case 3: tile<M, 3>(x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    default: tile<M, 4>(x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
   }
 }
 
-ORDO_TARGET_AVX512 void rows_any(int64_t rows, int cz, const float* x, int64_t ldx, const float* w, int64_t k0,
-                                 int64_t k1, bool fresh, Prefetch prefetch, float* part) {
+ORDO_TARGET_AVX512 void rows_any(int64_t rows, int cz, const float* x, int64_t ldx, const float* w, int64_t width,
+                                 int64_t k0, int64_t k1, bool fresh, Prefetch prefetch, float* part) {
   switch (rows) {
-    case 1: rows_of<1>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    case 2: rows_of<2>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    case 3: rows_of<3>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
-    default: rows_of<4>(cz, x, ldx, w, k0, k1, fresh, prefetch, part); break;
+    case 1: rows_of<1>(cz, x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    case 2: rows_of<2>(cz, x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    case 3: rows_of<3>(cz, x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
+    default: rows_of<4>(cz, x, ldx, w, width, k0, k1, fresh, prefetch, part); break;
   }
 }
 
-// total[m][j] = x[m] . column j of the panel, chunk by chunk as oneDNN sums. Per block of k:
-// rows 1-4 stream the panel's rows from memory (whole cache lines, in order), rows 5-8 read
-// them again from L1.
-ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const float* p, int64_t width, int64_t k_chunk,
-                              float* total) {
+// total[m][j] = x[m] . column j of the panel's first `vectors` x 16 columns (its rows `width`
+// floats apart), chunk by chunk as oneDNN sums. Per block of k: rows 1-4 stream the panel's
+// rows from memory (whole cache lines, in order), further rows read them again from L1.
+ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const float* p, int64_t width, int vectors,
+                              int64_t k_chunk, float* total) {
   alignas(64) float part[kSmallGemmMaxRows * kTile];
-  const int vectors = static_cast<int>(width / 16);
   for (int64_t start = 0; start < k; start += k_chunk) {
     const int64_t end = std::min(k, start + k_chunk);
     for (int64_t k0 = start; k0 < end; k0 += kBlockK) {
       const int64_t k1 = std::min(end, k0 + kBlockK);
       if (rows <= 4) {
-        rows_any(rows, vectors, x, k, p, k0, k1, k0 == start, {kPrefetchRows, 0, vectors, false}, part);
+        rows_any(rows, vectors, x, k, p, width, k0, k1, k0 == start, {kPrefetchRows, 0, vectors, false}, part);
       } else {
         // Passes of 4 rows; each asks for its share of the next block's lines.
         const int64_t passes = (rows + 3) / 4;
         for (int64_t pass = 0; pass < passes; ++pass) {
           const int first = static_cast<int>(vectors * pass / passes), last = static_cast<int>(vectors * (pass + 1) / passes);
-          rows_any(std::min<int64_t>(4, rows - 4 * pass), vectors, x + 4 * pass * k, k, p, k0, k1, k0 == start,
+          rows_any(std::min<int64_t>(4, rows - 4 * pass), vectors, x + 4 * pass * k, k, p, width, k0, k1, k0 == start,
                    {kPrefetchRowsL2, first, last, true}, part + 4 * pass * kTile);
         }
       }
     }
     for (int64_t m = 0; m < rows; ++m)
-      for (int64_t j = 0; j < width; ++j)
+      for (int64_t j = 0; j < 16 * vectors; ++j)
         total[m * kTile + j] = start == 0 ? part[m * kTile + j] : part[m * kTile + j] + total[m * kTile + j];
   }
 }
@@ -188,9 +187,8 @@ ORDO_TARGET_AVX512 void pair_of(int cz, const float* x, int64_t ldx, const float
 // sums: they go in two passes over each block, the first half of each row's vectors and then
 // the second (which the first asked for).
 ORDO_TARGET_AVX512 void panel_pair(const float* x, int64_t rows, int64_t k, const float* wa, const float* wb,
-                                   int64_t width, int64_t k_chunk, float* total_a, float* total_b) {
+                                   int64_t width, int vectors, int64_t k_chunk, float* total_a, float* total_b) {
   alignas(64) float part[2][kSmallGemmMaxRows * kTile];
-  const int vectors = static_cast<int>(width / 16);
   const Prefetch all{kPrefetchRowsPair, 0, vectors, false}, none{0, 0, 0, false};
   for (int64_t start = 0; start < k; start += k_chunk) {
     const int64_t end = std::min(k, start + k_chunk);
@@ -210,7 +208,7 @@ ORDO_TARGET_AVX512 void panel_pair(const float* x, int64_t rows, int64_t k, cons
     float* totals[2] = {total_a, total_b};
     for (int s = 0; s < 2; ++s)
       for (int64_t m = 0; m < rows; ++m)
-        for (int64_t j = 0; j < width; ++j)
+        for (int64_t j = 0; j < 16 * vectors; ++j)
           totals[s][m * kTile + j] =
               start == 0 ? part[s][m * kTile + j] : part[s][m * kTile + j] + totals[s][m * kTile + j];
   }
@@ -225,12 +223,27 @@ struct F32Call {
   const float* bias;
   bool relu;
   float* y;
-  const int64_t* chosen;  // the panels to compute (null: all)
+  const int64_t* chosen;  // the units to compute (null: every panel)
+  bool groups;            // chosen are groups of 16 columns, not panels
 };
 
-// Panel p's sums, + bias, relu, into its columns of y.
-ORDO_TARGET_AVX512 void store_panel(const F32Call& c, int64_t p, const float* total) {
-  const int64_t first = p * c.layout.width, count = std::min(c.layout.width, c.n - first);
+// Where unit i of the call is: its first weight and column, and how many vectors of 16 columns.
+struct Unit {
+  const float* w;
+  int64_t first;
+  int vectors;
+};
+
+ORDO_TARGET_AVX512 Unit unit_at(const F32Call& c, int64_t i) {
+  const int64_t id = c.chosen ? c.chosen[i] : i;
+  const int per_panel = static_cast<int>(c.layout.width / 16);
+  if (!c.groups) return {c.panels + id * c.layout.stride, id * c.layout.width, per_panel};
+  return {c.panels + id / per_panel * c.layout.stride + 16 * (id % per_panel), 16 * id, 1};
+}
+
+// A unit's sums, + bias, relu, into its columns of y.
+ORDO_TARGET_AVX512 void store_unit(const F32Call& c, const Unit& u, const float* total) {
+  const int64_t first = u.first, count = std::min<int64_t>(16 * u.vectors, c.n - first);
   for (int64_t m = 0; m < c.rows; ++m) {
     float* out = c.y + m * c.n + first;
     const float* sums = total + m * kTile;
@@ -242,22 +255,21 @@ ORDO_TARGET_AVX512 void store_panel(const F32Call& c, int64_t p, const float* to
   }
 }
 
-// Panels [begin, end) of the call's list, two at a time where 1-4 rows allow.
+// Units [begin, end) of the call, two at a time where 1-4 rows allow.
 ORDO_TARGET_AVX512 void panels_avx512(const F32Call& c, int64_t begin, int64_t end) {
   alignas(64) float total[2][kSmallGemmMaxRows * kTile];
-  const auto panel_at = [&](int64_t i) { return c.chosen ? c.chosen[i] : i; };
+  const int64_t width = c.layout.width;
   for (int64_t i = begin; i < end;) {
-    const int64_t p = panel_at(i);
-    const float* w = c.panels + p * c.layout.stride;
+    const Unit a = unit_at(c, i);
     if (c.rows <= 4 && i + 1 < end) {
-      const int64_t q = panel_at(i + 1);
-      panel_pair(c.x, c.rows, c.k, w, c.panels + q * c.layout.stride, c.layout.width, c.k_chunk, total[0], total[1]);
-      store_panel(c, p, total[0]);
-      store_panel(c, q, total[1]);
+      const Unit b = unit_at(c, i + 1);
+      panel_pair(c.x, c.rows, c.k, a.w, b.w, width, a.vectors, c.k_chunk, total[0], total[1]);
+      store_unit(c, a, total[0]);
+      store_unit(c, b, total[1]);
       i += 2;
     } else {
-      panel(c.x, c.rows, c.k, w, c.layout.width, c.k_chunk, total[0]);
-      store_panel(c, p, total[0]);
+      panel(c.x, c.rows, c.k, a.w, width, a.vectors, c.k_chunk, total[0]);
+      store_unit(c, a, total[0]);
       i += 1;
     }
   }
@@ -486,18 +498,26 @@ bool small_gemm_available() {
   return available;
 }
 
-void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
-                int64_t k_chunk, const float* bias, bool relu, float* y) {
-  small_gemm_panels(x, rows, k, panels, layout, n, k_chunk, bias, relu, y, nullptr,
-                    (n + layout.width - 1) / layout.width);
+namespace {
+
+void run_f32(const F32Call& call, int64_t count, int64_t unit_columns) {
+  // Claims of an even number of units (the pairs above), each at least ~130k multiply-adds.
+  const int64_t grain = (grain_for(call.rows * call.k * unit_columns) + 1) / 2 * 2;
+  parallel_claim(0, count, grain, [&](int64_t begin, int64_t end) { panels_avx512(call, begin, end); });
 }
 
-void small_gemm_panels(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
-                       int64_t k_chunk, const float* bias, bool relu, float* y, const int64_t* chosen, int64_t count) {
-  const F32Call call{x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, relu, y, chosen};
-  // Claims of an even number of panels (the pairs above), each at least ~130k multiply-adds.
-  const int64_t grain = (grain_for(rows * k * layout.width) + 1) / 2 * 2;
-  parallel_claim(0, count, grain, [&](int64_t begin, int64_t end) { panels_avx512(call, begin, end); });
+}  // namespace
+
+void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
+                int64_t k_chunk, const float* bias, bool relu, float* y) {
+  const F32Call call{x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, relu, y, nullptr, false};
+  run_f32(call, (n + layout.width - 1) / layout.width, layout.width);
+}
+
+void small_gemm_groups(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
+                       int64_t k_chunk, const float* bias, float* y, const int64_t* groups, int64_t count) {
+  const F32Call call{x, rows, k, panels, layout, n, k_chunk > 0 ? k_chunk : k, bias, false, y, groups, true};
+  run_f32(call, count, 16);
 }
 
 bool small_gemm_s8_available() {

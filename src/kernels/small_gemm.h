@@ -31,10 +31,11 @@ bool small_gemm_available();
 void small_gemm(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
                 int64_t k_chunk, const float* bias, bool relu, float* y);
 
-// The same for only `count` of the panels, `chosen` (ascending panel numbers): y's other
-// columns are left as they are.
-void small_gemm_panels(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
-                       int64_t k_chunk, const float* bias, bool relu, float* y, const int64_t* chosen, int64_t count);
+// The same for only `count` groups of 16 columns, `groups` (ascending; group g is columns
+// [16 g, 16 g + 16)), with no activation: y's other columns are left as they are. Each column
+// gets small_gemm's bits, and only its own lines of the panels are read.
+void small_gemm_groups(const float* x, int64_t rows, int64_t k, const float* panels, PanelLayout layout, int64_t n,
+                       int64_t k_chunk, const float* bias, float* y, const int64_t* groups, int64_t count);
 
 // int8: the same few rows against oneDNN's packed int8 weights, on AVX-512 VNNI. With int8 weights
 // a step streams a quarter of the bytes, and oneDNN's int8 kernel for 1-8 rows reads them no

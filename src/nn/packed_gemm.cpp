@@ -142,10 +142,12 @@ struct PackedGemm::Impl {
   // of |W_q|).
   std::vector<int32_t> int8_column_sums(bool absolute) const;
 
-  // forward_bounded's int8 copy of a float32 W, and per column the sum of |W_q| (int8 units).
+  // forward_bounded's int8 copy of a float32 W (w_n = s_n q_n + e_n), and per column |q_n|_1,
+  // |q_n|_2 and |e_n|_2 (the last two rounded up).
   struct Screen {
     std::unique_ptr<PackedGemm> gemm;
     std::vector<int32_t> abs_sums;
+    std::vector<double> q_norms, error_norms;
   };
   mutable std::once_flag screen_made;
   mutable std::unique_ptr<Screen> screen;
@@ -830,6 +832,30 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
     const Impl& q = *made->gemm->impl_;
     if (q.k_offsets.empty()) return;
     made->abs_sums = q.int8_column_sums(true);
+    // The norms from the int8 bytes as packed and W's rows read back (in double: exact
+    // products, sums far below a float's rounding), taken a little larger.
+    made->q_norms.resize(static_cast<size_t>(out));
+    made->error_norms.resize(static_cast<size_t>(out));
+    const auto* packed = static_cast<const int8_t*>(q.weights.get_data_handle());
+    constexpr int64_t kBatch = 256;
+    for (int64_t begin = 0; begin < out; begin += kBatch) {
+      const int64_t count = std::min(kBatch, out - begin);
+      const at::Tensor w = rows(begin, count).to(at::kFloat).contiguous();
+      const float* wr = w.data_ptr<float>();
+      for (int64_t n = begin; n < begin + count; ++n) {
+        const int8_t* column = packed + q.n_offset(n);
+        const double scale = q.weight_scales[static_cast<size_t>(n)];
+        double q2 = 0, e2 = 0;
+        for (int64_t k = 0; k < in; ++k) {
+          const double v = column[q.k_offsets[static_cast<size_t>(k)]];
+          const double e = static_cast<double>(wr[(n - begin) * in + k]) - scale * v;
+          q2 += v * v;
+          e2 += e * e;
+        }
+        made->q_norms[static_cast<size_t>(n)] = std::sqrt(q2) * (1 + 1e-12);
+        made->error_norms[static_cast<size_t>(n)] = std::sqrt(e2) * (1 + 1e-9);
+      }
+    }
     screen = std::move(made);
   });
   return screen.get();
@@ -837,11 +863,12 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
 
 // The bound: with x = s_x q + d and w_n = s_n q_n + e_n (per-row and per-column int8 rounding,
 // |d| <= s_x / 2, |e_n| <= s_n / 2), x . w_n - s_x s_n (q . q_n) = x . e_n + s_n (q_n . d), so
-// |x . w_n - A_n| <= s_n |x|_1 / 2 + s_x s_n |q_n|_1 / 2, plus the float rounding of A_n (a few
-// ulps of |A_n| + |b_n|) and of forward()'s own sum, |L - x . w_n - b_n| <= g (|x| . |w_n| +
-// |b_n|), g = (K + 1) u / (1 - (K + 1) u), |x| . |w_n| <= |x|_1 127 s_n (1 + u). Each term is
-// taken a little larger (0.5001 for 1/2: the roundings of the quantizers' own divisions), the
-// sum widened by 1 % and rounded up.
+// |x . w_n - A_n| <= min(s_n |x|_1 / 2, |x|_2 |e_n|_2) + s_n min(s_x |q_n|_1 / 2, |d|_2 |q_n|_2)
+// (Hölder's and Cauchy-Schwarz's, whichever is smaller; d from quantize_rows, the screen's own
+// quantizer), plus the float rounding of A_n (a few ulps of |A_n| + |b_n|) and of forward()'s
+// own sum, |L - x . w_n - b_n| <= g (|x| . |w_n| + |b_n|), g = (K + 1) u / (1 - (K + 1) u),
+// |x| . |w_n| <= |x|_1 127 s_n (1 + u). Each term is taken a little larger (0.5001 for 1/2: the
+// roundings of the quantizers' own divisions), the sum widened by 1 % and rounded up.
 PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   const Impl& m = *impl_;
   const int64_t rows = x.numel() / std::max<int64_t>(1, m.in);
@@ -861,29 +888,37 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   const std::vector<float>& column_scale = screen->gemm->impl_->weight_scales;
   constexpr double u = 0x1p-24;
   const double g = (m.in + 1) * u / (1 - (m.in + 1) * u);
-  std::vector<char> wanted(static_cast<size_t>((m.out + m.panels.width - 1) / m.panels.width), 0);
+  std::vector<char> wanted(static_cast<size_t>((m.out + 15) / 16), 0);  // groups of 16 columns
+  at::Tensor x_scales = at::empty({rows}, at::kFloat);
+  const at::Tensor x_q = kernels::quantize_rows(input, x_scales);
   for (int64_t r = 0; r < rows; ++r) {
-    double l1 = 0, largest = 0;
+    double l1 = 0, largest = 0, x2 = 0, d2 = 0;
+    const double x_scale = x_scales.data_ptr<float>()[r];
+    const int8_t* qr = x_q.data_ptr<int8_t>() + r * m.in;
     for (int64_t k = 0; k < m.in; ++k) {
-      const double magnitude = std::fabs(static_cast<double>(xs[r * m.in + k]));
+      const double value = xs[r * m.in + k];
+      const double magnitude = std::fabs(value), d = value - x_scale * qr[k];
       l1 += magnitude;
       largest = std::max(largest, magnitude);
+      x2 += value * value;
+      d2 += d * d;
     }
-    if (!std::isfinite(l1)) return {forward(x), at::Tensor()};
+    if (!std::isfinite(l1) || !std::isfinite(x2)) return {forward(x), at::Tensor()};
     const double row_scale = std::max(largest, 1e-12) / 127;
-    const double per_scale = 0.5001 * l1 + g * l1 * 127 * (1 + 2 * u);  // x . e_n and the exact sum's rounding
-    const double per_abs_sum = 0.5001 * row_scale;                      // q_n . d
+    const double x_norm = std::sqrt(x2) * (1 + 1e-9), d_norm = std::sqrt(d2) * (1 + 1e-9);
+    const double rounding = g * l1 * 127 * (1 + 2 * u);  // the exact sum's rounding, per s_n
     double low = -std::numeric_limits<double>::infinity();
     float* row = v + r * m.out;
     const float* ar = a + r * m.out;
     std::vector<double> bound(static_cast<size_t>(m.out));
     for (int64_t n = 0; n < m.out; ++n) {
-      const double s = column_scale[static_cast<size_t>(n)];
+      const size_t c = static_cast<size_t>(n);
+      const double s = column_scale[c];
       const double bias_n = b ? std::fabs(static_cast<double>(b[n])) : 0.0;
       const double an = ar[n];
-      const double e = 1.01 * (s * (per_scale + per_abs_sum * screen->abs_sums[static_cast<size_t>(n)]) + g * bias_n +
-                               8 * u * (std::fabs(an) + bias_n)) +
-                       1e-30;
+      const double x_e = std::min(0.5001 * l1 * s, x_norm * screen->error_norms[c]);                       // x . e_n
+      const double q_d = s * std::min(0.5001 * row_scale * screen->abs_sums[c], d_norm * screen->q_norms[c]);  // s_n q_n . d
+      const double e = 1.01 * (x_e + q_d + s * rounding + g * bias_n + 8 * u * (std::fabs(an) + bias_n)) + 1e-30;
       bound[static_cast<size_t>(n)] = e;
       low = std::max(low, an - e);
       const double up = an + e;
@@ -893,19 +928,19 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
     }
     if (!std::isfinite(low)) return {forward(x), at::Tensor()};
     for (int64_t n = 0; n < m.out; ++n)
-      if (ar[n] + bound[static_cast<size_t>(n)] >= low) wanted[static_cast<size_t>(n / m.panels.width)] = 1;
+      if (ar[n] + bound[static_cast<size_t>(n)] >= low) wanted[static_cast<size_t>(n / 16)] = 1;
   }
-  // The panels holding a candidate of any row: forward()'s own kernel, panel by panel (each
-  // panel's arithmetic does not depend on the others).
+  // The groups of 16 columns holding a candidate of any row: forward()'s own kernel, on only
+  // their lines of the panels (each column's arithmetic does not depend on the others).
   const auto* panels = static_cast<const float*>(m.weights.get_data_handle());
   bool* e = exact.data_ptr<bool>();
   std::vector<int64_t> chosen;
-  for (size_t p = 0; p < wanted.size(); ++p)
-    if (wanted[p]) chosen.push_back(static_cast<int64_t>(p));
-  kernels::small_gemm_panels(xs, rows, m.in, panels, m.panels, m.out, chunk, b, false, v, chosen.data(),
+  for (size_t group = 0; group < wanted.size(); ++group)
+    if (wanted[group]) chosen.push_back(static_cast<int64_t>(group));
+  kernels::small_gemm_groups(xs, rows, m.in, panels, m.panels, m.out, chunk, b, v, chosen.data(),
                              static_cast<int64_t>(chosen.size()));
-  for (const int64_t p : chosen) {
-    const int64_t first = p * m.panels.width, count = std::min(m.panels.width, m.out - first);
+  for (const int64_t group : chosen) {
+    const int64_t first = 16 * group, count = std::min<int64_t>(16, m.out - first);
     for (int64_t r = 0; r < rows; ++r) std::fill_n(e + r * m.out + first, count, true);
   }
   return {values.view(out_sizes), exact.view(out_sizes)};
