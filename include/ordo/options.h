@@ -165,9 +165,9 @@ struct DecodeOptions {
   bool return_attention = false;
   // Give each hypothesis its score and each streamed token its log-probability (on by default).
   // Off (CTranslate2's default), they are 0, and greedy search skips what only they need: in
-  // float32 with 1-8 sentences per batch, each step's output projection is computed exactly
-  // only for the tokens that can be the step's choice (an int8 copy of it, made at the first
-  // such step, bounds the others with a proven error bound), so the same tokens come out sooner.
+  // float32, each step's output projection is computed exactly only for the tokens that can be
+  // the step's choice (an int8 copy of it, made at the first such step, bounds the others with
+  // a proven error bound), so the same tokens come out sooner.
   bool return_scores = true;
 
   // Asked before each batch is encoded and before each decoding step, from the decoding

@@ -1,9 +1,12 @@
 #pragma once
-// y = x W (+ bias) for the few rows of a decoding step (1-8), read straight out of oneDNN's
-// packed float32 weights. With 8 rows against 0.5-2.4 GB of weights a step streams every
-// weight once and does 8 multiply-adds with it; oneDNN's brgemm kernel for such shapes splits
+// y = x W (+ bias) for the few rows of a decoding step (1-16), read straight out of oneDNN's
+// packed float32 weights. With 16 rows against 0.5-2.4 GB of weights a step streams every
+// weight once and does 16 multiply-adds with it; oneDNN's brgemm kernel for such shapes splits
 // the rows into register blocks and pads fewer than 4 rows to 4. Here each panel of columns is
-// read once per block of k for all the rows, with the next rows of the panel prefetched.
+// read once per block of k for all the rows (passes of 4 rows, the later ones from L1), with
+// the next rows of the panel prefetched; 1-4 rows read two panels at once, whose interleaved
+// loads keep more of the memory's lines in flight than one stream (about 1.3 x the bytes per
+// second on one core).
 //
 // The arithmetic is oneDNN's, element by element: each output is a chain of fused multiply-adds
 // over k in increasing order, started from zero, one chain per chunk of `k_chunk` values of k
@@ -38,7 +41,7 @@ void small_gemm_groups(const float* x, int64_t rows, int64_t k, const float* pan
                        int64_t k_chunk, const float* bias, float* y, const int64_t* groups, int64_t count);
 
 // int8: the same few rows against oneDNN's packed int8 weights, on AVX-512 VNNI. With int8 weights
-// a step streams a quarter of the bytes, and oneDNN's int8 kernel for 1-8 rows reads them no
+// a step streams a quarter of the bytes, and oneDNN's int8 kernel for 1-16 rows reads them no
 // faster than its float32 one (a separate pass quantizes, another rescales); here one pass over
 // the panels does the products and the rescaling. The sums are exact integers (no order to
 // match): y = float(x_q . w_q) * column_scales[n] * row_scales[m] (+ bias[n], relu), the float

@@ -1,6 +1,7 @@
 #include "nn/packed_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "kernels/pack.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
+#include "kernels/screen_bounds.h"
 #include "kernels/small_gemm.h"
 #include "ordo/error.h"
 
@@ -115,7 +117,7 @@ struct PackedGemm::Impl {
   std::shared_ptr<const void> owner;  // keeps weights' memory alive when it is not oneDNN's
   int64_t n_offset(int64_t n) const { return blocked_offset(weights_md, 0, n); }
 
-  // float32, 1-8 rows: kernels/small_gemm.h over the packed panels, where it gives oneDNN's
+  // float32, 1-16 rows: kernels/small_gemm.h over the packed panels, where it gives oneDNN's
   // bits (small_chunking). Found at the first such call; width 0: not this layout.
   mutable std::once_flag panels_found;
   mutable kernels::PanelLayout panels;
@@ -131,7 +133,7 @@ struct PackedGemm::Impl {
   void small_rows(const float* x, int64_t rows, int64_t chunk, float* y) const;
   mutable std::vector<std::pair<int64_t, std::shared_ptr<const dnnl::eltwise_forward>>> activations;  // per rows
 
-  // int8, 1-8 rows: kernels/small_gemm.h's VNNI kernel over the packed panels, where this
+  // int8, 1-16 rows: kernels/small_gemm.h's VNNI kernel over the packed panels, where this
   // process's probe found it gives oneDNN's bits. Found at the first such call; width 0: not
   // this layout (or no VNNI).
   mutable std::once_flag s8_found;
@@ -148,6 +150,9 @@ struct PackedGemm::Impl {
     std::unique_ptr<PackedGemm> gemm;
     std::vector<int32_t> abs_sums;
     std::vector<double> q_norms, error_norms;
+    // forward_bounded's per-column factors (float, rounded up): its bound is
+    // min(l1 x_holder, |x|_2 x_cs) + min(s_x q_holder, |d|_2 q_cs) + g l1 sum_rounding + fixed.
+    std::vector<float> x_holder, x_cs, q_holder, q_cs, sum_rounding, fixed;
   };
   mutable std::once_flag screen_made;
   mutable std::unique_ptr<Screen> screen;
@@ -856,6 +861,20 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
         made->error_norms[static_cast<size_t>(n)] = std::sqrt(e2) * (1 + 1e-9);
       }
     }
+    constexpr double u = 0x1p-24;
+    const double g = (in + 1) * u / (1 - (in + 1) * u);
+    const auto up = [](double value) { return static_cast<float>(value * (1 + 0x1p-20)); };
+    const float* bias_values = bias.defined() ? bias.data_ptr<float>() : nullptr;
+    for (int64_t n = 0; n < out; ++n) {
+      const size_t c = static_cast<size_t>(n);
+      const double scale = q.weight_scales[c];
+      made->x_holder.push_back(up(0.5001 * scale));
+      made->x_cs.push_back(up(made->error_norms[c]));
+      made->q_holder.push_back(up(0.5001 * scale * made->abs_sums[c]));
+      made->q_cs.push_back(up(scale * made->q_norms[c]));
+      made->sum_rounding.push_back(up(scale * 127 * (1 + 2 * u)));
+      made->fixed.push_back(up((g + 8 * u) * (bias_values ? std::fabs(static_cast<double>(bias_values[n])) : 0.0)));
+    }
     screen = std::move(made);
   });
   return screen.get();
@@ -872,8 +891,11 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
 PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   const Impl& m = *impl_;
   const int64_t rows = x.numel() / std::max<int64_t>(1, m.in);
-  const int64_t chunk = x.size(-1) == m.in ? m.small_rows_chunk(rows) : 0;
-  const Impl::Screen* screen = chunk > 0 && !m.activation ? m.screen_for_bounds(*this) : nullptr;
+  // The exact columns go through the small-rows kernel, kSmallGemmMaxRows rows at a time.
+  const int64_t block = std::min(rows, kernels::kSmallGemmMaxRows), last_block = rows % block;
+  const bool small = x.size(-1) == m.in && rows > 0 && m.small_rows_chunk(block) > 0 &&
+                     (last_block == 0 || m.small_rows_chunk(last_block) > 0);
+  const Impl::Screen* screen = small && !m.activation ? m.screen_for_bounds(*this) : nullptr;
   if (!screen) return {forward(x), at::Tensor()};
   auto out_sizes = x.sizes().vec();
   out_sizes.back() = m.out;
@@ -885,63 +907,57 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   const float* a = approx.data_ptr<float>();
   float* v = values.data_ptr<float>();
   const float* b = m.bias.defined() ? m.bias.data_ptr<float>() : nullptr;
-  const std::vector<float>& column_scale = screen->gemm->impl_->weight_scales;
   constexpr double u = 0x1p-24;
   const double g = (m.in + 1) * u / (1 - (m.in + 1) * u);
-  std::vector<char> wanted(static_cast<size_t>((m.out + 15) / 16), 0);  // groups of 16 columns
+  const int64_t groups = (m.out + 15) / 16;
+  std::vector<char> wanted(static_cast<size_t>(rows * groups), 0);  // per row, groups of 16 columns
   at::Tensor x_scales = at::empty({rows}, at::kFloat);
   const at::Tensor x_q = kernels::quantize_rows(input, x_scales);
-  for (int64_t r = 0; r < rows; ++r) {
-    double l1 = 0, largest = 0, x2 = 0, d2 = 0;
-    const double x_scale = x_scales.data_ptr<float>()[r];
-    const int8_t* qr = x_q.data_ptr<int8_t>() + r * m.in;
-    for (int64_t k = 0; k < m.in; ++k) {
-      const double value = xs[r * m.in + k];
-      const double magnitude = std::fabs(value), d = value - x_scale * qr[k];
-      l1 += magnitude;
-      largest = std::max(largest, magnitude);
-      x2 += value * value;
-      d2 += d * d;
+  const kernels::ScreenColumns columns{screen->x_holder.data(), screen->x_cs.data(),     screen->q_holder.data(),
+                                       screen->q_cs.data(),     screen->sum_rounding.data(), screen->fixed.data()};
+  std::atomic<bool> finite{true};
+  kernels::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      double l1 = 0, largest = 0, x2 = 0, d2 = 0;
+      const double x_scale = x_scales.data_ptr<float>()[r];
+      const int8_t* qr = x_q.data_ptr<int8_t>() + r * m.in;
+      for (int64_t k = 0; k < m.in; ++k) {
+        const double value = xs[r * m.in + k];
+        const double magnitude = std::fabs(value), d = value - x_scale * qr[k];
+        l1 += magnitude;
+        largest = std::max(largest, magnitude);
+        x2 += value * value;
+        d2 += d * d;
+      }
+      const auto up = [](double value) { return static_cast<float>(value * (1 + 0x1p-20)); };
+      const kernels::ScreenRow bounds{up(l1), up(std::sqrt(x2)), up(std::max(largest, 1e-12) / 127), up(std::sqrt(d2)),
+                                      up(g * l1)};
+      const bool ok = std::isfinite(l1) && std::isfinite(x2) && l1 < 1e30 &&
+                      kernels::screen_bounds(a + r * m.out, m.out, columns, bounds, v + r * m.out,
+                                             wanted.data() + r * groups);
+      if (!ok) finite = false;
     }
-    if (!std::isfinite(l1) || !std::isfinite(x2)) return {forward(x), at::Tensor()};
-    const double row_scale = std::max(largest, 1e-12) / 127;
-    const double x_norm = std::sqrt(x2) * (1 + 1e-9), d_norm = std::sqrt(d2) * (1 + 1e-9);
-    const double rounding = g * l1 * 127 * (1 + 2 * u);  // the exact sum's rounding, per s_n
-    double low = -std::numeric_limits<double>::infinity();
-    float* row = v + r * m.out;
-    const float* ar = a + r * m.out;
-    std::vector<double> bound(static_cast<size_t>(m.out));
-    for (int64_t n = 0; n < m.out; ++n) {
-      const size_t c = static_cast<size_t>(n);
-      const double s = column_scale[c];
-      const double bias_n = b ? std::fabs(static_cast<double>(b[n])) : 0.0;
-      const double an = ar[n];
-      const double x_e = std::min(0.5001 * l1 * s, x_norm * screen->error_norms[c]);                       // x . e_n
-      const double q_d = s * std::min(0.5001 * row_scale * screen->abs_sums[c], d_norm * screen->q_norms[c]);  // s_n q_n . d
-      const double e = 1.01 * (x_e + q_d + s * rounding + g * bias_n + 8 * u * (std::fabs(an) + bias_n)) + 1e-30;
-      bound[static_cast<size_t>(n)] = e;
-      low = std::max(low, an - e);
-      const double up = an + e;
-      float f = static_cast<float>(up);
-      if (static_cast<double>(f) < up) f = std::nextafter(f, std::numeric_limits<float>::infinity());
-      row[n] = f;
-    }
-    if (!std::isfinite(low)) return {forward(x), at::Tensor()};
-    for (int64_t n = 0; n < m.out; ++n)
-      if (ar[n] + bound[static_cast<size_t>(n)] >= low) wanted[static_cast<size_t>(n / 16)] = 1;
-  }
-  // The groups of 16 columns holding a candidate of any row: forward()'s own kernel, on only
-  // their lines of the panels (each column's arithmetic does not depend on the others).
+  });
+  if (!finite) return {forward(x), at::Tensor()};
+  // The groups of 16 columns holding a candidate of any row of a block: forward()'s own kernel,
+  // on only their lines of the panels (each column's arithmetic does not depend on the others).
   const auto* panels = static_cast<const float*>(m.weights.get_data_handle());
   bool* e = exact.data_ptr<bool>();
-  std::vector<int64_t> chosen;
-  for (size_t group = 0; group < wanted.size(); ++group)
-    if (wanted[group]) chosen.push_back(static_cast<int64_t>(group));
-  kernels::small_gemm_groups(xs, rows, m.in, panels, m.panels, m.out, chunk, b, v, chosen.data(),
-                             static_cast<int64_t>(chosen.size()));
-  for (const int64_t group : chosen) {
-    const int64_t first = 16 * group, count = std::min<int64_t>(16, m.out - first);
-    for (int64_t r = 0; r < rows; ++r) std::fill_n(e + r * m.out + first, count, true);
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    const int64_t count = std::min(block, rows - r0);
+    std::vector<int64_t> chosen;
+    for (int64_t group = 0; group < groups; ++group)
+      for (int64_t r = r0; r < r0 + count; ++r)
+        if (wanted[static_cast<size_t>(r * groups + group)]) {
+          chosen.push_back(group);
+          break;
+        }
+    kernels::small_gemm_groups(xs + r0 * m.in, count, m.in, panels, m.panels, m.out, m.small_rows_chunk(count), b,
+                               v + r0 * m.out, chosen.data(), static_cast<int64_t>(chosen.size()));
+    for (const int64_t group : chosen) {
+      const int64_t first = 16 * group, columns = std::min<int64_t>(16, m.out - first);
+      for (int64_t r = r0; r < r0 + count; ++r) std::fill_n(e + r * m.out + first, columns, true);
+    }
   }
   return {values.view(out_sizes), exact.view(out_sizes)};
 }
@@ -987,7 +1003,7 @@ at::Tensor PackedGemm::forward(const at::Tensor& x) const {
     padded.narrow(0, 0, rows).copy_(x.reshape({rows, m.in}));
     return forward(padded).narrow(0, 0, rows).reshape(out_sizes);
   }
-  // int8, 1-8 rows: quantized, then one pass of kernels/small_gemm.h's VNNI kernel.
+  // int8, 1-16 rows: quantized, then one pass of kernels/small_gemm.h's VNNI kernel.
   if (m.s8_rows(rows)) {
     at::Tensor scales = at::empty({rows}, at::kFloat);
     const at::Tensor q = kernels::quantize_rows(x.reshape({rows, m.in}).to(at::kFloat).contiguous(), scales);

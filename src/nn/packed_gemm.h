@@ -64,8 +64,8 @@ class PackedGemm {
   // (never below it), from an int8 copy of W (a quarter of the bytes to stream) and a rigorous
   // bound on its error. So the largest of `values` is forward()'s largest whenever it lands on
   // an exact column, ties resolved the same. `exact` undefined: every value is forward()'s
-  // (float32 with 1-8 rows and the small-rows kernel only; no activation; finite inputs). The
-  // int8 copy is made at the first call.
+  // (float32 where the small-rows kernel runs, any number of rows; no activation; finite
+  // inputs). The int8 copy is made at the first call.
   struct Bounded {
     at::Tensor values;
     at::Tensor exact;  // bool, shaped as values
@@ -104,7 +104,7 @@ class PackedGemm {
   static constexpr size_t kMaxCachedKernels = 4;
   size_t cached_kernels() const;
 
-  // Whether forward() runs `rows` rows on kernels/small_gemm.h: 1-8 rows; float32 where a
+  // Whether forward() runs `rows` rows on kernels/small_gemm.h: 1-16 rows; float32 where a
   // panel layout and oneDNN's bits (checked once per shape) allow; int8 on AVX-512 VNNI where
   // the layout is VNNI panels and a probe found oneDNN's bits (once per process).
   bool small_rows_kernel(int64_t rows) const;
