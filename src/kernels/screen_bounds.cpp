@@ -14,13 +14,12 @@ namespace {
 
 constexpr float kU8 = 8 * 0x1p-24f, kOutward = 0x1p-20f;
 
-bool bounds_scalar(const float* a, int64_t n, const ScreenColumns& c, const ScreenRow& r, float* values,
-                   char* wanted) {
+bool bounds_scalar(const float* a, int64_t n, const ScreenColumns& c, const ScreenRow& r, float* values, char* wanted) {
   float low = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < n; ++j) {
     const float e = 1.01f * (std::min(r.l1 * c.x_holder[j], r.x_norm * c.x_cs[j]) +
-                             std::min(r.row_scale * c.q_holder[j], r.d_norm * c.q_cs[j]) +
-                             r.g_l1 * c.sum_rounding[j] + c.fixed[j] + kU8 * std::fabs(a[j])) +
+                             std::min(r.row_scale * c.q_holder[j], r.d_norm * c.q_cs[j]) + r.g_l1 * c.sum_rounding[j] +
+                             c.fixed[j] + kU8 * std::fabs(a[j])) +
                     1e-30f;
     const float up = a[j] + e, down = a[j] - e;
     values[j] = up + std::fabs(up) * kOutward;

@@ -115,7 +115,8 @@ ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const flo
         // Passes of 4 rows; each asks for its share of the next block's lines.
         const int64_t passes = (rows + 3) / 4;
         for (int64_t pass = 0; pass < passes; ++pass) {
-          const int first = static_cast<int>(vectors * pass / passes), last = static_cast<int>(vectors * (pass + 1) / passes);
+          const int first = static_cast<int>(vectors * pass / passes),
+                    last = static_cast<int>(vectors * (pass + 1) / passes);
           rows_any(std::min<int64_t>(4, rows - 4 * pass), vectors, x + 4 * pass * k, k, p, width, k0, k1, k0 == start,
                    {kPrefetchRowsL2, first, last, true}, part + 4 * pass * kTile);
         }
@@ -129,12 +130,11 @@ ORDO_TARGET_AVX512 void panel(const float* x, int64_t rows, int64_t k, const flo
 
 // Two panels at once, vectors [j0, j0 + CZ) of each row of both, their rows' loads interleaved:
 // one core keeps more of the memory's lines in flight with two streams of loads than with one
-// (about 1.2 x the read rate of a single stream here, tools/bench `--gemm`). Each panel's
+// (about 1.3 x the bytes per second of a single stream on the Xeon). Each panel's
 // arithmetic is tile's: the same chains, in the same order.
 template <int M, int CZ>
 ORDO_TARGET_AVX512 void tile_pair(const float* x, int64_t ldx, const float* wa, const float* wb, int64_t width, int j0,
-                                  int64_t k0, int64_t k1, bool fresh, Prefetch prefetch, float* part_a,
-                                  float* part_b) {
+                                  int64_t k0, int64_t k1, bool fresh, Prefetch prefetch, float* part_a, float* part_b) {
   __m512 acc[2][M][CZ];
   float* parts[2] = {part_a + 16 * j0, part_b + 16 * j0};
 #pragma GCC unroll 2
@@ -148,7 +148,8 @@ ORDO_TARGET_AVX512 void tile_pair(const float* x, int64_t ldx, const float* wa, 
     const float* row[2] = {wa + k * width, wb + k * width};
     for (int j = prefetch.first; j < prefetch.last; ++j)
 #pragma GCC unroll 2
-      for (int s = 0; s < 2; ++s) _mm_prefetch(reinterpret_cast<const char*>(row[s] + prefetch.ahead * width + 16 * j), _MM_HINT_T0);
+      for (int s = 0; s < 2; ++s)
+        _mm_prefetch(reinterpret_cast<const char*>(row[s] + prefetch.ahead * width + 16 * j), _MM_HINT_T0);
     __m512 b[2][CZ];
 #pragma GCC unroll 4
     for (int j = 0; j < CZ; ++j)
@@ -347,8 +348,8 @@ ORDO_TARGET_AVX512_VNNI void rows_any_s8(int64_t rows, int cz, const uint32_t* x
 // tile_s8 for two panels at once, vectors [j0, j0 + CZ) of each (tile_pair's two streams).
 template <int M, int CZ>
 ORDO_TARGET_AVX512_VNNI void tile_s8_pair(const uint32_t* x, int64_t ldx, const int8_t* wa, const int8_t* wb,
-                                          int64_t width, int j0, int64_t g0, int64_t g1, bool fresh,
-                                          Prefetch prefetch, int32_t* part_a, int32_t* part_b) {
+                                          int64_t width, int j0, int64_t g0, int64_t g1, bool fresh, Prefetch prefetch,
+                                          int32_t* part_a, int32_t* part_b) {
   __m512i acc[2][M][CZ];
   int32_t* parts[2] = {part_a + 16 * j0, part_b + 16 * j0};
 #pragma GCC unroll 2
@@ -425,8 +426,7 @@ ORDO_TARGET_AVX512_VNNI void panel_pair_s8(const S8Call& c, const int8_t* wa, co
       case 3: pair_of_s8<3>(vectors, c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b); break;
       default:
         pair_of_s8<4>(std::min(vectors, 2), c.x, c.groups, wa, wb, w, 0, g0, g1, fresh, all, part_a, part_b);
-        if (vectors > 2)
-          pair_of_s8<4>(vectors - 2, c.x, c.groups, wa, wb, w, 2, g0, g1, fresh, none, part_a, part_b);
+        if (vectors > 2) pair_of_s8<4>(vectors - 2, c.x, c.groups, wa, wb, w, 2, g0, g1, fresh, none, part_a, part_b);
         break;
     }
   }
@@ -442,7 +442,8 @@ ORDO_TARGET_AVX512_VNNI void panel_s8(const S8Call& c, const int8_t* w, int32_t*
     } else {
       const int64_t passes = (c.rows + 3) / 4;  // as panel()
       for (int64_t pass = 0; pass < passes; ++pass) {
-        const int first = static_cast<int>(vectors * pass / passes), last = static_cast<int>(vectors * (pass + 1) / passes);
+        const int first = static_cast<int>(vectors * pass / passes),
+                  last = static_cast<int>(vectors * (pass + 1) / passes);
         rows_any_s8(std::min<int64_t>(4, c.rows - 4 * pass), vectors, c.x + 4 * pass * c.groups, c.groups, w, g0, g1,
                     g0 == 0, {kPrefetchGroupsL2, first, last, true}, part + 4 * pass * kTile);
       }
@@ -475,7 +476,7 @@ ORDO_TARGET_AVX512_VNNI void store_panel_s8(const S8Call& c, int64_t p, const in
 
 // Panels [begin, end), two at a time where 1-4 rows allow.
 ORDO_TARGET_AVX512_VNNI void panels_s8_avx512(const S8Call& c, int64_t begin, int64_t end) {
-  alignas(64) int32_t part[2][kSmallGemmMaxRows * kTile];
+  alignas(64) int32_t part[2][kSmallGemmS8MaxRows * kTile];
   for (int64_t p = begin; p < end;) {
     const int8_t* w = c.panels + p * c.layout.stride;
     if (c.rows <= 4 && p + 1 < end) {
@@ -529,7 +530,7 @@ void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panel
                    const int32_t* column_sums, const float* column_scales, const float* row_scales, const float* bias,
                    bool relu, float* y) {
   const int64_t groups = k / 4;
-  uint32_t words[kSmallGemmMaxRows * 1024];
+  uint32_t words[kSmallGemmS8MaxRows * 512];
   std::vector<uint32_t> more;
   uint32_t* shifted = words;
   if (rows * groups > static_cast<int64_t>(sizeof words / sizeof words[0])) {

@@ -25,6 +25,9 @@ struct PanelLayout {
 };
 
 constexpr int64_t kSmallGemmMaxRows = 16;
+// int8 (small_gemm_s8) takes more: its products are cheap enough (64 per instruction) that 32
+// rows still beat oneDNN's kernel, whose separate passes quantize and rescale.
+constexpr int64_t kSmallGemmS8MaxRows = 32;
 
 // Whether small_gemm has a body here (AVX-512, ORDO_ISA honoured).
 bool small_gemm_available();
@@ -57,7 +60,7 @@ struct PanelLayoutS8 {
 bool small_gemm_s8_available();
 
 // y[rows, n] (row-major) from x_q[rows, k] int8 (row-major, k a multiple of 4), rows in
-// 1..kSmallGemmMaxRows. `column_sums` [n]: sum over k of column n of W_q. bias [n] or null.
+// 1..kSmallGemmS8MaxRows. `column_sums` [n]: sum over k of column n of W_q. bias [n] or null.
 // Panels are split among the OpenMP threads.
 void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panels, PanelLayoutS8 layout, int64_t n,
                    const int32_t* column_sums, const float* column_scales, const float* row_scales, const float* bias,

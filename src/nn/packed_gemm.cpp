@@ -792,7 +792,7 @@ void PackedGemm::Impl::s8_small_rows(const int8_t* x, int64_t rows, const float*
 // bias and relu, every step of the epilogue) for 3 and 7 rows (the kernel's two paths).
 bool PackedGemm::Impl::s8_rows(int64_t rows) const {
   static const bool enabled = kernels::small_gemm_s8_available() && small_gemm_wanted();
-  if (!enabled || rows < 1 || rows > kernels::kSmallGemmMaxRows || type != GemmType::kInt8 || probing) return false;
+  if (!enabled || rows < 1 || rows > kernels::kSmallGemmS8MaxRows || type != GemmType::kInt8 || probing) return false;
   static const bool same_as_onednn = [] {
     constexpr int64_t kIn = 256, kOut = 200;
     uint32_t state = 88172645u;
@@ -913,8 +913,13 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
   std::vector<char> wanted(static_cast<size_t>(rows * groups), 0);  // per row, groups of 16 columns
   at::Tensor x_scales = at::empty({rows}, at::kFloat);
   const at::Tensor x_q = kernels::quantize_rows(input, x_scales);
-  const kernels::ScreenColumns columns{screen->x_holder.data(), screen->x_cs.data(),     screen->q_holder.data(),
-                                       screen->q_cs.data(),     screen->sum_rounding.data(), screen->fixed.data()};
+  kernels::ScreenColumns columns;
+  columns.x_holder = screen->x_holder.data();
+  columns.x_cs = screen->x_cs.data();
+  columns.q_holder = screen->q_holder.data();
+  columns.q_cs = screen->q_cs.data();
+  columns.sum_rounding = screen->sum_rounding.data();
+  columns.fixed = screen->fixed.data();
   std::atomic<bool> finite{true};
   kernels::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
@@ -932,9 +937,9 @@ PackedGemm::Bounded PackedGemm::forward_bounded(const at::Tensor& x) const {
       const auto up = [](double value) { return static_cast<float>(value * (1 + 0x1p-20)); };
       const kernels::ScreenRow bounds{up(l1), up(std::sqrt(x2)), up(std::max(largest, 1e-12) / 127), up(std::sqrt(d2)),
                                       up(g * l1)};
-      const bool ok = std::isfinite(l1) && std::isfinite(x2) && l1 < 1e30 &&
-                      kernels::screen_bounds(a + r * m.out, m.out, columns, bounds, v + r * m.out,
-                                             wanted.data() + r * groups);
+      const bool ok =
+          std::isfinite(l1) && std::isfinite(x2) && l1 < 1e30 &&
+          kernels::screen_bounds(a + r * m.out, m.out, columns, bounds, v + r * m.out, wanted.data() + r * groups);
       if (!ok) finite = false;
     }
   });

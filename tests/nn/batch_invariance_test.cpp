@@ -88,24 +88,25 @@ struct SmallRowsShape {
   std::optional<kernels::Activation> activation;
 };
 
-// Each shape's GEMM of `type` on 1-16 rows runs on the small-rows kernel and gives, row for row,
-// what oneDNN's kernel gives the same row inside 32 rows, on 1 and 2 threads.
+// Each shape's GEMM of `type` on 1-16 rows (int8: 1-32) runs on the small-rows kernel and
+// gives, row for row, what oneDNN's kernel gives the same row inside 48 rows, on 1 and 2 threads.
 void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shapes, GemmType type) {
   ThreadCount restore;
   for (const SmallRowsShape& shape : shapes) {
     const PackedGemm gemm(at::randn({shape.out, shape.in}) * 0.1, shape.bias ? at::randn({shape.out}) : at::Tensor(),
                           type, shape.activation);
-    const at::Tensor x = at::randn({32, shape.in});
+    const int64_t most = type == GemmType::kInt8 ? kernels::kSmallGemmS8MaxRows : kernels::kSmallGemmMaxRows;
+    const at::Tensor x = at::randn({48, shape.in});
     for (const int threads : {1, 2}) {
       at::set_num_threads(threads);
-      const at::Tensor whole = gemm.forward(x);  // 32 rows: oneDNN's kernel
-      ASSERT_FALSE(gemm.small_rows_kernel(32));
-      for (int64_t rows = 1; rows <= kernels::kSmallGemmMaxRows; ++rows) {
+      const at::Tensor whole = gemm.forward(x);  // 48 rows: oneDNN's kernel
+      ASSERT_FALSE(gemm.small_rows_kernel(48));
+      for (int64_t rows = 1; rows <= most; ++rows) {
         ASSERT_TRUE(gemm.small_rows_kernel(rows))
             << shape.in << "x" << shape.out << ", " << rows << " rows, " << threads << " threads";
-        const at::Tensor y = gemm.forward(x.narrow(0, 32 - rows, rows));
+        const at::Tensor y = gemm.forward(x.narrow(0, 48 - rows, rows));
         for (int64_t r = 0; r < rows; ++r)
-          ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 32 - rows + r, 1)))
+          ASSERT_TRUE(same_bits(y.narrow(0, r, 1), whole.narrow(0, 48 - rows + r, 1)))
               << shape.in << "x" << shape.out << ", row " << r << " of " << rows << ", " << threads << " threads";
       }
     }
@@ -113,7 +114,7 @@ void expect_small_rows_give_onednns_bits(const std::vector<SmallRowsShape>& shap
 }
 
 // float32 decoding steps (1-16 rows) run on ordo's kernel over oneDNN's packed panels
-// (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 32
+// (kernels/small_gemm.h), and give oneDNN's own bits: each row against the same row inside 48
 // rows (oneDNN's kernel), at the shapes of the big models' decoder layers, 1 and 2 threads,
 // with each activation oneDNN fuses (gelu, silu, tanh: its eltwise primitive after the kernel).
 TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
@@ -132,8 +133,8 @@ TEST(BatchInvariance, SmallRowsKernelGivesOneDnnsBits) {
   expect_small_rows_give_onednns_bits(shapes, GemmType::kFloat32);
 }
 
-// int8 decoding steps (1-16 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
-// oneDNN's int8 kernel and the row rescaling give: each row against the same row inside 32
+// int8 decoding steps (1-32 rows) run on the VNNI kernel (kernels/small_gemm.h) and give what
+// oneDNN's int8 kernel and the row rescaling give: each row against the same row inside 48
 // rows, at the workload's and the big models' shapes (a last panel cut short, a tiny one), with
 // and without bias, relu fused and gelu after, 1 and 2 threads.
 TEST(BatchInvariance, Int8SmallRowsKernelGivesOneDnnsBits) {
