@@ -544,7 +544,7 @@ void small_gemm_s8(const int8_t* x, int64_t rows, int64_t k, const int8_t* panel
   }
   const S8Call call{shifted, rows, groups, panels, layout, n, column_sums, column_scales, row_scales, bias, relu, y};
   const int64_t count = (n + layout.width - 1) / layout.width;
-  const int64_t grain = (grain_for(rows * k * layout.width / 4) + 1) / 2 * 2;  // pairs, as small_gemm_panels
+  const int64_t grain = (grain_for(rows * k * layout.width / 4) + 1) / 2 * 2;  // pairs, as run_f32
   parallel_claim(0, count, grain, [&](int64_t begin, int64_t end) { panels_s8_avx512(call, begin, end); });
 }
 

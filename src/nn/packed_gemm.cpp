@@ -144,14 +144,11 @@ struct PackedGemm::Impl {
   // of |W_q|).
   std::vector<int32_t> int8_column_sums(bool absolute) const;
 
-  // forward_bounded's int8 copy of a float32 W (w_n = s_n q_n + e_n), and per column |q_n|_1,
-  // |q_n|_2 and |e_n|_2 (the last two rounded up).
+  // forward_bounded's int8 copy of a float32 W (w_n = s_n q_n + e_n), and its per-column
+  // factors (float, rounded up, made from |q_n|_1, |q_n|_2 and |e_n|_2): its bound is
+  // min(l1 x_holder, |x|_2 x_cs) + min(s_x q_holder, |d|_2 q_cs) + g l1 sum_rounding + fixed.
   struct Screen {
     std::unique_ptr<PackedGemm> gemm;
-    std::vector<int32_t> abs_sums;
-    std::vector<double> q_norms, error_norms;
-    // forward_bounded's per-column factors (float, rounded up): its bound is
-    // min(l1 x_holder, |x|_2 x_cs) + min(s_x q_holder, |d|_2 q_cs) + g l1 sum_rounding + fixed.
     std::vector<float> x_holder, x_cs, q_holder, q_cs, sum_rounding, fixed;
   };
   mutable std::once_flag screen_made;
@@ -836,11 +833,10 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
                                     std::nullopt, at::Tensor()));
     const Impl& q = *made->gemm->impl_;
     if (q.k_offsets.empty()) return;
-    made->abs_sums = q.int8_column_sums(true);
+    const std::vector<int32_t> abs_sums = q.int8_column_sums(true);
     // The norms from the int8 bytes as packed and W's rows read back (in double: exact
     // products, sums far below a float's rounding), taken a little larger.
-    made->q_norms.resize(static_cast<size_t>(out));
-    made->error_norms.resize(static_cast<size_t>(out));
+    std::vector<double> q_norms(static_cast<size_t>(out)), error_norms(static_cast<size_t>(out));
     const auto* packed = static_cast<const int8_t*>(q.weights.get_data_handle());
     constexpr int64_t kBatch = 256;
     for (int64_t begin = 0; begin < out; begin += kBatch) {
@@ -857,8 +853,8 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
           q2 += v * v;
           e2 += e * e;
         }
-        made->q_norms[static_cast<size_t>(n)] = std::sqrt(q2) * (1 + 1e-12);
-        made->error_norms[static_cast<size_t>(n)] = std::sqrt(e2) * (1 + 1e-9);
+        q_norms[static_cast<size_t>(n)] = std::sqrt(q2) * (1 + 1e-12);
+        error_norms[static_cast<size_t>(n)] = std::sqrt(e2) * (1 + 1e-9);
       }
     }
     constexpr double u = 0x1p-24;
@@ -869,9 +865,9 @@ const PackedGemm::Impl::Screen* PackedGemm::Impl::screen_for_bounds(const Packed
       const size_t c = static_cast<size_t>(n);
       const double scale = q.weight_scales[c];
       made->x_holder.push_back(up(0.5001 * scale));
-      made->x_cs.push_back(up(made->error_norms[c]));
-      made->q_holder.push_back(up(0.5001 * scale * made->abs_sums[c]));
-      made->q_cs.push_back(up(scale * made->q_norms[c]));
+      made->x_cs.push_back(up(error_norms[c]));
+      made->q_holder.push_back(up(0.5001 * scale * abs_sums[c]));
+      made->q_cs.push_back(up(scale * q_norms[c]));
       made->sum_rounding.push_back(up(scale * 127 * (1 + 2 * u)));
       made->fixed.push_back(up((g + 8 * u) * (bias_values ? std::fabs(static_cast<double>(bias_values[n])) : 0.0)));
     }
