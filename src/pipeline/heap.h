@@ -1,17 +1,21 @@
-// Returning malloc's free pages after each batch. configure_process keeps large buffers on the
+// Returning malloc's free pages after a batch. configure_process keeps large buffers on the
 // heap (ProcessOptions::keep_large_buffers_on_heap: no fresh zeroed pages at every step); the
 // buffers of a batch whose sizes differ from the last one's (a new source length) then land in
-// free heap that was never touched, and the holes they leave stay resident. Released after
-// each batch, the next batch only touches what it uses, so lines of many lengths peak at what
-// their longest line needs (docs/benchmarks.md, "Memory and start-up").
+// free heap that was never touched, and the holes they leave stay resident. So after a batch
+// that grew the heap beyond any size it had before, the free heap is released, and the next
+// batch only touches what it uses: lines of many lengths peak at what their longest line
+// needs (docs/benchmarks.md, "Memory and start-up"). A batch that fitted in the heap is not
+// followed by a release: it reused pages that earlier batches had made resident, and releasing
+// them would make the next batch fault every page of its buffers in afresh (about 11 us a page
+// on a virtual machine: a tenth of a 32-sentence greedy batch's time).
 #pragma once
 
 #include <cstddef>
 
 namespace ordo::pipeline {
 
-// malloc_trim(0) when configure_process kept large buffers on the heap; nothing otherwise.
-// Thread-safe (other batches may be decoding meanwhile: they fault their pages in again).
+// malloc_trim(0) when configure_process kept large buffers on the heap and the heap is now
+// larger than it has ever been at this call; nothing otherwise. Thread-safe (other batches may be decoding meanwhile: they fault their pages in again).
 void release_free_heap();
 
 // Library pages that start-up touched and decoding does not need, out of the resident set.

@@ -38,7 +38,14 @@ bool is_library(const std::string& path) {
 }  // namespace
 
 void pipeline::release_free_heap() {
-  if (large_buffers_on_heap.load(std::memory_order_relaxed)) ::malloc_trim(0);
+  if (!large_buffers_on_heap.load(std::memory_order_relaxed)) return;
+  // Only after a batch that grew the heap (pipeline/heap.h): the largest size it has reached.
+  static std::atomic<size_t> largest{0};
+  const size_t heap = ::mallinfo2().arena;
+  size_t seen = largest.load(std::memory_order_relaxed);
+  while (heap > seen && !largest.compare_exchange_weak(seen, heap, std::memory_order_relaxed)) {
+  }
+  if (heap > seen) ::malloc_trim(0);
 }
 
 namespace {
