@@ -108,12 +108,15 @@ ORDO_ALWAYS_INLINE void chain16(const float* const* queries, const float* keys, 
   for (int g = 0; g < G; ++g) store(out[g], acc[g]);
 }
 
+// The same for 17-32 keys: two chains side by side, whose latencies overlap (one query's
+// chain over 16 keys waits on each multiply-add in turn). Keys from `width` on score 0.
 template <int G>
 ORDO_ALWAYS_INLINE void chain32(const float* const* queries, const float* keys, int64_t dim_stride, int64_t n,
-                                float* const* out) {
+                                float* const* out, int64_t width = 32) {
   V16 lo[G] = {}, hi[G] = {};
   for (int64_t d = 0; d < n; ++d) {
-    const V16 k0 = load(keys + d * dim_stride), k1 = load(keys + d * dim_stride + 16);
+    const V16 k0 = load(keys + d * dim_stride);
+    const V16 k1 = width == 32 ? load(keys + d * dim_stride + 16) : load_first(keys + d * dim_stride + 16, width - 16);
     for (int g = 0; g < G; ++g) {
       const float q = queries[g][d];
       lo[g] += q * k0;
@@ -135,9 +138,14 @@ ORDO_ALWAYS_INLINE void chain_scores(const float* const* queries, const float* k
     for (int g = 0; g < G; ++g) at[g] = scores[g] + s;
     chain32<G>(queries, keys + s, dim_stride, n, at);
   }
-  for (; s < kv_len; s += 16) {
+  if (kv_len - s > 16) {
     for (int g = 0; g < G; ++g) at[g] = scores[g] + s;
-    chain16<G>(queries, keys + s, dim_stride, n, std::min<int64_t>(16, kv_len - s), at);
+    chain32<G>(queries, keys + s, dim_stride, n, at, kv_len - s);
+    return;
+  }
+  if (s < kv_len) {
+    for (int g = 0; g < G; ++g) at[g] = scores[g] + s;
+    chain16<G>(queries, keys + s, dim_stride, n, kv_len - s, at);
   }
 }
 
