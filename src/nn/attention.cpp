@@ -39,7 +39,7 @@ namespace {
 // caches into fresh pages, and on a virtual machine each 4 KB page faulted in costs about
 // 11 us, so a greedy batch of 32 workload sentences (84 MB of caches) spent 0.24 s of a
 // 1.3 s translation in page faults; a 2 MB page is one fault. Sizes are rounded up to whole
-// huge pages: at most 1 MB more per buffer below 2 MB.
+// huge pages: a buffer's last one may hold up to 2 MB it does not use.
 at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options) {
   int64_t count = 1;
   for (const int64_t size : sizes) count *= size;

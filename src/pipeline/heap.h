@@ -15,7 +15,8 @@
 namespace ordo::pipeline {
 
 // malloc_trim(0) when configure_process kept large buffers on the heap and the heap is now
-// larger than it has ever been at this call; nothing otherwise. Thread-safe (other batches may be decoding meanwhile: they fault their pages in again).
+// larger than it has ever been at this call; nothing otherwise. Thread-safe (other batches
+// may be decoding meanwhile: they fault their pages in again).
 void release_free_heap();
 
 // Library pages that start-up touched and decoding does not need, out of the resident set.
