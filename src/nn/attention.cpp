@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -34,26 +33,16 @@ namespace {
 // A cache buffer of 1 MB or more in pages of its own, returned to the system when it is freed.
 // From malloc's heap (configure_process keeps large buffers there), each doubling would leave
 // the smaller buffers behind as resident holes that the larger ones never fit, raising the
-// peak of long batches. The mapping is offered transparent huge pages (2 MB, where the kernel
-// allows them for madvise'd memory; elsewhere the 4 KB pages as before): a batch writes its
-// caches into fresh pages, and on a virtual machine each 4 KB page faulted in costs about
-// 11 us, so a greedy batch of 32 workload sentences (84 MB of caches) spent 0.24 s of a
-// 1.3 s translation in page faults; a 2 MB page is one fault. Sizes are rounded up to whole
-// huge pages: a buffer's last one may hold up to 2 MB it does not use.
+// peak of long batches.
 at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options) {
   int64_t count = 1;
   for (const int64_t size : sizes) count *= size;
   const size_t bytes = static_cast<size_t>(count) * options.dtype().itemsize();
   if (bytes < (size_t{1} << 20)) return at::empty(sizes, options);
-  constexpr size_t kHugePage = size_t{2} << 20;
-  const size_t used = (bytes + kHugePage - 1) / kHugePage * kHugePage, mapped = used + kHugePage;
-  void* pages = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* pages = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pages == MAP_FAILED) return at::empty(sizes, options);
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(pages) + kHugePage - 1) & ~(kHugePage - 1);
-  void* start = reinterpret_cast<void*>(aligned);
-  ::madvise(start, used, MADV_HUGEPAGE);  // fails harmlessly where the kernel has no THP
   return at::from_blob(
-      start, sizes, [pages, mapped](void*) { ::munmap(pages, mapped); }, options);
+      pages, sizes, [bytes](void* p) { ::munmap(p, bytes); }, options);
 }
 
 }  // namespace
