@@ -3,6 +3,8 @@
 // (KeyValue::origin), reads as select() does, in attention too. (That the loops are compiled with OpenMP at all is checked on libordo.so by the
 // test Build.LibordoRunsItsOwnLoopsOnOpenMP in tests/CMakeLists.txt.)
 // ctest-label: unit
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -122,6 +124,29 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
 
 // ORDO_ISA caps the instruction set of ordo's kernels, never above what the CPU runs; an unknown
 // value leaves the detected one. pick_for_isa, the kernels' one dispatch, follows best_isa.
+// Cache buffers of 1 MB or more are mappings that a freed cache hands on (nn/attention.cpp): once
+// two caches have grown to a size, a third writes into pages already resident. Without that,
+// these 40 positions of 32 rows would fault in about 5,600 fresh pages (capacities 16, 32, 64).
+TEST(ParallelKernels, ACacheGrownAgainToTheSameSizeFaultsInNoFreshPages) {
+  const int64_t rows = 32, heads = 16, head_dim = 64;
+  const at::Tensor position = at::ones({rows, heads, 1, head_dim});
+  const auto grow = [&] {
+    KeyValue cache;
+    for (int step = 0; step < 40; ++step) cache.append({position, position, {}, {}});
+    return cache.key.sum().item<float>();
+  };
+  const auto minor_faults = [] {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+  };
+  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
+  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
+  const long before = minor_faults();
+  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
+  EXPECT_LT(minor_faults() - before, 1000);
+}
+
 TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   const char* set = std::getenv("ORDO_ISA");
   const std::string saved = set ? set : "";
