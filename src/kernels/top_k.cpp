@@ -1,5 +1,6 @@
 #include "kernels/top_k.h"
 
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -74,7 +75,65 @@ Kernel pick_kernel(bool with_offsets) {
   return pick_for_isa<Kernel>(rank_avx512<false>, rank_avx2<false>, rank_baseline<false>);
 }
 
+// Whether any lane of v is greater than t or NaN (not at most t).
+ORDO_ALWAYS_INLINE bool any_above_or_nan(const V16& v, float t) {
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  const I16 at_most = v <= (V16{} + t);
+  uint64_t words[8];
+  std::memcpy(words, &at_most, sizeof words);
+  return ~(((words[0] & words[1]) & (words[2] & words[3])) & ((words[4] & words[5]) & (words[6] & words[7]))) != 0;
+}
+
+// Rows [begin, end): the running largest entry, replaced only by a greater one (the first of
+// equals stays) or by a NaN, which ends the row; 16 entries that hold neither pass with one
+// comparison.
+ORDO_ALWAYS_INLINE void argmax_of_rows(const float* data, int64_t n, int64_t* out, int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* row = data + r * n;
+    float best = row[0];
+    int64_t at = 0;
+    const auto offer = [&](int64_t j) {
+      if (row[j] != row[j]) return true;  // NaN: the row's answer
+      if (row[j] > best) best = row[j], at = j;
+      return false;
+    };
+    bool nan = best != best;
+    int64_t j = 1;
+    for (; !nan && j + 16 <= n; j += 16)
+      if (any_above_or_nan(load(row + j), best))
+        for (int t = 0; t < 16 && !nan; ++t)
+          if ((nan = offer(j + t))) at = j + t;
+    for (; !nan && j < n; ++j)
+      if ((nan = offer(j))) at = j;
+    out[r] = at;
+  }
+}
+
+using ArgmaxKernel = void (*)(const float*, int64_t, int64_t*, int64_t, int64_t);
+
+#define ORDO_ARGMAX_KERNELS(suffix, target)                                                             \
+  target void argmax_##suffix(const float* data, int64_t n, int64_t* out, int64_t begin, int64_t end) { \
+    argmax_of_rows(data, n, out, begin, end);                                                           \
+  }
+ORDO_ARGMAX_KERNELS(avx512, ORDO_TARGET_AVX512)
+ORDO_ARGMAX_KERNELS(avx2, ORDO_TARGET_AVX2)
+ORDO_ARGMAX_KERNELS(baseline, )
+#undef ORDO_ARGMAX_KERNELS
+
 }  // namespace
+
+at::Tensor argmax_rows(const at::Tensor& scores) {
+  const at::Tensor input = scores.to(at::kFloat).contiguous();
+  if (input.dim() != 2 || input.size(1) < 1) throw Error("argmax_rows: expects a [rows, n] matrix with n >= 1");
+  const int64_t rows = input.size(0), n = input.size(1);
+  at::Tensor out = at::empty({rows}, at::kLong);
+  const float* data = input.data_ptr<float>();
+  int64_t* at = out.data_ptr<int64_t>();
+  static const ArgmaxKernel kernel = pick_for_isa<ArgmaxKernel>(argmax_avx512, argmax_avx2, argmax_baseline);
+  kernels::parallel_for(0, rows, kernels::grain_for(n),
+                        [&](int64_t begin, int64_t end) { kernel(data, n, at, begin, end); });
+  return out;
+}
 
 TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets, int64_t segment) {
   const at::Tensor input = scores.to(at::kFloat).contiguous();

@@ -24,4 +24,9 @@ struct TopK {
 // that writes the sums.
 TopK top_k_rows(const at::Tensor& scores, int64_t k, const float* offsets = nullptr, int64_t segment = 0);
 
+// scores.argmax(-1) of a [rows, n] matrix (n >= 1) with LibTorch's answer: the first NaN of a
+// row if it has one, else its first largest entry; [rows] int64. Greedy search takes one a step
+// over the whole vocabulary, where at::argmax's reduction cost 6 % of an int8 step of 32 rows.
+at::Tensor argmax_rows(const at::Tensor& scores);
+
 }  // namespace ordo::kernels

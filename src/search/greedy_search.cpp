@@ -7,6 +7,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "kernels/log_softmax.h"
+#include "kernels/top_k.h"
 #include "search/attention_history.h"
 #include "search/logits_processors.h"
 #include "search/search.h"
@@ -76,7 +77,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
       forced[row] = prefix_token(prefixes, owner[row] / per_input, sequences.size(1) - 1);
     at::Tensor picked;  // the argmax, when already taken over the bounded logits
     if (step.exact.defined()) {
-      picked = scores.argmax(-1);
+      picked = kernels::argmax_rows(scores);
       const at::Tensor on_exact = step.exact.gather(1, picked.unsqueeze(1)).squeeze(1);
       bool all_exact = true;
       for (size_t row = 0; row < owner.size(); ++row)
@@ -106,7 +107,7 @@ std::vector<std::vector<SearchHypothesis>> greedy_search(StepModel& model, int64
                 ? forced[row]
                 : at::multinomial(probs[static_cast<int64_t>(row)], 1, false, generators[owner[row]]).item<int64_t>();
     } else {
-      next = picked.defined() ? picked : scores.argmax(-1);
+      next = picked.defined() ? picked : kernels::argmax_rows(scores);
       int64_t* chosen = next.data_ptr<int64_t>();
       for (size_t row = 0; row < owner.size(); ++row)
         if (forced[row] >= 0) chosen[row] = forced[row];

@@ -1,4 +1,4 @@
-// search::top_k_rows against at::topk: random rows, ties, -inf entries.
+// search::top_k_rows against at::topk (random rows, ties, -inf entries), argmax_rows against at::argmax.
 // ctest-label: unit
 #include <gtest/gtest.h>
 
@@ -41,6 +41,32 @@ TEST(TopKRows, MinusInfinityCountsWhenTheRowHasTooFewFiniteValues) {
   ASSERT_EQ(top.indices.size(), 6u);
   EXPECT_EQ(std::vector<int64_t>(top.indices.begin() + 3, top.indices.end()), (std::vector<int64_t>{1, 0, 2}));
   EXPECT_EQ(std::vector<float>(top.values.begin() + 3, top.values.end()), (std::vector<float>{3, 2, -kInf}));
+}
+
+// Rows of few distinct values (ties within and across blocks of 16), of -inf, and lengths that
+// leave a tail after the blocks.
+TEST(ArgmaxRows, GivesAtArgmaxsColumnOnTiedRows) {
+  at::manual_seed(5);
+  for (int64_t n : {1, 15, 16, 17, 100, 58101}) {
+    at::Tensor scores = at::randint(0, 4, {9, n}).to(at::kFloat);
+    scores[0].fill_(-kInf);
+    scores[1].fill_(2.0f);
+    EXPECT_TRUE(at::equal(kernels::argmax_rows(scores), scores.argmax(-1))) << n;
+  }
+}
+
+TEST(ArgmaxRows, TakesARowsFirstNanAsAtArgmaxDoes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  at::Tensor scores = at::randn({5, 40});
+  scores[0][0] = nan;   // at the start
+  scores[1][20] = nan;  // in a block, after a larger value
+  scores[1][3] = 50.0f;
+  scores[2][37] = nan;  // in the tail
+  scores[2][38] = nan;
+  scores[3][25] = nan;
+  scores[3][30] = nan;
+  EXPECT_TRUE(at::equal(kernels::argmax_rows(scores), scores.argmax(-1)));
+  EXPECT_EQ(kernels::argmax_rows(scores)[1].item<int64_t>(), 20);
 }
 
 }  // namespace
