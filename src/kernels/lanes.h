@@ -36,14 +36,21 @@ ORDO_ALWAYS_INLINE V16 load_first(const float* p, int64_t n) {  // p[0..n), zero
   return load(lanes);
 }
 
-// Whether any lane of v is greater than t (false for NaN lanes).
-ORDO_ALWAYS_INLINE bool any_greater(const V16& v, float t) {
-  typedef int32_t I16 __attribute__((vector_size(64)));
-  const I16 greater = v > (V16{} + t);
+// A lane-wise comparison's result: all bits set in the lanes where it holds.
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+// Whether the comparison holds in any lane.
+ORDO_ALWAYS_INLINE bool any_lane(const I16& holds) {
   uint64_t words[8];
-  std::memcpy(words, &greater, sizeof words);
+  std::memcpy(words, &holds, sizeof words);
   return ((words[0] | words[1]) | (words[2] | words[3])) | ((words[4] | words[5]) | (words[6] | words[7]));
 }
+
+// Whether any lane of v is greater than t (false for NaN lanes).
+ORDO_ALWAYS_INLINE bool any_greater(const V16& v, float t) { return any_lane(v > (V16{} + t)); }
+
+// Whether any lane of v is greater than t or NaN (not at most t).
+ORDO_ALWAYS_INLINE bool any_above_or_nan(const V16& v, float t) { return any_lane(!(v <= (V16{} + t))); }
 
 // The 16 lanes summed in a fixed tree.
 ORDO_ALWAYS_INLINE float lane_sum(const V16& v) {

@@ -1,6 +1,5 @@
 #include "kernels/top_k.h"
 
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -73,15 +72,6 @@ ORDO_TOP_K_KERNELS(baseline, )
 Kernel pick_kernel(bool with_offsets) {
   if (with_offsets) return pick_for_isa<Kernel>(rank_avx512<true>, rank_avx2<true>, rank_baseline<true>);
   return pick_for_isa<Kernel>(rank_avx512<false>, rank_avx2<false>, rank_baseline<false>);
-}
-
-// Whether any lane of v is greater than t or NaN (not at most t).
-ORDO_ALWAYS_INLINE bool any_above_or_nan(const V16& v, float t) {
-  typedef int32_t I16 __attribute__((vector_size(64)));
-  const I16 at_most = v <= (V16{} + t);
-  uint64_t words[8];
-  std::memcpy(words, &at_most, sizeof words);
-  return ~(((words[0] & words[1]) & (words[2] & words[3])) & ((words[4] & words[5]) & (words[6] & words[7]))) != 0;
 }
 
 // Rows [begin, end): the running largest entry, replaced only by a greater one (the first of

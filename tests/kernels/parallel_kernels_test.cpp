@@ -122,8 +122,6 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
     }
 }
 
-// ORDO_ISA caps the instruction set of ordo's kernels, never above what the CPU runs; an unknown
-// value leaves the detected one. pick_for_isa, the kernels' one dispatch, follows best_isa.
 // Cache buffers of 1 MB or more are mappings that a freed cache hands on (nn/attention.cpp): once
 // two caches have grown to a size, a third writes into pages already resident. Without that,
 // these 40 positions of 32 rows would fault in about 5,600 fresh pages (capacities 16, 32, 64).
@@ -147,6 +145,8 @@ TEST(ParallelKernels, ACacheGrownAgainToTheSameSizeFaultsInNoFreshPages) {
   EXPECT_LT(minor_faults() - before, 1000);
 }
 
+// ORDO_ISA caps the instruction set of ordo's kernels, never above what the CPU runs; an unknown
+// value leaves the detected one. pick_for_isa, the kernels' one dispatch, follows best_isa.
 TEST(ParallelKernels, OrdoIsaCapsTheDetectedInstructionSet) {
   const char* set = std::getenv("ORDO_ISA");
   const std::string saved = set ? set : "";
