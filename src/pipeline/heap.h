@@ -2,21 +2,26 @@
 // heap (ProcessOptions::keep_large_buffers_on_heap: no fresh zeroed pages at every step); the
 // buffers of a batch whose sizes differ from the last one's (a new source length) then land in
 // free heap that was never touched, and the holes they leave stay resident. So after a batch
-// that grew the heap beyond any size it had before, the free heap is released, and the next
-// batch only touches what it uses: lines of many lengths peak at what their longest line
-// needs (docs/benchmarks.md, "Memory and start-up"). A batch that fitted in the heap is not
-// followed by a release: it reused pages that earlier batches had made resident, and releasing
-// them would make the next batch fault every page of its buffers in afresh (about 11 us a page
-// on a virtual machine: a tenth of a 32-sentence greedy batch's time).
+// that made the resident set grow by more than 8 MB past its size at the last release, the free
+// heap is released, and the next batch only touches what it uses: lines of many lengths peak
+// at what their longest line needs (docs/benchmarks.md, "Memory and start-up"). A batch that
+// fitted in the heap is not followed by a release: it reused pages that earlier batches had made
+// resident, and releasing them would make the next batch fault every page of its buffers in
+// afresh (about 11 us a page on a virtual machine: a tenth of a 32-sentence greedy batch's
+// time). The growth is read from the resident set (/proc/self/statm: a constant cost), not from
+// mallinfo2(), which walks every free chunk of every arena: in ordo serve's profiles, after
+// some hundred requests of one sentence each, up to 0.5 ms a request. The 8 MB keep the resident
+// set's own small moves (pages faulted back, a cache mapping kept) from releasing.
 #pragma once
 
 #include <cstddef>
 
 namespace ordo::pipeline {
 
-// malloc_trim(0) when configure_process kept large buffers on the heap and the heap is now
-// larger than it has ever been at this call; nothing otherwise. Thread-safe (other batches
-// may be decoding meanwhile: they fault their pages in again).
+// malloc_trim(0) when configure_process kept large buffers on the heap and the resident set is
+// now more than 8 MB larger than at the last release (or at the first call); nothing
+// otherwise. Thread-safe (other batches may be decoding meanwhile: they fault their pages in
+// again).
 void release_free_heap();
 
 // Library pages that start-up touched and decoding does not need, out of the resident set.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,6 +27,25 @@ namespace ordo {
 namespace {
 
 std::atomic<bool> large_buffers_on_heap{false};
+
+// How much the resident set may grow past its size at the last release before
+// release_free_heap releases again (pipeline/heap.h).
+constexpr size_t kReleaseSlack = size_t{8} << 20;
+
+// The process's resident set in bytes (/proc/self/statm), 0 when it cannot be read (then
+// nothing is released).
+size_t resident_bytes() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
+  return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
 std::atomic<bool> drop_library_pages{false};
 
 // A shared library's file: an absolute path whose name holds ".so" (libfoo.so, libfoo.so.1.2).
@@ -39,13 +59,16 @@ bool is_library(const std::string& path) {
 
 void pipeline::release_free_heap() {
   if (!large_buffers_on_heap.load(std::memory_order_relaxed)) return;
-  // Only after a batch that grew the heap (pipeline/heap.h): the largest size it has reached.
-  static std::atomic<size_t> largest{0};
-  const size_t heap = ::mallinfo2().arena;
-  size_t seen = largest.load(std::memory_order_relaxed);
-  while (heap > seen && !largest.compare_exchange_weak(seen, heap, std::memory_order_relaxed)) {
-  }
-  if (heap > seen) ::malloc_trim(0);
+  // Only after a batch that made the resident set grow past its size at the last release by
+  // more than kReleaseSlack (pipeline/heap.h says why).
+  static std::atomic<size_t> released_at{0};
+  const size_t resident = resident_bytes();
+  size_t mark = released_at.load(std::memory_order_relaxed);
+  while (resident > mark + kReleaseSlack)
+    if (released_at.compare_exchange_weak(mark, resident, std::memory_order_relaxed)) {
+      ::malloc_trim(0);
+      return;
+    }
 }
 
 namespace {

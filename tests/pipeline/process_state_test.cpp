@@ -86,6 +86,53 @@ TEST(ProcessState, OnlyConfigureProcessChangesTheAllocator) {
   EXPECT_FALSE(big_block_is_mapped());
 }
 
+// The process's resident and peak resident kB (/proc/self/status), read apart from the code
+// under test.
+long status_kb(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
+  return -1;
+}
+
+// A block of `bytes` from the heap, every page touched, then freed: as a batch's buffers.
+void touch_and_free(size_t bytes) {
+  void* block = std::malloc(bytes);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, bytes);
+  asm volatile("" : : "r"(block) : "memory");  // the pages are written: the compiler may not drop the memset
+  std::free(block);
+}
+
+// After configure_process, freed heap stays resident (its trim threshold is raised), and
+// release_free_heap returns it only after the resident set grew by more than 8 MB past its
+// size at the last release: a creep of a few MB (a fragmented heap, one sentence at a time)
+// keeps its pages for the next batch.
+TEST(ProcessState, FreedHeapIsReleasedOnlyAfterTheResidentSetGrewByMoreThan8MB) {
+#ifdef ORDO_SANITIZER_ALLOCATOR
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's: freed memory does not go back to it";
+#endif
+  configure_process();
+  // Past any earlier release's mark (at most the peak so far): this one releases.
+  const size_t block = static_cast<size_t>(status_kb("VmHWM:") - status_kb("VmRSS:")) * 1024 + (size_t{64} << 20);
+  touch_and_free(block);
+  const long high = status_kb("VmRSS:");
+  pipeline::release_free_heap();
+  ASSERT_LT(status_kb("VmRSS:"), high - 32 * 1024) << "the first growth is released";
+  // 4 MB past that mark: kept.
+  touch_and_free(block + (size_t{4} << 20));
+  const long crept = status_kb("VmRSS:");
+  ASSERT_GT(crept, high) << "the freed block stays resident until a release";
+  pipeline::release_free_heap();
+  EXPECT_GT(status_kb("VmRSS:"), crept - 1024) << "4 MB of growth released the free heap";
+  // 16 MB past it: released.
+  touch_and_free(block + (size_t{16} << 20));
+  const long grown = status_kb("VmRSS:");
+  pipeline::release_free_heap();
+  EXPECT_LT(status_kb("VmRSS:"), grown - 32 * 1024) << "16 MB of growth kept the free heap";
+}
+
 // Resident kB of the process's shared-library mappings that are read-only and hold no page of
 // their own (smaps' Anonymous 0): what release_library_pages() may drop. Read here apart
 // from the code under test.
