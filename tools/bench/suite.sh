@@ -11,7 +11,7 @@
 #               --quick: the smallest size, one repeat
 #   whisper     Whisper tiny and base against CTranslate2 and whisper.cpp (whisper/bench.py),
 #               1 and 2 threads; --quick: its own --quick (tiny, the 60 s clip, one run)
-#   serve       single-request latency of `ordo serve` against the library in-process
+#   serve       single-request latency of `ordo serve` against the library in-process, line by line
 #               (MODE=latency tools/serve/bench.sh, the bundled en-de model); 200 lines, --quick 20
 # Before each part it waits (at most --load-wait seconds) for a 1-minute load average below 1.5
 # and writes the load it started at; the tools' own busy-machine refusals are then overridden.
@@ -215,8 +215,8 @@ fi
 if wants serve; then
   if ! grep -q 'MODE=latency' tools/serve/bench.sh; then
     skip "Server latency" "tools/serve/bench.sh has no MODE=latency"
-  elif [ ! -x "$build/ordo" ] || [ ! -x "$build/ordo-serve-load" ]; then
-    skip "Server latency" "no $build/ordo or $build/ordo-serve-load (build ordo_cli, ordo-serve-load)"
+  elif [ ! -x "$build/ordo" ] || [ ! -d "$build/python/ordo" ]; then
+    skip "Server latency" "no $build/ordo or $build/python/ordo (build ordo_cli, ordo_python)"
   elif [ ! -s "$news" ]; then skip "Server latency" "no $news (set DATA)"
   else
     serve_env=(MODE=latency DATA="$data" THREADS="$(tr ',' '\n' <<< "${cells:-1,2}" | grep -v x | paste -sd' ' -)")

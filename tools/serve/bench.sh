@@ -19,18 +19,23 @@
 #   DATA      shared data folder (default ../shared/data)   WORK  scratch (default runs/serve-bench)
 #
 # MODE=latency: the HTTP and batching overhead of a lone client. For each model and intra-op
-# thread count (one worker), the first N newstest2014 lines one at a time, (1) in-process
-# through the library (tools/serve/library_latency.py: the work `ordo serve` does for a POST
-# /translate of one line: the translation preset, the line cut into sentences, one batch), then
-# (2) as N sequential LibreTranslate POST /translate requests of one line each from one client
-# (ordo-serve-load --clients 1); one warm-up line first in each. Prints p50/p95 of both and
-# served/library, with the machine and its load average. ~2 minutes per cell at N=200.
+# thread count (one worker), the first N newstest2014 lines one at a time, each line both
+# in-process through the library (the work `ordo serve` does for a POST /translate of one line:
+# the translation preset, the line cut into sentences, one batch) and as a LibreTranslate POST
+# /translate request from one keep-alive client, the two interleaved line by line
+# (tools/serve/library_latency.py --url: the host's drift lands on both alike); one warm-up
+# line first. Prints p50/p95 of both, served/library, and the median over the lines of served
+# minus library time, with the machine and its load average. ~1 minute per cell at N=200.
+# With THREADS 1, the server and the library run on one core (PIN, default 0; PIN=none: where
+# the scheduler puts them): the two cores of a virtual machine run at speeds of their own that
+# change by the minute, and unpinned the server's thread and the library's land on different
+# ones often enough to move the ratio by ±5 %.
 #
 #   MODE=latency bash tools/serve/bench.sh
 #   MODE=latency N=50 THREADS=1 bash tools/serve/bench.sh
 #
 #   MODELS    "bundled" (default), or model folders translating en->de    THREADS  "1 2" (default)
-#   N         lines (default 200)
+#   N         lines (default 200)     PIN  the core of the 1-thread cells (default 0; none)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${ORDO_BUILD_DIR:-$root/build}"
@@ -61,14 +66,15 @@ wait_ready() {  # url, bounded 120 s
   return 1
 }
 
+launch=()  # a prefix for the server's and the library's command (MODE=latency: taskset)
 start_server() {  # port, model dir, threads, inter-threads
-  "$build/ordo" serve --port "$1" --model "$2" --threads "$3" --inter-threads "$4" --timeout 3600 \
+  "${launch[@]}" "$build/ordo" serve --port "$1" --model "$2" --threads "$3" --inter-threads "$4" --timeout 3600 \
     > "$work/serve-$1.log" 2>&1 &
   pids+=($!)
   wait_ready "http://127.0.0.1:$1"
 }
 
-field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<< "$2"; }
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }  # " name=value"
 
 # CPU seconds (user + system) used so far by the processes `pids` (the servers, HAProxy).
 cpu_seconds() {
@@ -90,28 +96,31 @@ latency() {
   for name in ${MODELS:-bundled}; do
     if [ "$name" = bundled ]; then dir="$root/models/en-de"; label="bundled en-de"; else dir="$name"; label=$(basename "$name"); fi
     for t in ${THREADS:-1 2}; do
-      lib=$(PYTHONPATH="$build/python" /usr/bin/python3 "$root/tools/serve/library_latency.py" "$dir" "$t" "$lines")
-      echo "$label, $t threads, library: $lib" >&2
+      launch=()
+      if [ "$t" = 1 ] && [ "${PIN:-0}" != none ]; then launch=(taskset -c "${PIN:-0}"); fi
       start_server "$base_port" "$dir" "$t" 1
       url="http://127.0.0.1:$base_port"
       beam=$(curl -s "$url/v1/models" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["models"][0]["default_beam_size"])')
-      served=$("$build/ordo-serve-load" --url "$url" --clients 1 --requests "$(wc -l < "$lines")" --warmup 1 \
-                 --sentences "$lines" --api libre)
+      both=$(PYTHONPATH="$build/python" "${launch[@]}" /usr/bin/python3 "$root/tools/serve/library_latency.py" "$dir" "$t" "$lines" --url "$url")
+      lib=$(grep 'side=library' <<< "$both")
+      served=$(grep 'side=served' <<< "$both")
+      echo "$label, $t threads, library: $lib" >&2
       echo "$label, $t threads, served: $served" >&2
       cleanup
       pids=()
-      local cells="| $label | $t | $beam | $(field requests "$lib") ($(field sentences "$lib")) |" p
+      local cells="| $label | $t$([ ${#launch[@]} -gt 0 ] && echo " (core ${PIN:-0})") | $beam | $(field requests "$lib") ($(field sentences "$lib")) |" p
       for p in p50_ms p95_ms; do cells+=" $(field $p "$lib") |"; done
       for p in p50_ms p95_ms; do cells+=" $(field $p "$served") |"; done
       for p in p50_ms p95_ms; do cells+=" $(printf %.2f "$(echo "$(field $p "$served") / $(field $p "$lib")" | bc -l)") |"; done
+      cells+=" $(field added_p50_ms "$served") |"
       rows+=("$cells")
     done
   done
   echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) (family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1), model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(nproc) cores"
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average at the start: $load_start, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "| model | threads | beam | lines (sentences) | library p50 ms | library p95 ms | served p50 ms | served p95 ms | served/library p50 | p95 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model | threads | beam | lines (sentences) | library p50 ms | library p95 ms | served p50 ms | served p95 ms | served/library p50 | p95 | added per line, median ms |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 }
 if [ "$mode" = latency ]; then latency; exit 0; fi
