@@ -27,6 +27,7 @@ namespace ordo {
 namespace {
 
 std::atomic<bool> large_buffers_on_heap{false};
+std::atomic<bool> drop_library_pages{false};
 
 // How much the resident set may grow past its size at the last release before
 // release_free_heap releases again (pipeline/heap.h).
@@ -46,7 +47,6 @@ size_t resident_bytes() {
   if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
   return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
 }
-std::atomic<bool> drop_library_pages{false};
 
 // A shared library's file: an absolute path whose name holds ".so" (libfoo.so, libfoo.so.1.2).
 bool is_library(const std::string& path) {
