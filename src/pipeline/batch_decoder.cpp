@@ -17,30 +17,6 @@
 #include "pipeline/token_stream.h"
 
 namespace ordo::pipeline {
-namespace {
-
-// A step model that asks DecodeOptions::cancelled before each step.
-class CancellableStep : public search::StepModel {
- public:
-  CancellableStep(search::StepModel& step, const std::function<bool()>& cancelled)
-      : step_(step), cancelled_(cancelled) {}
-  at::Tensor next_logits(const at::Tensor& tokens) override {
-    if (cancelled_()) throw Error("cancelled");
-    return step_.next_logits(tokens);
-  }
-  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
-    if (cancelled_()) throw Error("cancelled");
-    return step_.next_logits_bounded(tokens);
-  }
-  void select(const at::Tensor& rows) override { step_.select(rows); }
-  at::Tensor step_attention() override { return step_.step_attention(); }
-
- private:
-  search::StepModel& step_;
-  const std::function<bool()>& cancelled_;
-};
-
-}  // namespace
 
 std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::vector<std::vector<int64_t>>& sources,
                                               const search::GenerationSettings& settings,
@@ -83,8 +59,7 @@ std::vector<TranslationResult> decode_batches(const LoadedModel& m, const std::v
       step.restrict_output(m.model->shortlist(at::tensor(candidates)));
     }
     if (settings.return_attention) step.record_attention();
-    CancellableStep cancellable(step, options.cancelled);
-    search::StepModel& stepper = options.cancelled ? static_cast<search::StepModel&>(cancellable) : step;
+    CancellableStep stepper(step, options.cancelled);
     search::Prefixes batch_prefixes;
     if (prefix_length > 0)
       for (size_t i = start; i < end; ++i) batch_prefixes.push_back(prefixes[order[i]]);

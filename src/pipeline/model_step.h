@@ -1,7 +1,11 @@
-// Connects a loaded model to the searches: one batch's decoder state behind search::StepModel.
+// Connects a loaded model to the searches: one batch's decoder state behind search::StepModel,
+// and the cancellation check every search of the pipeline runs behind.
 #pragma once
 
+#include <functional>
+
 #include "models/seq2seq_model.h"
+#include "ordo/error.h"
 #include "search/search.h"
 
 namespace ordo::pipeline {
@@ -37,6 +41,27 @@ class ModelStep : public search::StepModel {
   const models::Seq2SeqModel& model_;
   nn::DecoderState state_;
   models::Shortlist shortlist_;
+};
+
+// Asks DecodeOptions::cancelled (when set) before each step and throws "cancelled".
+class CancellableStep : public search::ForwardingStep {
+ public:
+  CancellableStep(search::StepModel& step, const std::function<bool()>& cancelled)
+      : ForwardingStep(step), cancelled_(cancelled) {}
+  at::Tensor next_logits(const at::Tensor& tokens) override {
+    check();
+    return inner_.next_logits(tokens);
+  }
+  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
+    check();
+    return inner_.next_logits_bounded(tokens);
+  }
+
+ private:
+  void check() const {
+    if (cancelled_ && cancelled_()) throw Error("cancelled");
+  }
+  const std::function<bool()>& cancelled_;
 };
 
 }  // namespace ordo::pipeline

@@ -67,7 +67,7 @@ TokenEvent TextStream::finish(const std::string& text) const {
 TokenStreamStep::TokenStreamStep(search::StepModel& step, const text::Tokenizer& tokenizer,
                                  const std::function<bool(const TokenEvent&)>& on_token, std::vector<size_t> inputs,
                                  bool per_token)
-    : step_(step),
+    : ForwardingStep(step),
       tokenizer_(tokenizer),
       on_token_(on_token),
       inputs_(std::move(inputs)),
@@ -75,6 +75,7 @@ TokenStreamStep::TokenStreamStep(search::StepModel& step, const text::Tokenizer&
       streams_(inputs_.size()) {}
 
 bool TokenStreamStep::on_token(int64_t hypothesis, int64_t id, float log_prob) {
+  if (!inner_.on_token(hypothesis, id, log_prob)) return false;
   if (!per_token_) return true;
   const size_t i = static_cast<size_t>(hypothesis);
   TokenEvent event = streams_[i].push(tokenizer_, id);

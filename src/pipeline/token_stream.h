@@ -40,22 +40,15 @@ std::string final_part(const std::string& decoded);
 // A step model that streams: each token of input i of the batch goes to `on_token` as an event
 // of input inputs[i] (the caller's numbering). With `per_token` false (beam search, several
 // samples per input: nothing is final before the end) only finish() calls it.
-class TokenStreamStep : public search::StepModel {
+class TokenStreamStep : public search::ForwardingStep {
  public:
   TokenStreamStep(search::StepModel& step, const text::Tokenizer& tokenizer,
                   const std::function<bool(const TokenEvent&)>& on_token, std::vector<size_t> inputs, bool per_token);
-  at::Tensor next_logits(const at::Tensor& tokens) override { return step_.next_logits(tokens); }
-  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override {
-    return step_.next_logits_bounded(tokens);
-  }
-  void select(const at::Tensor& rows) override { step_.select(rows); }
-  at::Tensor step_attention() override { return step_.step_attention(); }
   bool on_token(int64_t hypothesis, int64_t id, float log_prob) override;
   // The final event of batch input i, its best hypothesis' text being `result`'s first.
   void finish(size_t i, const TranslationResult& result);
 
  private:
-  search::StepModel& step_;
   const text::Tokenizer& tokenizer_;
   const std::function<bool(const TokenEvent&)>& on_token_;
   std::vector<size_t> inputs_;

@@ -45,6 +45,25 @@ class StepModel {
   virtual bool on_token(int64_t hypothesis, int64_t id, float log_prob) { return true; }
 };
 
+// A StepModel that passes every call to the one it wraps: the base of the wrappers that add one
+// thing to a step (a cancellation check, streaming, a probability kept), so that a call added
+// to StepModel reaches the model through all of them. A wrapper that overrides next_logits()
+// overrides next_logits_bounded() too, or the bounded path passes it by.
+class ForwardingStep : public StepModel {
+ public:
+  explicit ForwardingStep(StepModel& inner) : inner_(inner) {}
+  at::Tensor next_logits(const at::Tensor& tokens) override { return inner_.next_logits(tokens); }
+  BoundedLogits next_logits_bounded(const at::Tensor& tokens) override { return inner_.next_logits_bounded(tokens); }
+  void select(const at::Tensor& rows) override { inner_.select(rows); }
+  at::Tensor step_attention() override { return inner_.step_attention(); }
+  bool on_token(int64_t hypothesis, int64_t id, float log_prob) override {
+    return inner_.on_token(hypothesis, id, log_prob);
+  }
+
+ protected:
+  StepModel& inner_;
+};
+
 struct SearchHypothesis {
   std::vector<int64_t> ids;  // generated ids, decoder start excluded, final EOS included if any
   double score = 0.0;        // greedy: sum of log-probs; beam: HF's length-normalized score

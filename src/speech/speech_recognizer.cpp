@@ -41,28 +41,23 @@ constexpr int64_t kStrideParts = 6;
 // weights held at once (layers x heads x positions x 1500 floats).
 constexpr int64_t kTimingPositions = 32;
 
-// The search behind the model's step, asking DecodeOptions::cancelled before each step and
-// keeping the probability of <|nospeech|> at the step that reads <|startoftranscript|>.
-class WindowStep : public search::StepModel {
+// The model's step keeping the probability of <|nospeech|> at the step that reads
+// <|startoftranscript|> (every logit of that step, so the bounded path is not taken).
+class WindowStep : public search::ForwardingStep {
  public:
-  WindowStep(search::StepModel& step, const std::function<bool()>& cancelled, int64_t no_speech_step,
-             std::optional<int64_t> no_speech)
-      : step_(step), cancelled_(cancelled), no_speech_step_(no_speech_step), no_speech_(no_speech) {}
+  WindowStep(search::StepModel& step, int64_t no_speech_step, std::optional<int64_t> no_speech)
+      : ForwardingStep(step), no_speech_step_(no_speech_step), no_speech_(no_speech) {}
   at::Tensor next_logits(const at::Tensor& tokens) override {
-    if (cancelled_ && cancelled_()) throw Error("cancelled");
-    at::Tensor logits = step_.next_logits(tokens);
+    at::Tensor logits = inner_.next_logits(tokens);
     if (calls_++ == no_speech_step_ && no_speech_)
       no_speech_probs = at::softmax(logits.to(at::kFloat), -1).select(1, *no_speech_).contiguous();
     return logits;
   }
-  void select(const at::Tensor& rows) override { step_.select(rows); }
-  at::Tensor step_attention() override { return step_.step_attention(); }
+  search::BoundedLogits next_logits_bounded(const at::Tensor& tokens) override { return {next_logits(tokens), {}, {}}; }
 
   at::Tensor no_speech_probs;  // [rows] of that step, when the folder has <|nospeech|>
 
  private:
-  search::StepModel& step_;
-  const std::function<bool()>& cancelled_;
   int64_t calls_ = 0;
   int64_t no_speech_step_;
   std::optional<int64_t> no_speech_;
@@ -220,7 +215,8 @@ struct SpeechRecognizer::Impl : pipeline::LoadedModel {
     int64_t sot_step = 0;
     for (const auto& entry : settings.forced_decoder_ids)
       if (entry.second == whisper->specials().start_of_transcript) sot_step = entry.first;
-    WindowStep stepper(step, options.cancelled, sot_step, whisper->specials().no_speech);
+    pipeline::CancellableStep cancellable(step, options.cancelled);
+    WindowStep stepper(cancellable, sot_step, whisper->specials().no_speech);
     const auto hyps = search::search(stepper, batch, settings);
     int64_t forced = 0;  // the forced steps are the first ones: the prompt, <|startoftranscript|>, ...
     for (const auto& entry : settings.forced_decoder_ids) forced = std::max(forced, entry.first);

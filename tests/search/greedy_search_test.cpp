@@ -161,6 +161,19 @@ TEST_F(GreedySearchStoppedByOnToken, AStoppedHypothesisLeavesTheBatch) {
   EXPECT_EQ(model_.rows_per_call(), (Ids{2, 1, 1}));
 }
 
+// A wrapper that adds one thing to a step (cancellation, streaming) is a ForwardingStep: every
+// other call reaches the model it wraps, on_token's stop included.
+TEST(ForwardingStep, AStopTheWrappedModelAsksForStillEndsTheHypothesis) {
+  ScriptedStepModel model{2, kVocab, {{2, 0.9}}};
+  model.stop_at = [](int64_t hypothesis, int64_t) { return hypothesis == 1; };
+  ForwardingStep wrapped(model);
+  GenerationSettings s = greedy_settings();
+  s.max_length = 4;
+  const auto out = greedy_search(wrapped, 2, s);
+  EXPECT_EQ(out[1][0].ids, (Ids{2}));
+  EXPECT_EQ(model.rows_per_call(), (Ids{2, 1, 1}));
+}
+
 TEST(GreedySearch, NoRepeatNgramSizeBansTheTokenThatWouldRepeatAnNgram) {
   // 2 and 3 call each other: 2 3 2 3 ... ; with bigrams unique the second "2 3" is banned.
   ScriptedStepModel model(1, kVocab, ends());
