@@ -8,6 +8,8 @@
 // results, somewhat slower decoding at large beam x vocabulary sizes).
 #pragma once
 
+#include <cstddef>
+
 #include "ordo/export.h"
 
 namespace ordo {
@@ -33,5 +35,12 @@ struct ProcessOptions {
 // Applies `options` to the process. Call it before the first Translator; calling it again
 // applies the new values.
 ORDO_API void configure_process(const ProcessOptions& options = {});
+
+// Returns to the system what decoding keeps for the next batch: the self-attention caches'
+// freed mappings (kept so that the next batch faults in no fresh pages) and the C library's
+// free heap. For a process that has gone idle: `ordo serve` calls it after --idle-release
+// seconds without a batch. The next batch pays for the pages it faults in again; decoding
+// meanwhile is safe. Returns how many bytes the resident set shrank by.
+ORDO_API size_t release_idle_memory();
 
 }  // namespace ordo

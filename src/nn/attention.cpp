@@ -82,6 +82,23 @@ class Mappings {
     kept_bytes_ += length;
   }
 
+  // Unmaps every kept mapping and forgets the peak (the next batches learn it again).
+  size_t release() {
+    std::multimap<size_t, void*> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      dropped.swap(kept_);
+      kept_bytes_ = 0;
+      most_live_ = live_;
+    }
+    size_t bytes = 0;
+    for (const auto& [length, pages] : dropped) {
+      ::munmap(pages, length);
+      bytes += length;
+    }
+    return bytes;
+  }
+
  private:
   std::mutex mutex_;
   std::multimap<size_t, void*> kept_;  // by length
@@ -105,6 +122,8 @@ at::Tensor cache_buffer(at::IntArrayRef sizes, const at::TensorOptions& options)
 }
 
 }  // namespace
+
+size_t release_kept_cache_mappings() { return cache_mappings().release(); }
 
 KeyValue KeyValue::gather(const int64_t* source, int64_t count, int64_t capacity) const {
   const int64_t used = length();

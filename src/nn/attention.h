@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -42,6 +43,12 @@ struct KeyValue {
   // buffers of `capacity` positions.
   KeyValue gather(const int64_t* source, int64_t count, int64_t capacity) const;
 };
+
+// The self-attention caches' buffers of 1 MB or more are mappings that a freed cache leaves
+// kept for the next one (no fresh pages to fault in at every batch; attention.cpp says how
+// many). This unmaps the kept ones, for a process gone idle (ordo::release_idle_memory), and
+// returns their bytes. Caches alive meanwhile are untouched.
+size_t release_kept_cache_mappings();
 
 struct MultiHeadAttention {
   Linear q_proj, k_proj, v_proj, out_proj;

@@ -20,6 +20,7 @@
 
 #include <dnnl.hpp>
 
+#include "nn/attention.h"
 #include "pipeline/heap.h"
 #include "text/sentencepiece.h"
 
@@ -32,6 +33,8 @@ std::atomic<bool> drop_library_pages{false};
 // How much the resident set may grow past its size at the last release before
 // release_free_heap releases again (pipeline/heap.h).
 constexpr size_t kReleaseSlack = size_t{8} << 20;
+// The resident set's size at the last release (release_free_heap, release_idle_memory).
+std::atomic<size_t> released_at{0};
 
 // The process's resident set in bytes (/proc/self/statm), 0 when it cannot be read (then
 // nothing is released).
@@ -61,7 +64,6 @@ void pipeline::release_free_heap() {
   if (!large_buffers_on_heap.load(std::memory_order_relaxed)) return;
   // Only after a batch that made the resident set grow past its size at the last release by
   // more than kReleaseSlack (pipeline/heap.h says why).
-  static std::atomic<size_t> released_at{0};
   const size_t resident = resident_bytes();
   size_t mark = released_at.load(std::memory_order_relaxed);
   while (resident > mark + kReleaseSlack)
@@ -69,6 +71,15 @@ void pipeline::release_free_heap() {
       ::malloc_trim(0);
       return;
     }
+}
+
+size_t release_idle_memory() {
+  const size_t before = resident_bytes();
+  nn::release_kept_cache_mappings();
+  ::malloc_trim(0);
+  const size_t after = resident_bytes();
+  released_at.store(after, std::memory_order_relaxed);
+  return before > after ? before - after : 0;
 }
 
 namespace {

@@ -125,7 +125,20 @@ void Batcher::work() {
     }
     if (groups_.empty()) {
       if (stopping_) return;
-      wake_.wait(lock);
+      if (idle_called_ || running_ > 0 || !options_.on_idle || options_.idle_seconds <= 0) {
+        wake_.wait(lock);
+        continue;
+      }
+      const Clock::time_point idle_at = last_done_ + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(options_.idle_seconds));
+      if (Clock::now() < idle_at) {
+        wake_.wait_until(lock, idle_at);
+        continue;
+      }
+      idle_called_ = true;
+      lock.unlock();
+      options_.on_idle();
+      lock.lock();
       continue;
     }
     // The group whose oldest waiting sentence arrived first.
@@ -159,6 +172,8 @@ void Batcher::work() {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     lock.lock();
     --running_;
+    idle_called_ = false;
+    last_done_ = Clock::now();
     if (seconds > 0) {
       const double rate = static_cast<double>(batch.sentences.size()) * std::max(1, options_.workers) / seconds;
       sentences_per_second_ = sentences_per_second_ <= 0 ? rate : 0.8 * sentences_per_second_ + 0.2 * rate;

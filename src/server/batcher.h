@@ -45,6 +45,11 @@ struct BatchingOptions {
   int max_batch_tokens = 0;  // rows x longest source, padding included; 0 = no cap
   double max_wait_ms = 5;    // how long a free worker waits for a batch to fill
   size_t max_queue = 4096;   // sentences waiting, all models; past it: 503
+  // Called once (on a worker) when no batch has run or waited for this long since the last
+  // one ended: ordo serve returns what decoding keeps for the next batch
+  // (ordo::release_idle_memory). 0 or no function: never.
+  double idle_seconds = 0;
+  std::function<void()> on_idle;
 };
 
 // What the metrics see.
@@ -154,6 +159,8 @@ class Batcher {
   size_t queued_ = 0;
   int running_ = 0;
   bool stopping_ = false;
+  bool idle_called_ = true;  // on_idle ran since the last batch ended (or no batch ran yet)
+  Clock::time_point last_done_;
   double sentences_per_second_ = 0;  // recent throughput, for Retry-After
   std::vector<std::thread> workers_;
 };

@@ -130,6 +130,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--batch-wait-ms", args.batch_wait_ms,
                   "How long a free worker waits for a batch to fill while another batch runs (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--idle-release", args.idle_release,
+                  "Seconds without a batch after which the memory decoding keeps for the next batch\n"
+                  "(the caches' mappings, free heap) is returned to the system (default 30; 0 = never)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--max-body-bytes", args.max_body_bytes, "Largest request body (default 1 MiB; 413 past it)")
       ->check(CLI::Range(size_t(64), size_t(1) << 30));
   cmd->add_option("--max-file-bytes", args.max_file_bytes,
@@ -256,6 +260,8 @@ int run_serve(const ServeArgs& args) {
   config.batching.max_batch_size = args.batching.batch_size;
   config.batching.max_batch_tokens = args.batching.batch_tokens;
   config.batching.max_wait_ms = args.batch_wait_ms;
+  config.batching.idle_seconds = args.idle_release;
+  config.batching.on_idle = [] { release_idle_memory(); };
   config.batching.max_queue = args.max_queue;
   config.limits.max_body_bytes = args.max_body_bytes;
   config.limits.max_file_bytes = args.max_file_bytes;

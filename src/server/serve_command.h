@@ -21,6 +21,7 @@ struct ServeArgs {
   bool no_weight_cache = false;
   BatchOptions batching;  // the flags of the table of batching options: the most per batch
   double batch_wait_ms = 5;
+  double idle_release = 30;  // --idle-release: seconds without a batch before memory is returned
   size_t max_body_bytes = 1 << 20;
   size_t max_file_bytes = 20 << 20;
   size_t max_chars = 10000;

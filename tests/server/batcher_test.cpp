@@ -407,4 +407,61 @@ TEST(Batcher, WorkersRunBatchesAtOnce) {
   EXPECT_EQ(model.most_running.load(), 2);
 }
 
+// Counts on_idle's calls and lets a test wait (bounded) for the n-th.
+struct IdleCalls {
+  std::mutex mutex;
+  std::condition_variable called;
+  int count = 0;
+  std::function<void()> fn() {
+    return [this] {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++count;
+      called.notify_all();
+    };
+  }
+  bool wait_for(int n, std::chrono::milliseconds limit = 10s) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return called.wait_for(lock, limit, [&] { return count >= n; });
+  }
+};
+
+TEST(Batcher, AnIdleBatcherCallsOnIdleOnceAfterEachBusySpell) {
+  FakeModel model;
+  IdleCalls idle;
+  BatchingOptions options;
+  options.workers = 2;
+  options.idle_seconds = 0.001;
+  options.on_idle = idle.fn();
+  Batcher batcher(options);
+  auto first = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  ASSERT_TRUE(batcher.wait(*first, Clock::now() + 10s));
+  ASSERT_TRUE(idle.wait_for(1)) << "not called after the first batch";
+  auto second = batcher.submit("m", "s", model.fn(), {}, sentences(1, 10));
+  ASSERT_TRUE(batcher.wait(*second, Clock::now() + 10s));
+  ASSERT_TRUE(idle.wait_for(2)) << "not called after the second batch";
+  batcher.shutdown();  // the workers have ended: no call can still come
+  EXPECT_EQ(idle.count, 2) << "called more than once per idle spell";
+}
+
+// While a worker holds a batch, the batcher is not idle: the other worker, done with its own
+// batch and facing an empty queue, does not call on_idle (given 200 ms to do so wrongly).
+TEST(Batcher, OnIdleWaitsForTheLastRunningBatch) {
+  FakeModel model;
+  IdleCalls idle;
+  BatchingOptions options;
+  options.workers = 2;
+  options.idle_seconds = 0.001;
+  options.on_idle = idle.fn();
+  Batcher batcher(options);
+  model.hold();
+  auto held = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
+  wait_for_batches(model, 1);
+  auto quick = batcher.submit("m", "s", model.fn(), {}, sentences(1, 10));
+  ASSERT_TRUE(batcher.wait(*quick, Clock::now() + 10s));
+  EXPECT_FALSE(idle.wait_for(1, 200ms)) << "called while a batch was running";
+  model.release();
+  ASSERT_TRUE(batcher.wait(*held, Clock::now() + 10s));
+  EXPECT_TRUE(idle.wait_for(1));
+}
+
 }  // namespace
