@@ -419,6 +419,14 @@ struct IdleCalls {
       called.notify_all();
     };
   }
+  // Two workers, idle after 1 ms without a batch.
+  BatchingOptions options() {
+    BatchingOptions o;
+    o.workers = 2;
+    o.idle_seconds = 0.001;
+    o.on_idle = fn();
+    return o;
+  }
   bool wait_for(int n, std::chrono::milliseconds limit = 10s) {
     std::unique_lock<std::mutex> lock(mutex);
     return called.wait_for(lock, limit, [&] { return count >= n; });
@@ -428,11 +436,7 @@ struct IdleCalls {
 TEST(Batcher, AnIdleBatcherCallsOnIdleOnceAfterEachBusySpell) {
   FakeModel model;
   IdleCalls idle;
-  BatchingOptions options;
-  options.workers = 2;
-  options.idle_seconds = 0.001;
-  options.on_idle = idle.fn();
-  Batcher batcher(options);
+  Batcher batcher(idle.options());
   auto first = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
   ASSERT_TRUE(batcher.wait(*first, Clock::now() + 10s));
   ASSERT_TRUE(idle.wait_for(1)) << "not called after the first batch";
@@ -448,11 +452,7 @@ TEST(Batcher, AnIdleBatcherCallsOnIdleOnceAfterEachBusySpell) {
 TEST(Batcher, OnIdleWaitsForTheLastRunningBatch) {
   FakeModel model;
   IdleCalls idle;
-  BatchingOptions options;
-  options.workers = 2;
-  options.idle_seconds = 0.001;
-  options.on_idle = idle.fn();
-  Batcher batcher(options);
+  Batcher batcher(idle.options());
   model.hold();
   auto held = batcher.submit("m", "s", model.fn(), {}, sentences(1, 0));
   wait_for_batches(model, 1);
