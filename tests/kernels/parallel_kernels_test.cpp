@@ -123,12 +123,10 @@ TEST(ParallelKernels, ReorderInPlaceEqualsSelect) {
     }
 }
 
-// Cache buffers of 1 MB or more are mappings that a freed cache hands on (nn/attention.cpp): once
-// two caches have grown to a size, a third writes into pages already resident. Without that,
-// these 40 positions of 32 rows would fault in about 5,600 fresh pages (capacities 16, 32, 64).
 constexpr int64_t kCacheRows = 32, kCacheHeads = 16, kCacheHeadDim = 64;
 
-// A cache of 40 positions grown a position at a time; the sum of its keys.
+// A cache of 40 positions grown a position at a time; the sum of its keys, all ones.
+constexpr float kGrownCacheSum = 40.0f * kCacheRows * kCacheHeads * kCacheHeadDim;
 float grown_cache_sum() {
   const at::Tensor position = at::ones({kCacheRows, kCacheHeads, 1, kCacheHeadDim});
   KeyValue cache;
@@ -136,34 +134,34 @@ float grown_cache_sum() {
   return cache.key.sum().item<float>();
 }
 
+// Cache buffers of 1 MB or more are mappings that a freed cache hands on (nn/attention.cpp): once
+// two caches have grown to a size, a third writes into pages already resident. Without that,
+// these 40 positions of 32 rows would fault in about 5,600 fresh pages (capacities 16, 32, 64).
 TEST(ParallelKernels, ACacheGrownAgainToTheSameSizeFaultsInNoFreshPages) {
 #ifdef ORDO_SANITIZER_ALLOCATOR
   GTEST_SKIP() << "a sanitizer's runtime faults in pages of its own (shadow, traces) as it checks writes";
 #endif
-  const int64_t rows = kCacheRows, heads = kCacheHeads, head_dim = kCacheHeadDim;
-  const auto grow = grown_cache_sum;
   const auto minor_faults = [] {
     rusage usage{};
     ::getrusage(RUSAGE_SELF, &usage);
     return usage.ru_minflt;
   };
-  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
-  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
+  EXPECT_EQ(grown_cache_sum(), kGrownCacheSum);
+  EXPECT_EQ(grown_cache_sum(), kGrownCacheSum);
   const long before = minor_faults();
-  EXPECT_EQ(grow(), 40.0f * rows * heads * head_dim);
+  EXPECT_EQ(grown_cache_sum(), kGrownCacheSum);
   EXPECT_LT(minor_faults() - before, 1000);
 }
 
 // release_kept_cache_mappings (ordo::release_idle_memory's) unmaps what freed caches left kept,
 // each mapping once; caches grown afterwards map afresh and hold the same values.
 TEST(ParallelKernels, ReleasingKeptCacheMappingsUnmapsEachOnce) {
-  const float expected = 40.0f * kCacheRows * kCacheHeads * kCacheHeadDim;
-  EXPECT_EQ(grown_cache_sum(), expected);
+  EXPECT_EQ(grown_cache_sum(), kGrownCacheSum);
   // At least the last buffers of keys and of values (capacity 64: 8 MB each) were kept.
   const size_t last_buffer = size_t{kCacheRows * kCacheHeads * 64 * kCacheHeadDim} * sizeof(float);
   EXPECT_GE(nn::release_kept_cache_mappings(), 2 * last_buffer);
   EXPECT_EQ(nn::release_kept_cache_mappings(), 0u);
-  EXPECT_EQ(grown_cache_sum(), expected);
+  EXPECT_EQ(grown_cache_sum(), kGrownCacheSum);
   EXPECT_GE(nn::release_kept_cache_mappings(), 2 * last_buffer);
 }
 
